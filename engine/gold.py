@@ -1,0 +1,138 @@
+"""Gold resolution: from every annotator's labels and verdicts to one status per question.
+
+The rules (DESIGN.md, "Workspace"):
+
+1. An adjudication is final: its gold set, or no answer.
+2. Otherwise each annotator has a view of the question:
+
+   * ``skip`` verdict: no view (the annotator could not judge);
+   * ``no_answer`` verdict: "nothing in the corpus answers it";
+   * ``ambiguous`` verdict: the question needs an adjudicator;
+   * labels with a grade >= 1: "these documents answer it";
+   * only grade-0 labels and no verdict: no gold found yet.
+
+3. Any ambiguous flag makes the question *ambiguous*. Annotators with a gold set or a
+   no-answer verdict must agree: the same verdict and the same set of relevant documents
+   (grade >= 1). The agreed gold grade of a document is the lowest grade given to it
+   (the conservative choice; nDCG uses it). An annotator without gold yet disagrees only
+   when they graded 0 a document that another annotator marked relevant.
+4. Disagreement makes the question *disputed*. Ambiguous and disputed questions are left
+   out of scores until adjudicated; "no gold yet" questions too (trec_eval would score
+   them 0), so a half-labeled question never drags a score down silently.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from engine.types import Adjudication, Label, Verdict
+
+
+class Status(StrEnum):
+    """Where a question stands."""
+
+    UNLABELED = "unlabeled"
+    NO_GOLD_YET = "no_gold_yet"
+    LABELED = "labeled"
+    NO_ANSWER = "no_answer"
+    AMBIGUOUS = "ambiguous"
+    DISPUTED = "disputed"
+
+
+SCORED = frozenset({Status.LABELED})
+"""Statuses scored with ranking metrics."""
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The resolved state of one question."""
+
+    question_id: str
+    status: Status
+    gold: Mapping[str, int] = field(default_factory=dict)
+    """doc id -> grade (>= 1) when the status is ``labeled``."""
+    annotators: tuple[str, ...] = ()
+    adjudicated: bool = False
+
+    @property
+    def count_as(self) -> str:
+        """The bucket of the score counts: scored, no_answer, disputed or unlabeled."""
+        if self.status is Status.LABELED:
+            return "scored"
+        if self.status is Status.NO_ANSWER:
+            return "no_answer"
+        if self.status in (Status.DISPUTED, Status.AMBIGUOUS):
+            return "disputed"
+        return "unlabeled"
+
+
+def resolve(
+    question_ids: Iterable[str],
+    labels: Iterable[Label],
+    verdicts: Iterable[Verdict],
+    adjudications: Iterable[Adjudication] = (),
+) -> dict[str, Gold]:
+    """The :class:`Gold` of every question, by question id."""
+    by_q_labels: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    for lab in labels:
+        by_q_labels[lab.question_id][lab.annotator][lab.doc_id] = lab.grade
+    by_q_verdicts: dict[str, dict[str, str]] = defaultdict(dict)
+    for v in verdicts:
+        by_q_verdicts[v.question_id][v.annotator] = v.verdict
+    adj = {a.question_id: a for a in adjudications}
+    return {
+        qid: resolve_one(qid, by_q_labels.get(qid, {}), by_q_verdicts.get(qid, {}), adj.get(qid))
+        for qid in question_ids
+    }
+
+
+def resolve_one(
+    question_id: str,
+    labels: Mapping[str, Mapping[str, int]],
+    verdicts: Mapping[str, str],
+    adjudication: Adjudication | None = None,
+) -> Gold:
+    """Resolve one question from ``annotator -> doc -> grade`` and ``annotator -> verdict``."""
+    annotators = tuple(sorted(set(labels) | set(verdicts)))
+    if adjudication is not None:
+        if adjudication.no_answer:
+            return Gold(question_id, Status.NO_ANSWER, {}, annotators, True)
+        gold = {d: g for d, g in adjudication.gold.items() if g >= 1}
+        status = Status.LABELED if gold else Status.NO_GOLD_YET
+        return Gold(question_id, status, gold, annotators, True)
+    if any(v == "ambiguous" for v in verdicts.values()):
+        return Gold(question_id, Status.AMBIGUOUS, {}, annotators)
+    opinions: dict[str, frozenset[str] | None] = {}  # None = no answer
+    zeros: dict[str, set[str]] = {}
+    for a in annotators:
+        verdict = verdicts.get(a)
+        if verdict == "skip":
+            continue
+        if verdict == "no_answer":
+            opinions[a] = None
+            continue
+        graded = labels.get(a, {})
+        relevant = frozenset(d for d, g in graded.items() if g >= 1)
+        if relevant:
+            opinions[a] = relevant
+        else:
+            zeros[a] = {d for d, g in graded.items() if g == 0}
+    if not opinions:
+        status = Status.NO_GOLD_YET if zeros else Status.UNLABELED
+        return Gold(question_id, status, {}, annotators)
+    distinct = set(opinions.values())
+    agreed = distinct.pop() if len(distinct) == 1 else False
+    if agreed is not False and agreed is not None and any(z & agreed for z in zeros.values()):
+        agreed = False
+    if agreed is False:
+        return Gold(question_id, Status.DISPUTED, {}, annotators)
+    if agreed is None:
+        return Gold(question_id, Status.NO_ANSWER, {}, annotators)
+    gold = {
+        d: min(labels[a][d] for a in opinions)
+        for d in sorted(agreed)
+    }
+    return Gold(question_id, Status.LABELED, gold, annotators)

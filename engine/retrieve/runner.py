@@ -1,0 +1,108 @@
+"""Run retrievers over the workspace's questions and cache their rankings.
+
+A cached ranking is valid while its input hash (corpus, retriever kind and parameters,
+question text) is unchanged and it is at least as deep as asked; only stale questions
+are run again. Each retriever's new rankings are written in one transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.retrieve import DEFAULT_DEPTH, build_retriever
+from engine.types import CachedRun, Question, RetrieverSpec, sha256_text
+from engine.workspace import Workspace, WorkspaceError
+
+Progress = Callable[[str, int, int], None]
+"""progress(retriever name, questions done, questions to do)."""
+
+
+@dataclass
+class RunReport:
+    """What a pool run did, per retriever: questions run and questions still valid."""
+
+    ran: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def input_hash(corpus_hash: str, spec: RetrieverSpec, question: Question) -> str:
+    """What a cached ranking depends on."""
+    return sha256_text(corpus_hash, spec.hash, question.text)
+
+
+def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[RetrieverSpec]:
+    """The named retrievers (all when ``names`` is empty), or an error naming the unknown."""
+    specs = ws.retrievers()
+    if not names:
+        return specs
+    by_name = {s.name: s for s in specs}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        known = ", ".join(by_name) or "none"
+        raise WorkspaceError(f"unknown retriever {missing[0]!r}; this workspace has: {known}")
+    return [by_name[n] for n in names]
+
+
+def refresh_runs(
+    ws: Workspace,
+    names: Sequence[str] | None = None,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Bring every chosen retriever's cached rankings up to date.
+
+    Args:
+        ws: the workspace (its connection is used from this thread only).
+        names: retrievers to run; all when None or empty.
+        depth: ranking depth to cache.
+        force: run every question again even when its cache is valid.
+        progress: called as questions are done.
+    """
+    specs = select_retrievers(ws, names)
+    report = RunReport()
+    questions = ws.questions()
+    if not specs or not questions:
+        return report
+    corpus_hash = ws.corpus_hash()
+    docs: list[Any] | None = None
+    cache: dict[Any, Any] = {}
+    for spec in specs:
+        started = time.perf_counter()
+        known = ws.run_hashes(spec.name)
+        hashes = {q.id: input_hash(corpus_hash, spec, q) for q in questions}
+        stale = [
+            q for q in questions
+            if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < depth
+        ]
+        report.cached[spec.name] = len(questions) - len(stale)
+        report.ran[spec.name] = len(stale)
+        if not stale:
+            if progress:
+                progress(spec.name, len(questions), len(questions))
+            continue
+        retriever = build_retriever(spec)
+        if docs is None:
+            docs = ws.docs()
+        if progress:
+            progress(spec.name, 0, len(stale))
+        retriever.prepare(docs, cache)
+        results: list[CachedRun] = []
+        step = max(1, len(stale) // 100)
+        for i, q in enumerate(stale, start=1):
+            t0 = time.perf_counter()
+            ids, scores = retriever.search(q.text, depth)
+            ms = (time.perf_counter() - t0) * 1000.0
+            results.append(
+                CachedRun(spec.name, q.id, tuple(ids), tuple(scores), ms, hashes[q.id], depth)
+            )
+            if progress and (i % step == 0 or i == len(stale)):
+                progress(spec.name, i, len(stale))
+        ws.write_runs(results)
+        report.seconds[spec.name] = time.perf_counter() - started
+    return report

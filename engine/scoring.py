@@ -1,0 +1,115 @@
+"""Scores of every retriever on a workspace's resolved gold.
+
+Only questions whose status is ``labeled`` are scored with ranking metrics; the others
+are counted (no answer, disputed, unlabeled). Rankings come from the cache: scoring never
+re-runs a retriever unless its cache is stale (see :mod:`engine.retrieve.runner`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.gold import Gold, Status, resolve
+from engine.metrics import (
+    FloatArray,
+    IntArray,
+    Judged,
+    first_relevant_rank,
+    judge,
+    mean,
+    parse_metric,
+    per_question,
+)
+from engine.retrieve.runner import select_retrievers
+from engine.workspace import Workspace
+
+DEFAULT_KS = (1, 3, 5, 10)
+COUNT_KEYS = ("scored", "no_answer", "disputed", "unlabeled")
+
+
+def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
+    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10."""
+    names = [f"hit@{k}" for k in ks] + ["mrr"] + [f"recall@{k}" for k in ks] + ["ndcg@10"]
+    for n in names:
+        parse_metric(n)
+    return names
+
+
+@dataclass
+class RetrieverScores:
+    """One retriever's scores over the scored questions."""
+
+    name: str
+    means: dict[str, float]
+    per_question: dict[str, FloatArray]
+    first_gold_rank: IntArray
+    """Rank of the first gold document per scored question (0 = not retrieved)."""
+    ms_per_query: float
+    """Mean latency over every cached question of this retriever."""
+    missing: int
+    """Scored questions with no cached ranking (counted as misses)."""
+
+
+@dataclass
+class Scoreboard:
+    """Everything ``goldpan score`` prints."""
+
+    counts: dict[str, int]
+    question_ids: list[str]
+    """The scored questions, in code-point order (rows of the per-question arrays)."""
+    retrievers: dict[str, RetrieverScores] = field(default_factory=dict)
+    golds: dict[str, Gold] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        """The ``--json`` shape: question counts and each retriever's means."""
+        return {
+            "questions": dict(self.counts),
+            "retrievers": {
+                name: {**rs.means, "ms_per_query": rs.ms_per_query}
+                for name, rs in self.retrievers.items()
+            },
+        }
+
+
+def workspace_golds(ws: Workspace) -> dict[str, Gold]:
+    """Resolved gold of every question of the workspace."""
+    return resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+
+
+def score_workspace(
+    ws: Workspace,
+    *,
+    metrics: Sequence[str] | None = None,
+    retrievers: Sequence[str] | None = None,
+    tag: str | None = None,
+) -> Scoreboard:
+    """Score the chosen retrievers (all by default) from their cached rankings."""
+    names = list(metrics) if metrics else metric_names()
+    parsed = [parse_metric(m) for m in names]
+    golds = workspace_golds(ws)
+    if tag is not None:
+        tagged = {q.id for q in ws.questions() if tag in q.tags}
+        golds = {q: g for q, g in golds.items() if q in tagged}
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for g in golds.values():
+        counts[g.count_as] += 1
+    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
+    board = Scoreboard(counts, scored, golds=golds)
+    for spec in select_retrievers(ws, retrievers):
+        cached = ws.runs(spec.name)
+        rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
+        j: Judged = judge(rankings, [golds[q].gold for q in scored])
+        values = {m.name: per_question(j, m) for m in parsed}
+        latencies = [r.latency_ms for r in cached.values()]
+        board.retrievers[spec.name] = RetrieverScores(
+            name=spec.name,
+            means={name: mean(v) for name, v in values.items()},
+            per_question=values,
+            first_gold_rank=first_relevant_rank(j),
+            ms_per_query=float(statistics.fmean(latencies)) if latencies else 0.0,
+            missing=sum(1 for q in scored if q not in cached),
+        )
+    return board
+

@@ -1,0 +1,176 @@
+"""Tokenizers: ``word``, ``bigram``, ``word+bigram`` and ``kiwi``, behind one protocol.
+
+Each tokenizer turns a text into a list of string tokens. The same pipeline is applied
+to documents and to questions, so an index and its queries always agree.
+
+* ``word``: the lowercase ``\\w+`` runs of the text.
+* ``bigram``: each ``word`` token containing a Hangul syllable becomes its overlapping
+  2-character pieces (``보정은`` -> ``보정``, ``정은``), so a query word without its
+  particle still matches; any other word stays whole. A one-syllable Hangul word has no
+  pair and stays whole, as Lucene's ``CJKBigramFilter`` emits a lone character as a
+  unigram.
+* ``word+bigram``: the ``word`` list followed by the ``bigram`` list.
+* ``kiwi``: Kiwi morphemes with content tags, lowercased; serial numbers
+  (``W_SERIAL``, e.g. ``2024-0137``) are kept whole *and* indexed by their digit groups,
+  so a user who types ``0137`` finds ``TD-2024-0137``.
+
+Kiwi needs about 2.5 s and 0.5 GB to load; it is loaded on first use, once per process.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+_WORD = re.compile(r"\w+")
+_DIGITS = re.compile(r"\d+")
+
+
+def _has_hangul(word: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7a3" for ch in word)
+
+
+class Tokenizer(Protocol):
+    """Turns text into tokens; ``tokenize_many`` may batch (Kiwi uses threads)."""
+
+    name: str
+
+    def __call__(self, text: str) -> list[str]:
+        """Tokens of one text."""
+        ...
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """Tokens of many texts, in input order."""
+        ...
+
+
+class _FunctionTokenizer:
+    """A tokenizer made from a plain function of one text."""
+
+    def __init__(self, name: str, fn: Callable[[str], list[str]]) -> None:
+        self.name = name
+        self._fn = fn
+
+    def __call__(self, text: str) -> list[str]:
+        return self._fn(text)
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        fn = self._fn
+        return [fn(t) for t in texts]
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.name!r})"
+
+
+def word_tokens(text: str) -> list[str]:
+    """Lowercase ``\\w+`` runs: ``'보정은 CT로'`` -> ``['보정은', 'ct로']``."""
+    return _WORD.findall(text.lower())
+
+
+def _bigrams_of(words: list[str]) -> list[str]:
+    out: list[str] = []
+    for w in words:
+        if len(w) > 1 and _has_hangul(w):
+            out.extend(w[i : i + 2] for i in range(len(w) - 1))
+        else:
+            out.append(w)
+    return out
+
+
+def bigram_tokens(text: str) -> list[str]:
+    """Hangul words as overlapping character bigrams, other words whole.
+
+    ``'감쇠 보정은 CT로 어떻게 하나'`` ->
+    ``['감쇠', '보정', '정은', 'ct', 't로', '어떻', '떻게', '하나']``.
+    """
+    return _bigrams_of(word_tokens(text))
+
+
+def word_bigram_tokens(text: str) -> list[str]:
+    """The ``word`` tokens followed by the ``bigram`` tokens."""
+    words = word_tokens(text)
+    return words + _bigrams_of(words)
+
+
+# Kiwi tags whose morphemes carry content. VV/VA may carry -R/-I (regular/irregular)
+# suffixes since kiwipiepy 0.12, so tags are compared without the suffix.
+KIWI_CONTENT_TAGS = frozenset(
+    {"NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA"}
+)
+KIWI_WHOLE_TAGS = frozenset({"W_URL", "W_EMAIL", "W_HASHTAG", "W_MENTION", "W_SERIAL"})
+
+
+class KiwiTokenizer:
+    """Kiwi morphemes of content tags, lowercased, serials also split into digit groups."""
+
+    name = "kiwi"
+    _kiwi: Any = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def model(cls) -> Any:
+        """The process-wide Kiwi instance, loaded on first use."""
+        with cls._lock:
+            if cls._kiwi is None:
+                from kiwipiepy import Kiwi
+
+                cls._kiwi = Kiwi()
+            return cls._kiwi
+
+    @staticmethod
+    def _keep(tokens: Any) -> list[str]:
+        out: list[str] = []
+        for tok in tokens:
+            tag = str(tok.tag)
+            base = tag.split("-", 1)[0]
+            if base in KIWI_WHOLE_TAGS:
+                form = tok.form.lower()
+                out.append(form)
+                if base == "W_SERIAL":
+                    groups = _DIGITS.findall(form)
+                    if len(groups) > 1 or (groups and groups[0] != form):
+                        out.extend(groups)
+            elif base in KIWI_CONTENT_TAGS:
+                out.append(tok.form.lower())
+        return out
+
+    def __call__(self, text: str) -> list[str]:
+        if not text.strip():
+            return []
+        return self._keep(self.model().tokenize(text))
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        if not texts:
+            return []
+        kiwi = self.model()
+        # Kiwi analyses an iterable with its worker threads and yields in input order.
+        results = kiwi.tokenize(list(texts))
+        return [self._keep(toks) for toks in results]
+
+    def __repr__(self) -> str:
+        return "Tokenizer('kiwi')"
+
+
+TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
+    "word": lambda: _FunctionTokenizer("word", word_tokens),
+    "bigram": lambda: _FunctionTokenizer("bigram", bigram_tokens),
+    "word+bigram": lambda: _FunctionTokenizer("word+bigram", word_bigram_tokens),
+    "kiwi": KiwiTokenizer,
+}
+"""The tokenizer registry: name -> factory."""
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer registered as ``name``.
+
+    Raises:
+        KeyError: with a message that lists every registered name.
+    """
+    try:
+        factory = TOKENIZERS[name]
+    except KeyError:
+        known = ", ".join(sorted(TOKENIZERS))
+        raise KeyError(f"unknown tokenizer {name!r}; known tokenizers: {known}") from None
+    return factory()

@@ -1,0 +1,117 @@
+"""Plain records that flow between the engine's modules (no behaviour, no SQL)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Qrels = Mapping[str, Mapping[str, int]]
+"""question id -> doc id -> grade (ranx / pytrec_eval shape)."""
+
+Run = Mapping[str, Mapping[str, float]]
+"""question id -> doc id -> score (ranx / pytrec_eval shape)."""
+
+VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
+"""What an annotator can say of a question as a whole."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the same value always gives the same text."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_text(*parts: str) -> str:
+    """sha256 of the parts, each terminated by a NUL so that boundaries count."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A document of the corpus."""
+
+    id: str
+    title: str
+    text: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        """Content hash: changes when title, text or fields change."""
+        return sha256_text(self.id, self.title, self.text, canonical_json(dict(self.fields)))
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question of the test set."""
+
+    id: str
+    text: str
+    tags: tuple[str, ...] = ()
+    author: str = ""
+    written_blind: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Label:
+    """One annotator's grade for one (question, document) pair; 0 = judged not relevant."""
+
+    question_id: str
+    doc_id: str
+    annotator: str
+    grade: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One annotator's verdict on a question as a whole."""
+
+    question_id: str
+    annotator: str
+    verdict: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The final word on a question: a gold set, or no answer in the corpus."""
+
+    question_id: str
+    no_answer: bool
+    gold: Mapping[str, int]
+    by: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """A configured retriever: its name, kind and parameters."""
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+
+    @property
+    def hash(self) -> str:
+        """Hash of kind and parameters: a cached run is valid while it is unchanged."""
+        return sha256_text(self.kind, canonical_json(dict(self.params)))
+
+
+@dataclass(frozen=True)
+class CachedRun:
+    """One retriever's cached ranking for one question."""
+
+    retriever: str
+    question_id: str
+    doc_ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    latency_ms: float
+    input_hash: str
+    depth: int

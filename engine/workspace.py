@@ -1,0 +1,536 @@
+"""The workspace: one SQLite file (WAL mode). The only module of goldpan that runs SQL.
+
+A workspace holds the corpus, the questions, every annotator's labels and verdicts,
+adjudications, the configured retrievers and their cached rankings, and an append-only
+event log. The schema version is ``PRAGMA user_version``; older workspaces are migrated
+on open, newer ones are refused.
+
+Writes go through :meth:`Workspace.transaction`, which takes SQLite's write lock up front
+(``BEGIN IMMEDIATE``) so that two processes labeling the same file wait for each other
+instead of failing half-way; an import is one such transaction, so it lands whole or not
+at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+import struct
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from engine import __version__
+from engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from engine.types import (
+    Adjudication,
+    CachedRun,
+    Doc,
+    Label,
+    Question,
+    RetrieverSpec,
+    Verdict,
+    canonical_json,
+    sha256_text,
+)
+
+BUSY_TIMEOUT_S = 30.0
+
+
+class WorkspaceError(Exception):
+    """A workspace cannot be opened or changed as asked; the message says why."""
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the millisecond."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _pack_scores(scores: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(scores)}d", *scores)
+
+
+def _unpack_scores(blob: bytes) -> tuple[float, ...]:
+    return struct.unpack(f"<{len(blob) // 8}d", blob)
+
+
+class Workspace:
+    """An open workspace file."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, readonly: bool) -> None:
+        """Wrap an open connection; use :meth:`open` or :meth:`create` instead."""
+        self.path = path
+        self.readonly = readonly
+        self.db = sqlite_utils.Database(conn)
+        self.conn = conn
+
+    # -- opening -------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str | Path) -> Workspace:
+        """Create a new, empty workspace at ``path`` (which must not exist)."""
+        path = Path(path)
+        if path.exists():
+            raise WorkspaceError(f"{path} already exists")
+        if not path.parent.exists():
+            raise WorkspaceError(f"folder {path.parent} does not exist")
+        return cls.open(path, create=True)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, *, create: bool = False, readonly: bool = False
+    ) -> Workspace:
+        """Open a workspace, applying pending migrations.
+
+        Args:
+            path: the workspace file.
+            create: create the file when it does not exist.
+            readonly: open without write access (no migration is applied).
+
+        Raises:
+            WorkspaceError: the file is missing, not a goldpan workspace, or was written
+                by a newer goldpan.
+        """
+        path = Path(path)
+        if not path.exists() and not create:
+            raise WorkspaceError(f"{path}: no such workspace (create one with `goldpan new`)")
+        if path.is_dir():
+            raise WorkspaceError(f"{path} is a folder, not a workspace file")
+        if readonly:
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+        else:
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise WorkspaceError(f"{path} is not a goldpan workspace ({exc})") from None
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise WorkspaceError(
+                f"{path} has workspace schema version {version}, written by a newer "
+                f"goldpan; this goldpan ({__version__}) reads schema versions up to "
+                f"{SCHEMA_VERSION}. Upgrade goldpan to open it."
+            )
+        if version == 0 and has_tables:
+            conn.close()
+            raise WorkspaceError(f"{path} is an SQLite file but not a goldpan workspace")
+        ws = cls(path, conn, readonly=readonly)
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            ws._migrate(version)
+        elif version < SCHEMA_VERSION:
+            conn.close()
+            raise WorkspaceError(
+                f"{path} has schema version {version} and must be migrated to "
+                f"{SCHEMA_VERSION}; open it once with write access"
+            )
+        return ws
+
+    def _migrate(self, version: int) -> None:
+        if version == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            for script in MIGRATIONS[version:]:
+                for statement in _split_sql(script):
+                    self.conn.execute(statement)
+            if version == 0:
+                stamp = now()
+                self.conn.executemany(
+                    "INSERT INTO meta(key, value) VALUES (?, ?)",
+                    [("created", stamp), ("goldpan_version", __version__)],
+                )
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version stored in the file."""
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction: everything inside lands together, or nothing does."""
+        if self.readonly:
+            raise WorkspaceError(f"{self.path} is open read-only; changes are not allowed")
+        if self.conn.in_transaction:  # nested: part of the outer transaction
+            yield
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.rollback()
+            raise
+        else:
+            self.conn.commit()
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    # -- meta ------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        """Every meta key and value."""
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    # -- docs ------------------------------------------------------------------------
+
+    def doc_count(self) -> int:
+        """Number of documents."""
+        return int(self.conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+
+    def doc_ids(self) -> list[str]:
+        """Every document id, in code-point order."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM docs ORDER BY id")]
+
+    def docs(self) -> list[Doc]:
+        """Every document, in code-point order of id."""
+        rows = self.conn.execute("SELECT id, title, text, fields FROM docs ORDER BY id")
+        return [Doc(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    def doc(self, doc_id: str) -> Doc | None:
+        """One document, or None."""
+        r = self.conn.execute(
+            "SELECT id, title, text, fields FROM docs WHERE id = ?", (doc_id,)
+        ).fetchone()
+        return Doc(r[0], r[1], r[2], json.loads(r[3])) if r else None
+
+    def write_docs(self, docs: Iterable[Doc]) -> tuple[int, int, int]:
+        """Insert or replace documents; returns (added, updated, unchanged).
+
+        Call inside :meth:`transaction` to make it part of a larger import.
+        """
+        with self.transaction():
+            known = dict(self.conn.execute("SELECT id, hash FROM docs").fetchall())
+            added = updated = unchanged = 0
+            rows = []
+            for d in docs:
+                h = d.hash
+                old = known.get(d.id)
+                if old == h:
+                    unchanged += 1
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    updated += 1
+                rows.append((d.id, d.title, d.text, canonical_json(dict(d.fields)), h))
+            self.conn.executemany(
+                "INSERT INTO docs(id, title, text, fields, hash) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
+                "text = excluded.text, fields = excluded.fields, hash = excluded.hash",
+                rows,
+            )
+            if rows:
+                self._set_meta("corpus_hash", self._compute_corpus_hash())
+        return added, updated, unchanged
+
+    def _compute_corpus_hash(self) -> str:
+        hashes = self.conn.execute("SELECT hash FROM docs ORDER BY id").fetchall()
+        return sha256_text(*(h[0] for h in hashes))
+
+    def corpus_hash(self) -> str:
+        """A hash of every document's content; cached runs depend on it."""
+        return self.meta().get("corpus_hash", sha256_text())
+
+    # -- questions -----------------------------------------------------------------
+
+    @staticmethod
+    def _question(r: Sequence[Any]) -> Question:
+        return Question(r[0], r[1], tuple(json.loads(r[2])), r[3], bool(r[4]), r[5])
+
+    _Q_COLUMNS = "id, text, tags, author, written_blind, note"
+
+    def questions(self) -> list[Question]:
+        """Every question, in code-point order of id."""
+        rows = self.conn.execute(f"SELECT {self._Q_COLUMNS} FROM questions ORDER BY id")
+        return [self._question(r) for r in rows]
+
+    def question(self, question_id: str) -> Question | None:
+        """One question, or None."""
+        r = self.conn.execute(
+            f"SELECT {self._Q_COLUMNS} FROM questions WHERE id = ?", (question_id,)
+        ).fetchone()
+        return self._question(r) if r else None
+
+    def question_ids(self) -> list[str]:
+        """Every question id, in code-point order."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM questions ORDER BY id")]
+
+    def write_questions(self, questions: Iterable[Question]) -> tuple[int, int, int]:
+        """Insert or update questions; returns (added, updated, unchanged)."""
+        with self.transaction():
+            known = {
+                r[0]: (r[1], r[2])
+                for r in self.conn.execute("SELECT id, text, tags FROM questions")
+            }
+            added = updated = unchanged = 0
+            stamp = now()
+            for q in questions:
+                tags = canonical_json(list(q.tags))
+                old = known.get(q.id)
+                if old == (q.text, tags):
+                    unchanged += 1
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    updated += 1
+                self.conn.execute(
+                    "INSERT INTO questions(id, text, tags, author, created, written_blind, note)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                    "text = excluded.text, tags = excluded.tags",
+                    (q.id, q.text, tags, q.author, stamp, int(q.written_blind), q.note),
+                )
+        return added, updated, unchanged
+
+    # -- labels, verdicts, adjudications ----------------------------------------------
+
+    def labels(self) -> list[Label]:
+        """Every label of every annotator."""
+        rows = self.conn.execute(
+            "SELECT question_id, doc_id, annotator, grade FROM labels "
+            "ORDER BY question_id, doc_id, annotator"
+        )
+        return [Label(*r) for r in rows]
+
+    def write_labels(self, labels: Iterable[Label], *, event: str = "label") -> int:
+        """Set labels (replacing the same annotator's earlier grade); logs each change."""
+        stamp = now()
+        n = 0
+        with self.transaction():
+            for lab in labels:
+                old = self.conn.execute(
+                    "SELECT grade FROM labels WHERE question_id = ? AND doc_id = ? "
+                    "AND annotator = ?",
+                    (lab.question_id, lab.doc_id, lab.annotator),
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, doc_id, annotator) "
+                    "DO UPDATE SET grade = excluded.grade, updated = excluded.updated",
+                    (lab.question_id, lab.doc_id, lab.annotator, lab.grade, stamp),
+                )
+                self._event(
+                    event,
+                    lab.annotator,
+                    lab.question_id,
+                    lab.doc_id,
+                    None if old is None else str(old[0]),
+                    str(lab.grade),
+                    stamp,
+                )
+                n += 1
+        return n
+
+    def verdicts(self) -> list[Verdict]:
+        """Every verdict of every annotator."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator, verdict, note FROM verdicts "
+            "ORDER BY question_id, annotator"
+        )
+        return [Verdict(*r) for r in rows]
+
+    def write_verdicts(self, verdicts: Iterable[Verdict], *, event: str = "verdict") -> int:
+        """Set verdicts (one per question and annotator); logs each change."""
+        stamp = now()
+        n = 0
+        with self.transaction():
+            for v in verdicts:
+                old = self.conn.execute(
+                    "SELECT verdict FROM verdicts WHERE question_id = ? AND annotator = ?",
+                    (v.question_id, v.annotator),
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO verdicts(question_id, annotator, verdict, note, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, annotator) DO UPDATE "
+                    "SET verdict = excluded.verdict, note = excluded.note, "
+                    "updated = excluded.updated",
+                    (v.question_id, v.annotator, v.verdict, v.note, stamp),
+                )
+                self._event(
+                    event, v.annotator, v.question_id, None,
+                    None if old is None else old[0], v.verdict, stamp,
+                )
+                n += 1
+        return n
+
+    def adjudications(self) -> list[Adjudication]:
+        """Every adjudication."""
+        rows = self.conn.execute(
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
+            "ORDER BY question_id"
+        )
+        return [Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) for r in rows]
+
+    def write_adjudication(self, adj: Adjudication) -> None:
+        """Record (or replace) the final word on a question."""
+        stamp = now()
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO adjudications(question_id, no_answer, gold, by, at, note) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(question_id) DO UPDATE SET "
+                "no_answer = excluded.no_answer, gold = excluded.gold, by = excluded.by, "
+                "at = excluded.at, note = excluded.note",
+                (adj.question_id, int(adj.no_answer), canonical_json(dict(adj.gold)),
+                 adj.by, stamp, adj.note),
+            )
+            new = "no_answer" if adj.no_answer else canonical_json(dict(adj.gold))
+            self._event("adjudication", adj.by, adj.question_id, None, None, new, stamp)
+
+    def _event(
+        self,
+        kind: str,
+        annotator: str,
+        question_id: str | None,
+        doc_id: str | None,
+        old: str | None,
+        new: str | None,
+        at: str,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO events(at, annotator, kind, question_id, doc_id, old, new) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (at, annotator, kind, question_id, doc_id, old, new),
+        )
+
+    def log_event(self, kind: str, annotator: str, new: str) -> None:
+        """Append a workspace-level event (an import, say) to the log."""
+        with self.transaction():
+            self._event(kind, annotator, None, None, None, new, now())
+
+    def events(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The event log, newest first."""
+        sql = "SELECT id, at, annotator, kind, question_id, doc_id, old, new FROM events "
+        sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        cols = ("id", "at", "annotator", "kind", "question_id", "doc_id", "old", "new")
+        return [dict(zip(cols, r, strict=True)) for r in self.conn.execute(sql)]
+
+    # -- retrievers ------------------------------------------------------------------
+
+    def retrievers(self) -> list[RetrieverSpec]:
+        """Every configured retriever, in the order they were added."""
+        rows = self.conn.execute("SELECT name, kind, params FROM retrievers ORDER BY rowid")
+        return [RetrieverSpec(r[0], r[1], json.loads(r[2])) for r in rows]
+
+    def retriever(self, name: str) -> RetrieverSpec | None:
+        """One retriever, or None."""
+        r = self.conn.execute(
+            "SELECT name, kind, params FROM retrievers WHERE name = ?", (name,)
+        ).fetchone()
+        return RetrieverSpec(r[0], r[1], json.loads(r[2])) if r else None
+
+    def add_retriever(self, spec: RetrieverSpec) -> None:
+        """Add a retriever; its name must be new."""
+        with self.transaction():
+            if self.retriever(spec.name) is not None:
+                raise WorkspaceError(f"a retriever named {spec.name!r} already exists")
+            self.conn.execute(
+                "INSERT INTO retrievers(name, kind, params, hash, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (spec.name, spec.kind, canonical_json(dict(spec.params)), spec.hash, now()),
+            )
+
+    def remove_retriever(self, name: str) -> None:
+        """Remove a retriever and its cached runs."""
+        with self.transaction():
+            cur = self.conn.execute("DELETE FROM retrievers WHERE name = ?", (name,))
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"no retriever named {name!r}")
+
+    # -- cached runs -----------------------------------------------------------------
+
+    def run_hashes(self, retriever: str) -> dict[str, tuple[str, int]]:
+        """question id -> (input hash, depth) of every cached ranking of a retriever."""
+        rows = self.conn.execute(
+            "SELECT question_id, input_hash, depth FROM runs WHERE retriever = ?",
+            (retriever,),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def write_runs(self, runs: Iterable[CachedRun]) -> int:
+        """Store (or replace) cached rankings."""
+        rows = [
+            (r.retriever, r.question_id, r.depth, json.dumps(list(r.doc_ids),
+             ensure_ascii=False), _pack_scores(r.scores), r.latency_ms, r.input_hash)
+            for r in runs
+        ]
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms,"
+                " input_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(retriever, question_id) DO UPDATE SET depth = excluded.depth, "
+                "doc_ids = excluded.doc_ids, scores = excluded.scores, "
+                "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash",
+                rows,
+            )
+        return len(rows)
+
+    def runs(self, retriever: str) -> dict[str, CachedRun]:
+        """question id -> cached ranking, for one retriever."""
+        rows = self.conn.execute(
+            "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs "
+            "WHERE retriever = ?",
+            (retriever,),
+        )
+        return {
+            r[0]: CachedRun(
+                retriever, r[0], tuple(json.loads(r[1])), _unpack_scores(r[2]), r[3], r[4],
+                r[5],
+            )
+            for r in rows
+        }
+
+    # -- summary ---------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        tables = ("docs", "questions", "labels", "verdicts", "adjudications", "retrievers",
+                  "runs", "events")
+        return {
+            t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+            for t in tables
+        }
+
+    def annotators(self) -> list[str]:
+        """Everyone who labeled or gave a verdict, sorted."""
+        rows = self.conn.execute(
+            "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration script into statements (no statement contains ';' in a literal)."""
+    statements = []
+    for chunk in script.split(";"):
+        lines = [ln for ln in chunk.splitlines() if ln.strip()]
+        if lines:
+            statements.append("\n".join(lines))
+    return statements

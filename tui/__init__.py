@@ -1,0 +1,1 @@
+"""goldpan's terminal interface: the ``goldpan`` CLI (and, later, the Textual app)."""

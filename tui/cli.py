@@ -1,0 +1,493 @@
+"""The ``goldpan`` console script: the engine's jobs from a terminal or a CI job.
+
+Exit codes: 0 done; 1 a ``--fail-under`` floor was missed; 2 bad input or usage (the
+message names the file, the line and what was expected; the workspace is unchanged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from engine import __version__
+from engine.ingest import (
+    DOC_FORMATS,
+    IngestError,
+    import_beir,
+    import_docs,
+    import_labels,
+    import_qrels,
+    import_questions,
+    import_squad,
+    import_verdicts,
+)
+from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, bm25_spec
+from engine.retrieve.runner import refresh_runs
+from engine.scoring import DEFAULT_KS, Scoreboard, metric_names, score_workspace, workspace_golds
+from engine.tokenize import TOKENIZERS
+from engine.types import RetrieverSpec
+from engine.workspace import Workspace, WorkspaceError
+from engine.workspace_setup import new_workspace
+
+DEMO_PATH = Path("workspaces") / "demo.db"
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out; exit code 2."""
+
+
+class GateFailed(Exception):
+    """A ``--fail-under`` floor was missed; exit code 1."""
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _open(path: str, *, readonly: bool = False) -> Workspace:
+    return Workspace.open(Path(path), readonly=readonly)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on a terminal (stderr), nothing otherwise."""
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(Text(name).markup, total=total)
+            bar.update(tasks[name], completed=done, total=total)
+
+        yield update
+
+
+def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
+    with _progress(not quiet) as progress:
+        report = refresh_runs(ws, names, depth=depth, progress=progress)
+    if not quiet and any(report.ran.values()):
+        ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
+        err.print(Text(f"pooled (questions run): {ran}"))
+
+
+def _json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _parse_ks(raw: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in raw.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10") from None
+    if not ks or ks[0] < 1:
+        raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10")
+    return ks
+
+
+_FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.+)$")
+
+
+def _parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
+    floors = []
+    for item in raw:
+        m = _FLOOR.match(item.strip())
+        if not m:
+            raise UsageError(
+                f"--fail-under {item!r}: expected METRIC=VALUE or RETRIEVER:METRIC=VALUE"
+            )
+        try:
+            value = float(m["value"])
+        except ValueError:
+            raise UsageError(f"--fail-under {item!r}: {m['value']!r} is not a number") from None
+        floors.append((m["retriever"], m["metric"].strip().lower(), value))
+    return floors
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def cmd_new(args: argparse.Namespace) -> None:
+    """Create a workspace with the default retrievers."""
+    ws = new_workspace(Path(args.workspace))
+    names = ", ".join(s.name for s in ws.retrievers())
+    ws.close()
+    out.print(Text(f"created {args.workspace} with retrievers {names}"))
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    """Import one kind of file; one transaction."""
+    with _open(args.workspace) as ws:
+        path = Path(args.path)
+        what = args.what
+        if what == "docs":
+            report = import_docs(ws, path, args.format)
+        elif what == "questions":
+            report = import_questions(ws, path)
+        elif what == "qrels":
+            report = import_qrels(ws, path, args.annotator)
+        elif what == "labels":
+            report = import_labels(ws, path)
+        elif what == "verdicts":
+            report = import_verdicts(ws, path)
+        elif what == "beir":
+            report = import_beir(ws, path, args.split, args.annotator)
+        else:
+            report = import_squad(ws, path, args.level, args.annotator)
+    out.print(Text(f"imported {path.name}: {report.summary()}"))
+
+
+def cmd_pool(args: argparse.Namespace) -> None:
+    """Run retrievers over every question and cache their rankings."""
+    if args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    with _open(args.workspace) as ws:
+        if not ws.question_ids():
+            raise UsageError(f"{args.workspace} has no questions yet; import some first")
+        with _progress(not args.quiet) as progress:
+            report = refresh_runs(
+                ws, args.retriever, depth=args.depth, force=args.force, progress=progress
+            )
+    table = Table(title="pool", title_justify="left")
+    for col in ("retriever", "questions run", "cached and valid", "seconds"):
+        table.add_column(col, justify="left" if col == "retriever" else "right")
+    for name in report.ran:
+        secs = report.seconds.get(name)
+        table.add_row(
+            Text(name), str(report.ran[name]), str(report.cached[name]),
+            "-" if secs is None else f"{secs:.2f}",
+        )
+    out.print(table)
+
+
+def cmd_retriever(args: argparse.Namespace) -> None:
+    """Add, list or remove retrievers."""
+    with _open(args.workspace) as ws:
+        if args.action == "list":
+            specs = ws.retrievers()
+            if args.json:
+                _json([{"name": s.name, "kind": s.kind, "params": s.params} for s in specs])
+                return
+            table = Table(title="retrievers", title_justify="left")
+            table.add_column("name")
+            table.add_column("kind")
+            table.add_column("parameters")
+            for s in specs:
+                params = " ".join(f"{k}={v}" for k, v in sorted(s.params.items()))
+                table.add_row(Text(s.name), Text(s.kind), Text(params))
+            out.print(table)
+        elif args.action == "add":
+            spec = _spec_from_args(args)
+            ws.add_retriever(spec)
+            out.print(Text(f"added {spec.name}; run `goldpan pool` to rank the questions"))
+        else:
+            ws.remove_retriever(args.name)
+            out.print(Text(f"removed {args.name} and its cached rankings"))
+
+
+_NAME = re.compile(r"^[^\s:=,]+$")
+
+
+def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
+    if not _NAME.match(args.name):
+        raise UsageError(
+            f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
+        )
+    if args.kind != "bm25":
+        raise UsageError(
+            f"kind {args.kind!r} is not available; known kinds: {', '.join(RETRIEVER_KINDS)}"
+        )
+    fields = [f.strip() for f in args.fields.split(",") if f.strip()]
+    return bm25_spec(args.name, args.tokenizer, args.variant, args.k1, args.b, fields)
+
+
+def _score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Table:
+    title = "scores" + (f" (tag {tag})" if tag else "")
+    c = board.counts
+    caption = (
+        f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
+        f"{c['unlabeled']} unlabeled"
+    )
+    table = Table(title=Text(title), title_justify="left", caption=caption, caption_justify="left")
+    table.add_column("retriever")
+    shown = [n for n in names if not n.startswith("recall@") or int(n.split("@")[1]) >= 5]
+    for n in shown:
+        table.add_column(n.replace("hit", "Hit").replace("mrr", "MRR").replace(
+            "recall", "R").replace("ndcg", "nDCG"), justify="right")
+    table.add_column("ms/q", justify="right")
+    best = {
+        n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown
+    }
+    for name, rs in board.retrievers.items():
+        cells: list[Text | str] = [Text(name)]
+        for n in shown:
+            v = rs.means[n]
+            cells.append(Text(f"{v:.3f}", style="bold green" if v == best[n] and v > 0 else ""))
+        cells.append(f"{rs.ms_per_query:.2f}")
+        table.add_row(*cells)
+    return table
+
+
+def cmd_score(args: argparse.Namespace) -> None:
+    """Score every retriever; optionally gate on floors."""
+    ks = _parse_ks(args.k)
+    floors = _parse_floors(args.fail_under or [])
+    names = metric_names(ks)
+    for _, metric, _ in floors:
+        if metric not in names:
+            raise UsageError(
+                f"--fail-under names {metric!r}; score reports {', '.join(names)} "
+                "(add its k to --k)"
+            )
+    with _open(args.workspace) as ws:
+        if not args.no_pool:
+            _pool(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
+        board = score_workspace(ws, metrics=names, retrievers=args.retriever, tag=args.tag)
+    if args.json:
+        _json(board.to_json())
+    else:
+        out.print(_score_table(board, names, args.tag))
+        missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
+        if missing:
+            err.print(Text(f"not pooled yet (counted as misses): {missing}"))
+    failures = []
+    for retriever, metric, floor in floors:
+        if retriever is not None and retriever not in board.retrievers:
+            raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
+        for name, rs in board.retrievers.items():
+            if retriever in (None, name) and rs.means[metric] < floor:
+                failures.append(f"{name} {metric} {rs.means[metric]:.4f} < {floor:g}")
+    if failures:
+        raise GateFailed("below the floor: " + "; ".join(failures))
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    """Write qrels, runs or labels."""
+    from engine.formats import write_labels_csv, write_trec_qrels, write_trec_run
+    from engine.retrieve.runner import select_retrievers
+
+    target = Path(args.out)
+    with _open(args.workspace, readonly=False) as ws:
+        if args.format == "trec-qrels":
+            golds = workspace_golds(ws)
+            gold = {q: g.gold for q, g in golds.items() if g.gold}
+            with target.open("w", encoding="utf-8", newline="\n") as f:
+                n = write_trec_qrels(f, gold)
+        elif args.format == "trec-run":
+            specs = select_retrievers(ws, [args.retriever] if args.retriever else None)
+            runs = [r for s in specs for r in ws.runs(s.name).values()]
+            with target.open("w", encoding="utf-8", newline="\n") as f:
+                n = write_trec_run(f, runs)
+        else:
+            with target.open("w", encoding="utf-8", newline="") as f:
+                n = write_labels_csv(f, ws.labels())
+    out.print(Text(f"wrote {n} lines to {target}"))
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    """Counts and schema version."""
+    with _open(args.workspace) as ws:
+        counts = ws.counts()
+        golds = workspace_golds(ws)
+        status: dict[str, int] = {}
+        for g in golds.values():
+            status[g.status.value] = status.get(g.status.value, 0) + 1
+        info = {
+            "workspace": str(args.workspace),
+            "schema_version": ws.schema_version,
+            "goldpan_version": __version__,
+            "docs": counts["docs"],
+            "questions": counts["questions"],
+            "labels": counts["labels"],
+            "verdicts": counts["verdicts"],
+            "retrievers": counts["retrievers"],
+            "cached_runs": counts["runs"],
+            "annotators": ws.annotators(),
+            "question_status": dict(sorted(status.items())),
+        }
+    if args.json:
+        _json(info)
+        return
+    table = Table(title=Text(str(args.workspace)), title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for k, v in info.items():
+        if k == "workspace":
+            continue
+        if isinstance(v, dict):
+            v = ", ".join(f"{a} {b}" for a, b in v.items())
+        elif isinstance(v, list):
+            v = ", ".join(v) or "-"
+        table.add_row(k.replace("_", " "), Text(str(v)))
+    out.print(table)
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Build the demo workspace if needed, then show its scores."""
+    from engine.demo import build_demo
+
+    path = Path(args.path)
+    if args.force or not path.exists():
+        with _progress(True) as progress:
+            build_demo(path, force=args.force, progress=progress).close()
+        err.print(Text(f"built the demo workspace at {path}"))
+    with _open(str(path)) as ws:
+        _pool(ws, None, DEFAULT_DEPTH, quiet=False)
+        board = score_workspace(ws)
+    out.print(_score_table(board, metric_names(DEFAULT_KS), None))
+    if not args.no_open:
+        err.print(Text("the TUI is not part of this version yet; scores are shown above"))
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    p = argparse.ArgumentParser(
+        prog="goldpan",
+        description="Make retrieval test sets that are hard and honest, and score "
+        "retrievers on them.",
+    )
+    p.add_argument("--version", action="version", version=f"goldpan {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("new", help="create a workspace with the default BM25 retrievers")
+    s.add_argument("workspace", metavar="WS")
+    s.set_defaults(func=cmd_new)
+
+    imp = sub.add_parser("import", help="import docs, questions, qrels, labels, BEIR or SQuAD")
+    isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
+    s = isub.add_parser("docs", help="a Markdown folder, JSONL (BEIR corpus shape) or CSV")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s.add_argument("--format", choices=DOC_FORMATS, default="auto")
+    s = isub.add_parser("questions", help="JSONL (_id/id, text, tags) or CSV (id,text,tags)")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s = isub.add_parser("qrels", help="TREC qrels or a BEIR qrels TSV, as one annotator's labels")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s.add_argument("--annotator", default="import")
+    s = isub.add_parser("labels", help="CSV question_id,doc_id,annotator,grade")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s = isub.add_parser("verdicts", help="CSV question_id,annotator,verdict,note")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s = isub.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="DIR")
+    s.add_argument("--split", default="test")
+    s.add_argument("--annotator", default="import")
+    s = isub.add_parser("squad", help="SQuAD 1.1 JSON (e.g. KorQuAD); source doc = gold")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="FILE")
+    s.add_argument("--level", choices=("article", "paragraph"), default="article")
+    s.add_argument("--annotator", default="import")
+    imp.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("pool", help="run retrievers over every question and cache rankings")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
+    s.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
+    s.add_argument("--force", action="store_true", help="run again even when cached")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_pool)
+
+    r = sub.add_parser("retriever", help="add, list or remove retrievers")
+    rsub = r.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s = rsub.add_parser("list", help="the configured retrievers")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--json", action="store_true")
+    s = rsub.add_parser("add", help="add a retriever")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("name", metavar="NAME")
+    s.add_argument("--kind", default="bm25", help=f"one of {', '.join(RETRIEVER_KINDS)}")
+    s.add_argument("--tokenizer", default="word", choices=sorted(TOKENIZERS))
+    s.add_argument("--variant", default="lucene", choices=list(VARIANTS))
+    s.add_argument("--k1", type=float, default=1.5)
+    s.add_argument("--b", type=float, default=0.75)
+    s.add_argument("--fields", default="text", help="indexed fields: text, title or title,text")
+    s = rsub.add_parser("remove", help="remove a retriever and its cached rankings")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("name", metavar="NAME")
+    r.set_defaults(func=cmd_retriever)
+
+    s = sub.add_parser("score", help="Hit@k, MRR, Recall@k, nDCG@10 per retriever")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--k", default="1,3,5,10", help="cutoffs for Hit@k and Recall@k")
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
+    s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--fail-under", action="append", metavar="[RETRIEVER:]METRIC=VALUE",
+        help="exit 1 when a metric is below VALUE (repeatable)",
+    )
+    s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("export", help="write TREC qrels, a TREC run or the labels CSV")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--format", required=True, choices=("trec-qrels", "trec-run", "labels"))
+    s.add_argument("out", metavar="OUT")
+    s.add_argument("--retriever", metavar="NAME", help="trec-run: one retriever (default all)")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("info", help="counts, annotators and schema version")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("demo", help="build the demo workspace and show its scores")
+    s.add_argument("--path", default=str(DEMO_PATH))
+    s.add_argument("--force", action="store_true", help="rebuild it")
+    s.add_argument("--no-open", action="store_true", help="print the scores only")
+    s.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except GateFailed as exc:
+        err.print(Text(f"goldpan: {exc}"))
+        return 1
+    except (IngestError, WorkspaceError, UsageError, ValueError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        err.print(Text(f"goldpan: error: {msg}"))
+        return 2
+    except KeyboardInterrupt:
+        err.print(Text("goldpan: interrupted; the workspace keeps what was committed"))
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
