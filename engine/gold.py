@@ -124,15 +124,12 @@ def resolve_one(
         status = Status.NO_GOLD_YET if zeros else Status.UNLABELED
         return Gold(question_id, status, {}, annotators)
     distinct = set(opinions.values())
-    agreed = distinct.pop() if len(distinct) == 1 else False
-    if agreed is not False and agreed is not None and any(z & agreed for z in zeros.values()):
-        agreed = False
-    if agreed is False:
+    if len(distinct) != 1:
         return Gold(question_id, Status.DISPUTED, {}, annotators)
+    (agreed,) = distinct
     if agreed is None:
         return Gold(question_id, Status.NO_ANSWER, {}, annotators)
-    gold = {
-        d: min(labels[a][d] for a in opinions)
-        for d in sorted(agreed)
-    }
+    if any(z & agreed for z in zeros.values()):
+        return Gold(question_id, Status.DISPUTED, {}, annotators)
+    gold = {d: min(labels[a][d] for a in opinions) for d in sorted(agreed)}
     return Gold(question_id, Status.LABELED, gold, annotators)

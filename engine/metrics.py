@@ -110,30 +110,31 @@ def _discounts(k: int) -> FloatArray:
 
 def hit_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``success.k`` per question."""
-    return (j.rel[:, :k] >= 1).any(axis=1).astype(np.float64)
+    out: FloatArray = np.asarray((j.rel[:, :k] >= 1).any(axis=1), dtype=np.float64)
+    return out
 
 
 def reciprocal_rank(j: Judged, k: int | None = None) -> FloatArray:
     """trec_eval ``recip_rank`` per question (cut at k when given)."""
     rel = (j.rel if k is None else j.rel[:, :k]) >= 1
     found = rel.any(axis=1)
-    first = rel.argmax(axis=1) + 1
-    out: FloatArray = np.where(found, 1.0 / first, 0.0)
+    first = (rel.argmax(axis=1) + 1).astype(np.float64)
+    out: FloatArray = np.where(found, 1.0 / first, 0.0).astype(np.float64)
     return out
 
 
 def recall_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``recall.k`` per question (0 when there is no relevant document)."""
     hits = (j.rel[:, :k] >= 1).sum(axis=1).astype(np.float64)
-    out: FloatArray = np.divide(
-        hits, j.n_rel, out=np.zeros_like(hits), where=j.n_rel > 0
-    )
+    out: FloatArray = np.zeros_like(hits)
+    np.divide(hits, j.n_rel, out=out, where=j.n_rel > 0)
     return out
 
 
 def precision_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``P.k`` per question."""
-    return (j.rel[:, :k] >= 1).sum(axis=1).astype(np.float64) / k
+    out: FloatArray = (j.rel[:, :k] >= 1).sum(axis=1).astype(np.float64) / k
+    return out
 
 
 def ndcg_at_k(j: Judged, k: int) -> FloatArray:
@@ -148,7 +149,8 @@ def ndcg_at_k(j: Judged, k: int) -> FloatArray:
     for i in range(width):
         dcg += gains[:, i] * disc[i]
         idcg += ideal[:, i] * disc[i]
-    out: FloatArray = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    out: FloatArray = np.zeros_like(dcg)
+    np.divide(dcg, idcg, out=out, where=idcg > 0)
     return out
 
 

@@ -112,4 +112,3 @@ def score_workspace(
             missing=sum(1 for q in scored if q not in cached),
         )
     return board
-

@@ -1,9 +1,9 @@
-"""Tokenizers: ``word``, ``bigram``, ``word+bigram`` and ``kiwi``, behind one protocol.
+r"""Tokenizers: ``word``, ``bigram``, ``word+bigram`` and ``kiwi``, behind one protocol.
 
 Each tokenizer turns a text into a list of string tokens. The same pipeline is applied
 to documents and to questions, so an index and its queries always agree.
 
-* ``word``: the lowercase ``\\w+`` runs of the text.
+* ``word``: the lowercase ``\w+`` runs of the text.
 * ``bigram``: each ``word`` token containing a Hangul syllable becomes its overlapping
   2-character pieces (``보정은`` -> ``보정``, ``정은``), so a query word without its
   particle still matches; any other word stays whole. A one-syllable Hangul word has no
@@ -65,7 +65,7 @@ class _FunctionTokenizer:
 
 
 def word_tokens(text: str) -> list[str]:
-    """Lowercase ``\\w+`` runs: ``'보정은 CT로'`` -> ``['보정은', 'ct로']``."""
+    r"""Lowercase ``\w+`` runs: ``'보정은 CT로'`` -> ``['보정은', 'ct로']``."""
     return _WORD.findall(text.lower())
 
 
@@ -96,9 +96,7 @@ def word_bigram_tokens(text: str) -> list[str]:
 
 # Kiwi tags whose morphemes carry content. VV/VA may carry -R/-I (regular/irregular)
 # suffixes since kiwipiepy 0.12, so tags are compared without the suffix.
-KIWI_CONTENT_TAGS = frozenset(
-    {"NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA"}
-)
+KIWI_CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA"})
 KIWI_WHOLE_TAGS = frozenset({"W_URL", "W_EMAIL", "W_HASHTAG", "W_MENTION", "W_SERIAL"})
 
 
@@ -137,11 +135,13 @@ class KiwiTokenizer:
         return out
 
     def __call__(self, text: str) -> list[str]:
+        """Content morphemes of one text."""
         if not text.strip():
             return []
         return self._keep(self.model().tokenize(text))
 
     def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """Content morphemes of many texts (Kiwi's worker threads), in input order."""
         if not texts:
             return []
         kiwi = self.model()

@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import sqlite3
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +81,7 @@ class Workspace:
         return cls.open(path, create=True)
 
     @classmethod
-    def open(
-        cls, path: str | Path, *, create: bool = False, readonly: bool = False
-    ) -> Workspace:
+    def open(cls, path: str | Path, *, create: bool = False, readonly: bool = False) -> Workspace:
         """Open a workspace, applying pending migrations.
 
         Args:
@@ -375,8 +373,13 @@ class Workspace:
                     (v.question_id, v.annotator, v.verdict, v.note, stamp),
                 )
                 self._event(
-                    event, v.annotator, v.question_id, None,
-                    None if old is None else old[0], v.verdict, stamp,
+                    event,
+                    v.annotator,
+                    v.question_id,
+                    None,
+                    None if old is None else old[0],
+                    v.verdict,
+                    stamp,
                 )
                 n += 1
         return n
@@ -384,8 +387,7 @@ class Workspace:
     def adjudications(self) -> list[Adjudication]:
         """Every adjudication."""
         rows = self.conn.execute(
-            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
-            "ORDER BY question_id"
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications ORDER BY question_id"
         )
         return [Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) for r in rows]
 
@@ -398,8 +400,14 @@ class Workspace:
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(question_id) DO UPDATE SET "
                 "no_answer = excluded.no_answer, gold = excluded.gold, by = excluded.by, "
                 "at = excluded.at, note = excluded.note",
-                (adj.question_id, int(adj.no_answer), canonical_json(dict(adj.gold)),
-                 adj.by, stamp, adj.note),
+                (
+                    adj.question_id,
+                    int(adj.no_answer),
+                    canonical_json(dict(adj.gold)),
+                    adj.by,
+                    stamp,
+                    adj.note,
+                ),
             )
             new = "no_answer" if adj.no_answer else canonical_json(dict(adj.gold))
             self._event("adjudication", adj.by, adj.question_id, None, None, new, stamp)
@@ -452,8 +460,7 @@ class Workspace:
             if self.retriever(spec.name) is not None:
                 raise WorkspaceError(f"a retriever named {spec.name!r} already exists")
             self.conn.execute(
-                "INSERT INTO retrievers(name, kind, params, hash, created) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO retrievers(name, kind, params, hash, created) VALUES (?, ?, ?, ?, ?)",
                 (spec.name, spec.kind, canonical_json(dict(spec.params)), spec.hash, now()),
             )
 
@@ -467,7 +474,7 @@ class Workspace:
     # -- cached runs -----------------------------------------------------------------
 
     def run_hashes(self, retriever: str) -> dict[str, tuple[str, int]]:
-        """question id -> (input hash, depth) of every cached ranking of a retriever."""
+        """Question id -> (input hash, depth) of every cached ranking of a retriever."""
         rows = self.conn.execute(
             "SELECT question_id, input_hash, depth FROM runs WHERE retriever = ?",
             (retriever,),
@@ -477,8 +484,15 @@ class Workspace:
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
         rows = [
-            (r.retriever, r.question_id, r.depth, json.dumps(list(r.doc_ids),
-             ensure_ascii=False), _pack_scores(r.scores), r.latency_ms, r.input_hash)
+            (
+                r.retriever,
+                r.question_id,
+                r.depth,
+                json.dumps(list(r.doc_ids), ensure_ascii=False),
+                _pack_scores(r.scores),
+                r.latency_ms,
+                r.input_hash,
+            )
             for r in runs
         ]
         with self.transaction():
@@ -493,7 +507,7 @@ class Workspace:
         return len(rows)
 
     def runs(self, retriever: str) -> dict[str, CachedRun]:
-        """question id -> cached ranking, for one retriever."""
+        """Question id -> cached ranking, for one retriever."""
         rows = self.conn.execute(
             "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs "
             "WHERE retriever = ?",
@@ -501,7 +515,12 @@ class Workspace:
         )
         return {
             r[0]: CachedRun(
-                retriever, r[0], tuple(json.loads(r[1])), _unpack_scores(r[2]), r[3], r[4],
+                retriever,
+                r[0],
+                tuple(json.loads(r[1])),
+                _unpack_scores(r[2]),
+                r[3],
+                r[4],
                 r[5],
             )
             for r in rows
@@ -511,11 +530,18 @@ class Workspace:
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables."""
-        tables = ("docs", "questions", "labels", "verdicts", "adjudications", "retrievers",
-                  "runs", "events")
+        tables = (
+            "docs",
+            "questions",
+            "labels",
+            "verdicts",
+            "adjudications",
+            "retrievers",
+            "runs",
+            "events",
+        )
         return {
-            t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-            for t in tables
+            t: int(self.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables
         }
 
     def annotators(self) -> list[str]:

@@ -42,8 +42,8 @@ from engine.workspace_setup import new_workspace
 
 DEMO_PATH = Path("workspaces") / "demo.db"
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class UsageError(Exception):
@@ -176,7 +176,9 @@ def cmd_pool(args: argparse.Namespace) -> None:
     for name in report.ran:
         secs = report.seconds.get(name)
         table.add_row(
-            Text(name), str(report.ran[name]), str(report.cached[name]),
+            Text(name),
+            str(report.ran[name]),
+            str(report.cached[name]),
             "-" if secs is None else f"{secs:.2f}",
         )
     out.print(table)
@@ -231,15 +233,19 @@ def _score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Ta
         f"{c['unlabeled']} unlabeled"
     )
     table = Table(title=Text(title), title_justify="left", caption=caption, caption_justify="left")
-    table.add_column("retriever")
+    widest = max((len(n) for n in board.retrievers), default=9)
+    table.add_column("retriever", no_wrap=True, min_width=widest)
     shown = [n for n in names if not n.startswith("recall@") or int(n.split("@")[1]) >= 5]
     for n in shown:
-        table.add_column(n.replace("hit", "Hit").replace("mrr", "MRR").replace(
-            "recall", "R").replace("ndcg", "nDCG"), justify="right")
+        table.add_column(
+            n.replace("hit", "Hit")
+            .replace("mrr", "MRR")
+            .replace("recall", "R")
+            .replace("ndcg", "nDCG"),
+            justify="right",
+        )
     table.add_column("ms/q", justify="right")
-    best = {
-        n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown
-    }
+    best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
     for name, rs in board.retrievers.items():
         cells: list[Text | str] = [Text(name)]
         for n in shown:
@@ -443,7 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument("--json", action="store_true")
     s.add_argument(
-        "--fail-under", action="append", metavar="[RETRIEVER:]METRIC=VALUE",
+        "--fail-under",
+        action="append",
+        metavar="[RETRIEVER:]METRIC=VALUE",
         help="exit 1 when a metric is below VALUE (repeatable)",
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")

@@ -128,7 +128,9 @@ def import_beir(
     Every query is imported; those without qrels stay unlabeled.
     """
     if not folder.is_dir():
-        raise IngestError(folder, None, "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+        raise IngestError(
+            folder, None, "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
+        )
     docs = read_docs(folder / "corpus.jsonl", "jsonl")
     questions = read_questions(folder / "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
@@ -161,9 +163,7 @@ def import_squad(
     return report
 
 
-def _check_refs(
-    ws: Workspace, path: Path, refs: Sequence[tuple[str, str | None, int]]
-) -> None:
+def _check_refs(ws: Workspace, path: Path, refs: Sequence[tuple[str, str | None, int]]) -> None:
     """Every (question id, doc id or None, line) must name known ids."""
     doc_ids = set(ws.doc_ids())
     question_ids = set(ws.question_ids())
@@ -175,7 +175,7 @@ def _check_refs(
 
 
 def import_labels(ws: Workspace, path: Path) -> ImportReport:
-    """goldpan's labels CSV (``question_id,doc_id,annotator,grade``), annotators kept."""
+    """Goldpan's labels CSV (``question_id,doc_id,annotator,grade``), annotators kept."""
     rows = read_labels_csv(path)
     _check_refs(ws, path, [(lab.question_id, lab.doc_id, n) for lab, n in rows])
     report = ImportReport()

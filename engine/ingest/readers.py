@@ -119,7 +119,9 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise IngestError(path, n, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+            raise IngestError(
+                path, n, f"malformed JSON ({exc.msg} at column {exc.colno})"
+            ) from None
         if not isinstance(record, dict):
             raise IngestError(path, n, f"expected a JSON object, got {type(record).__name__}")
         yield n, record
@@ -193,8 +195,9 @@ def read_jsonl_docs(path: Path) -> list[Doc]:
         _check_unique(seen, ident, path, n, "document")
         fields = {k: _plain(v) for k, v in rec.items() if k not in ("_id", "id", "title", "text")}
         docs.append(
-            Doc(ident, _text_field(rec, "title", path, n), _text_field(rec, "text", path, n),
-                fields)
+            Doc(
+                ident, _text_field(rec, "title", path, n), _text_field(rec, "text", path, n), fields
+            )
         )
     return docs
 
@@ -299,7 +302,9 @@ def _tags(value: Any, path: Path, line: int) -> tuple[str, ...]:
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         parts = value
     else:
-        raise IngestError(path, line, "`tags` must be a list of strings or a comma-separated string")
+        raise IngestError(
+            path, line, "`tags` must be a list of strings or a comma-separated string"
+        )
     out: list[str] = []
     for p in parts:
         t = p.strip()
@@ -351,24 +356,30 @@ def read_qrels(path: Path) -> list[QrelLine]:
     out: list[QrelLine] = []
     seen: dict[tuple[str, str], int] = {}
     first = True
+    width = 0  # fields per line, fixed by the first judgment
+    shapes = {4: "`qid iter doc grade` (TREC)", 3: "`qid doc grade` (BEIR)"}
     for n, line in _lines(read_text(path)):
-        parts = line.split("\t") if "\t" in line else line.split()
-        parts = [p.strip() for p in parts]
+        if line.lstrip().startswith("#"):
+            continue
+        parts = [p.strip() for p in (line.split("\t") if "\t" in line else line.split())]
         if first:
             first = False
             if len(parts) == 3 and not re.fullmatch(r"-?\d+(\.0+)?", parts[2]):
                 continue  # BEIR header: query-id, corpus-id, score
-        if line.lstrip().startswith("#"):
-            continue
-        if len(parts) == 4:
-            qid, _, doc, raw = parts
-        elif len(parts) == 3:
-            qid, doc, raw = parts
-        else:
+        if not width:
+            if len(parts) not in shapes:
+                raise IngestError(
+                    path, n, f"expected {shapes[4]} or {shapes[3]}, got {len(parts)} fields"
+                )
+            width = len(parts)
+        if len(parts) != width:
             raise IngestError(
-                path, n, f"expected `qid iter doc grade` (TREC) or `qid doc grade` (BEIR), "
-                f"got {len(parts)} fields"
+                path, n, f"expected {shapes[width]} as on the first line, got {len(parts)} fields"
             )
+        if width == 4:
+            qid, _, doc, raw = parts
+        else:
+            qid, doc, raw = parts
         grade = _grade(raw, path, n)
         if grade == -1:
             continue
@@ -377,8 +388,10 @@ def read_qrels(path: Path) -> list[QrelLine]:
         key = (qid, doc)
         if key in seen:
             raise IngestError(
-                path, n, f"question {qid!r} and document {doc!r} are judged twice "
-                f"(first on line {seen[key]})"
+                path,
+                n,
+                f"question {qid!r} and document {doc!r} are judged twice "
+                f"(first on line {seen[key]})",
             )
         seen[key] = n
         out.append(QrelLine(qid, doc, grade, n))
@@ -461,8 +474,12 @@ def read_squad(path: Path, level: str) -> SquadSet:
                 gold.append((qid, doc_id))
             if level == "paragraph":
                 docs.append(
-                    Doc(doc_id, title.replace("_", " "), para["context"],
-                        {"article": title, "paragraph": pi})
+                    Doc(
+                        doc_id,
+                        title.replace("_", " "),
+                        para["context"],
+                        {"article": title, "paragraph": pi},
+                    )
                 )
         if level == "article":
             display = title.replace("_", " ")

@@ -123,7 +123,11 @@ def bm25_spec(
 ) -> RetrieverSpec:
     """A BM25 retriever spec with its parameters checked."""
     params: dict[str, Any] = {
-        "tokenizer": tokenizer, "variant": variant, "k1": k1, "b": b, "fields": list(fields),
+        "tokenizer": tokenizer,
+        "variant": variant,
+        "k1": k1,
+        "b": b,
+        "fields": list(fields),
     }
     params.update(extra or {})
     spec = RetrieverSpec(name, "bm25", params)

@@ -72,9 +72,7 @@ VARIANTS: dict[str, str] = {
 def check_variant(variant: str) -> None:
     """Raise ValueError naming every known variant when ``variant`` is unknown."""
     if variant not in VARIANTS:
-        raise ValueError(
-            f"unknown BM25 variant {variant!r}; known variants: {', '.join(VARIANTS)}"
-        )
+        raise ValueError(f"unknown BM25 variant {variant!r}; known variants: {', '.join(VARIANTS)}")
 
 
 def id_ranks(doc_ids: Sequence[str]) -> IntArray:
@@ -205,7 +203,7 @@ class BM25Index:
             sl = [slice(int(s), int(e)) for s, e in zip(starts, ends, strict=True)]
             idx = np.concatenate([indices[x] for x in sl])
             vals = np.concatenate([data[x] * m for x, m in zip(sl, mult, strict=True)])
-            out = np.bincount(idx, weights=vals, minlength=self.n_docs)
+            out = np.bincount(idx, weights=vals, minlength=self.n_docs).astype(np.float64)
         if self.params.variant == "bm25plus":
             out = out + float(np.dot(self.idf[ids], mult)) * self.params.resolved_delta()
         return out

@@ -77,7 +77,8 @@ def refresh_runs(
         known = ws.run_hashes(spec.name)
         hashes = {q.id: input_hash(corpus_hash, spec, q) for q in questions}
         stale = [
-            q for q in questions
+            q
+            for q in questions
             if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < depth
         ]
         report.cached[spec.name] = len(questions) - len(stale)

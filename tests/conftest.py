@@ -1,0 +1,105 @@
+"""Shared fixtures: small workspaces built through the engine, the shared data folder."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from engine.types import Doc, Label, Question
+from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [
+        f"textual {version('textual')}, sqlite-utils {version('sqlite-utils')}, "
+        f"SQLite {sqlite3.sqlite_version}"
+    ]
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs the public test collections in ../shared/data ({path.name} absent)")
+    return path
+
+
+TINY_DOCS = [
+    Doc("d1", "감쇠 보정 원리", "감쇠 보정은 CT 영상으로 감쇠 계수를 구한다.", {"series": "ac"}),
+    Doc(
+        "d2",
+        "감쇠 보정 금속",
+        "금속 인공물이 감쇠 보정을 망친다. 금속 보정 방법.",
+        {"series": "ac"},
+    ),
+    Doc("d3", "TD-2024-0137", "문서번호 TD-2024-0137 팬텀 점검 절차.", {"number": "TD-2024-0137"}),
+    Doc("d4", "notice", "점검 공지.", {}),
+]
+TINY_QUESTIONS = [
+    Question("q1", "감쇠 보정은 어떻게 하나", ("easy",)),
+    Question("q2", "금속 때문에 생기는 문제", ("hard",)),
+    Question("q3", "0137 문서의 점검 절차", ("partial-id",)),
+    Question("q4", "화성 탐사선 일정", ("no-answer",)),
+]
+
+
+@pytest.fixture
+def tiny_ws(tmp_path: Path) -> Path:
+    """A workspace with 4 docs, 4 questions and a few labels (not pooled)."""
+    path = tmp_path / "tiny.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions(TINY_QUESTIONS)
+    ws.write_labels(
+        [
+            Label("q1", "d1", "mina", 2),
+            Label("q1", "d2", "mina", 0),
+            Label("q2", "d2", "mina", 1),
+            Label("q3", "d3", "mina", 3),
+        ]
+    )
+    ws.close()
+    return path
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+    return path
+
+
+def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every goldpan table: compare before and after a failed import."""
+    ws = Workspace.open(path, readonly=True)
+    try:
+        tables = [
+            r[0]
+            for r in ws.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY name"
+            )
+        ]
+        return {
+            t: sorted(ws.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables
+        }
+    finally:
+        ws.close()
+
+
+@pytest.fixture(scope="session")
+def kiwi() -> object:
+    """The Kiwi tokenizer, loaded once for the whole session (about 2.5 s, 0.5 GB)."""
+    from engine.tokenize import KiwiTokenizer
+
+    tok = KiwiTokenizer()
+    tok("준비")  # load the model now, not inside the first test's timing
+    return tok

@@ -1,0 +1,116 @@
+import sqlite3
+
+import pytest
+
+from engine.migrations import SCHEMA_VERSION
+from engine.retrieve.runner import refresh_runs
+from engine.types import Doc, Label, Question
+from engine.workspace import Workspace, WorkspaceError
+
+
+def test_new_workspace_is_wal_with_schema_version(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    assert ws.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert ws.schema_version == SCHEMA_VERSION
+    assert [s.name for s in ws.retrievers()] == [
+        "bm25-word",
+        "bm25-bigram",
+        "bm25-word+bigram",
+        "bm25-kiwi",
+    ]
+    assert ws.integrity_check() == "ok"
+
+
+def test_newer_workspace_is_refused_naming_both_versions(tiny_ws):
+    conn = sqlite3.connect(tiny_ws)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 3}")
+    conn.close()
+    with pytest.raises(WorkspaceError) as exc:
+        Workspace.open(tiny_ws)
+    msg = str(exc.value)
+    assert f"schema version {SCHEMA_VERSION + 3}" in msg
+    assert f"up to {SCHEMA_VERSION}" in msg
+
+
+def test_foreign_sqlite_file_and_missing_file_are_refused(tmp_path):
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(WorkspaceError, match="not a goldpan workspace"):
+        Workspace.open(other)
+    with pytest.raises(WorkspaceError, match="no such workspace"):
+        Workspace.open(tmp_path / "nope.db")
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(WorkspaceError, match="not a goldpan workspace"):
+        Workspace.open(junk)
+
+
+def test_transaction_rolls_back_everything(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    before = ws.counts()
+    with pytest.raises(RuntimeError), ws.transaction():
+        ws.write_docs([Doc("new", "t", "x")])
+        ws.write_labels([Label("q4", "d4", "jun", 1)])
+        raise RuntimeError("boom")
+    assert ws.counts() == before
+    assert ws.doc("new") is None
+
+
+def test_labels_are_logged_as_events(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    ws.write_labels([Label("q1", "d1", "mina", 3)])
+    last = ws.events(limit=1)[0]
+    assert (last["kind"], last["question_id"], last["doc_id"], last["old"], last["new"]) == (
+        "label",
+        "q1",
+        "d1",
+        "2",
+        "3",
+    )
+
+
+def test_label_written_is_visible_to_another_connection_at_once(tiny_ws):
+    a = Workspace.open(tiny_ws)
+    b = Workspace.open(tiny_ws)
+    a.write_labels([Label("q4", "d4", "jun", 1)])
+    assert Label("q4", "d4", "jun", 1) in b.labels()
+
+
+def test_readonly_refuses_writes(tiny_ws):
+    ws = Workspace.open(tiny_ws, readonly=True)
+    assert ws.doc_count() == 4
+    with pytest.raises(WorkspaceError, match="read-only"):
+        ws.write_labels([Label("q1", "d1", "x", 1)])
+
+
+def test_cached_runs_are_reused_until_an_input_changes(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    first = refresh_runs(ws, ["bm25-bigram"], depth=10)
+    assert first.ran == {"bm25-bigram": 4}
+    again = refresh_runs(ws, ["bm25-bigram"], depth=10)
+    assert again.ran == {"bm25-bigram": 0} and again.cached == {"bm25-bigram": 4}
+    # a question edit re-runs only that question
+    ws.write_questions([Question("q2", "금속 인공물 보정", ("hard",))])
+    assert refresh_runs(ws, ["bm25-bigram"], depth=10).ran == {"bm25-bigram": 1}
+    # a corpus change re-runs every question
+    ws.write_docs([Doc("d5", "new", "감쇠 새 문서")])
+    assert refresh_runs(ws, ["bm25-bigram"], depth=10).ran == {"bm25-bigram": 4}
+    # asking for a deeper ranking than cached re-runs too
+    assert refresh_runs(ws, ["bm25-bigram"], depth=50).ran == {"bm25-bigram": 4}
+
+
+def test_cached_run_round_trips_scores_exactly(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    refresh_runs(ws, ["bm25-word+bigram"], depth=10)
+    run = ws.runs("bm25-word+bigram")["q1"]
+    assert run.doc_ids[0] == "d1"
+    assert list(run.scores) == sorted(run.scores, reverse=True)
+    assert all(isinstance(s, float) and s > 0 for s in run.scores)
+
+
+def test_unknown_retriever_is_named(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    with pytest.raises(WorkspaceError, match="unknown retriever 'dense'.*bm25-word"):
+        refresh_runs(ws, ["dense"])
