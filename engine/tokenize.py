@@ -26,10 +26,7 @@ from typing import Any, Protocol
 
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
-
-
-def _has_hangul(word: str) -> bool:
-    return any("\uac00" <= ch <= "\ud7a3" for ch in word)
+_HANGUL_SYLLABLE = re.compile("[\uac00-\ud7a3]")
 
 
 class Tokenizer(Protocol):
@@ -71,9 +68,10 @@ def word_tokens(text: str) -> list[str]:
 
 def _bigrams_of(words: list[str]) -> list[str]:
     out: list[str] = []
+    hangul = _HANGUL_SYLLABLE.search
     for w in words:
-        if len(w) > 1 and _has_hangul(w):
-            out.extend(w[i : i + 2] for i in range(len(w) - 1))
+        if len(w) > 1 and hangul(w):
+            out.extend([w[i : i + 2] for i in range(len(w) - 1)])
         else:
             out.append(w)
     return out

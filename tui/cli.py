@@ -42,7 +42,8 @@ from engine.workspace_setup import new_workspace
 
 DEMO_PATH = Path("workspaces") / "demo.db"
 
-out = Console(highlight=False, soft_wrap=True)
+# Tables keep their full width when written to a pipe or a CI log (rich assumes 80).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

@@ -235,3 +235,15 @@ def test_missing_file_and_missing_workspace(tiny_ws, tmp_path, capsys):
     assert code == 2 and "no such workspace" in err
     code, _, err = run(capsys, "new", tiny_ws)
     assert code == 2 and "already exists" in err
+
+
+def test_demo_builds_once_then_reuses(tmp_path, capsys):
+    path = tmp_path / "d" / "demo.db"
+    code, out, err = run(capsys, "demo", "--path", path, "--no-open")
+    assert code == 0 and path.exists()
+    assert "bm25-kiwi" in out and "Hit@1" in out and "built the demo workspace" in err
+    mtime = path.stat().st_mtime_ns
+    code, out, err = run(capsys, "demo", "--path", path, "--no-open")
+    assert code == 0 and "built" not in err and path.stat().st_mtime_ns == mtime
+    code, _, err = run(capsys, "demo", "--path", path, "--no-open", "--force")
+    assert code == 0 and "built the demo workspace" in err
