@@ -21,6 +21,7 @@ Question means are plain arithmetic means, as trec_eval's.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -177,13 +178,14 @@ def first_relevant_rank(j: Judged) -> IntArray:
 
 
 def mean(values: FloatArray) -> float:
-    """Arithmetic mean summed in question order (trec_eval's), 0 for no questions."""
+    """Arithmetic mean with a correctly rounded sum (``math.fsum``), 0 for no questions.
+
+    The exact sum makes the mean independent of question order, so the live review and
+    ``goldpan score`` give bit-identical numbers however they gather the questions.
+    """
     if values.size == 0:
         return 0.0
-    total = 0.0
-    for v in values.tolist():
-        total += v
-    return total / values.size
+    return math.fsum(values.tolist()) / values.size
 
 
 def evaluate(

@@ -308,6 +308,57 @@ class Workspace:
                 )
         return added, updated, unchanged
 
+    def add_question(
+        self, text: str, tags: Sequence[str], author: str, *, written_blind: bool = True
+    ) -> Question:
+        """Add a question written in goldpan; its id is the next free ``w0001``-style id."""
+        text = text.strip()
+        if not text:
+            raise WorkspaceError("a question needs some text")
+        with self.transaction():
+            taken = {r[0] for r in self.conn.execute("SELECT id FROM questions WHERE id LIKE 'w%'")}
+            n = len(taken) + 1
+            while f"w{n:04d}" in taken:
+                n += 1
+            q = Question(f"w{n:04d}", text, tuple(tags), author, written_blind)
+            stamp = now()
+            self.conn.execute(
+                "INSERT INTO questions(id, text, tags, author, created, written_blind, note) "
+                "VALUES (?, ?, ?, ?, ?, ?, '')",
+                (q.id, q.text, canonical_json(list(q.tags)), author, stamp, int(written_blind)),
+            )
+            self._event("question", author, q.id, None, None, q.text, stamp)
+        return q
+
+    def edit_question(
+        self, question_id: str, text: str, tags: Sequence[str] | None, by: str
+    ) -> Question:
+        """Change a question's text (and tags); the old text stays in the event log."""
+        text = text.strip()
+        if not text:
+            raise WorkspaceError("a question needs some text")
+        with self.transaction():
+            old = self.question(question_id)
+            if old is None:
+                raise WorkspaceError(f"no question {question_id!r}")
+            new_tags = tuple(tags) if tags is not None else old.tags
+            self.conn.execute(
+                "UPDATE questions SET text = ?, tags = ? WHERE id = ?",
+                (text, canonical_json(list(new_tags)), question_id),
+            )
+            if text != old.text:
+                self._event("question", by, question_id, None, old.text, text, now())
+        return Question(question_id, text, new_tags, old.author, old.written_blind, old.note)
+
+    def question_history(self, question_id: str) -> list[tuple[str, str, str]]:
+        """(when, who, text) of every earlier text of a question, oldest first."""
+        rows = self.conn.execute(
+            "SELECT at, annotator, old FROM events WHERE kind = 'question' AND "
+            "question_id = ? AND old IS NOT NULL ORDER BY id",
+            (question_id,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
     # -- labels, verdicts, adjudications ----------------------------------------------
 
     def labels(self) -> list[Label]:
@@ -346,6 +397,54 @@ class Workspace:
                 )
                 n += 1
         return n
+
+    def labels_for(self, question_id: str) -> list[Label]:
+        """Every annotator's labels of one question."""
+        rows = self.conn.execute(
+            "SELECT question_id, doc_id, annotator, grade FROM labels WHERE question_id = ? "
+            "ORDER BY doc_id, annotator",
+            (question_id,),
+        )
+        return [Label(*r) for r in rows]
+
+    def delete_label(self, question_id: str, doc_id: str, annotator: str) -> None:
+        """Remove one annotator's label (undo of a first judgment); logged."""
+        with self.transaction():
+            old = self.conn.execute(
+                "DELETE FROM labels WHERE question_id = ? AND doc_id = ? AND annotator = ? "
+                "RETURNING grade",
+                (question_id, doc_id, annotator),
+            ).fetchone()
+            if old is not None:
+                self._event("label", annotator, question_id, doc_id, str(old[0]), None, now())
+
+    def verdicts_for(self, question_id: str) -> list[Verdict]:
+        """Every annotator's verdict on one question."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator, verdict, note FROM verdicts WHERE question_id = ? "
+            "ORDER BY annotator",
+            (question_id,),
+        )
+        return [Verdict(*r) for r in rows]
+
+    def delete_verdict(self, question_id: str, annotator: str) -> None:
+        """Remove one annotator's verdict; logged."""
+        with self.transaction():
+            old = self.conn.execute(
+                "DELETE FROM verdicts WHERE question_id = ? AND annotator = ? RETURNING verdict",
+                (question_id, annotator),
+            ).fetchone()
+            if old is not None:
+                self._event("verdict", annotator, question_id, None, old[0], None, now())
+
+    def adjudication(self, question_id: str) -> Adjudication | None:
+        """The adjudication of one question, or None."""
+        r = self.conn.execute(
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
+            "WHERE question_id = ?",
+            (question_id,),
+        ).fetchone()
+        return Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) if r else None
 
     def verdicts(self) -> list[Verdict]:
         """Every verdict of every annotator."""
@@ -525,6 +624,18 @@ class Workspace:
             )
             for r in rows
         }
+
+    def latency_ms(self) -> dict[str, float]:
+        """Mean latency (ms per query) of each retriever over its cached rankings."""
+        rows = self.conn.execute("SELECT retriever, avg(latency_ms) FROM runs GROUP BY retriever")
+        return {r[0]: float(r[1]) for r in rows}
+
+    def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Cached rankings (doc ids only) by retriever, then question id."""
+        out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}
+        for r in self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs"):
+            out.setdefault(r[0], {})[r[1]] = tuple(json.loads(r[2]))
+        return out
 
     # -- summary ---------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.retrieve import DEFAULT_DEPTH, build_retriever
-from engine.types import CachedRun, Question, RetrieverSpec, sha256_text
+from engine.retrieve import DEFAULT_DEPTH, Retriever, build_retriever
+from engine.types import CachedRun, Doc, Question, RetrieverSpec, sha256_text
 from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
@@ -27,6 +27,36 @@ class RunReport:
     ran: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+
+
+class PreparedRetrievers:
+    """Indexed retrievers kept between pool runs (the TUI pools one question at a time).
+
+    Everything is dropped when the corpus changes.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self.corpus_hash: str | None = None
+        self.shared: dict[Any, Any] = {}
+        self._by_spec: dict[str, Retriever] = {}
+
+    def get(self, spec: RetrieverSpec, corpus_hash: str, docs: Sequence[Doc]) -> Retriever:
+        """The prepared retriever for ``spec`` over the corpus with ``corpus_hash``."""
+        if corpus_hash != self.corpus_hash:
+            self.corpus_hash = corpus_hash
+            self.shared = {}
+            self._by_spec = {}
+        retriever = self._by_spec.get(spec.hash)
+        if retriever is None:
+            retriever = build_retriever(spec)
+            retriever.prepare(docs, self.shared)
+            self._by_spec[spec.hash] = retriever
+        return retriever
+
+    def has(self, spec: RetrieverSpec, corpus_hash: str) -> bool:
+        """True when ``spec`` is already indexed for this corpus."""
+        return corpus_hash == self.corpus_hash and spec.hash in self._by_spec
 
 
 def input_hash(corpus_hash: str, spec: RetrieverSpec, question: Question) -> str:
@@ -54,6 +84,8 @@ def refresh_runs(
     depth: int = DEFAULT_DEPTH,
     force: bool = False,
     progress: Progress | None = None,
+    question_ids: Sequence[str] | None = None,
+    prepared: PreparedRetrievers | None = None,
 ) -> RunReport:
     """Bring every chosen retriever's cached rankings up to date.
 
@@ -63,15 +95,20 @@ def refresh_runs(
         depth: ranking depth to cache.
         force: run every question again even when its cache is valid.
         progress: called as questions are done.
+        question_ids: only these questions (default: all).
+        prepared: indexed retrievers to reuse (and fill) across calls.
     """
     specs = select_retrievers(ws, names)
     report = RunReport()
     questions = ws.questions()
+    if question_ids is not None:
+        wanted = set(question_ids)
+        questions = [q for q in questions if q.id in wanted]
     if not specs or not questions:
         return report
     corpus_hash = ws.corpus_hash()
-    docs: list[Any] | None = None
-    cache: dict[Any, Any] = {}
+    docs: list[Doc] | None = None
+    prepared = prepared if prepared is not None else PreparedRetrievers()
     for spec in specs:
         started = time.perf_counter()
         known = ws.run_hashes(spec.name)
@@ -87,12 +124,11 @@ def refresh_runs(
             if progress:
                 progress(spec.name, len(questions), len(questions))
             continue
-        retriever = build_retriever(spec)
-        if docs is None:
-            docs = ws.docs()
         if progress:
             progress(spec.name, 0, len(stale))
-        retriever.prepare(docs, cache)
+        if docs is None and not prepared.has(spec, corpus_hash):
+            docs = ws.docs()
+        retriever = prepared.get(spec, corpus_hash, docs or [])
         results: list[CachedRun] = []
         step = max(1, len(stale) // 100)
         for i, q in enumerate(stale, start=1):

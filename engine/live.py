@@ -1,0 +1,164 @@
+"""Live scores: per-question metric rows kept in memory, updated one question at a time.
+
+The review screen must follow every label the moment it is made. Re-running retrievers
+is never needed (rankings are cached) and re-scoring every question is wasteful: a label
+changes one question's gold, so :meth:`LiveScores.update` recomputes that question's row
+for every retriever and the means are re-averaged. The means equal
+:func:`engine.scoring.score_workspace` exactly (both use :func:`engine.metrics.mean`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.gold import Gold, Status
+from engine.metrics import FloatArray, IntArray, first_relevant_rank, judge, mean, parse_metric
+from engine.metrics import per_question as metric_values
+from engine.scoring import COUNT_KEYS, metric_names
+
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    """One question's line in the per-question grid."""
+
+    question_id: str
+    status: Status
+    ranks: dict[str, int]
+    """retriever -> rank of the first gold document (0 = not retrieved)."""
+    top1: dict[str, str | None]
+    """retriever -> the document it ranked first."""
+
+
+class LiveScores:
+    """Every retriever's per-question metrics over one workspace's cached rankings."""
+
+    def __init__(
+        self,
+        question_ids: Sequence[str],
+        golds: Mapping[str, Gold],
+        rankings: Mapping[str, Mapping[str, Sequence[str]]],
+        *,
+        tags: Mapping[str, Sequence[str]] | None = None,
+        latency_ms: Mapping[str, float] | None = None,
+        metrics: Sequence[str] | None = None,
+    ) -> None:
+        """Score everything once.
+
+        Args:
+            question_ids: every question of the workspace.
+            golds: resolved gold by question id.
+            rankings: retriever -> question id -> cached ranking (doc ids).
+            tags: question id -> tags, for tag filters.
+            latency_ms: retriever -> mean ms per query.
+            metrics: metric names (default: those of ``goldpan score``).
+        """
+        self.question_ids = sorted(question_ids)
+        self._row = {q: i for i, q in enumerate(self.question_ids)}
+        self.metrics = list(metrics) if metrics else metric_names()
+        self._parsed = [parse_metric(m) for m in self.metrics]
+        self.retrievers = list(rankings)
+        self.rankings = {r: dict(rankings[r]) for r in self.retrievers}
+        self.tags = {q: tuple((tags or {}).get(q, ())) for q in self.question_ids}
+        self.latency_ms = dict(latency_ms or {})
+        self.golds: dict[str, Gold] = {}
+        n = len(self.question_ids)
+        self._scored = np.zeros(n, dtype=bool)
+        self._values = {r: np.zeros((n, len(self.metrics))) for r in self.retrievers}
+        self._first = {r: np.zeros(n, dtype=np.int64) for r in self.retrievers}
+        for q in self.question_ids:
+            self.golds[q] = golds.get(q) or Gold(q, Status.UNLABELED)
+        self._scored[:] = [self.golds[q].status is Status.LABELED for q in self.question_ids]
+        gold_list = [self.golds[q].gold for q in self.question_ids]
+        for r in self.retrievers:
+            ranks = [list(self.rankings[r].get(q, ())) for q in self.question_ids]
+            self._fill(r, slice(None), ranks, gold_list)
+
+    def _fill(
+        self,
+        retriever: str,
+        rows: slice | int,
+        ranks: list[list[str]],
+        gold: list[Mapping[str, int]],
+    ) -> None:
+        j = judge(ranks, gold)
+        cols = [metric_values(j, m) for m in self._parsed]
+        values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(ranks), 0))
+        first: IntArray = first_relevant_rank(j)
+        if isinstance(rows, int):
+            self._values[retriever][rows] = values[0]
+            self._first[retriever][rows] = first[0]
+        else:
+            self._values[retriever][rows] = values
+            self._first[retriever][rows] = first
+
+    def update(self, gold: Gold) -> None:
+        """A question's gold changed: recompute its row for every retriever."""
+        i = self._row.get(gold.question_id)
+        if i is None:
+            raise KeyError(f"unknown question {gold.question_id!r}")
+        self.golds[gold.question_id] = gold
+        self._scored[i] = gold.status is Status.LABELED
+        for r in self.retrievers:
+            ranking = list(self.rankings[r].get(gold.question_id, ()))
+            self._fill(r, i, [ranking], [gold.gold])
+
+    def set_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
+        """A question was (re)pooled: take its new ranking and rescore its row."""
+        self.rankings[retriever][question_id] = list(ranking)
+        i = self._row[question_id]
+        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].gold])
+
+    def _mask(self, tag: str | None) -> BoolArray:
+        if tag is None:
+            return self._scored
+        has = np.array([tag in self.tags[q] for q in self.question_ids], dtype=bool)
+        out: BoolArray = self._scored & has
+        return out
+
+    def means(self, tag: str | None = None) -> dict[str, dict[str, float]]:
+        """Each retriever's mean of each metric over the scored questions (with ``tag``)."""
+        mask = self._mask(tag)
+        out: dict[str, dict[str, float]] = {}
+        for r in self.retrievers:
+            v = self._values[r][mask]
+            out[r] = {m: mean(v[:, k]) for k, m in enumerate(self.metrics)}
+        return out
+
+    def counts(self, tag: str | None = None) -> dict[str, int]:
+        """Scored, no-answer, disputed and unlabeled questions (with ``tag``)."""
+        out = dict.fromkeys(COUNT_KEYS, 0)
+        for q in self.question_ids:
+            if tag is None or tag in self.tags[q]:
+                out[self.golds[q].count_as] += 1
+        return out
+
+    def rows(self, tag: str | None = None) -> list[QuestionRow]:
+        """Scored questions, hardest first: most retrievers missing, then worst ranks."""
+        mask = self._mask(tag)
+        out = []
+        for i in np.flatnonzero(mask).tolist():
+            q = self.question_ids[i]
+            ranks = {r: int(self._first[r][i]) for r in self.retrievers}
+            top1: dict[str, str | None] = {}
+            for r in self.retrievers:
+                ranking = self.rankings[r].get(q)
+                top1[r] = ranking[0] if ranking else None
+            out.append(QuestionRow(q, self.golds[q].status, ranks, top1))
+
+        def hardness(row: QuestionRow) -> tuple[int, float, str]:
+            missed = sum(1 for v in row.ranks.values() if v == 0)
+            rr = sum(1.0 / v for v in row.ranks.values() if v > 0)
+            return (-missed, rr, row.question_id)
+
+        out.sort(key=hardness)
+        return out
+
+    def all_tags(self) -> list[str]:
+        """Every tag used by some question, sorted."""
+        return sorted({t for ts in self.tags.values() for t in ts})

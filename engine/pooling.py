@@ -1,0 +1,59 @@
+"""Pooling: the union of every retriever's top documents, in a blinded order.
+
+The annotator judges one candidate list per question: the top ``depth`` documents of each
+retriever's cached ranking, merged. Provenance (which retriever ranked a document, and
+where) is kept for the review screen, but the order shown to the annotator reveals
+neither: candidates are sorted by a hash of (question id, doc id), which is stable across
+sessions and unrelated to any retriever's ranking (TREC pooling practice: judges should
+not know which system found a document or how high).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+DEFAULT_POOL_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pooled document and where each retriever ranked it."""
+
+    doc_id: str
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    """retriever name -> 1-based rank (only retrievers that found it in their top k)."""
+    added_by_search: bool = False
+    """Not in any retriever's top k: the annotator found it with corpus search."""
+
+
+def blind_key(question_id: str, doc_id: str) -> str:
+    """The blinded sort key of a candidate: a hash, stable and rank-free."""
+    return hashlib.sha256(f"{question_id}\0{doc_id}".encode()).hexdigest()
+
+
+def pool(
+    question_id: str,
+    rankings: Mapping[str, Sequence[str]],
+    depth: int = DEFAULT_POOL_DEPTH,
+    extra: Sequence[str] = (),
+) -> list[Candidate]:
+    """Pool the top ``depth`` of each ranking (retriever name -> doc ids in rank order).
+
+    ``extra`` adds documents the annotator judged outside the pool (found by corpus
+    search), so that every judged document stays visible. The result is in blinded order.
+    """
+    ranks: dict[str, dict[str, int]] = {}
+    for name, ranking in rankings.items():
+        for rank, doc in enumerate(ranking[:depth], start=1):
+            ranks.setdefault(doc, {})[name] = rank
+    out = [Candidate(doc, r) for doc, r in ranks.items()]
+    out.extend(Candidate(doc, {}, True) for doc in dict.fromkeys(extra) if doc not in ranks)
+    out.sort(key=lambda c: blind_key(question_id, c.doc_id))
+    return out
+
+
+def only_found_by(candidates: Sequence[Candidate], retriever: str) -> list[str]:
+    """Doc ids that only ``retriever`` put in its top k (what it adds to the pool)."""
+    return [c.doc_id for c in candidates if set(c.ranks) == {retriever}]
