@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from engine.retrieve.bm25 import VARIANTS, BM25Index, BM25Params, check_variant, id_ranks, top_k
+from engine.retrieve.bm25 import (
+    VARIANTS,
+    BM25Index,
+    BM25Params,
+    canonical_scores,
+    check_variant,
+    id_ranks,
+    top_k,
+)
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
 from engine.types import Doc, RetrieverSpec
 
@@ -86,7 +94,7 @@ class BM25Retriever:
         """Rank the corpus for one question."""
         if self._index is None or self._tokenizer is None:
             raise RuntimeError("prepare() must be called before search()")
-        scores = self._index.scores(self._tokenizer(text))
+        scores = canonical_scores(self._index.scores(self._tokenizer(text)))
         best = top_k(scores, self._id_rank, depth)
         ids = self._doc_ids
         return [ids[i] for i in best], scores[best].tolist()

@@ -83,6 +83,29 @@ def id_ranks(doc_ids: Sequence[str]) -> IntArray:
     return ranks
 
 
+TIE_DIGITS = 12
+"""Significant digits kept in ranked scores (see :func:`canonical_scores`)."""
+
+
+def canonical_scores(scores: FloatArray) -> FloatArray:
+    """Scores rounded to 12 significant digits, so that equal scores tie exactly.
+
+    Two documents with the same length and the same (tf, df) statistics have the same
+    score in exact arithmetic, but a float sum taken in a different term order can differ
+    in the last bit; trec_eval would then order them by that noise instead of by doc id.
+    Rounding far below any meaningful difference (1e-12 relative) makes such ties exact,
+    both in goldpan's ranking and in an exported run that trec_eval re-sorts.
+    """
+    out = scores.copy()
+    nz = np.flatnonzero(out)
+    if nz.size:
+        vals = out[nz]
+        exp = np.floor(np.log10(np.abs(vals)))
+        scale = 10.0 ** (TIE_DIGITS - 1 - exp)
+        out[nz] = np.round(vals * scale) / scale
+    return out
+
+
 def top_k(scores: FloatArray, id_rank: IntArray, depth: int) -> IntArray:
     """Indices of the ``depth`` best positive scores, in trec_eval order.
 

@@ -7,6 +7,7 @@ are run again. Each retriever's new rankings are written in one transaction.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,27 +33,30 @@ class RunReport:
 class PreparedRetrievers:
     """Indexed retrievers kept between pool runs (the TUI pools one question at a time).
 
-    Everything is dropped when the corpus changes.
+    Everything is dropped when the corpus changes. Safe to share between threads: one
+    retriever is indexed at a time.
     """
 
     def __init__(self) -> None:
         """Start empty."""
+        self._lock = threading.Lock()
         self.corpus_hash: str | None = None
         self.shared: dict[Any, Any] = {}
         self._by_spec: dict[str, Retriever] = {}
 
     def get(self, spec: RetrieverSpec, corpus_hash: str, docs: Sequence[Doc]) -> Retriever:
         """The prepared retriever for ``spec`` over the corpus with ``corpus_hash``."""
-        if corpus_hash != self.corpus_hash:
-            self.corpus_hash = corpus_hash
-            self.shared = {}
-            self._by_spec = {}
-        retriever = self._by_spec.get(spec.hash)
-        if retriever is None:
-            retriever = build_retriever(spec)
-            retriever.prepare(docs, self.shared)
-            self._by_spec[spec.hash] = retriever
-        return retriever
+        with self._lock:
+            if corpus_hash != self.corpus_hash:
+                self.corpus_hash = corpus_hash
+                self.shared = {}
+                self._by_spec = {}
+            retriever = self._by_spec.get(spec.hash)
+            if retriever is None:
+                retriever = build_retriever(spec)
+                retriever.prepare(docs, self.shared)
+                self._by_spec[spec.hash] = retriever
+            return retriever
 
     def has(self, spec: RetrieverSpec, corpus_hash: str) -> bool:
         """True when ``spec`` is already indexed for this corpus."""

@@ -98,3 +98,17 @@ def test_registry_errors_name_every_choice():
         bm25_spec("x", "word", variant="bm25f")
     with pytest.raises(KeyError, match="bigram, kiwi, word, word\\+bigram"):
         bm25_spec("x", "whitespace")
+
+
+def test_scores_equal_but_for_float_noise_tie_and_break_by_id():
+    from engine.retrieve.bm25 import canonical_scores
+
+    # 3.2492562503242204 and 3.24925625032422 are one ulp apart: the same score summed in
+    # a different term order (found on KorQuAD)
+    noisy = np.array([3.2492562503242204, 3.24925625032422, 0.0, 1e-7 * (1 + 2**-50)])
+    exact = canonical_scores(noisy)
+    assert exact[0] == exact[1]
+    assert abs(exact[0] - noisy[0]) < 1e-11
+    assert exact[2] == 0.0 and exact[3] == pytest.approx(1e-7, rel=1e-12)
+    order = top_k(exact, id_ranks(["a#2", "b#81", "c", "d"]), 10)
+    assert order.tolist() == [1, 0, 3]

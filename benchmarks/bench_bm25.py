@@ -1,0 +1,157 @@
+"""How fast goldpan pools BM25 rankings, against rank_bm25 ranking the same questions.
+
+Run from the repository root::
+
+    python benchmarks/bench_bm25.py                 # every question (rank_bm25: ~1-2 min)
+    python benchmarks/bench_bm25.py --sample 500    # rank_bm25 on 500 questions, scaled up
+    python benchmarks/bench_bm25.py --data PATH     # another SQuAD 1.1 file
+
+The data is KorQuAD 1.0 dev at paragraph level (964 paragraphs, 5,774 questions), read
+from ``shared/data`` beside the repository unless ``--data`` says otherwise.
+
+What is measured, per tokenizer (``word``, ``bigram``, ``word+bigram``):
+
+(a) rank_bm25: ``BM25Okapi.get_scores`` plus an ``argsort`` for the top 100, for every
+    question, over tokens made beforehand with goldpan's own tokenizers. Tokenizing and
+    building the ``BM25Okapi`` object are not in this number (the build is printed). With
+    ``--sample N`` only N evenly spread questions are ranked and the time is scaled
+    linearly to all questions; the output says so.
+(b) goldpan: the whole pooling job, ``refresh_runs(ws, [bm25-word, bm25-bigram,
+    bm25-word+bigram], depth=100)`` on a fresh workspace in a temporary folder: reading
+    the corpus, tokenizing documents and questions, building the index, ranking and
+    writing every ranking to SQLite. Creating the workspace and importing the file are
+    not in this number (the import time is printed).
+
+The target is goldpan <= 1/10 of rank_bm25's time (all three tokenizers together).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from engine.ingest import import_squad
+from engine.ingest.readers import read_squad
+from engine.retrieve.runner import refresh_runs
+from engine.tokenize import bigram_tokens, word_bigram_tokens, word_tokens
+from engine.workspace_setup import new_workspace
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "korquad_v1.0_dev" / "KorQuAD_v1.0_dev.json"
+DEPTH = 100
+TARGET_RATIO = 10.0
+
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
+    "word": word_tokens,
+    "bigram": bigram_tokens,
+    "word+bigram": word_bigram_tokens,
+}
+
+
+def time_rank_bm25(
+    doc_texts: list[str], questions: list[str], sample: int
+) -> dict[str, tuple[float, float, float]]:
+    """tokenizer -> (build seconds, measured ranking seconds, ranking seconds scaled to all)."""
+    n = len(questions)
+    picked = [questions[i * n // sample] for i in range(sample)] if sample < n else questions
+    out = {}
+    for name, tokenize in TOKENIZERS.items():
+        doc_tokens = [tokenize(t) for t in doc_texts]
+        query_tokens = [tokenize(q) for q in picked]
+        t0 = time.perf_counter()
+        bm25 = BM25Okapi(doc_tokens)
+        build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for toks in query_tokens:
+            scores = bm25.get_scores(toks)
+            np.argsort(-scores)[:DEPTH]
+        ranking = time.perf_counter() - t0
+        out[name] = (build, ranking, ranking * n / len(picked))
+        print(f"  rank_bm25 {name:<12} {ranking:7.2f} s for {len(picked)} questions", flush=True)
+    return out
+
+
+def time_goldpan(data: Path, n_questions: int) -> tuple[float, float, dict[str, float]]:
+    """(import seconds, pooling seconds, pooling seconds per retriever)."""
+    names = [f"bm25-{tok}" for tok in TOKENIZERS]
+    with tempfile.TemporaryDirectory(prefix="goldpan-bench-") as tmp:
+        ws = new_workspace(Path(tmp) / "bench.db")
+        try:
+            t0 = time.perf_counter()
+            import_squad(ws, data, "paragraph")
+            imported = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            report = refresh_runs(ws, names, depth=DEPTH)
+            pooled = time.perf_counter() - t0
+        finally:
+            ws.close()
+    for name in names:
+        if report.ran.get(name) != n_questions:
+            sys.exit(f"goldpan ran {report.ran.get(name)} questions for {name}, not {n_questions}")
+    return imported, pooled, {name.removeprefix("bm25-"): report.seconds[name] for name in names}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="a SQuAD 1.1 JSON file")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="rank_bm25 ranks N evenly spread questions, scaled up linearly (default: all)",
+    )
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        parser.error(f"{args.data} not found; pass --data PATH to a SQuAD 1.1 JSON file")
+
+    squad = read_squad(args.data, "paragraph")
+    doc_texts = [d.text for d in squad.docs]
+    questions = [q.text for q in squad.questions]
+    n = len(questions)
+    sample = n if args.sample is None else max(1, min(args.sample, n))
+    scaled = sample < n
+
+    print(f"data: {args.data} ({len(doc_texts)} paragraphs, {n} questions), depth {DEPTH}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"{platform.machine()}, {platform.system()}"
+    )
+    print()
+    print("(a) rank_bm25 BM25Okapi: get_scores + argsort top 100, tokens made beforehand")
+    ref = time_rank_bm25(doc_texts, questions, sample)
+    print("(b) goldpan: refresh_runs (tokenize, index, rank, store) on a fresh workspace")
+    imported, pooled, per_retriever = time_goldpan(args.data, n)
+    print(f"  import squad (paragraph level), not counted: {imported:.2f} s")
+    print()
+
+    note = f" (measured on {sample} questions, scaled x{n / sample:.2f})" if scaled else ""
+    print(f"per tokenizer, seconds for all {n} questions{note}:")
+    header = f"  {'tokenizer':<12} {'rank_bm25':>10} {'goldpan':>9} {'ratio':>7}   rank_bm25 build"
+    print(header)
+    for name, (build, _, full) in ref.items():
+        ours = per_retriever[name]
+        print(f"  {name:<12} {full:10.2f} {ours:9.2f} {full / ours:6.1f}x   {build:.2f} s")
+    total_ref = sum(full for _, _, full in ref.values())
+    print(f"  {'total':<12} {total_ref:10.2f} {pooled:9.2f} {total_ref / pooled:6.1f}x")
+    print()
+    if scaled:
+        print(f"rank_bm25 time is extrapolated linearly from {sample} of {n} questions.")
+    print("goldpan's per-tokenizer seconds are refresh_runs' own; the total is the whole call.")
+    met = pooled <= total_ref / TARGET_RATIO
+    print(
+        f"target goldpan <= 1/{TARGET_RATIO:g} of rank_bm25: "
+        f"{'met' if met else 'NOT met'} ({pooled:.2f} s vs {total_ref / TARGET_RATIO:.2f} s)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

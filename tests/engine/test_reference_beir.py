@@ -1,0 +1,223 @@
+"""goldpan's scores against trec_eval (pytrec_eval) on a BEIR DBPedia-Entity subset.
+
+The workspace is built with the CLI (``new``, ``import beir``, ``pool``), its gold and
+rankings are exported as TREC qrels and runs, and pytrec_eval scores the exported files.
+``goldpan score --json`` must equal pytrec_eval's mean over the qrels' questions.
+
+The query sets differ on purpose, and the test spells the difference out: goldpan scores
+every question with a gold document (grade >= 1) and counts one whose ranking is empty
+as 0 (``trec_eval -c``); pytrec_eval only returns questions present in both the qrels and
+the run. So pytrec_eval's per-question values are averaged with a 0 for every qrels
+question missing from its output, and the number of such questions is asserted. A second
+workspace adds one question that no document matches (and gives it a gold document) so
+that this path is really taken.
+
+The data is read at run time from ``shared/data`` beside the repository; the tests skip
+when it is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+BEIR = DATA / "beir_dbpedia_entity_subset50"
+
+RETRIEVERS = ("bm25-word", "bm25-bigram")
+TOL = 1e-9
+N_QUERIES = 50
+N_WITH_GOLD = 40  # queries with at least one qrels line of grade >= 1
+
+# goldpan metric -> pytrec_eval measure
+MEASURES = {
+    "hit@1": "success_1",
+    "hit@3": "success_3",
+    "hit@5": "success_5",
+    "hit@10": "success_10",
+    "mrr": "recip_rank",
+    "recall@5": "recall_5",
+    "recall@10": "recall_10",
+    "ndcg@10": "ndcg_cut_10",
+}
+TREC_MEASURES = {"success.1,3,5,10", "recip_rank", "recall.5,10", "ndcg_cut.10", "P.5"}
+
+# A question no document shares a word with, and the gold doc given to it.
+UNMATCHED_QID = "zz-unmatched"
+UNMATCHED_TEXT = "qxqzvv zzkqjw"
+UNMATCHED_GOLD = "<dbpedia:Oceanic_Airlines>"
+
+
+# -- plain readers of the exported files (not goldpan's) ------------------------------------
+
+
+def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        qid, _, doc, grade = line.split()
+        qrels.setdefault(qid, {})[doc] = int(grade)
+    return qrels
+
+
+def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        run.setdefault(qid, {})[doc] = float(score)
+    return run
+
+
+def read_beir_gold(folder: Path) -> dict[str, dict[str, int]]:
+    """The BEIR qrels with grade >= 1 only (a grade-0 line is 'judged not relevant')."""
+    gold: dict[str, dict[str, int]] = {}
+    with (folder / "qrels" / "test.tsv").open(encoding="utf-8", newline="") as f:
+        rows = csv.reader(f, delimiter="\t")
+        assert next(rows) == ["query-id", "corpus-id", "score"]
+        for qid, doc, grade in rows:
+            if int(grade) >= 1:
+                gold.setdefault(qid, {})[doc] = int(grade)
+    return gold
+
+
+# -- the workspace --------------------------------------------------------------------------
+
+
+@dataclass
+class BeirSetup:
+    workspace: Path
+    folder: Path
+    with_unmatched: bool
+    qrels: dict[str, dict[str, int]]
+    """The exported gold."""
+    runs: dict[str, dict[str, dict[str, float]]]
+    """retriever -> the exported run."""
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["beir", "beir+unmatched-question"])
+def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> BeirSetup:
+    if not (BEIR / "corpus.jsonl").is_file():
+        pytest.skip(f"BEIR DBPedia subset not found at {BEIR} (shared/data is not beside the repo)")
+    from tui.cli import main
+
+    with_unmatched: bool = request.param
+    folder = tmp_path_factory.mktemp("beir")
+    ws = folder / "ws.db"
+    assert main(["new", str(ws)]) == 0
+    assert main(["import", "beir", str(ws), str(BEIR)]) == 0
+    if with_unmatched:
+        questions = folder / "extra.jsonl"
+        questions.write_text(
+            json.dumps({"_id": UNMATCHED_QID, "text": UNMATCHED_TEXT}) + "\n", encoding="utf-8"
+        )
+        qrels = folder / "extra.qrels"
+        qrels.write_text(f"{UNMATCHED_QID} 0 {UNMATCHED_GOLD} 1\n", encoding="utf-8")
+        assert main(["import", "questions", str(ws), str(questions)]) == 0
+        assert main(["import", "qrels", str(ws), str(qrels)]) == 0
+    pool = ["pool", str(ws), "--quiet"]
+    for name in RETRIEVERS:
+        pool += ["--retriever", name]
+    assert main(pool) == 0
+    assert main(["export", str(ws), "--format", "trec-qrels", str(folder / "gold.qrels")]) == 0
+    runs = {}
+    for name in RETRIEVERS:
+        out = folder / f"{name}.run"
+        assert main(["export", str(ws), "--format", "trec-run", str(out), "--retriever", name]) == 0
+        runs[name] = read_trec_run(out)
+    return BeirSetup(ws, folder, with_unmatched, read_trec_qrels(folder / "gold.qrels"), runs)
+
+
+# -- tests ----------------------------------------------------------------------------------
+
+
+def test_exported_qrels_are_the_beir_gold(beir: BeirSetup) -> None:
+    want = read_beir_gold(BEIR)
+    assert len(want) == N_WITH_GOLD
+    if beir.with_unmatched:
+        want[UNMATCHED_QID] = {UNMATCHED_GOLD: 1}
+    assert beir.qrels == want
+
+
+def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFixture[str]) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from tui.cli import main
+
+    capsys.readouterr()
+    argv = ["score", str(beir.workspace), "--json", "--no-pool"]
+    for name in RETRIEVERS:
+        argv += ["--retriever", name]
+    assert main(argv) == 0
+    board = json.loads(capsys.readouterr().out)
+    n_gold = N_WITH_GOLD + (1 if beir.with_unmatched else 0)
+    n_questions = N_QUERIES + (1 if beir.with_unmatched else 0)
+    assert board["questions"] == {
+        "scored": n_gold,
+        "no_answer": 0,
+        "disputed": 0,
+        "unlabeled": n_questions - n_gold,
+    }
+    assert len(beir.qrels) == n_gold
+
+    for name in RETRIEVERS:
+        run = beir.runs[name]
+        per_query = pytrec_eval.RelevanceEvaluator(beir.qrels, TREC_MEASURES).evaluate(run)
+        # pytrec_eval leaves out a qrels question without any line in the run; goldpan
+        # (like trec_eval -c) scores it 0. Exactly the unmatched question is such a one.
+        absent = sorted(q for q in beir.qrels if q not in per_query)
+        assert absent == ([UNMATCHED_QID] if beir.with_unmatched else []), name
+        assert all(q not in run for q in absent)
+        assert len(per_query) == n_gold - len(absent)
+        got = board["retrievers"][name]
+        for metric, measure in MEASURES.items():
+            total = sum(per_query[q][measure] if q in per_query else 0.0 for q in beir.qrels)
+            want = total / len(beir.qrels)
+            assert got[metric] == pytest.approx(want, abs=TOL, rel=0), (
+                f"{name} {metric}: goldpan {got[metric]!r}, pytrec_eval {want!r}"
+            )
+            # and the difference is real: the mean over pytrec_eval's questions only
+            if absent and want > 0:
+                only_returned = sum(v[measure] for v in per_query.values()) / len(per_query)
+                assert only_returned > want
+
+
+def test_evaluate_per_question_equals_pytrec_eval_with_ties(beir: BeirSetup) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from engine.metrics import evaluate
+
+    source = beir.folder / "bm25-word.run"
+    tied = beir.folder / "bm25-word.tied.run"
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        qid, q0, doc, rank, score, tag = line.split()
+        lines.append(f"{qid} {q0} {doc} {rank} {round(float(score), 1):.1f} {tag}\n")
+    tied.write_text("".join(lines), encoding="utf-8")
+    run = read_trec_run(tied)
+
+    # The rounding must create ties that trec_eval breaks by doc id descending, i.e. the
+    # file's rank order is no longer the score order for many questions.
+    reordered = 0
+    for docs in run.values():
+        file_order = list(docs)  # insertion order = the file's ranks
+        trec_order = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+        reordered += file_order != trec_order
+    assert reordered >= 10, f"only {reordered} questions have reordered ties"
+
+    metrics = [*MEASURES, "p@5"]
+    names = {**MEASURES, "p@5": "P_5"}
+    theirs = pytrec_eval.RelevanceEvaluator(beir.qrels, TREC_MEASURES).evaluate(run)
+    ours = evaluate(beir.qrels, run, metrics)
+    assert set(ours) == set(beir.qrels)
+    absent = sorted(set(beir.qrels) - set(theirs))
+    assert absent == ([UNMATCHED_QID] if beir.with_unmatched else [])
+    wrong = []
+    for qid, values in ours.items():
+        for metric in metrics:
+            want = theirs[qid][names[metric]] if qid in theirs else 0.0
+            if abs(values[metric] - want) > TOL:
+                wrong.append((qid, metric, values[metric], want))
+    assert not wrong, (
+        f"{len(wrong)} per-question values differ (qid, metric, ours, theirs): {wrong[:5]}"
+    )
