@@ -174,8 +174,9 @@ class LabelingSession:
             if change.old is None:
                 self.ws.delete_verdict(q, self.annotator)
             else:
-                verdict, note = change.old  # type: ignore[misc]
-                self.ws.write_verdicts([Verdict(q, self.annotator, verdict, note)])
+                old = change.old
+                assert isinstance(old, tuple)
+                self.ws.write_verdicts([Verdict(q, self.annotator, str(old[0]), str(old[1]))])
         else:
             self.ws.edit_question(q, str(change.old), None, self.annotator)
         self._refresh(q)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -351,6 +352,21 @@ def cmd_info(args: argparse.Namespace) -> None:
     out.print(table)
 
 
+def _run_app(path: Path, annotator: str | None) -> None:
+    import getpass
+
+    from tui.app import make_app
+
+    Workspace.open(path).close()  # a clear error (exit 2) before the screen is taken over
+    name = annotator or os.environ.get("GOLDPAN_ANNOTATOR") or getpass.getuser() or "annotator"
+    make_app(path, annotator=name).run()
+
+
+def cmd_open(args: argparse.Namespace) -> None:
+    """Open a workspace in the TUI."""
+    _run_app(Path(args.workspace), args.annotator)
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     """Build the demo workspace if needed, then show its scores."""
     from engine.demo import build_demo
@@ -362,10 +378,12 @@ def cmd_demo(args: argparse.Namespace) -> None:
         err.print(Text(f"built the demo workspace at {path}"))
     with _open(str(path)) as ws:
         _pool(ws, None, DEFAULT_DEPTH, quiet=False)
-        board = score_workspace(ws)
-    out.print(_score_table(board, metric_names(DEFAULT_KS), None))
-    if not args.no_open:
-        err.print(Text("the TUI is not part of this version yet; scores are shown above"))
+        if args.no_open:
+            board = score_workspace(ws)
+    if args.no_open:
+        out.print(_score_table(board, metric_names(DEFAULT_KS), None))
+    else:
+        _run_app(path, args.annotator)
 
 
 # -- parser -------------------------------------------------------------------------------
@@ -471,11 +489,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_info)
 
-    s = sub.add_parser("demo", help="build the demo workspace and show its scores")
+    s = sub.add_parser("demo", help="build the demo workspace and open it")
     s.add_argument("--path", default=str(DEMO_PATH))
     s.add_argument("--force", action="store_true", help="rebuild it")
-    s.add_argument("--no-open", action="store_true", help="print the scores only")
+    s.add_argument("--no-open", action="store_true", help="print the scores instead of opening")
+    s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("open", help="open a workspace in the terminal UI")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
+    s.set_defaults(func=cmd_open)
     return p
 
 

@@ -1,0 +1,328 @@
+"""Pilot tests: press keys, then assert on workspace rows and on what the screen shows."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from textual.widgets import DataTable, HelpPanel, Input, OptionList, Static
+
+from engine.types import Doc, Label, Question
+from engine.workspace import Workspace
+from tests.tui.conftest import APP_SIZE, wait_for
+from tui.screens.judge import JudgeScreen
+from tui.screens.modals import PromptScreen, SearchScreen
+from tui.screens.questions import QuestionsScreen
+from tui.screens.review import ReviewScreen
+from tui.screens.write import WriteScreen
+from tui.widgets.candidate_list import CandidateList
+
+
+def rows(path, sql, *params):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def my_labels(path, qid):
+    return dict(
+        rows(
+            path,
+            "SELECT doc_id, grade FROM labels WHERE question_id = ? AND annotator = 'tester'",
+            qid,
+        )
+    )
+
+
+def my_verdict(path, qid):
+    found = rows(
+        path,
+        "SELECT verdict, note FROM verdicts WHERE question_id = ? AND annotator = 'tester'",
+        qid,
+    )
+    return found[0] if found else None
+
+
+def plain(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def open_judge(pilot, qid):
+    app = pilot.app
+    app.judge(qid)
+    await pilot.pause()
+    assert isinstance(app.screen, JudgeScreen)
+    return app.screen
+
+
+async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        assert isinstance(app.screen, QuestionsScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 49
+        await pilot.press("f")  # unlabeled
+        assert app.screen.status_filter.value == "unlabeled"
+        assert table.row_count == 3
+        assert "status: unlabeled" in plain(app.screen.query_one("#filters", Static))
+        await pilot.press("f", "f", "f", "f", "f")  # ... disputed
+        assert app.screen.status_filter.value == "disputed"
+        assert table.row_count == 5
+        await pilot.press("f", "t")  # back to all statuses; first tag
+        assert app.screen.tag_filter == "conditional"
+        assert table.row_count == 3
+        await pilot.press("enter")
+        assert isinstance(app.screen, JudgeScreen)
+        assert app.screen.question_id == "q20"
+        assert "q20" in plain(app.screen.query_one("#question", Static))
+
+
+async def test_judging_with_every_key_is_durable(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_judge(pilot, "q04")
+        cands = screen.query_one(CandidateList)
+        first, second = cands.candidates[0].doc_id, cands.candidates[1].doc_id
+        await pilot.press("2")
+        assert my_labels(demo_ws, "q04") == {first: 2}  # committed before the next key
+        await pilot.press("space")
+        assert my_labels(demo_ws, "q04") == {first: 0}
+        await pilot.press("space")
+        assert my_labels(demo_ws, "q04") == {first: 1}
+        await pilot.press("j", "3")
+        assert my_labels(demo_ws, "q04") == {first: 1, second: 3}
+        await pilot.press("k", "0")
+        assert my_labels(demo_ws, "q04") == {first: 0, second: 3}
+        assert "[3]" in str(cands.get_option_at_index(1).prompt)
+        await pilot.press("1")
+        # the resolved gold now disagrees with mina and jun: disputed, visible at once
+        assert "gold: disputed" in plain(screen.query_one("#status", Static))
+        await pilot.press("s")
+        assert my_verdict(demo_ws, "q04") == ("skip", "")
+        await pilot.press("s")
+        assert my_verdict(demo_ws, "q04") is None
+        await pilot.press("n")
+        assert my_verdict(demo_ws, "q04") == ("no_answer", "")
+        assert "you: no_answer" in plain(screen.query_one("#status", Static))
+        await pilot.press("n")  # again: taken back
+        assert my_verdict(demo_ws, "q04") is None
+
+
+async def test_undo_walks_back_changes(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_judge(pilot, "q05")
+        assert not screen.check_action("undo", ())  # nothing to undo: not in the footer
+        doc = screen.query_one(CandidateList).current.doc_id
+        await pilot.press("2", "3", "n")
+        assert my_labels(demo_ws, "q05") == {doc: 3}
+        assert screen.check_action("undo", ())
+        await pilot.press("u")
+        assert my_verdict(demo_ws, "q05") is None
+        await pilot.press("u")
+        assert my_labels(demo_ws, "q05") == {doc: 2}
+        await pilot.press("u")
+        assert my_labels(demo_ws, "q05") == {}
+        assert not screen.can_undo
+        undo_events = rows(
+            demo_ws,
+            "SELECT count(*) FROM events WHERE question_id = 'q05' AND annotator = 'tester'",
+        )[0][0]
+        assert undo_events == 6  # every change and every undo is in the log
+
+
+async def test_ambiguous_with_note_and_question_edit(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await open_judge(pilot, "q06")
+        await pilot.press("a")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"R1 R2 differ", "enter")
+        assert my_verdict(demo_ws, "q06") == ("ambiguous", "R1 R2 differ")
+        assert isinstance(app.screen, JudgeScreen)
+        await pilot.press("e")
+        assert isinstance(app.screen, PromptScreen)
+        field = app.screen.query_one(Input)
+        field.value = "감마카메라 균일도 두 가지 차이"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert rows(demo_ws, "SELECT text FROM questions WHERE id = 'q06'")[0][0] == (
+            "감마카메라 균일도 두 가지 차이"
+        )
+        history = Workspace.open(demo_ws).question_history("q06")
+        assert history[-1][2] == "감마카메라 균일도 intrinsic extrinsic 차이"
+
+
+async def test_next_previous_follow_the_questions_order(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_judge(pilot, "q10")
+        await pilot.press("right_square_bracket")
+        assert screen.question_id == "q11"
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert screen.question_id == "q09"
+
+
+async def test_corpus_search_adds_a_gold_document(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_judge(pilot, "q01")
+        await pilot.press("slash")
+        assert isinstance(app.screen, SearchScreen)
+        field = app.screen.query_one(Input)
+        field.value = "TD-2024-0137 균일도 팬텀"
+        results = app.screen.query_one(OptionList)
+        await wait_for(
+            pilot,
+            lambda: results.option_count > 0 and results.get_option_at_index(0).id == "td-0137",
+        )
+        await pilot.press("enter")
+        await pilot.pause()
+        assert my_labels(demo_ws, "q01") == {"td-0137": 1}
+        assert isinstance(app.screen, JudgeScreen)
+        assert screen.query_one(CandidateList).current.doc_id == "td-0137"
+
+
+async def test_writing_blind_saves_pools_and_opens_judging(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("w")
+        assert isinstance(app.screen, WriteScreen)
+        # nothing on the write screen shows a document title or text
+        docs = Workspace.open(demo_ws).docs()
+        shown = " ".join(plain(s) for s in app.screen.query(Static))
+        assert not any(d.title in shown for d in docs)
+        await pilot.press(*"감쇠 보정 원리")
+        note = plain(app.screen.query_one("#overlap-note", Static))
+        assert "likely an easy question" in note
+        app.screen.query_one("#write-text", Input).value = "숨 쉴 때 생기는 어긋남 고치기"
+        await pilot.pause()
+        assert "likely an easy" not in plain(app.screen.query_one("#overlap-note", Static))
+        app.screen.query_one("#write-tags", Input).value = "hard, paraphrase"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, JudgeScreen)
+        assert app.screen.question_id == "w0001"
+        q = rows(
+            demo_ws, "SELECT text, tags, author, written_blind FROM questions WHERE id = 'w0001'"
+        )[0]
+        assert q == ("숨 쉴 때 생기는 어긋남 고치기", '["hard","paraphrase"]', "tester", 1)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        pooled = rows(demo_ws, "SELECT retriever FROM runs WHERE question_id = 'w0001'")
+        assert len(pooled) == 4
+        assert app.screen.query_one(CandidateList).option_count > 0
+
+
+async def test_review_updates_after_a_label_change(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        assert isinstance(app.screen, ReviewScreen)
+        metrics = app.screen.query_one("#metrics", DataTable)
+        assert [str(c.label) for c in metrics.columns.values()][:3] == [
+            "retriever",
+            "Hit@1",
+            "Hit@3",
+        ]
+        names = [str(k.value) for k in metrics.rows]
+        assert names == ["bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi"]
+        before = str(metrics.get_row("bm25-word")[4])  # MRR
+        counts_before = plain(app.screen.query_one("#review-counts", Static))
+        assert "35 scored" in counts_before
+        await pilot.press("l")  # judge q01, the first question
+        assert app.screen.question_id == "q01"
+        await pilot.press("n")  # no answer: q01 leaves the scored questions
+        await pilot.press("r")
+        metrics = app.screen.query_one("#metrics", DataTable)
+        after = str(metrics.get_row("bm25-word")[4])
+        assert after != before
+        assert "34 scored" in plain(app.screen.query_one("#review-counts", Static))
+        # the per-question grid no longer lists q01
+        grid = app.screen.query_one("#grid", DataTable)
+        assert "q01" not in [str(k.value) for k in grid.rows]
+
+
+async def test_review_tag_filter_and_detail(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        screen = app.screen
+        grid = screen.query_one("#grid", DataTable)
+        hardest = str(next(iter(grid.rows)).value)
+        detail = plain(screen.query_one("#detail", Static))
+        assert hardest in detail and "rank 1:" in detail
+        await pilot.press("t")
+        assert screen.tag == "conditional"
+        assert "tag: conditional" in plain(screen.query_one("#review-counts", Static))
+        assert grid.row_count <= 3
+
+
+async def test_help_panel_toggles_and_explains(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await open_judge(pilot, "q01")
+        await pilot.press("question_mark")
+        assert app.screen.query(HelpPanel)
+        await pilot.press("question_mark")
+        assert not app.screen.query(HelpPanel)
+        await pilot.press("f1")
+        assert app.screen.query(HelpPanel)
+
+
+async def test_palette_offers_the_screens_actions(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await open_judge(pilot, "q01")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Label: no answer in the corpus" in titles and "Go: review" in titles
+        assert "Label: undo" not in titles  # nothing to undo yet
+        await pilot.press("ctrl+p")
+        assert app.screen.__class__.__name__ == "CommandPalette"
+
+
+async def test_markup_and_escapes_in_the_corpus_show_literally(tmp_path):
+    from engine.workspace_setup import new_workspace
+    from tui.app import make_app
+
+    path = tmp_path / "m.db"
+    ws = new_workspace(path)
+    ws.write_docs([Doc("d[1]", "[bold red]T[/]", "[link=http://x]click[/link] \x1b[31mred")])
+    ws.write_questions([Question("q[b]", "[i]click[/i] red")])
+    ws.write_labels([Label("q[b]", "d[1]", "x", 1)])
+    ws.close()
+    app = make_app(path, annotator="tester", animations=False, blink=False, warm_indexes=False)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        table = app.screen.query_one(DataTable)
+        assert str(table.get_row("q[b]")[5]) == "[i]click[/i] red"
+        app.judge("q[b]")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        body = plain(app.screen.query_one("#doc-body", Static))
+        assert "[link=http://x]click[/link] ␛[31mred" in body
+        head = plain(app.screen.query_one("#doc-head", Static))
+        assert "[bold red]T[/]" in head
+        assert "[i]click[/i] red" in plain(app.screen.query_one("#question", Static))
+
+
+async def test_another_annotators_label_shows_after_reload(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        other = Workspace.open(demo_ws)
+        other.write_labels([Label("q47", "pet-qc-01", "kim", 2)])
+        other.close()
+        await pilot.press("ctrl+r")
+        table = app.screen.query_one(DataTable)
+        assert str(table.get_row("q47")[1]) == "labeled"
+
+
+async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
+    app = app_factory(warm_indexes=True)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        # the first screen is there before the indexes (Kiwi included) are built
+        assert isinstance(app.screen, QuestionsScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        ws = app.ws
+        assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())

@@ -1,0 +1,250 @@
+"""The goldpan Textual app: wiring only (screens, global keys, palette, workers)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from engine.retrieve.runner import PreparedRetrievers, refresh_runs
+from engine.session import LabelingSession
+from engine.workspace import Workspace
+from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
+from tui.screens.judge import JudgeScreen
+from tui.screens.questions import QuestionsScreen
+from tui.screens.review import ReviewScreen
+from tui.screens.write import WriteScreen
+
+
+class GoldpanApp(App[None]):
+    """Label questions blind, judge pooled candidates, watch the scores move."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "goldpan"
+    MODES = {
+        "questions": QuestionsScreen,
+        "write": WriteScreen,
+        "judge": JudgeScreen,
+        "review": ReviewScreen,
+    }
+    DEFAULT_MODE = "questions"
+    BINDINGS = [
+        Binding(
+            "q",
+            "switch_mode('questions')",
+            "Questions",
+            show=False,
+            id="questions",
+            tooltip="Every question with its status, tags and labels",
+        ),
+        Binding(
+            "w",
+            "switch_mode('write')",
+            "Write",
+            show=False,
+            id="write",
+            tooltip="Write a new question without seeing any document",
+        ),
+        Binding(
+            "l",
+            "switch_mode('judge')",
+            "Label",
+            show=False,
+            id="judge",
+            tooltip="Judge the pooled candidates of the current question",
+        ),
+        Binding(
+            "r",
+            "switch_mode('review')",
+            "Review",
+            show=False,
+            id="review",
+            tooltip="Scores per retriever and per question, live",
+        ),
+        Binding(
+            "question_mark,f1",
+            "toggle_help",
+            "Help",
+            id="help",
+            tooltip="Show or hide the keys and what this screen is for",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            show=False,
+            id="reload",
+            tooltip="Re-read the workspace (see other annotators' labels)",
+        ),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            show=False,
+            priority=True,
+            id="quit",
+            tooltip="Quit goldpan; every label is already saved",
+        ),
+    ]
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        annotator: str,
+        theme: str = "textual-dark",
+        animations: bool = True,
+        blink: bool = True,
+        warm_indexes: bool = True,
+    ) -> None:
+        """Open the workspace; see :func:`make_app`."""
+        super().__init__()
+        self.workspace_path = workspace
+        self.ws = Workspace.open(workspace)
+        self.session = LabelingSession(self.ws, annotator)
+        self.prepared = PreparedRetrievers()
+        self.theme = theme
+        self.animation_level = "full" if animations else "none"
+        self.blink = blink
+        """Cursor blink in inputs (off in tests, for stable snapshots)."""
+        self.warm_on_start = warm_indexes
+        self.sub_title = f"{workspace.name} · {annotator}"
+        ids = self.session.ws.question_ids()
+        self.question_order: list[str] = ids
+        """The order `[` and `]` walk (the questions screen's filtered list)."""
+        self.current_question: str | None = ids[0] if ids else None
+        """The question the judge screen shows."""
+
+    def on_mount(self) -> None:
+        """Paint first; build indexes (Kiwi included) in a worker afterwards."""
+        if self.warm_on_start:
+            self.warm_indexes()
+
+    def on_unmount(self) -> None:
+        """Close the workspace connection."""
+        self.ws.close()
+
+    # -- actions -------------------------------------------------------------------------
+
+    def action_toggle_help(self) -> None:
+        """Show or hide the help panel (live keys plus the screen's HELP)."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_reload(self) -> None:
+        """Re-read labels and rankings from the workspace."""
+        self.session.reload()
+        self.screen.post_message(LabelSaved(""))
+        self.notify("Reloaded the workspace.")
+
+    def judge(self, question_id: str, order: list[str] | None = None) -> None:
+        """Open the judge screen on a question."""
+        self.current_question = question_id
+        if order:
+            self.question_order = order
+        self.switch_mode("judge")
+
+    # -- workers -------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="pool", exit_on_error=False)
+    def warm_indexes(self) -> None:
+        """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
+        started = time.perf_counter()
+        ws = Workspace.open(self.workspace_path)
+        try:
+            docs = ws.docs()
+            corpus = ws.corpus_hash()
+            for spec in ws.retrievers():
+                self.prepared.get(spec, corpus, docs)
+        finally:
+            ws.close()
+        self.post_message(IndexesReady(time.perf_counter() - started))
+
+    @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
+    def pool_question(self, question_id: str) -> None:
+        """Rank one question with every retriever (its own connection) and report."""
+        try:
+            ws = Workspace.open(self.workspace_path)
+            try:
+                refresh_runs(ws, question_ids=[question_id], prepared=self.prepared)
+                runs = {s.name: ws.runs(s.name).get(question_id) for s in ws.retrievers()}
+            finally:
+                ws.close()
+        except Exception as exc:  # reported on the UI thread, never lost
+            self.post_message(PoolFailed(question_id, str(exc)))
+            return
+        rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
+        self.post_message(QuestionPooled(question_id, rankings))
+
+    def on_question_pooled(self, message: QuestionPooled) -> None:
+        """Take the new rankings into the live scores and tell the screens."""
+        live = self.session.live
+        for name, ranking in message.rankings.items():
+            if name in live.rankings:
+                live.set_ranking(name, message.question_id, ranking)
+        if self.screen_stack:  # not while the app is shutting down
+            self.screen.post_message(QuestionPooled(message.question_id, message.rankings))
+
+    def on_pool_failed(self, message: PoolFailed) -> None:
+        """Say so; the question stays, unpooled."""
+        self.notify(f"Pooling failed: {message.error}", severity="error", markup=False)
+
+    # -- palette -------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Palette commands run the same actions as the keys."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Go: questions",
+            "Every question, its status and labels",
+            lambda: self.switch_mode("questions"),
+        )
+        yield SystemCommand(
+            "Go: write", "Write a new question blind", lambda: self.switch_mode("write")
+        )
+        yield SystemCommand(
+            "Go: label", "Judge the current question", lambda: self.switch_mode("judge")
+        )
+        yield SystemCommand(
+            "Go: review",
+            "Live scores per retriever and question",
+            lambda: self.switch_mode("review"),
+        )
+        yield SystemCommand("Workspace: reload", "See other annotators' labels", self.action_reload)
+        for action, title, help_text in getattr(screen, "PALETTE", ()):
+            if screen.check_action(action, ()) is not False:
+                yield SystemCommand(title, help_text, _runner(screen, action))
+
+
+def _runner(screen: Screen[object], action: str) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        await screen.run_action(action)
+
+    return run
+
+
+def make_app(
+    workspace: Path,
+    *,
+    annotator: str,
+    theme: str = "textual-dark",
+    animations: bool = True,
+    blink: bool = True,
+    warm_indexes: bool = True,
+) -> GoldpanApp:
+    """Build the app; tests pin theme, animations and blink here, not through env vars."""
+    return GoldpanApp(
+        workspace,
+        annotator=annotator,
+        theme=theme,
+        animations=animations,
+        blink=blink,
+        warm_indexes=warm_indexes,
+    )

@@ -1,0 +1,49 @@
+"""Corpus and question text as data, never markup.
+
+Documents and questions may contain ``[bold]``, ``[/]``, ``[link=...]`` or ANSI escape
+sequences. Everything user-provided is turned into a :class:`rich.text.Text` here, with
+control characters replaced by their visible Unicode pictures (ESC shows as ``␛``), so
+nothing in a corpus can style, link or move the cursor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from rich.text import Text
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _picture(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return "\u2421" if code == 0x7F else chr(0x2400 + code)
+
+
+def visible(s: str) -> str:
+    """Control characters (but newline and tab) as Unicode control pictures."""
+    return _CONTROL.sub(_picture, s)
+
+
+def literal(s: str, style: str = "") -> Text:
+    """A Text that shows ``s`` exactly as written."""
+    return Text(visible(s), style=style, no_wrap=False)
+
+
+def one_line(s: str, width: int = 0) -> Text:
+    """``s`` on one line (newlines as spaces), cut to ``width`` characters when given."""
+    flat = " ".join(visible(s).split())
+    if width and len(flat) > width:
+        flat = flat[: max(1, width - 1)] + "…"
+    return Text(flat)
+
+
+def highlighted(s: str, terms: Iterable[str], style: str = "bold reverse") -> Text:
+    """``s`` literally, with every occurrence of ``terms`` (case-insensitive) styled."""
+    text = literal(s)
+    words = sorted({t for t in terms if t.strip()}, key=len, reverse=True)
+    if words:
+        pattern = "|".join(re.escape(w) for w in words)
+        text.highlight_regex(re.compile(pattern, re.IGNORECASE), style=style)
+    return text

@@ -1,0 +1,146 @@
+"""Small modal screens: a one-line text prompt, and corpus search."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from engine.retrieve import bm25_spec
+from engine.workspace import Workspace
+from tui.literal import one_line
+
+if TYPE_CHECKING:
+    from tui.app import GoldpanApp
+
+SEARCH_SPEC = bm25_spec("corpus-search", "word+bigram", fields=("title", "text"))
+"""Corpus search: BM25 over titles and text, words and Hangul bigrams."""
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text; enter returns it, escape cancels (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without saving")]
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
+        """A prompt with a title line and an optional starting value."""
+        super().__init__()
+        self.prompt_title = title
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        """Title and input."""
+        with Vertical(classes="dialog"):
+            yield Label(Text(self.prompt_title, style="bold"))
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt")
+
+    def on_mount(self) -> None:
+        """Focus the input."""
+        field = self.query_one(Input)
+        field.cursor_blink = self.app.blink  # type: ignore[attr-defined]
+        field.focus()
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        """Return the text."""
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        """Return None."""
+        self.dismiss(None)
+
+
+class SearchScreen(ModalScreen[str | None]):
+    """Search the whole corpus (titles shown) for a document the pool missed."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", tooltip="Close without adding a document"),
+        Binding("down", "focus_results", "Results", show=False, tooltip="Move to the results"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        """Start with the question's text as the query."""
+        super().__init__()
+        self.query_text = question
+
+    @property
+    def gp(self) -> GoldpanApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Query input and results."""
+        with Vertical(classes="dialog search"):
+            yield Label(
+                Text(
+                    "Search the corpus: enter picks a document as relevant (grade 1)", style="bold"
+                )
+            )
+            yield Input(value=self.query_text, id="search-query")
+            yield OptionList(id="search-results")
+
+    def on_mount(self) -> None:
+        """Focus the query and search at once."""
+        field = self.query_one(Input)
+        field.cursor_blink = self.gp.blink
+        field.focus()
+        self.search(field.value)
+
+    @on(Input.Changed)
+    def changed(self, event: Input.Changed) -> None:
+        """Search as the user types (a new keystroke cancels the last search)."""
+        self.search(event.value)
+
+    @on(Input.Submitted)
+    def submitted(self) -> None:
+        """Enter in the query picks the first result."""
+        results = self.query_one(OptionList)
+        if results.option_count:
+            self.dismiss(results.get_option_at_index(0).id)
+
+    @on(OptionList.OptionSelected)
+    def picked(self, event: OptionList.OptionSelected) -> None:
+        """Return the chosen document id."""
+        self.dismiss(event.option.id)
+
+    def action_focus_results(self) -> None:
+        """Move from the query to the results."""
+        self.query_one(OptionList).focus()
+
+    def action_cancel(self) -> None:
+        """Return None."""
+        self.dismiss(None)
+
+    @work(thread=True, exclusive=True, group="search")
+    def search(self, query: str) -> None:
+        """BM25 over the whole corpus, in a thread with its own connection."""
+        ws = Workspace.open(self.gp.workspace_path)
+        try:
+            corpus = ws.corpus_hash()
+            docs = [] if self.gp.prepared.has(SEARCH_SPEC, corpus) else ws.docs()
+            retriever = self.gp.prepared.get(SEARCH_SPEC, corpus, docs)
+            ids, _ = retriever.search(query, 30)
+            titles = [(d, (ws.doc(d) or None)) for d in ids]
+        finally:
+            ws.close()
+        if get_current_worker().is_cancelled:
+            return
+        options = [
+            Option(Text.assemble(one_line(doc.title if doc else "", 60), ("  " + d, "dim")), id=d)
+            for d, doc in titles
+        ]
+        self.app.call_from_thread(self._show, options)
+
+    def _show(self, options: list[Option]) -> None:
+        results = self.query_one(OptionList)
+        results.clear_options()
+        results.add_options(options)

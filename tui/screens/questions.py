@@ -1,0 +1,205 @@
+"""The questions screen: every question, its status, tags, gold count and annotators."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from engine.gold import Status
+from tui.literal import one_line
+from tui.messages import LabelSaved, QuestionPooled
+
+if TYPE_CHECKING:
+    from tui.app import GoldpanApp
+
+STATUS_STYLE = {
+    Status.UNLABELED: "dim",
+    Status.NO_GOLD_YET: "yellow",
+    Status.LABELED: "green",
+    Status.NO_ANSWER: "cyan",
+    Status.AMBIGUOUS: "magenta",
+    Status.DISPUTED: "bold red",
+}
+STATUS_FILTERS: list[Status | None] = [None, *Status]
+
+
+class QuestionsScreen(Screen[None]):
+    """Pick a question to judge; filter by status and tag."""
+
+    HELP = """
+## Questions
+
+Every question of the workspace with its **status**:
+
+- *unlabeled*: nobody has judged it yet;
+- *no_gold_yet*: judged documents are all grade 0 (left out of scores);
+- *labeled*: has gold documents (scored);
+- *no_answer*: the corpus cannot answer it (scored apart);
+- *ambiguous*: flagged for an adjudicator;
+- *disputed*: annotators disagree (left out of scores until adjudicated).
+
+`enter` judges the selected question. `f` cycles the status filter, `t` the tag filter.
+Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
+"""
+
+    BINDINGS = [
+        Binding(
+            "enter",
+            "judge",
+            "Judge",
+            id="questions.judge",
+            tooltip="Judge the selected question's pooled candidates",
+        ),
+        Binding(
+            "f",
+            "cycle_status",
+            "Status filter",
+            id="questions.status",
+            tooltip="Show only questions of one status (cycles)",
+        ),
+        Binding(
+            "t",
+            "cycle_tag",
+            "Tag filter",
+            id="questions.tag",
+            tooltip="Show only questions with one tag (cycles)",
+        ),
+    ]
+    PALETTE = [
+        ("judge", "Questions: judge selected", "Judge the selected question"),
+        ("cycle_status", "Questions: filter by status", "Cycle the status filter"),
+        ("cycle_tag", "Questions: filter by tag", "Cycle the tag filter"),
+    ]
+
+    status_filter: reactive[Status | None] = reactive(None)
+    """Only questions of this status (None: all)."""
+    tag_filter: reactive[str | None] = reactive(None)
+    """Only questions with this tag (None: all)."""
+
+    @property
+    def gp(self) -> GoldpanApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header, filter line, table, footer."""
+        yield Header()
+        yield Static(id="filters")
+        yield DataTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Build the table."""
+        table = self.query_one(DataTable)
+        table.add_columns("id", "status", "gold", "tags", "by", "question")
+        self.refresh_rows()
+
+    def on_screen_resume(self) -> None:
+        """Show what changed while another screen was active."""
+        self.gp.session.reload_if_changed()
+        self.refresh_rows()
+
+    def on_label_saved(self, _: LabelSaved) -> None:
+        """A label changed somewhere."""
+        self.refresh_rows()
+
+    def on_question_pooled(self, _: QuestionPooled) -> None:
+        """A question was pooled."""
+        self.refresh_rows()
+
+    def watch_status_filter(self) -> None:
+        """Re-filter."""
+        self.refresh_rows()
+
+    def watch_tag_filter(self) -> None:
+        """Re-filter."""
+        self.refresh_rows()
+
+    def visible_ids(self) -> list[str]:
+        """The question ids the table shows, in order."""
+        live = self.gp.session.live
+        out = []
+        for q in live.question_ids:
+            gold = live.golds[q]
+            if self.status_filter is not None and gold.status is not self.status_filter:
+                continue
+            if self.tag_filter is not None and self.tag_filter not in live.tags[q]:
+                continue
+            out.append(q)
+        return out
+
+    def refresh_rows(self) -> None:
+        """Redraw the table from the session's live state, keeping the cursor."""
+        if not self.is_mounted:
+            return
+        table = self.query_one(DataTable)
+        session = self.gp.session
+        keep = None
+        if table.row_count:
+            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear()
+        texts = {q.id: q.text for q in session.ws.questions()}
+        for qid in self.visible_ids():
+            gold = session.live.golds[qid]
+            table.add_row(
+                Text(qid),
+                Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                str(len(gold.gold)) if gold.gold else "-",
+                one_line(", ".join(session.live.tags[qid]), 24),
+                one_line(", ".join(gold.annotators), 14),
+                one_line(texts.get(qid, ""), 70),
+                key=qid,
+            )
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        elif self.gp.current_question is not None and self.gp.current_question in table.rows:
+            table.move_cursor(row=table.get_row_index(self.gp.current_question))
+        status = self.status_filter.value if self.status_filter else "all"
+        counts = session.live.counts()
+        self.query_one("#filters", Static).update(
+            Text.assemble(
+                ("status: ", "dim"),
+                (status, "bold"),
+                ("   tag: ", "dim"),
+                (self.tag_filter or "all", "bold"),
+                ("   ", ""),
+                (
+                    f"{table.row_count} shown · {counts['scored']} scored · "
+                    f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
+                    f"{counts['unlabeled']} unlabeled",
+                    "dim",
+                ),
+            )
+        )
+
+    def action_judge(self) -> None:
+        """Judge the selected question."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            self.notify("No question to judge here.", severity="warning")
+            return
+        qid = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        assert qid is not None
+        self.gp.judge(qid, self.visible_ids())
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row (DataTable consumes enter itself)."""
+        event.stop()
+        self.action_judge()
+
+    def action_cycle_status(self) -> None:
+        """Next status filter."""
+        i = STATUS_FILTERS.index(self.status_filter)
+        self.status_filter = STATUS_FILTERS[(i + 1) % len(STATUS_FILTERS)]
+
+    def action_cycle_tag(self) -> None:
+        """Next tag filter."""
+        tags: list[str | None] = [None, *self.gp.session.live.all_tags()]
+        i = tags.index(self.tag_filter) if self.tag_filter in tags else 0
+        self.tag_filter = tags[(i + 1) % len(tags)]

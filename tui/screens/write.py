@@ -1,0 +1,132 @@
+"""The write screen: author a question blind (no document title or text is ever shown)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+
+from engine.overlap import EASY_THRESHOLD, TitleOverlap
+
+if TYPE_CHECKING:
+    from tui.app import GoldpanApp
+
+SUGGESTED_TAGS = ("easy", "hard", "paraphrase", "partial-id", "conditional")
+
+
+class WriteScreen(Screen[None]):
+    """Write a question the way a user would ask it, without looking at the corpus."""
+
+    HELP = """
+## Write
+
+Write the question **before** looking at any document: questions written while reading
+a document copy its words and make an easy test where every method scores about 1.0.
+This screen never shows a document title or text.
+
+The **overlap meter** shows the highest share of your question's words (whole words and
+Hangul bigrams) found in any one document title, without saying which. Above 60% the
+question is likely easy: rephrase it the way a user who does not know the title would.
+
+Tags (comma separated): `easy`, `hard`, `paraphrase`, `partial-id`, `conditional`, or
+your own. `ctrl+s` saves: the question is pooled by every retriever and opens for judging.
+"""
+
+    BINDINGS = [
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save and judge",
+            id="write.save",
+            tooltip="Save the question, pool it and open it for judging",
+        ),
+        Binding(
+            "escape", "clear", "Clear", id="write.clear", tooltip="Clear the question and tags"
+        ),
+    ]
+    PALETTE = [("save", "Write: save and judge", "Save the question and judge it")]
+
+    @property
+    def gp(self) -> GoldpanApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Question, tags, overlap meter."""
+        yield Header()
+        with Vertical(id="write-form"):
+            yield Label(Text("Question (written blind: no document is shown here)", style="bold"))
+            yield Input(
+                placeholder="e.g. 예전 버전 말고 현행 매뉴얼에서 임신 종사자 선량 한도는?",
+                id="write-text",
+            )
+            yield Label(Text("Tags", style="bold"))
+            yield Input(placeholder=", ".join(SUGGESTED_TAGS), id="write-tags")
+            yield Label(Text("Overlap with the closest document title", style="bold"))
+            yield ProgressBar(total=100, show_eta=False, id="overlap-bar")
+            yield Static(id="overlap-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Index the titles (never displayed) and focus the editor."""
+        docs = self.gp.session.ws.docs()
+        self._titles = TitleOverlap([d.title for d in docs])
+        for field in self.query(Input):
+            field.cursor_blink = self.gp.blink
+        self.query_one("#write-text", Input).focus()
+        self._update_meter("")
+
+    @on(Input.Changed, "#write-text")
+    def typed(self, event: Input.Changed) -> None:
+        """Update the meter as the author types."""
+        self._update_meter(event.value)
+
+    def _update_meter(self, text: str) -> None:
+        overlap = self._titles.overlap(text)
+        pct = round(overlap.score * 100)
+        self.query_one("#overlap-bar", ProgressBar).update(progress=pct)
+        note = self.query_one("#overlap-note", Static)
+        if not text.strip():
+            note.update(Text("Type a question; the meter follows.", style="dim"))
+        elif overlap.likely_easy:
+            note.update(
+                Text(
+                    f"{pct}% of its words are in one document title: likely an easy question. "
+                    "Try the words a user who does not know the title would use.",
+                    style="bold yellow",
+                )
+            )
+        else:
+            note.update(
+                Text(
+                    f"{pct}% overlap (warning from {round(EASY_THRESHOLD * 100)}%): "
+                    f"word {overlap.by_tokenizer['word']:.0%}, "
+                    f"bigram {overlap.by_tokenizer['bigram']:.0%}",
+                    style="green",
+                )
+            )
+
+    def action_save(self) -> None:
+        """Save (committed), pool in a worker, open the judge screen."""
+        text = self.query_one("#write-text", Input).value.strip()
+        if not text:
+            self.notify("Write a question first.", severity="warning")
+            return
+        raw = self.query_one("#write-tags", Input).value
+        tags = [t.strip() for t in raw.replace(";", ",").split(",") if t.strip()]
+        q = self.gp.session.add_question(text, tags)
+        self.action_clear()
+        self.notify(f"Saved {q.id}; pooling it now.", markup=False)
+        self.gp.judge(q.id, self.gp.session.live.question_ids)
+
+    def action_clear(self) -> None:
+        """Empty the form."""
+        self.query_one("#write-text", Input).value = ""
+        self.query_one("#write-tags", Input).value = ""
+        self.query_one("#write-text", Input).focus()

@@ -1,0 +1,83 @@
+"""The blinded candidate list: titles and your grades, never retriever names or ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from engine.pooling import Candidate
+from tui.literal import one_line
+
+GRADE_STYLE = {0: "dim", 1: "green", 2: "bold green", 3: "bold black on green"}
+
+
+def grade_mark(grade: int | None) -> Text:
+    """``[2]`` for a grade, ``[ ]`` when not judged yet."""
+    if grade is None:
+        return Text("[ ]", style="dim")
+    return Text(f"[{grade}]", style=GRADE_STYLE[grade])
+
+
+class CandidateList(OptionList):
+    """Pooled candidates in blinded order, each with your grade."""
+
+    HELP = """
+Each line is a pooled document: your grade (`[ ]` = not judged), its title and id.
+The order is a hash, not a ranking: nothing here tells which retriever found it.
+A `+` marks a document you added with corpus search.
+"""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        """An empty list."""
+        super().__init__(id=id)
+        self.candidates: list[Candidate] = []
+        self.titles: dict[str, str] = {}
+        self.grades: dict[str, int] = {}
+
+    @property
+    def current(self) -> Candidate | None:
+        """The highlighted candidate."""
+        if self.highlighted is None or not self.candidates:
+            return None
+        return self.candidates[self.highlighted]
+
+    def _prompt(self, c: Candidate) -> Text:
+        text = grade_mark(self.grades.get(c.doc_id))
+        text.append(" ")
+        text.append_text(one_line(self.titles.get(c.doc_id, c.doc_id), 48))
+        text.append(f"  {c.doc_id}", style="dim")
+        if c.added_by_search:
+            text.append(" +", style="yellow")
+        return text
+
+    def show(
+        self,
+        candidates: Sequence[Candidate],
+        titles: Mapping[str, str],
+        grades: Mapping[str, int] | None = None,
+    ) -> None:
+        """Replace the list, keeping the cursor on the same document when it is still there."""
+        keep = self.current.doc_id if self.current else None
+        self.candidates = list(candidates)
+        self.titles = dict(titles)
+        self.grades = dict(grades or {})
+        self.clear_options()
+        self.add_options([Option(self._prompt(c), id=c.doc_id) for c in self.candidates])
+        if self.candidates:
+            ids = [c.doc_id for c in self.candidates]
+            self.highlighted = ids.index(keep) if keep in ids else 0
+
+    def set_grades(self, grades: Mapping[str, int]) -> None:
+        """Redraw the grade marks in place."""
+        self.grades = dict(grades)
+        for c in self.candidates:
+            self.replace_option_prompt(c.doc_id, self._prompt(c))
+
+    def select(self, doc_id: str) -> None:
+        """Move the cursor to a document."""
+        for i, c in enumerate(self.candidates):
+            if c.doc_id == doc_id:
+                self.highlighted = i
