@@ -194,6 +194,11 @@ async def test_writing_blind_saves_pools_and_opens_judging(app_factory, demo_ws)
         docs = Workspace.open(demo_ws).docs()
         shown = " ".join(plain(s) for s in app.screen.query(Static))
         assert not any(d.title in shown for d in docs)
+        # global keys (q w l r) are letters: typing them must not leave the editor
+        await pilot.press(*"qwlr ")
+        assert isinstance(app.screen, WriteScreen)
+        assert app.screen.query_one("#write-text", Input).value == "qwlr "
+        app.screen.query_one("#write-text", Input).value = ""
         await pilot.press(*"감쇠 보정 원리")
         note = plain(app.screen.query_one("#overlap-note", Static))
         assert "likely an easy question" in note

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -9,6 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
@@ -61,6 +63,12 @@ class PromptScreen(ModalScreen[str | None]):
 
 class SearchScreen(ModalScreen[str | None]):
     """Search the whole corpus (titles shown) for a document the pool missed."""
+
+    @dataclass
+    class Found(Message):
+        """A search finished: (doc id, title) pairs, best first."""
+
+        results: list[tuple[str, str]]
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", tooltip="Close without adding a document"),
@@ -134,13 +142,15 @@ class SearchScreen(ModalScreen[str | None]):
             ws.close()
         if get_current_worker().is_cancelled:
             return
-        options = [
-            Option(Text.assemble(one_line(doc.title if doc else "", 60), ("  " + d, "dim")), id=d)
-            for d, doc in titles
-        ]
-        self.app.call_from_thread(self._show, options)
+        self.post_message(self.Found([(d, doc.title if doc else "") for d, doc in titles]))
 
-    def _show(self, options: list[Option]) -> None:
+    def on_search_screen_found(self, message: SearchScreen.Found) -> None:
+        """Show the results of the latest search."""
         results = self.query_one(OptionList)
         results.clear_options()
-        results.add_options(options)
+        results.add_options(
+            [
+                Option(Text.assemble(one_line(title, 60), ("  " + d, "dim")), id=d)
+                for d, title in message.results
+            ]
+        )

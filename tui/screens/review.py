@@ -140,8 +140,8 @@ gold. `t` filters by tag, `enter` judges the selected question.
         table.clear(columns=True)
         table.add_column("retriever")
         for m in REVIEW_METRICS:
-            table.add_column(HEADERS[m])
-        table.add_column("ms/q")
+            table.add_column(Text(HEADERS[m], justify="right"))
+        table.add_column(Text("ms/q", justify="right"))
         best = {m: max((means[r][m] for r in live.retrievers), default=0.0) for m in REVIEW_METRICS}
         for r in live.retrievers:
             cells: list[Text] = [literal(r)]

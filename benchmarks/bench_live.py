@@ -1,0 +1,135 @@
+"""The live path: one label change -> updated scores, on 1,000 questions x 8 retrievers.
+
+Run: ``python benchmarks/bench_live.py [--questions 1000] [--retrievers 8] [--depth 100]``.
+
+Builds a synthetic workspace (random rankings over 5,000 documents, one to three gold
+documents per question), opens a labeling session, then times what the review screen
+waits for after a key press: the label committed to SQLite, the question's gold
+resolved again, its row rescored for every retriever and every mean recomputed. The
+reference is a full re-evaluation of all retrievers with pytrec_eval (what a tool
+without a live path would do), measured in the same run. Target: median under 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from engine.session import LabelingSession
+from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec
+from engine.workspace import Workspace
+
+
+def build(path: Path, n_q: int, n_r: int, depth: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    ws = Workspace.create(path)
+    docs = [Doc(f"d{i:05d}", f"t{i}", "x") for i in range(5000)]
+    ws.write_docs(docs)
+    ws.write_questions([Question(f"q{i:04d}", f"question {i}") for i in range(n_q)])
+    labels = []
+    for i in range(n_q):
+        for d in rng.sample(docs, rng.randint(1, 3)):
+            labels.append(Label(f"q{i:04d}", d.id, "mina", rng.randint(1, 3)))
+    ws.write_labels(labels)
+    runs = []
+    for r in range(n_r):
+        ws.add_retriever(RetrieverSpec(f"r{r}", "bm25", {"tokenizer": "word", "n": r}))
+        for i in range(n_q):
+            ranked = rng.sample(docs, depth)
+            scores = sorted((rng.random() for _ in ranked), reverse=True)
+            runs.append(
+                CachedRun(
+                    f"r{r}",
+                    f"q{i:04d}",
+                    tuple(d.id for d in ranked),
+                    tuple(scores),
+                    1.0,
+                    "h",
+                    depth,
+                )
+            )
+    ws.write_runs(runs)
+    ws.close()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--questions", type=int, default=1000)
+    p.add_argument("--retrievers", type=int, default=8)
+    p.add_argument("--depth", type=int, default=100)
+    p.add_argument("--changes", type=int, default=300)
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "live.db"
+        t0 = time.perf_counter()
+        build(path, args.questions, args.retrievers, args.depth)
+        print(
+            f"built {args.questions} questions x {args.retrievers} retrievers x depth "
+            f"{args.depth} in {time.perf_counter() - t0:.1f} s"
+        )
+        ws = Workspace.open(path)
+        t0 = time.perf_counter()
+        session = LabelingSession(ws, "lee")
+        print(
+            f"session load (all gold resolved, every row scored): "
+            f"{(time.perf_counter() - t0) * 1000:.0f} ms"
+        )
+        rng = random.Random(1)
+        qids = session.live.question_ids
+        times = []
+        for _ in range(args.changes):
+            q = rng.choice(qids)
+            ranking = session.live.rankings["r0"][q]
+            t0 = time.perf_counter()
+            session.set_grade(q, rng.choice(ranking[:20]), rng.randint(0, 3))
+            session.live.means()
+            times.append((time.perf_counter() - t0) * 1000)
+        median = statistics.median(times)
+        p95 = statistics.quantiles(times, n=20)[-1]
+        print(
+            f"one label change -> updated means: median {median:.2f} ms, p95 {p95:.2f} ms "
+            f"({args.changes} changes)"
+        )
+        try:
+            import pytrec_eval
+        except ImportError:
+            print("pytrec_eval not installed: no reference timing")
+        else:
+            golds = session.live.golds
+            qrels = {q: dict(g.gold) for q, g in golds.items() if g.gold}
+            runs = {
+                r: {
+                    q: {d: float(len(rk) - i) for i, d in enumerate(rk)}
+                    for q, rk in session.live.rankings[r].items()
+                }
+                for r in session.live.retrievers
+            }
+            measures = {
+                "success_1",
+                "success_3",
+                "success_5",
+                "success_10",
+                "recip_rank",
+                "recall_5",
+                "recall_10",
+                "ndcg_cut_10",
+            }
+            t0 = time.perf_counter()
+            evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
+            for run in runs.values():
+                evaluator.evaluate(run)
+            ref = (time.perf_counter() - t0) * 1000
+            print(
+                f"pytrec_eval re-evaluating every retriever: {ref:.1f} ms "
+                f"(live path is {ref / median:.0f}x faster)"
+            )
+        print(f"target median <= 10 ms: {'met' if median <= 10 else 'NOT met'}")
+        ws.close()
+
+
+if __name__ == "__main__":
+    main()
