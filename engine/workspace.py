@@ -212,6 +212,10 @@ class Workspace:
         rows = self.conn.execute("SELECT id, title, text, fields FROM docs ORDER BY id")
         return [Doc(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
+    def titles(self) -> list[str]:
+        """Every document title (for the title-overlap meter; no text is read)."""
+        return [r[0] for r in self.conn.execute("SELECT title FROM docs ORDER BY id")]
+
     def doc(self, doc_id: str) -> Doc | None:
         """One document, or None."""
         r = self.conn.execute(

@@ -153,7 +153,7 @@ class GoldpanApp(App[None]):
 
     # -- workers -------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="pool", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
         """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
         started = time.perf_counter()

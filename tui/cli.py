@@ -358,7 +358,12 @@ def _run_app(path: Path, annotator: str | None) -> None:
     from tui.app import make_app
 
     Workspace.open(path).close()  # a clear error (exit 2) before the screen is taken over
-    name = annotator or os.environ.get("GOLDPAN_ANNOTATOR") or getpass.getuser() or "annotator"
+    name = annotator or os.environ.get("GOLDPAN_ANNOTATOR")
+    if not name:
+        try:
+            name = getpass.getuser()
+        except Exception:  # no login name in this environment (some containers)
+            name = "annotator"
     make_app(path, annotator=name).run()
 
 

@@ -61,6 +61,8 @@ def test_write_screen_warns_of_an_easy_question(snap_compare, app_factory):
     async def run_before(pilot) -> None:
         await pilot.press("w")
         await pilot.press(*"감쇠 보정 원리")
+        note = pilot.app.screen.query_one("#overlap-note")
+        await wait_for(pilot, lambda: "likely an easy" in str(note.render()))
 
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 

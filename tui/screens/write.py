@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.worker import get_current_worker
 
-from engine.overlap import EASY_THRESHOLD, TitleOverlap
+from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
+from engine.workspace import Workspace
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
@@ -73,22 +78,48 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
             yield Static(id="overlap-note")
         yield Footer()
 
+    @dataclass
+    class Measured(Message):
+        """The overlap of ``text`` with the closest title was measured."""
+
+        text: str
+        overlap: Overlap
+
     def on_mount(self) -> None:
-        """Index the titles (never displayed) and focus the editor."""
-        docs = self.gp.session.ws.docs()
-        self._titles = TitleOverlap([d.title for d in docs])
+        """Focus the editor; index the titles (never displayed) in a worker."""
+        self._titles: TitleOverlap | None = None
+        self._titles_lock = threading.Lock()  # one build, even when a keystroke cancels it
         for field in self.query(Input):
             field.cursor_blink = self.gp.blink
         self.query_one("#write-text", Input).focus()
-        self._update_meter("")
+        self.query_one("#overlap-note", Static).update(Text("Indexing titles…", style="dim"))
+        self.measure("")
 
     @on(Input.Changed, "#write-text")
     def typed(self, event: Input.Changed) -> None:
-        """Update the meter as the author types."""
-        self._update_meter(event.value)
+        """Update the meter as the author types (a keystroke cancels the last measure)."""
+        self.measure(event.value)
 
-    def _update_meter(self, text: str) -> None:
+    @work(thread=True, exclusive=True, group="overlap")
+    def measure(self, text: str) -> None:
+        """Measure the overlap off the UI thread (a large corpus has many titles)."""
+        with self._titles_lock:
+            if self._titles is None:
+                ws = Workspace.open(self.gp.workspace_path, readonly=True)
+                try:
+                    self._titles = TitleOverlap(ws.titles())
+                finally:
+                    ws.close()
         overlap = self._titles.overlap(text)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Measured(text, overlap))
+
+    def on_write_screen_measured(self, message: WriteScreen.Measured) -> None:
+        """Show the latest measure."""
+        if message.text == self.query_one("#write-text", Input).value:
+            self._show_meter(message.text, message.overlap)
+
+    def _show_meter(self, text: str, overlap: Overlap) -> None:
         pct = round(overlap.score * 100)
         self.query_one("#overlap-bar", ProgressBar).update(progress=pct)
         note = self.query_one("#overlap-note", Static)
