@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 
 from engine.gold import Gold
 from tui.literal import literal
 from tui.messages import IndexesReady, LabelSaved, QuestionPooled
+from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
 
-if TYPE_CHECKING:
-    from tui.app import GoldpanApp
-
 GRADE = Binding.Group("Grade", compact=True)
 
 
-class JudgeScreen(Screen[None]):
+class JudgeScreen(GoldpanScreen):
     """Mark the gold documents of a question, or say the corpus cannot answer it."""
 
     HELP = """
@@ -139,11 +134,6 @@ moment you make it; `u` undoes your last change.
     """Whether this session has a change to undo (shows `u` in the footer)."""
     pooling: reactive[bool] = reactive(False)
     """A worker is ranking this question."""
-
-    @property
-    def gp(self) -> GoldpanApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Question, candidates beside the document, status line."""

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.gold import Status
 from tui.literal import one_line
 from tui.messages import LabelSaved, QuestionPooled
-
-if TYPE_CHECKING:
-    from tui.app import GoldpanApp
+from tui.screens.base import GoldpanScreen, cursor_key
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -29,7 +24,7 @@ STATUS_STYLE = {
 STATUS_FILTERS: list[Status | None] = [None, *Status]
 
 
-class QuestionsScreen(Screen[None]):
+class QuestionsScreen(GoldpanScreen):
     """Pick a question to judge; filter by status and tag."""
 
     HELP = """
@@ -81,11 +76,6 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     """Only questions of this status (None: all)."""
     tag_filter: reactive[str | None] = reactive(None)
     """Only questions with this tag (None: all)."""
-
-    @property
-    def gp(self) -> GoldpanApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Header, filter line, table, footer."""
@@ -140,9 +130,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
             return
         table = self.query_one(DataTable)
         session = self.gp.session
-        keep = None
-        if table.row_count:
-            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        keep = cursor_key(table)
         table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
         for qid in self.visible_ids():
@@ -180,12 +168,10 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 
     def action_judge(self) -> None:
         """Judge the selected question."""
-        table = self.query_one(DataTable)
-        if not table.row_count:
+        qid = cursor_key(self.query_one(DataTable))
+        if qid is None:
             self.notify("No question to judge here.", severity="warning")
             return
-        qid = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        assert qid is not None
         self.gp.judge(qid, self.visible_ids())
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -200,6 +186,4 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 
     def action_cycle_tag(self) -> None:
         """Next tag filter."""
-        tags: list[str | None] = [None, *self.gp.session.live.all_tags()]
-        i = tags.index(self.tag_filter) if self.tag_filter in tags else 0
-        self.tag_filter = tags[(i + 1) % len(tags)]
+        self.tag_filter = self.next_tag(self.tag_filter)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tui.literal import literal, one_line
 from tui.messages import LabelSaved, QuestionPooled
-
-if TYPE_CHECKING:
-    from tui.app import GoldpanApp
+from tui.screens.base import GoldpanScreen, cursor_key
 
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
 HEADERS = {
@@ -39,7 +34,7 @@ def rank_cell(rank: int) -> Text:
     return Text(str(rank), style=style, justify="right")
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(GoldpanScreen):
     """How each retriever does on the labels as they are now."""
 
     HELP = """
@@ -75,11 +70,6 @@ gold. `t` filters by tag, `enter` judges the selected question.
 
     tag: reactive[str | None] = reactive(None)
     """Score only questions with this tag (None: all)."""
-
-    @property
-    def gp(self) -> GoldpanApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
@@ -156,9 +146,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
     def _refresh_grid(self) -> None:
         live = self.gp.session.live
         grid = self.query_one("#grid", DataTable)
-        keep = None
-        if grid.row_count:
-            keep = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
+        keep = cursor_key(grid)
         grid.clear(columns=True)
         grid.add_column("question", key="question")
         for r in live.retrievers:
@@ -180,11 +168,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
 
     def selected_question(self) -> str | None:
         """The question under the grid's cursor."""
-        grid = self.query_one("#grid", DataTable)
-        if not grid.row_count:
-            return None
-        value = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
-        return str(value) if value is not None else None
+        return cursor_key(self.query_one("#grid", DataTable))
 
     def _show_detail(self) -> None:
         detail = self.query_one("#detail", Static)
@@ -220,9 +204,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
 
     def action_cycle_tag(self) -> None:
         """Next tag."""
-        tags: list[str | None] = [None, *self.gp.session.live.all_tags()]
-        i = tags.index(self.tag) if self.tag in tags else 0
-        self.tag = tags[(i + 1) % len(tags)]
+        self.tag = self.next_tag(self.tag)
 
     def action_judge(self) -> None:
         """Open the selected question in the judge screen."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -12,20 +11,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
 from engine.workspace import Workspace
-
-if TYPE_CHECKING:
-    from tui.app import GoldpanApp
+from tui.screens.base import GoldpanScreen
 
 SUGGESTED_TAGS = ("easy", "hard", "paraphrase", "partial-id", "conditional")
 
 
-class WriteScreen(Screen[None]):
+class WriteScreen(GoldpanScreen):
     """Write a question the way a user would ask it, without looking at the corpus."""
 
     HELP = """
@@ -56,11 +52,6 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
         ),
     ]
     PALETTE = [("save", "Write: save and judge", "Save the question and judge it")]
-
-    @property
-    def gp(self) -> GoldpanApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         """Question, tags, overlap meter."""
