@@ -11,6 +11,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from engine.gold import Gold, Status, resolve
 from engine.metrics import (
     FloatArray,
@@ -48,6 +50,10 @@ class RetrieverScores:
     """Rank of the first gold document per scored question (0 = not retrieved)."""
     ms_per_query: float
     """Mean latency over every cached question of this retriever."""
+    ms_median: float
+    """Median latency (ms per query)."""
+    ms_p95: float
+    """95th percentile latency (ms per query)."""
     missing: int
     """Scored questions with no cached ranking (counted as misses)."""
 
@@ -67,7 +73,12 @@ class Scoreboard:
         return {
             "questions": dict(self.counts),
             "retrievers": {
-                name: {**rs.means, "ms_per_query": rs.ms_per_query}
+                name: {
+                    **rs.means,
+                    "ms_per_query": rs.ms_per_query,
+                    "ms_median": rs.ms_median,
+                    "ms_p95": rs.ms_p95,
+                }
                 for name, rs in self.retrievers.items()
             },
         }
@@ -102,13 +113,15 @@ def score_workspace(
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
         j: Judged = judge(rankings, [golds[q].gold for q in scored])
         values = {m.name: per_question(j, m) for m in parsed}
-        latencies = [r.latency_ms for r in cached.values()]
+        latencies = sorted(r.latency_ms for r in cached.values())
         board.retrievers[spec.name] = RetrieverScores(
             name=spec.name,
             means={name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first_relevant_rank(j),
             ms_per_query=float(statistics.fmean(latencies)) if latencies else 0.0,
+            ms_median=float(statistics.median(latencies)) if latencies else 0.0,
+            ms_p95=float(np.percentile(latencies, 95)) if latencies else 0.0,
             missing=sum(1 for q in scored if q not in cached),
         )
     return board

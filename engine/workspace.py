@@ -629,6 +629,13 @@ class Workspace:
             for r in rows
         }
 
+    def latencies(self) -> dict[str, list[float]]:
+        """Per-query latencies (ms) of every retriever's cached rankings."""
+        out: dict[str, list[float]] = {}
+        for r in self.conn.execute("SELECT retriever, latency_ms FROM runs"):
+            out.setdefault(r[0], []).append(float(r[1]))
+        return out
+
     def latency_ms(self) -> dict[str, float]:
         """Mean latency (ms per query) of each retriever over its cached rankings."""
         rows = self.conn.execute("SELECT retriever, avg(latency_ms) FROM runs GROUP BY retriever")

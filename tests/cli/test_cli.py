@@ -59,7 +59,10 @@ def test_new_import_pool_score_json(tmp_path, capsys):
         "recall@10",
         "ndcg@10",
         "ms_per_query",
+        "ms_median",
+        "ms_p95",
     }
+    assert 0 < bigram["ms_median"] <= bigram["ms_p95"]
     assert bigram["hit@1"] == 1.0  # `보정` reaches d1 only through bigrams
     assert data["retrievers"]["bm25-word"]["hit@1"] == 0.5  # `보정은` != `보정`
     code, out, _ = run(capsys, "score", ws, "--json", "--tag", "easy", "--retriever", "bm25-word")

@@ -1,0 +1,271 @@
+"""Analyses over a workspace, as plain data for the CLI and the UI.
+
+Comparisons, failures, no-answer calibration, parameter sweeps, question overlap and
+latency.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.compare import DEFAULT_SAMPLES, Comparison, compare
+from engine.gold import Status
+from engine.metrics import judge, mean, parse_metric, per_question
+from engine.noanswer import Calibration, calibrate
+from engine.overlap import TitleOverlap
+from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, doc_text
+from engine.retrieve.runner import select_retrievers
+from engine.scoring import score_workspace, workspace_golds
+from engine.tokenize import bigram_tokens, word_tokens
+from engine.types import Doc, RetrieverSpec
+from engine.workspace import Workspace, WorkspaceError
+
+# -- compare -------------------------------------------------------------------------------
+
+
+def compare_retrievers(
+    ws: Workspace,
+    a: str,
+    b: str,
+    metric: str = "mrr",
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    tag: str | None = None,
+) -> Comparison:
+    """Paired comparison of two retrievers on the scored questions (with ``tag``)."""
+    m = parse_metric(metric)
+    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
+    return compare(
+        a,
+        b,
+        m.name,
+        board.retrievers[a].per_question[m.name],
+        board.retrievers[b].per_question[m.name],
+        samples=samples,
+        seed=seed,
+    )
+
+
+def wins_of(
+    ws: Workspace, a: str, b: str, metric: str = "mrr", tag: str | None = None
+) -> dict[str, list[str]]:
+    """The question ids each retriever wins (strictly higher value)."""
+    m = parse_metric(metric)
+    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
+    va = board.retrievers[a].per_question[m.name]
+    vb = board.retrievers[b].per_question[m.name]
+    qids = board.question_ids
+    return {
+        a: [q for q, x, y in zip(qids, va, vb, strict=True) if x > y],
+        b: [q for q, x, y in zip(qids, va, vb, strict=True) if y > x],
+    }
+
+
+# -- failures ------------------------------------------------------------------------------
+
+RELATION_FIELDS = ("series", "number", "version", "article")
+OVERVIEW_WORDS = ("overview", "summary", "index", "개요", "총정리", "목록", "모음")
+"""Title words of a post that sums up a series."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A scored question whose first gold document is not at rank 1."""
+
+    question_id: str
+    gold: tuple[str, ...]
+    gold_rank: int
+    """Rank of the first gold document (0 = not in the cached ranking)."""
+    top_doc: str | None
+    relation: str
+    """``overview`` (a summary post: its title says so, or it quotes the gold's title),
+    ``neighbour`` (same series or another shared field), or ``other``."""
+
+
+def relation(top: Doc, gold: Doc) -> str:
+    """How the document that won relates to the gold one."""
+    title = top.title.lower()
+    if any(w in title for w in OVERVIEW_WORDS) or (gold.title and gold.title in top.text):
+        return "overview"
+    for key in RELATION_FIELDS:
+        if key in top.fields and top.fields.get(key) == gold.fields.get(key):
+            return "neighbour"
+    return "other"
+
+
+def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
+    """Every scored question where ``retriever`` does not put a gold document first."""
+    select_retrievers(ws, [retriever])
+    golds = workspace_golds(ws)
+    tagged = None if tag is None else {q.id for q in ws.questions() if tag in q.tags}
+    runs = ws.runs(retriever)
+    out = []
+    for qid in sorted(golds):
+        g = golds[qid]
+        if g.status is not Status.LABELED or (tagged is not None and qid not in tagged):
+            continue
+        ranking = runs[qid].doc_ids if qid in runs else ()
+        rank = next((i + 1 for i, d in enumerate(ranking) if d in g.gold), 0)
+        if rank == 1:
+            continue
+        top = ranking[0] if ranking else None
+        rel = "other"
+        if top is not None:
+            top_doc = ws.doc(top)
+            best_gold = max(g.gold, key=lambda d: (g.gold[d], d))
+            gold_doc = ws.doc(best_gold)
+            if top_doc is not None and gold_doc is not None:
+                rel = relation(top_doc, gold_doc)
+        out.append(Failure(qid, tuple(sorted(g.gold)), rank, top, rel))
+    return out
+
+
+# -- no answer -----------------------------------------------------------------------------
+
+
+def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
+    """Top-1 scores of answerable vs no-answer questions and the threshold table."""
+    select_retrievers(ws, [retriever])
+    golds = workspace_golds(ws)
+    runs = ws.runs(retriever)
+
+    def top1(qid: str) -> float:
+        run = runs.get(qid)
+        return float(run.scores[0]) if run and run.scores else 0.0
+
+    answerable = [top1(q) for q, g in golds.items() if g.status is Status.LABELED]
+    no_answer = [top1(q) for q, g in golds.items() if g.status is Status.NO_ANSWER]
+    return calibrate(retriever, answerable, no_answer)
+
+
+# -- sweep ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    """One (k1, b) cell of a parameter sweep."""
+
+    k1: float
+    b: float
+    value: float
+
+
+def sweep(
+    ws: Workspace,
+    retriever: str,
+    k1s: Sequence[float],
+    bs: Sequence[float],
+    metric: str = "mrr",
+    tag: str | None = None,
+) -> list[SweepCell]:
+    """The metric of a BM25 retriever over a (k1, b) grid, on the scored questions.
+
+    Nothing is cached or stored: each cell ranks the scored questions again. The cell at
+    the retriever's own parameters equals ``goldpan score``.
+    """
+    (spec,) = select_retrievers(ws, [retriever])
+    if spec.kind != "bm25":
+        raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    m = parse_metric(metric)
+    golds = workspace_golds(ws)
+    questions = {q.id: q for q in ws.questions()}
+    scored = sorted(
+        q
+        for q, g in golds.items()
+        if g.status is Status.LABELED and (tag is None or tag in questions[q].tags)
+    )
+    docs = ws.docs()
+    shared: dict[Any, Any] = {}
+    cells = []
+    for k1 in k1s:
+        for b in bs:
+            params = {**spec.params, "k1": float(k1), "b": float(b)}
+            r = BM25Retriever(RetrieverSpec(spec.name, "bm25", params))
+            r.prepare(docs, shared)
+            rankings = [r.search(questions[q].text, DEFAULT_DEPTH)[0] for q in scored]
+            j = judge(rankings, [golds[q].gold for q in scored])
+            cells.append(SweepCell(float(k1), float(b), mean(per_question(j, m))))
+    return cells
+
+
+# -- overlap -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuestionOverlap:
+    """How much of a question's words come from titles and from its gold documents."""
+
+    question_id: str
+    title: float
+    """Highest share of the question's tokens found in one title (word or bigram)."""
+    gold: float | None
+    """Share of the question's tokens found in its gold documents' text (None: no gold)."""
+
+    @property
+    def high(self) -> bool:
+        """Likely an easy question (copies a title)."""
+        from engine.overlap import EASY_THRESHOLD
+
+        return self.title >= EASY_THRESHOLD
+
+
+def _share(question: str, text: str) -> float:
+    best = 0.0
+    for tok in (word_tokens, bigram_tokens):
+        q = set(tok(question))
+        if q:
+            best = max(best, len(q & set(tok(text))) / len(q))
+    return best
+
+
+def question_overlaps(ws: Workspace) -> list[QuestionOverlap]:
+    """Every question's overlap with the nearest title and with its gold text."""
+    docs = {d.id: d for d in ws.docs()}
+    titles = TitleOverlap([d.title for d in docs.values()])
+    golds = workspace_golds(ws)
+    out = []
+    for q in ws.questions():
+        g = golds.get(q.id)
+        gold_text = " ".join(
+            doc_text(docs[d], ("title", "text")) for d in (g.gold if g else {}) if d in docs
+        )
+        out.append(
+            QuestionOverlap(
+                q.id, titles.overlap(q.text).score, _share(q.text, gold_text) if gold_text else None
+            )
+        )
+    return out
+
+
+# -- latency -------------------------------------------------------------------------------
+
+
+def latency(ws: Workspace) -> dict[str, dict[str, float]]:
+    """Per retriever: mean, median and 95th percentile ms per query of its cached runs."""
+    out = {}
+    for name, values in ws.latencies().items():
+        out[name] = {
+            "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "p95": float(np.percentile(values, 95)),
+        }
+    return out
+
+
+def by_tag(
+    ws: Workspace, tags: Sequence[str], metrics: Sequence[str] | None = None
+) -> Mapping[str, dict[str, dict[str, float]]]:
+    """Means per retriever for each tag (the seed's easy-test / hard-test table)."""
+    return {
+        tag: {
+            n: rs.means
+            for n, rs in score_workspace(ws, metrics=metrics, tag=tag).retrievers.items()
+        }
+        for tag in tags
+    }
