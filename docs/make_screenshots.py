@@ -25,9 +25,6 @@ async def shoot(path: Path) -> None:
         await pilot.pause()
         await pilot.press("j", "2")
         app.save_screenshot("judge.svg", str(OUT))
-        app.session.live.latency_ms = {
-            r: round(v, 2) for r, v in app.session.live.latency_ms.items()
-        }
         await pilot.press("r")
         await pilot.pause()
         app.save_screenshot("review.svg", str(OUT))

@@ -6,6 +6,7 @@ latency.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -172,7 +173,13 @@ def sweep(
     (spec,) = select_retrievers(ws, [retriever])
     if spec.kind != "bm25":
         raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
+    bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
+    if bad:
+        raise ValueError(f"{', '.join(bad)}: k1 must be >= 0 and b between 0 and 1")
     m = parse_metric(metric)
+    # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
+    depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)
     golds = workspace_golds(ws)
     questions = {q.id: q for q in ws.questions()}
     scored = sorted(
@@ -188,7 +195,7 @@ def sweep(
             params = {**spec.params, "k1": float(k1), "b": float(b)}
             r = BM25Retriever(RetrieverSpec(spec.name, "bm25", params))
             r.prepare(docs, shared)
-            rankings = [r.search(questions[q].text, DEFAULT_DEPTH)[0] for q in scored]
+            rankings = [r.search(questions[q].text, depth)[0] for q in scored]
             j = judge(rankings, [golds[q].gold for q in scored])
             cells.append(SweepCell(float(k1), float(b), mean(per_question(j, m))))
     return cells

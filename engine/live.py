@@ -45,7 +45,7 @@ class LiveScores:
         rankings: Mapping[str, Mapping[str, Sequence[str]]],
         *,
         tags: Mapping[str, Sequence[str]] | None = None,
-        latency_ms: Mapping[str, float] | None = None,
+        latency: Mapping[str, Mapping[str, float]] | None = None,
         metrics: Sequence[str] | None = None,
     ) -> None:
         """Score everything once.
@@ -55,7 +55,7 @@ class LiveScores:
             golds: resolved gold by question id.
             rankings: retriever -> question id -> cached ranking (doc ids).
             tags: question id -> tags, for tag filters.
-            latency_ms: retriever -> mean ms per query.
+            latency: retriever -> {"mean", "median", "p95"} ms per query.
             metrics: metric names (default: those of ``goldpan score``).
         """
         self.question_ids = sorted(question_ids)
@@ -65,7 +65,7 @@ class LiveScores:
         self.retrievers = list(rankings)
         self.rankings = {r: dict(rankings[r]) for r in self.retrievers}
         self.tags = {q: tuple((tags or {}).get(q, ())) for q in self.question_ids}
-        self.latency_ms = dict(latency_ms or {})
+        self.latency = {r: dict(v) for r, v in (latency or {}).items()}
         self.golds: dict[str, Gold] = {}
         n = len(self.question_ids)
         self._scored = np.zeros(n, dtype=bool)
@@ -129,6 +129,24 @@ class LiveScores:
             v = self._values[r][mask]
             out[r] = {m: mean(v[:, k]) for k, m in enumerate(self.metrics)}
         return out
+
+    def values(
+        self, retriever: str, metric: str, tag: str | None = None
+    ) -> tuple[list[str], FloatArray]:
+        """Per-question values of one metric over the scored questions (with ``tag``)."""
+        mask = self._mask(tag)
+        k = self.metrics.index(metric)
+        ids = [q for q, keep in zip(self.question_ids, mask.tolist(), strict=True) if keep]
+        return ids, self._values[retriever][mask, k].copy()
+
+    def means_for(self, question_ids: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Means over a subset of questions (only the scored ones among them count)."""
+        wanted = set(question_ids)
+        mask = self._scored & np.array([q in wanted for q in self.question_ids], dtype=bool)
+        return {
+            r: {m: mean(self._values[r][mask][:, k]) for k, m in enumerate(self.metrics)}
+            for r in self.retrievers
+        }
 
     def counts(self, tag: str | None = None) -> dict[str, int]:
         """Scored, no-answer, disputed and unlabeled questions (with ``tag``)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.analysis import latency
 from engine.gold import Gold, resolve, resolve_one
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
@@ -54,7 +55,7 @@ class LabelingSession:
             golds,
             ws.all_runs(),
             tags={q.id: q.tags for q in questions},
-            latency_ms=ws.latency_ms(),
+            latency=latency(ws),
         )
 
     def data_version(self) -> int:

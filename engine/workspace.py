@@ -636,11 +636,6 @@ class Workspace:
             out.setdefault(r[0], []).append(float(r[1]))
         return out
 
-    def latency_ms(self) -> dict[str, float]:
-        """Mean latency (ms per query) of each retriever over its cached rankings."""
-        rows = self.conn.execute("SELECT retriever, avg(latency_ms) FROM runs GROUP BY retriever")
-        return {r[0]: float(r[1]) for r in rows}
-
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """Cached rankings (doc ids only) by retriever, then question id."""
         out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -33,6 +34,7 @@ from engine.ingest import (
     import_squad,
     import_verdicts,
 )
+from engine.metrics import parse_metric
 from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, Scoreboard, metric_names, score_workspace, workspace_golds
@@ -397,8 +399,8 @@ def _floats(raw: str, flag: str) -> list[float]:
         values = [float(x) for x in raw.split(",") if x.strip()]
     except ValueError:
         raise UsageError(f"{flag} {raw!r}: expected numbers separated by commas") from None
-    if not values:
-        raise UsageError(f"{flag} {raw!r}: expected numbers separated by commas")
+    if not values or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise UsageError(f"{flag} {raw!r}: expected non-negative numbers separated by commas")
     return values
 
 
@@ -408,6 +410,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
+    parse_metric(args.metric)  # a bad metric fails before anything is pooled
     with _open(args.workspace) as ws:
         _pool(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
         result = compare_retrievers(
@@ -535,24 +538,26 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
     k1s = _floats(args.k1, "--k1")
     bs = _floats(args.b, "--b")
+    metric = parse_metric(args.metric).name
     with _open(args.workspace) as ws:
-        cells = sweep(ws, args.retriever, k1s, bs, args.metric, tag=args.tag)
+        cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
+    cells_word = "cell" if len(cells) == 1 else "cells"
     note = (
-        f"{len(cells)} cells on the scored questions; choosing the best cell on a few "
+        f"{len(cells)} {cells_word} on the scored questions; choosing the best cell on a few "
         "questions overfits: treat the grid as a check, not a tuning knob"
     )
     if args.json:
         _json(
             {
                 "retriever": args.retriever,
-                "metric": args.metric,
+                "metric": metric,
                 "grid": [c.__dict__ for c in cells],
                 "note": note,
             }
         )
         return
-    table = Table(title=Text(f"{args.retriever}: {args.metric} over k1 x b"), title_justify="left")
+    table = Table(title=Text(f"{args.retriever}: {metric} over k1 x b"), title_justify="left")
     table.add_column("k1 \\ b")
     for b in bs:
         table.add_column(f"{b:g}", justify="right")

@@ -1,5 +1,6 @@
 import pytest
 
+from engine.analysis import latency
 from engine.gold import resolve_one
 from engine.live import LiveScores
 from engine.overlap import EASY_THRESHOLD, TitleOverlap
@@ -41,7 +42,7 @@ def _live(ws: Workspace) -> LiveScores:
         workspace_golds(ws),
         ws.all_runs(),
         tags={q.id: q.tags for q in ws.questions()},
-        latency_ms=ws.latency_ms(),
+        latency=latency(ws),
     )
 
 

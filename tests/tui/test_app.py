@@ -299,7 +299,7 @@ async def test_markup_and_escapes_in_the_corpus_show_literally(tmp_path):
     app = make_app(path, annotator="tester", animations=False, blink=False, warm_indexes=False)
     async with app.run_test(size=APP_SIZE) as pilot:
         table = app.screen.query_one(DataTable)
-        assert str(table.get_row("q[b]")[5]) == "[i]click[/i] red"
+        assert str(table.get_row("q[b]")[6]) == "[i]click[/i] red"
         app.judge("q[b]")
         await app.workers.wait_for_complete()
         await pilot.pause()

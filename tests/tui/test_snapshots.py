@@ -13,19 +13,32 @@ from tests.tui.conftest import APP_SIZE, wait_for
 
 def _pin_latency(app) -> None:
     # ms/query is measured at pooling time and varies run to run; pin it for the picture
-    app.session.live.latency_ms = dict.fromkeys(app.session.live.retrievers, 0.1)
+    app.session.live.latency = {
+        r: {"mean": 0.1, "median": 0.1, "p95": 0.2} for r in app.session.live.retrievers
+    }
+
+
+async def _overlap_measured(pilot) -> None:
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: bool(screen.overlap))
 
 
 def test_questions_screen(snap_compare, app_factory):
     """The questions screen on the demo: 49 rows with Korean question text, statuses
-    coloured (labeled green, disputed red, no_answer cyan), the filter line reading
-    `status: all   tag: all` with the counts, and the footer offering the filters."""
-    assert snap_compare(app_factory(), terminal_size=APP_SIZE)
+    coloured (labeled green, disputed red, no_answer cyan), the title-overlap column
+    (yellow from 60%: likely easy), the filter line reading `status: all   tag: all`
+    with the counts, and the footer offering the filters."""
+    assert snap_compare(app_factory(), run_before=_overlap_measured, terminal_size=APP_SIZE)
 
 
 def test_questions_filtered_to_disputed(snap_compare, app_factory):
     """After `f` five times: only the five disputed questions, `status: disputed`."""
-    assert snap_compare(app_factory(), press=["f"] * 5, terminal_size=APP_SIZE)
+
+    async def run_before(pilot) -> None:
+        await _overlap_measured(pilot)
+        await pilot.press(*["f"] * 5)
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 
 
 def test_judge_screen_after_grading(snap_compare, app_factory):
@@ -91,3 +104,54 @@ def test_search_modal(snap_compare, app_factory):
         await wait_for(pilot, lambda: results.option_count > 0)
 
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
+
+
+def _panel(name: str):
+    async def run_before(pilot) -> None:
+        _pin_latency(pilot.app)
+        await pilot.press("r")
+        screen = pilot.app.screen
+        while screen.panel != name:
+            await pilot.press("p")
+        if name == "compare":
+            body = screen.query_one("#compare-body")
+            await wait_for(pilot, lambda: "W/T/L" in str(body.render()))
+        if name == "sweep":
+            table = screen.query_one("#sweep-table")
+            await wait_for(pilot, lambda: table.row_count == 4)
+
+    return run_before
+
+
+def test_review_compare_panel(snap_compare, app_factory):
+    """Review, compare panel: bm25-word (A) vs bm25-bigram (B) on MRR, Hit@1, Hit@5 and
+    nDCG@10 with differences, 95% bootstrap intervals, W/T/L and p-values, then the
+    questions each one wins."""
+    assert snap_compare(app_factory(), run_before=_panel("compare"), terminal_size=APP_SIZE)
+
+
+def test_review_tags_panel(snap_compare, app_factory):
+    """Review, by-tag panel: Hit@1 and MRR of every retriever on easy vs hard questions
+    and on high vs low title-overlap questions side by side, with the question counts."""
+    assert snap_compare(app_factory(), run_before=_panel("tags"), terminal_size=APP_SIZE)
+
+
+def test_review_failures_panel(snap_compare, app_factory):
+    """Review, failures panel for bm25-word: each question whose gold is not first, its
+    gold rank (`-` when missed), the rank-1 document, its title and whether it is an
+    overview (magenta) or a neighbour of the same series (yellow)."""
+    assert snap_compare(app_factory(), run_before=_panel("failures"), terminal_size=APP_SIZE)
+
+
+def test_review_noanswer_panel(snap_compare, app_factory):
+    """Review, no-answer panel for bm25-word: a histogram of top-1 scores, answerable in
+    green and no-answer in cyan per score bin, and the best threshold with what it
+    rejects and catches."""
+    assert snap_compare(app_factory(), run_before=_panel("noanswer"), terminal_size=APP_SIZE)
+
+
+def test_review_sweep_panel(snap_compare, app_factory):
+    """Review, sweep panel for bm25-word: MRR over k1 (rows) x b (columns) as a heat
+    table from red (worst) to green (best), `*` on its own k1 1.5 / b 0.75 cell, and the
+    note that picking the best cell on a few questions overfits."""
+    assert snap_compare(app_factory(), run_before=_panel("sweep"), terminal_size=APP_SIZE)

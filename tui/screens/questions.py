@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.gold import Status
+from engine.overlap import EASY_THRESHOLD, TitleOverlap
+from engine.workspace import Workspace
 from tui.literal import one_line
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -38,6 +44,9 @@ Every question of the workspace with its **status**:
 - *no_answer*: the corpus cannot answer it (scored apart);
 - *ambiguous*: flagged for an adjudicator;
 - *disputed*: annotators disagree (left out of scores until adjudicated).
+
+**title ov.** is the highest share of the question's words found in one document title
+(whole words or Hangul bigrams); yellow from 60%: likely an easy question.
 
 `enter` judges the selected question. `f` cycles the status filter, `t` the tag filter.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
@@ -84,10 +93,35 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         yield DataTable(id="questions", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
+    @dataclass
+    class OverlapMeasured(Message):
+        """Each question's highest overlap with a document title (0-1)."""
+
+        overlap: dict[str, float]
+
     def on_mount(self) -> None:
-        """Build the table."""
+        """Build the table; measure title overlap in a worker."""
+        self.overlap: dict[str, float] = {}
+        """Question id -> highest share of its words in one title (the easy-question hint)."""
         table = self.query_one(DataTable)
-        table.add_columns("id", "status", "gold", "tags", "by", "question")
+        table.add_columns("id", "status", "gold", "title ov.", "tags", "by", "question")
+        self.refresh_rows()
+        self.measure_overlap()
+
+    @work(thread=True, exclusive=True, group="overlap")
+    def measure_overlap(self) -> None:
+        """Title overlap of every question (titles are read here, never shown)."""
+        ws = Workspace.open(self.gp.workspace_path, readonly=True)
+        try:
+            titles = TitleOverlap(ws.titles())
+            overlap = {q.id: titles.overlap(q.text).score for q in ws.questions()}
+        finally:
+            ws.close()
+        self.post_message(self.OverlapMeasured(overlap))
+
+    def on_questions_screen_overlap_measured(self, message: OverlapMeasured) -> None:
+        """Show the overlap column."""
+        self.overlap = message.overlap
         self.refresh_rows()
 
     def on_screen_resume(self) -> None:
@@ -139,6 +173,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 Text(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
                 str(len(gold.gold)) if gold.gold else "-",
+                self._overlap_cell(qid),
                 one_line(", ".join(session.live.tags[qid]), 24),
                 one_line(", ".join(gold.annotators), 14),
                 one_line(texts.get(qid, ""), 70),
@@ -165,6 +200,13 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 ),
             )
         )
+
+    def _overlap_cell(self, qid: str) -> Text:
+        value = self.overlap.get(qid)
+        if value is None:
+            return Text("…", style="dim", justify="right")
+        style = "bold yellow" if value >= EASY_THRESHOLD else "dim"
+        return Text(f"{value:.0%}", style=style, justify="right")
 
     def action_judge(self) -> None:
         """Judge the selected question."""

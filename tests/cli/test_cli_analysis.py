@@ -1,0 +1,353 @@
+"""The analysis commands: ``compare``, ``failures``, ``noanswer``, ``sweep``, ``overlap``."""
+
+import json
+
+import pytest
+
+from engine.types import Label, Question, RetrieverSpec, Verdict
+from engine.workspace import Workspace
+from tests.conftest import snapshot
+from tui.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def split_ws(tiny_ws):
+    """tiny_ws plus two questions that only bigrams answer (gold d1 for both).
+
+    q5 "영상 보정": word tokens 영상, 보정 match only d2 (d1 has 영상으로, 보정은), so
+    bm25-word misses d1; bigrams 영상, 보정 find d1 first. q6 "계수 구하기": no word of it
+    is in any text; the bigrams 계수, 구하 are in d1 only.
+    """
+    ws = Workspace.open(tiny_ws)
+    ws.write_questions([Question("q5", "영상 보정"), Question("q6", "계수 구하기")])
+    ws.write_labels([Label("q5", "d1", "mina", 1), Label("q6", "d1", "mina", 1)])
+    ws.close()
+    return tiny_ws
+
+
+# -- compare --------------------------------------------------------------------------------
+
+
+def test_compare_json_by_hand(split_ws, capsys):
+    code, out, _ = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {
+        "a",
+        "b",
+        "metric",
+        "n",
+        "mean_a",
+        "mean_b",
+        "diff",
+        "ci95",
+        "wins",
+        "ties",
+        "losses",
+        "p_value",
+    }
+    # reciprocal ranks: bigram 1 everywhere; word 1, 1, 1 on q1-q3 and 0 on q5, q6
+    assert (data["a"], data["b"], data["metric"], data["n"]) == (
+        "bm25-bigram",
+        "bm25-word",
+        "mrr",
+        5,
+    )
+    assert (data["wins"], data["ties"], data["losses"]) == (2, 3, 0)
+    assert data["mean_a"] == 1.0 and data["mean_b"] == pytest.approx(0.6, abs=1e-15)
+    assert data["diff"] == pytest.approx(0.4, abs=1e-15)
+    # a resample's mean difference is k/5, k ~ Binomial(5, 2/5): P(k = 0) = 0.078 > 2.5%,
+    # P(k <= 4) = 0.990 > 97.5% > P(k <= 3) = 0.913: the interval is [0, 0.8]
+    assert data["ci95"] == pytest.approx([0.0, 0.8], abs=1e-15)
+    # sign flips of [0, 0, 0, 1, 1]: |mean| = 0.4 when both ones keep the same sign: 1/2
+    assert data["p_value"] == pytest.approx(0.5, abs=5 * (0.25 / 10_000) ** 0.5)
+
+
+def test_compare_table(split_ws, capsys):
+    code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--samples", 500)
+    assert code == 0
+    assert "bm25-bigram vs bm25-word on mrr" in out
+    assert "win / tie / loss (A)" in out and "2 / 3 / 0" in out
+    assert "+0.4000" in out and "randomization p-value" in out
+    assert "the interval includes 0" in out and "500 resamples, seed 0" in out
+    assert "pooled (questions run)" in err  # pooled on the way; --json stays quiet
+    code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
+    assert code == 0 and err == ""
+
+
+def test_compare_tag_and_metric(split_ws, capsys):
+    code, out, _ = run(
+        capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json", "--tag", "easy"
+    )
+    assert code == 0 and json.loads(out)["n"] == 1  # q1 only
+    code, out, _ = run(
+        capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json", "--metric", "HIT@1"
+    )
+    data = json.loads(out)
+    assert code == 0 and data["metric"] == "hit@1" and data["wins"] == 2
+
+
+def test_compare_interval_excludes_0(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    # twelve questions bm25-word misses and bm25-bigram answers (gold d1 each time)
+    ws.write_questions([Question(f"x{i:02d}", "계수 구하기") for i in range(12)])
+    ws.write_labels([Label(f"x{i:02d}", "d1", "mina", 1) for i in range(12)])
+    ws.close()
+    code, out, _ = run(capsys, "compare", tiny_ws, "bm25-bigram", "bm25-word")
+    assert code == 0 and "the interval excludes 0" in out
+
+
+# -- failures -------------------------------------------------------------------------------
+
+
+def _relabel(path):
+    ws = Workspace.open(path)
+    ws.write_labels(
+        [Label("q1", "d1", "mina", 0), Label("q1", "d2", "mina", 1), Label("q4", "d4", "mina", 1)]
+    )
+    ws.close()
+
+
+def test_failures_json_and_table(tiny_ws, capsys):
+    _relabel(tiny_ws)  # q1: gold d2, ranked 2nd after d1; q4: gold d4, never retrieved
+    code, out, _ = run(capsys, "failures", tiny_ws, "--retriever", "bm25-bigram", "--json")
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "question": "q1",
+            "gold": ["d2"],
+            "gold_rank": 2,
+            "top_doc": "d1",
+            "relation": "neighbour",
+        },
+        {"question": "q4", "gold": ["d4"], "gold_rank": 0, "top_doc": None, "relation": "other"},
+    ]
+    code, out, _ = run(capsys, "failures", tiny_ws, "--retriever", "bm25-bigram")
+    assert code == 0
+    assert "gold not at rank 1 (2)" in out
+    assert "감쇠 보정 원리" in out and "neighbour" in out  # d1's title
+
+
+def test_failures_none(tiny_ws, capsys):
+    code, out, _ = run(capsys, "failures", tiny_ws, "--retriever", "bm25-word", "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+# -- noanswer -------------------------------------------------------------------------------
+
+
+def test_noanswer_json(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
+    ws.close()
+    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {
+        "retriever",
+        "answerable",
+        "no_answer",
+        "answerable_top1",
+        "no_answer_top1",
+        "thresholds",
+        "best",
+        "usable",
+        "warning",
+    }
+    ws = Workspace.open(tiny_ws, readonly=True)
+    runs = ws.runs("bm25-word")
+    ws.close()
+    top1 = sorted(runs[q].scores[0] for q in ("q1", "q2", "q3"))
+    assert (data["retriever"], data["answerable"], data["no_answer"]) == ("bm25-word", 3, 1)
+    assert data["answerable_top1"] == top1
+    assert data["no_answer_top1"] == [0.0]  # q4 retrieves nothing
+    # thresholds: 0, the three answerable scores, one above the highest
+    assert [r["threshold"] for r in data["thresholds"]] == [0.0, *top1, top1[-1] + 1]
+    assert data["best"] == {
+        "threshold": top1[0],
+        "answerable_rejected": 0,
+        "no_answer_caught": 1,
+        "balanced_accuracy": 1.0,
+    }
+    assert data["usable"] is True and data["warning"] is None
+
+
+def test_noanswer_table_and_without_no_answer_questions(tiny_ws, capsys):
+    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
+    assert code == 0
+    assert "3 answerable, 0 no-answer" in out and "needs both" in out
+    ws = Workspace.open(tiny_ws)
+    ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
+    ws.close()
+    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
+    assert code == 0 and "best threshold" in out and "warning" not in out
+
+
+# -- sweep ----------------------------------------------------------------------------------
+
+
+def test_sweep_json(tiny_ws, capsys):
+    _relabel(tiny_ws)
+    code, out, _ = run(
+        capsys,
+        "sweep",
+        tiny_ws,
+        "--retriever",
+        "bm25-word",
+        "--k1",
+        "1.2,1.5",
+        "--b",
+        "0.5,0.75",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"retriever", "metric", "grid", "note"}
+    assert (data["retriever"], data["metric"]) == ("bm25-word", "mrr")
+    assert [(c["k1"], c["b"]) for c in data["grid"]] == [
+        (1.2, 0.5),
+        (1.2, 0.75),
+        (1.5, 0.5),
+        (1.5, 0.75),
+    ]
+    assert all(set(c) == {"k1", "b", "value"} for c in data["grid"])
+    assert "overfit" in data["note"] and "4 cells" in data["note"]
+    # the retriever's own cell (k1 1.5, b 0.75) is goldpan score's number:
+    # reciprocal ranks q1 1/2 (d2 after d1), q2 1, q3 1, q4 0 -> 2.5 / 4
+    code, out, _ = run(capsys, "score", tiny_ws, "--json", "--retriever", "bm25-word")
+    own = next(c for c in data["grid"] if (c["k1"], c["b"]) == (1.5, 0.75))
+    assert own["value"] == json.loads(out)["retrievers"]["bm25-word"]["mrr"] == 0.625
+
+
+def test_sweep_table_marks_own_cell(tiny_ws, capsys):
+    code, out, _ = run(
+        capsys, "sweep", tiny_ws, "--retriever", "bm25-bigram", "--k1", "1.5,2", "--b", "0.75"
+    )
+    assert code == 0
+    assert "1.000*" in out  # k1 1.5, b 0.75: the retriever's own parameters
+    assert "the retriever's own parameters" in out and "overfit" in out
+
+
+# -- overlap --------------------------------------------------------------------------------
+
+
+def test_overlap_json(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    ws.write_questions([Question("q5", "감쇠 보정 원리는")])  # copies d1's title
+    ws.close()
+    code, out, _ = run(capsys, "overlap", tiny_ws, "--json")
+    assert code == 0
+    rows = {r["question"]: r for r in json.loads(out)}
+    assert all(set(r) == {"question", "title", "gold", "high"} for r in rows.values())
+    # shares worked out in tests/engine/test_analysis.py::test_question_overlaps_on_tiny_ws
+    expected = {
+        "q1": (1 / 3, 1 / 2, False),
+        "q2": (1 / 4, 1 / 4, False),
+        "q3": (1 / 4, 4 / 5, False),
+        "q4": (0.0, None, False),
+        "q5": (3 / 4, None, True),
+    }
+    assert set(rows) == set(expected)
+    for q, (title, gold, high) in expected.items():
+        assert rows[q]["title"] == pytest.approx(title)
+        assert rows[q]["gold"] == (None if gold is None else pytest.approx(gold))
+        assert rows[q]["high"] is high
+    code, out, _ = run(capsys, "overlap", tiny_ws)
+    assert code == 0 and "likely easy" in out and "80%" in out
+
+
+# -- bad usage: exit 2 with a message, no traceback -----------------------------------------
+
+BAD_USAGE = {
+    "compare unknown retriever": (
+        ["compare", "{ws}", "bm25-word", "nope"],
+        "unknown retriever 'nope'",
+    ),
+    "compare unknown metric": (
+        ["compare", "{ws}", "bm25-word", "bm25-bigram", "--metric", "map"],
+        "unknown metric 'map'",
+    ),
+    "compare no samples": (
+        ["compare", "{ws}", "bm25-word", "bm25-bigram", "--samples", "0"],
+        "--samples must be at least 1",
+    ),
+    "failures unknown retriever": (
+        ["failures", "{ws}", "--retriever", "nope"],
+        "unknown retriever 'nope'",
+    ),
+    "noanswer unknown retriever": (
+        ["noanswer", "{ws}", "--retriever", "nope", "--json"],
+        "unknown retriever 'nope'",
+    ),
+    "sweep unknown retriever": (
+        ["sweep", "{ws}", "--retriever", "nope"],
+        "unknown retriever 'nope'",
+    ),
+    "sweep k1 not numbers": (
+        ["sweep", "{ws}", "--retriever", "bm25-word", "--k1", "a,b"],
+        "--k1 'a,b': expected numbers",
+    ),
+    "sweep b empty": (
+        ["sweep", "{ws}", "--retriever", "bm25-word", "--b", ","],
+        "--b ',': expected non-negative numbers",
+    ),
+    "sweep unknown metric": (
+        ["sweep", "{ws}", "--retriever", "bm25-word", "--metric", "map", "--json"],
+        "unknown metric 'map'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_USAGE, ids=list(BAD_USAGE))
+def test_bad_usage_exits_2(case, tiny_ws, capsys):
+    argv, expected = BAD_USAGE[case]
+    code, out, err = run(capsys, *[a.format(ws=tiny_ws) for a in argv])
+    assert code == 2
+    assert expected in err.replace("\n", "")
+    assert "Traceback" not in out + err
+
+
+def test_sweep_of_a_non_bm25_retriever_exits_2(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    ws.add_retriever(RetrieverSpec("dense-x", "dense", {"model": "none"}))
+    ws.close()
+    code, _, err = run(capsys, "sweep", tiny_ws, "--retriever", "dense-x")
+    assert code == 2 and "only bm25 has k1 and b" in err
+
+
+def test_unknown_workspace_exits_2(tmp_path, capsys):
+    for argv in (
+        ["compare", tmp_path / "no.db", "a", "b"],
+        ["overlap", tmp_path / "no.db"],
+        ["sweep", tmp_path / "no.db", "--retriever", "bm25-word"],
+    ):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "no such workspace" in err
+
+
+# -- regressions (found by review: a nan grid value, a bad metric after pooling) -----------
+
+
+def test_sweep_k1_nan_is_a_usage_error(tiny_ws, capsys):
+    code, out, err = run(capsys, "sweep", tiny_ws, "--retriever", "bm25-word", "--k1", "nan")
+    assert code == 2 and "Traceback" not in out + err
+
+
+def test_compare_unknown_metric_leaves_the_workspace_unchanged(tiny_ws, capsys):
+    before = snapshot(tiny_ws)
+    code, _, _ = run(capsys, "compare", tiny_ws, "bm25-word", "bm25-bigram", "--metric", "map")
+    assert code == 2
+    assert snapshot(tiny_ws) == before
+
+
+def test_sweep_rejects_negative_and_out_of_range_parameters(tiny_ws, capsys):
+    code, _, err = run(capsys, "sweep", tiny_ws, "--retriever", "bm25-word", "--k1", "-1")
+    assert code == 2 and "non-negative" in err
+    code, _, err = run(capsys, "sweep", tiny_ws, "--retriever", "bm25-word", "--b", "1.5")
+    assert code == 2 and "b between 0 and 1" in err

@@ -1,0 +1,113 @@
+"""Pilot tests of the review screen's analysis panels, against the engine's numbers."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+
+from engine.analysis import compare_retrievers, failures, noanswer_calibration
+from engine.scoring import score_workspace
+from engine.workspace import Workspace
+from tests.tui.conftest import APP_SIZE, wait_for
+
+
+def text(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def open_panel(pilot, name: str):
+    await pilot.press("r")
+    screen = pilot.app.screen
+    while screen.panel != name:
+        await pilot.press("p")
+    return screen
+
+
+async def test_panels_cycle_and_retrievers_change(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "scores")
+        seen = []
+        for _ in range(6):
+            await pilot.press("p")
+            seen.append(screen.panel)
+        assert seen == ["compare", "tags", "failures", "noanswer", "sweep", "scores"]
+        await pilot.press("a")
+        assert screen._names()[0] == "bm25-bigram"
+        assert "compare" not in text(screen.query_one("#panel-title", Static))
+
+
+async def test_compare_panel_equals_goldpan_compare(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "compare")
+        body = screen.query_one("#compare-body", Static)
+        await wait_for(pilot, lambda: "W/T/L" in text(body))
+        ws = Workspace.open(demo_ws)
+        ref = compare_retrievers(ws, "bm25-word", "bm25-bigram", "mrr")
+        shown = text(body)
+        lo, hi = ref.ci95
+        assert f"[{lo:+.3f}, {hi:+.3f}]" in shown
+        assert f"{ref.wins}/{ref.ties}/{ref.losses}" in shown
+        assert f"bm25-word wins on MRR ({ref.wins})" in shown
+        assert f"bm25-bigram wins on MRR ({ref.losses})" in shown
+
+
+async def test_tags_panel_shows_easy_and_hard_side_by_side(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "tags")
+        table = screen.query_one("#tags-table", DataTable)
+        headers = [str(c.label) for c in table.columns.values()]
+        assert headers[:5] == ["retriever", "easy Hit@1", "easy MRR", "hard Hit@1", "hard MRR"]
+        ws = Workspace.open(demo_ws)
+        hard = score_workspace(ws, tag="hard").retrievers["bm25-word"].means["mrr"]
+        row = table.get_row_at(0)
+        assert str(row[0]) == "bm25-word" and str(row[4]) == f"{hard:.3f}"
+        assert "scored questions: easy" in text(screen.query_one("#tags-note", Static))
+
+
+async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "failures")
+        table = screen.query_one("#failures", DataTable)
+        expected = failures(Workspace.open(demo_ws), "bm25-word")
+        assert table.row_count == len(expected) > 0
+        first = table.get_row_at(0)
+        assert str(first[0]) == expected[0].question_id
+        assert str(first[4]) == expected[0].relation
+
+
+async def test_noanswer_panel_histogram_and_threshold(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "noanswer")
+        body = text(screen.query_one("#noanswer-body", Static))
+        cal = noanswer_calibration(Workspace.open(demo_ws), "bm25-word")
+        assert f"{len(cal.answerable)} answerable" in body
+        assert f"best threshold {cal.best.threshold:.3f}" in body
+        assert "█" in body
+
+
+async def test_sweep_panel_own_cell_equals_the_score(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "sweep")
+        table = screen.query_one("#sweep-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4)
+        cells = [str(c) for r in range(4) for c in table.get_row_at(r)]
+        own = [c for c in cells if c.endswith("*")]
+        mrr = score_workspace(Workspace.open(demo_ws)).retrievers["bm25-word"].means["mrr"]
+        assert own == [f" {mrr:.3f}*"]
+        assert "overfits" in text(screen.query_one("#sweep-note", Static))
+
+
+async def test_compare_follows_a_label_change(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "compare")
+        body = screen.query_one("#compare-body", Static)
+        await wait_for(pilot, lambda: "W/T/L" in text(body))
+        assert "35 scored questions" in text(body)
+        await pilot.press("l", "n", "r")  # q01: no answer
+        await wait_for(pilot, lambda: "34 scored questions" in text(body))
