@@ -62,6 +62,10 @@ async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
         assert isinstance(app.screen, QuestionsScreen)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 49
+        # the easy-question hint: q05 copies most of a title (engine.analysis agrees)
+        await wait_for(pilot, lambda: bool(app.screen.overlap))
+        assert str(table.get_row("q05")[3]) == "86%"
+        assert str(table.get_row("q47")[4]) == "-"  # no gold yet
         await pilot.press("f")  # unlabeled
         assert app.screen.status_filter.value == "unlabeled"
         assert table.row_count == 3
@@ -299,7 +303,7 @@ async def test_markup_and_escapes_in_the_corpus_show_literally(tmp_path):
     app = make_app(path, annotator="tester", animations=False, blink=False, warm_indexes=False)
     async with app.run_test(size=APP_SIZE) as pilot:
         table = app.screen.query_one(DataTable)
-        assert str(table.get_row("q[b]")[6]) == "[i]click[/i] red"
+        assert str(table.get_row("q[b]")[7]) == "[i]click[/i] red"
         app.judge("q[b]")
         await app.workers.wait_for_complete()
         await pilot.pause()

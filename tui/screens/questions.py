@@ -12,8 +12,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.analysis import question_overlaps
 from engine.gold import Status
-from engine.overlap import EASY_THRESHOLD, TitleOverlap
+from engine.overlap import EASY_THRESHOLD
 from engine.workspace import Workspace
 from tui.literal import one_line
 from tui.messages import LabelSaved, QuestionPooled
@@ -46,7 +47,8 @@ Every question of the workspace with its **status**:
 - *disputed*: annotators disagree (left out of scores until adjudicated).
 
 **title ov.** is the highest share of the question's words found in one document title
-(whole words or Hangul bigrams); yellow from 60%: likely an easy question.
+(whole words or Hangul bigrams); yellow from 60%: likely an easy question. **gold ov.**
+is the share found in its gold documents' text (a question that copies its answer).
 
 `enter` judges the selected question. `f` cycles the status filter, `t` the tag filter.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
@@ -95,16 +97,16 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 
     @dataclass
     class OverlapMeasured(Message):
-        """Each question's highest overlap with a document title (0-1)."""
+        """Each question's overlap with the nearest title and with its gold text (0-1)."""
 
-        overlap: dict[str, float]
+        overlap: dict[str, tuple[float, float | None]]
 
     def on_mount(self) -> None:
         """Build the table; measure title overlap in a worker."""
-        self.overlap: dict[str, float] = {}
-        """Question id -> highest share of its words in one title (the easy-question hint)."""
+        self.overlap: dict[str, tuple[float, float | None]] = {}
+        """Question id -> (share of its words in the nearest title, in its gold text)."""
         table = self.query_one(DataTable)
-        table.add_columns("id", "status", "gold", "title ov.", "tags", "by", "question")
+        table.add_columns("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
         self.refresh_rows()
         self.measure_overlap()
 
@@ -113,8 +115,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Title overlap of every question (titles are read here, never shown)."""
         ws = Workspace.open(self.gp.workspace_path, readonly=True)
         try:
-            titles = TitleOverlap(ws.titles())
-            overlap = {q.id: titles.overlap(q.text).score for q in ws.questions()}
+            overlap = {o.question_id: (o.title, o.gold) for o in question_overlaps(ws)}
         finally:
             ws.close()
         self.post_message(self.OverlapMeasured(overlap))
@@ -173,7 +174,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 Text(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
                 str(len(gold.gold)) if gold.gold else "-",
-                self._overlap_cell(qid),
+                *self._overlap_cells(qid),
                 one_line(", ".join(session.live.tags[qid]), 24),
                 one_line(", ".join(gold.annotators), 14),
                 one_line(texts.get(qid, ""), 70),
@@ -201,12 +202,16 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
             )
         )
 
-    def _overlap_cell(self, qid: str) -> Text:
-        value = self.overlap.get(qid)
-        if value is None:
-            return Text("…", style="dim", justify="right")
-        style = "bold yellow" if value >= EASY_THRESHOLD else "dim"
-        return Text(f"{value:.0%}", style=style, justify="right")
+    def _overlap_cells(self, qid: str) -> tuple[Text, Text]:
+        measured = self.overlap.get(qid)
+        if measured is None:
+            return Text("…", style="dim", justify="right"), Text("…", style="dim", justify="right")
+        title, gold = measured
+        style = "bold yellow" if title >= EASY_THRESHOLD else "dim"
+        return (
+            Text(f"{title:.0%}", style=style, justify="right"),
+            Text("-" if gold is None else f"{gold:.0%}", style="dim", justify="right"),
+        )
 
     def action_judge(self) -> None:
         """Judge the selected question."""
