@@ -39,7 +39,7 @@ from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, Scoreboard, metric_names, score_workspace, workspace_golds
 from engine.tokenize import TOKENIZERS
-from engine.types import RetrieverSpec
+from engine.types import VERDICTS, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
 
@@ -356,18 +356,10 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 
 def _run_app(path: Path, annotator: str | None) -> None:
-    import getpass
-
     from tui.app import make_app
 
     Workspace.open(path).close()  # a clear error (exit 2) before the screen is taken over
-    name = annotator or os.environ.get("GOLDPAN_ANNOTATOR")
-    if not name:
-        try:
-            name = getpass.getuser()
-        except Exception:  # no login name in this environment (some containers)
-            name = "annotator"
-    make_app(path, annotator=name).run()
+    make_app(path, annotator=_annotator(annotator)).run()
 
 
 def cmd_open(args: argparse.Namespace) -> None:
@@ -402,6 +394,48 @@ def _floats(raw: str, flag: str) -> list[float]:
     if not values or not all(math.isfinite(v) and v >= 0 for v in values):
         raise UsageError(f"{flag} {raw!r}: expected non-negative numbers separated by commas")
     return values
+
+
+def _annotator(name: str | None) -> str:
+    """--annotator, else $GOLDPAN_ANNOTATOR, else the login name."""
+    import getpass
+
+    if name:
+        return name
+    if os.environ.get("GOLDPAN_ANNOTATOR"):
+        return os.environ["GOLDPAN_ANNOTATOR"]
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in this environment (some containers)
+        return "annotator"
+
+
+def cmd_label(args: argparse.Namespace) -> None:
+    """Grade one document for one question (what the judge screen's keys do)."""
+    from engine.types import Label
+
+    if not 0 <= args.grade <= 3:
+        raise UsageError(f"grade {args.grade} is out of range; expected 0-3")
+    who = _annotator(args.annotator)
+    with _open(args.workspace) as ws:
+        if ws.question(args.question) is None:
+            raise UsageError(f"unknown question {args.question!r}")
+        if ws.doc(args.doc) is None:
+            raise UsageError(f"unknown document {args.doc!r}")
+        ws.write_labels([Label(args.question, args.doc, who, args.grade)])
+    out.print(Text(f"{who}: {args.question} {args.doc} = {args.grade}"))
+
+
+def cmd_verdict(args: argparse.Namespace) -> None:
+    """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
+    from engine.types import Verdict
+
+    who = _annotator(args.annotator)
+    with _open(args.workspace) as ws:
+        if ws.question(args.question) is None:
+            raise UsageError(f"unknown question {args.question!r}")
+        ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
+    out.print(Text(f"{who}: {args.question} is {args.verdict}"))
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
@@ -690,6 +724,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("label", help="grade a document for a question (0-3), as the judge keys do")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("question", metavar="QID")
+    s.add_argument("doc", metavar="DOC")
+    s.add_argument("grade", type=int, metavar="GRADE")
+    s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
+    s.set_defaults(func=cmd_label)
+
+    s = sub.add_parser("verdict", help="answerable, no_answer, ambiguous or skip for a question")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("question", metavar="QID")
+    s.add_argument("verdict", choices=VERDICTS)
+    s.add_argument("--note", default="")
+    s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
+    s.set_defaults(func=cmd_verdict)
 
     s = sub.add_parser("compare", help="paired comparison of two retrievers (bootstrap, p-value)")
     s.add_argument("workspace", metavar="WS")
