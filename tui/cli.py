@@ -438,6 +438,87 @@ def cmd_verdict(args: argparse.Namespace) -> None:
     out.print(Text(f"{who}: {args.question} is {args.verdict}"))
 
 
+def cmd_agreement(args: argparse.Namespace) -> None:
+    """Cohen's kappa per annotator pair, Krippendorff's alpha, verdict agreement."""
+    from engine.agreement import agreement_report
+
+    with _open(args.workspace) as ws:
+        report = agreement_report(ws.labels(), ws.verdicts())
+    if args.json:
+        _json(report)
+        return
+    table = Table(
+        title="Cohen's kappa on relevant or not, per annotator pair", title_justify="left"
+    )
+    for col in ("annotator A", "annotator B", "shared judgments", "kappa"):
+        table.add_column(col, justify="right" if col in ("kappa", "shared judgments") else "left")
+    for p in report["pairs"]:
+        table.add_row(Text(p["a"]), Text(p["b"]), str(p["n"]), f"{p['kappa']:.3f}")
+    out.print(table)
+    alpha = report["alpha_ordinal"]
+    out.print(
+        Text(
+            f"Krippendorff's alpha (ordinal, grades 0-3) over {report['units']} "
+            f"(question, document) pairs judged twice or more: "
+            + ("-" if alpha is None else f"{alpha:.3f}")
+        )
+    )
+    table = Table(title="agreement on answerable vs no answer", title_justify="left")
+    for col in ("annotator A", "annotator B", "questions", "agreement", "kappa"):
+        table.add_column(col, justify="left" if col.startswith("annotator") else "right")
+    for v in report["verdicts"]:
+        table.add_row(
+            Text(v["a"]), Text(v["b"]), str(v["n"]), f"{v['agreement']:.0%}", f"{v['kappa']:.3f}"
+        )
+    out.print(table)
+
+
+def cmd_queue(args: argparse.Namespace) -> None:
+    """What to judge next, and how much of each retriever's top k is judged."""
+    from engine.queue import coverage_at_k, judged_docs, judging_queue
+
+    if args.k < 1:
+        raise UsageError("--k must be at least 1")
+    with _open(args.workspace) as ws:
+        _pool(ws, None, DEFAULT_DEPTH, quiet=args.json)
+        golds = workspace_golds(ws)
+        rankings = ws.all_runs()
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
+    queue = judging_queue(golds, rankings, judged, args.k)
+    coverage = coverage_at_k(rankings, judged, args.k)
+    if args.json:
+        _json(
+            {
+                "k": args.k,
+                "coverage": coverage,
+                "queue": [
+                    {
+                        "question": i.question_id,
+                        "status": i.status.value,
+                        "unjudged": i.unjudged,
+                        "reason": i.reason,
+                    }
+                    for i in queue
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"coverage@{args.k}: share of each top {args.k} that is judged", title_justify="left"
+    )
+    table.add_column("retriever")
+    table.add_column(f"coverage@{args.k}", justify="right")
+    for name, share in coverage.items():
+        table.add_row(Text(name), f"{share:.0%}")
+    out.print(table)
+    table = Table(title=f"judging queue ({len(queue)})", title_justify="left")
+    for col in ("question", "status", "unjudged in pool", "why"):
+        table.add_column(col, justify="right" if col.startswith("unjudged") else "left")
+    for i in queue:
+        table.add_row(Text(i.question_id), i.status.value, str(i.unjudged), i.reason)
+    out.print(table)
+
+
 def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers."""
     from engine.analysis import compare_retrievers
@@ -740,6 +821,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--note", default="")
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
     s.set_defaults(func=cmd_verdict)
+
+    s = sub.add_parser("agreement", help="inter-annotator agreement: kappa, alpha, verdicts")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_agreement)
+
+    s = sub.add_parser("queue", help="what to judge next; coverage@k of each retriever")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--k", type=int, default=10, help="pool depth per retriever (default 10)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_queue)
 
     s = sub.add_parser("compare", help="paired comparison of two retrievers (bootstrap, p-value)")
     s.add_argument("workspace", metavar="WS")

@@ -1,0 +1,264 @@
+"""Inter-annotator agreement over goldpan labels and verdicts.
+
+Three measures, each answering a different question:
+
+* :func:`pairwise_kappa`: for each pair of annotators, do they agree on which documents
+  are relevant (grade >= 1)? Cohen's kappa on the (question, doc) pairs both judged.
+* :func:`krippendorff_alpha_ordinal`: do all annotators together agree on the grades
+  0-3, taken as ordered? Krippendorff's alpha with the ordinal difference function, which
+  handles any number of annotators and missing judgments.
+* :func:`verdict_agreement`: for each pair, do they agree on whether a question is
+  answerable from the corpus at all (``answerable`` vs ``no_answer``)?
+
+:func:`agreement_report` gathers the three into one JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from engine.types import Label, Verdict, canonical_json
+
+_BINARY_VERDICTS = ("answerable", "no_answer")
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    """Cohen's kappa of one annotator pair on relevant-or-not."""
+
+    a: str
+    b: str
+    """The pair's names, ``a < b``."""
+    n: int
+    """(question, doc) pairs both annotators judged."""
+    kappa: float
+
+
+@dataclass(frozen=True)
+class VerdictPair:
+    """Agreement of one annotator pair on answerable vs no_answer."""
+
+    a: str
+    b: str
+    """The pair's names, ``a < b``."""
+    n: int
+    """Questions on which both gave ``answerable`` or ``no_answer``."""
+    agreement: float
+    """Share of those questions with the same verdict (observed agreement)."""
+    kappa: float
+    """Cohen's kappa on no_answer-or-not."""
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
+    """Cohen's kappa of two raters' categorical labels of the same items (Cohen 1960).
+
+    ``kappa = (p_o - p_e) / (1 - p_e)`` where ``p_o`` is the share of items on which the
+    raters agree and ``p_e = sum_c p_a(c) * p_b(c)`` is the agreement expected by chance
+    from each rater's own category shares. Computed as
+    ``(n * agree - S) / (n^2 - S)`` with ``S = sum_c count_a(c) * count_b(c)``, in exact
+    integers up to one division.
+
+    Degenerate case: ``p_e == 1`` happens only when both raters put every item in the
+    same single category, so ``p_o == 1`` too and the formula is 0/0. This returns 1.0
+    there (scikit-learn's ``cohen_kappa_score`` returns nan): the raters agree on every
+    item, and nan would mark the most agreeing pair as broken and cannot be written to
+    JSON. A caller that must tell "agreed on one category only" apart can check the labels.
+
+    Reference: J. Cohen, "A Coefficient of Agreement for Nominal Scales", Educational and
+    Psychological Measurement 20(1), 1960.
+
+    Args:
+        a: the first rater's category of each item.
+        b: the second rater's category of the same items, in the same order.
+
+    Returns:
+        Kappa in [-1, 1].
+
+    Raises:
+        ValueError: the sequences differ in length or are empty.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"cohen_kappa needs labels of the same items: {len(a)} vs {len(b)}")
+    n = len(a)
+    if n == 0:
+        raise ValueError("cohen_kappa needs at least one item")
+    agree = sum(1 for x, y in zip(a, b, strict=True) if x == y)
+    count_a, count_b = Counter(a), Counter(b)
+    chance = sum(count_a[c] * count_b[c] for c in count_a)
+    if chance == n * n:  # p_e == 1, hence p_o == 1
+        return 1.0
+    return (n * agree - chance) / (n * n - chance)
+
+
+def _shared_items(
+    judged: Mapping[str, Mapping[Any, bool]],
+) -> Iterable[tuple[str, str, list[bool], list[bool]]]:
+    """Each annotator pair (sorted, a < b) with their values on the items both judged."""
+    for a, b in combinations(sorted(judged), 2):
+        shared = sorted(judged[a].keys() & judged[b].keys())
+        if shared:
+            yield a, b, [judged[a][k] for k in shared], [judged[b][k] for k in shared]
+
+
+def pairwise_kappa(labels: Iterable[Label]) -> list[PairKappa]:
+    """Cohen's kappa of every annotator pair on relevant-or-not (grade >= 1).
+
+    For each pair ``a < b`` (code-point order of names), the items are the
+    (question, doc) pairs both annotators graded; pairs of annotators with no shared item
+    are omitted. A later label of the same annotator, question and doc replaces an
+    earlier one (the workspace holds one).
+
+    Args:
+        labels: every annotator's labels, e.g. ``Workspace.labels()``.
+
+    Returns:
+        One :class:`PairKappa` per pair with shared items, sorted by ``(a, b)``.
+    """
+    relevant: dict[str, dict[tuple[str, str], bool]] = defaultdict(dict)
+    for lab in labels:
+        relevant[lab.annotator][(lab.question_id, lab.doc_id)] = lab.grade >= 1
+    return [
+        PairKappa(a, b, len(va), cohen_kappa([int(x) for x in va], [int(y) for y in vb]))
+        for a, b, va, vb in _shared_items(relevant)
+    ]
+
+
+def label_units(labels: Iterable[Label]) -> dict[str, dict[str, int]]:
+    """Labels as Krippendorff units: ``unit key -> annotator -> grade``.
+
+    A unit is a (question, doc) pair; its key is ``canonical_json([question_id, doc_id])``,
+    which cannot collide whatever characters the ids hold.
+    """
+    units: dict[str, dict[str, int]] = defaultdict(dict)
+    for lab in labels:
+        units[canonical_json([lab.question_id, lab.doc_id])][lab.annotator] = lab.grade
+    return dict(units)
+
+
+def pairable_units(units: Mapping[str, Mapping[str, int]]) -> int:
+    """Number of units with at least two values (the ones alpha can use)."""
+    return sum(1 for values in units.values() if len(values) >= 2)
+
+
+def krippendorff_alpha_ordinal(units: Mapping[str, Mapping[str, int]]) -> float:
+    """Krippendorff's alpha with the ordinal difference function.
+
+    ``alpha = 1 - D_o / D_e = 1 - (n - 1) * sum_{c,k} o_ck d2(c, k)
+    / sum_{c,k} n_c n_k d2(c, k)``, where
+
+    * ``o_ck = sum_u (number of ordered pairs of values (c, k) from different annotators in
+      unit u) / (m_u - 1)`` is the coincidence matrix, ``m_u`` the number of values in unit
+      ``u``; units with ``m_u < 2`` are not pairable and are skipped;
+    * ``n_c = sum_k o_ck`` (the pairable values equal to ``c``) and ``n = sum_c n_c``;
+    * ``d2(c, k) = (sum_{g=c..k} n_g - (n_c + n_k) / 2) ** 2`` is the ordinal metric, with
+      the values ``g`` between ``c`` and ``k`` in their order.
+
+    Values that occur in no pairable unit have ``n_g = 0`` and do not change the result.
+    Matches the ``krippendorff`` package's ``alpha(..., level_of_measurement="ordinal")``.
+
+    Reference: K. Krippendorff, "Computing Krippendorff's Alpha-Reliability", 2011
+    (Annenberg School for Communication, University of Pennsylvania); K. Krippendorff,
+    *Content Analysis: An Introduction to Its Methodology*, 2nd ed., 2004, ch. 11.
+
+    Args:
+        units: ``unit key -> annotator -> value`` (grades 0-3 in goldpan); an annotator
+            missing from a unit is a missing value. :func:`label_units` builds it.
+
+    Returns:
+        Alpha (1 = perfect agreement, 0 = chance, below 0 = systematic disagreement), or
+        nan when there is no pairable unit or no variation among the pairable values
+        (the expected disagreement ``D_e`` is 0 and alpha is undefined).
+    """
+    pairable = [list(values.values()) for values in units.values() if len(values) >= 2]
+    if not pairable:
+        return math.nan
+    domain = sorted({v for values in pairable for v in values})
+    index = {v: i for i, v in enumerate(domain)}
+    counts = np.zeros((len(pairable), len(domain)), dtype=np.float64)
+    for u, values in enumerate(pairable):
+        for v in values:
+            counts[u, index[v]] += 1
+    m = counts.sum(axis=1)
+    # ordered pairs of different annotators: n_uc * n_uk, minus the self-pairs on c == k
+    pairs = counts[:, :, None] * counts[:, None, :]
+    pairs -= counts[:, :, None] * np.eye(len(domain))[None, :, :]
+    o = (pairs / (m - 1)[:, None, None]).sum(axis=0)
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    cum = np.concatenate(([0.0], np.cumsum(n_c)))
+    lo = np.minimum.outer(np.arange(len(domain)), np.arange(len(domain)))
+    hi = np.maximum.outer(np.arange(len(domain)), np.arange(len(domain)))
+    d2 = (cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2) ** 2
+    np.fill_diagonal(d2, 0.0)
+    expected = float((np.outer(n_c, n_c) * d2).sum())
+    if expected == 0.0:
+        return math.nan
+    observed = float((o * d2).sum())
+    return 1.0 - (float(n) - 1.0) * observed / expected
+
+
+def verdict_agreement(verdicts: Iterable[Verdict]) -> dict[tuple[str, str], VerdictPair]:
+    """Agreement of every annotator pair on answerable vs no_answer.
+
+    For each pair ``a < b``, the items are the questions on which both gave one of
+    ``answerable`` or ``no_answer`` (``ambiguous`` and ``skip`` are not a view on
+    answerability and are left out). Reports the observed agreement share and Cohen's
+    kappa (:func:`cohen_kappa`) on no_answer-or-not. Pairs with no such question are
+    omitted. A later verdict of the same annotator and question replaces an earlier one.
+
+    Args:
+        verdicts: every annotator's verdicts, e.g. ``Workspace.verdicts()``.
+
+    Returns:
+        ``(a, b) -> VerdictPair``, in sorted pair order.
+    """
+    no_answer: dict[str, dict[str, bool]] = defaultdict(dict)
+    for v in verdicts:
+        if v.verdict in _BINARY_VERDICTS:
+            no_answer[v.annotator][v.question_id] = v.verdict == "no_answer"
+        else:
+            no_answer[v.annotator].pop(v.question_id, None)
+    out: dict[tuple[str, str], VerdictPair] = {}
+    for a, b, va, vb in _shared_items(no_answer):
+        agree = sum(1 for x, y in zip(va, vb, strict=True) if x == y)
+        kappa = cohen_kappa([int(x) for x in va], [int(y) for y in vb])
+        out[(a, b)] = VerdictPair(a, b, len(va), agree / len(va), kappa)
+    return out
+
+
+def agreement_report(labels: Iterable[Label], verdicts: Iterable[Verdict]) -> dict[str, Any]:
+    """Every agreement measure in one JSON-ready dict.
+
+    Shape::
+
+        {"pairs": [{"a", "b", "n", "kappa"}],          # pairwise_kappa
+         "alpha_ordinal": float | None,                # None where alpha is nan
+         "units": int,                                 # pairable (question, doc) units
+         "verdicts": [{"a", "b", "n", "agreement", "kappa"}]}  # verdict_agreement
+
+    Args:
+        labels: every annotator's labels.
+        verdicts: every annotator's verdicts.
+
+    Returns:
+        The report; lists are sorted by ``(a, b)``.
+    """
+    labels = list(labels)
+    units = label_units(labels)
+    alpha = krippendorff_alpha_ordinal(units)
+    return {
+        "pairs": [{"a": p.a, "b": p.b, "n": p.n, "kappa": p.kappa} for p in pairwise_kappa(labels)],
+        "alpha_ordinal": None if math.isnan(alpha) else alpha,
+        "units": pairable_units(units),
+        "verdicts": [
+            {"a": p.a, "b": p.b, "n": p.n, "agreement": p.agreement, "kappa": p.kappa}
+            for p in verdict_agreement(verdicts).values()
+        ],
+    }

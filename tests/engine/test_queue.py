@@ -1,0 +1,42 @@
+import pytest
+
+from engine.gold import Gold, Status
+from engine.queue import coverage_at_k, judged_docs, judging_queue
+
+
+def test_queue_orders_holes_first_then_disputes():
+    golds = {
+        "q1": Gold("q1", Status.LABELED, {"d1": 1}),
+        "q2": Gold("q2", Status.DISPUTED),
+        "q3": Gold("q3", Status.UNLABELED),
+        "q4": Gold("q4", Status.NO_ANSWER),  # settled: left out
+        "q5": Gold("q5", Status.AMBIGUOUS),
+        "q6": Gold("q6", Status.LABELED, {"d1": 1}, adjudicated=True),  # settled
+    }
+    rankings = {
+        "a": {
+            "q1": ["d1", "d2", "d9"],
+            "q2": ["d1"],
+            "q3": ["d1", "d2"],
+            "q4": ["d7"],
+            "q5": ["d1"],
+            "q6": ["d8"],
+        },
+        "b": {"q1": ["d3"], "q3": ["d3", "d4", "d5"]},
+    }
+    judged = judged_docs([("q1", "d1"), ("q2", "d1"), ("q5", "d1")])
+    queue = judging_queue(golds, rankings, judged, k=2)
+    # q3: pool {d1,d2} u {d3,d4} = 4 unjudged; q1: pool {d1,d2} u {d3} minus d1 = 2
+    assert [(i.question_id, i.unjudged, i.reason) for i in queue] == [
+        ("q3", 4, "unjudged"),
+        ("q1", 2, "unjudged"),
+        ("q2", 0, "adjudicate"),
+        ("q5", 0, "adjudicate"),
+    ]
+
+
+def test_coverage_is_the_judged_share_of_each_top_k():
+    rankings = {"a": {"q1": ["d1", "d2"], "q2": ["d3", "d4"]}, "b": {"q1": ["d9"]}}
+    judged = judged_docs([("q1", "d1"), ("q2", "d3"), ("q2", "d4")])
+    # a: q1 1/2, q2 2/2 -> 0.75; b: q1 0/1 -> 0
+    assert coverage_at_k(rankings, judged, k=2) == {"a": pytest.approx(0.75), "b": 0.0}
