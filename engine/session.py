@@ -14,7 +14,7 @@ from engine.analysis import latency
 from engine.gold import Gold, resolve, resolve_one
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
-from engine.types import VERDICTS, Label, Question, Verdict
+from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
 
@@ -142,6 +142,26 @@ class LabelingSession:
         self.ws.delete_verdict(question_id, self.annotator)
         self.undo_stack.append(Change("verdict", question_id, None, (old.verdict, old.note)))
         return self._refresh(question_id)
+
+    def adjudicate(
+        self, question_id: str, gold: dict[str, int], *, no_answer: bool = False, note: str = ""
+    ) -> Gold:
+        """Settle a question: the final gold (grades >= 1 kept) or no answer; logged."""
+        final = {d: g for d, g in gold.items() if g >= 1}
+        self.ws.write_adjudication(
+            Adjudication(question_id, no_answer, {} if no_answer else final, self.annotator, note)
+        )
+        return self._refresh(question_id)
+
+    def split_question(self, question_id: str, text: str) -> Question:
+        """Split a question: a new question with the same tags plus ``split``."""
+        old = self.ws.question(question_id)
+        if old is None:
+            raise WorkspaceError(f"no question {question_id!r}")
+        tags = [*old.tags, "split"] if "split" not in old.tags else list(old.tags)
+        q = self.add_question(text, tags)
+        self.ws.log_event("split", self.annotator, f"{question_id} -> {q.id}")
+        return q
 
     def add_question(self, text: str, tags: Sequence[str]) -> Question:
         """A question written blind in goldpan."""

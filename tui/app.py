@@ -15,6 +15,7 @@ from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
 from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
+from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
@@ -31,6 +32,7 @@ class GoldpanApp(App[None]):
         "write": WriteScreen,
         "judge": JudgeScreen,
         "review": ReviewScreen,
+        "adjudicate": AdjudicateScreen,
     }
     DEFAULT_MODE = "questions"
     BINDINGS = [
@@ -65,6 +67,14 @@ class GoldpanApp(App[None]):
             show=False,
             id="review",
             tooltip="Scores per retriever and per question, live",
+        ),
+        Binding(
+            "d",
+            "switch_mode('adjudicate')",
+            "Adjudicate",
+            show=False,
+            id="adjudicate",
+            tooltip="Settle disputed and ambiguous questions",
         ),
         Binding(
             "question_mark,f1",
@@ -216,6 +226,11 @@ class GoldpanApp(App[None]):
             "Go: review",
             "Live scores per retriever and question",
             lambda: self.switch_mode("review"),
+        )
+        yield SystemCommand(
+            "Go: adjudicate",
+            "Settle disputed and ambiguous questions",
+            lambda: self.switch_mode("adjudicate"),
         )
         yield SystemCommand("Workspace: reload", "See other annotators' labels", self.action_reload)
         for action, title, help_text in getattr(screen, "PALETTE", ()):

@@ -6,6 +6,7 @@ import re
 
 from tests.conftest import ROOT
 from tui.app import GoldpanApp
+from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
@@ -17,6 +18,7 @@ SCREENS = {
     "write": WriteScreen,
     "label": JudgeScreen,
     "review": ReviewScreen,
+    "adjudicate": AdjudicateScreen,
 }
 NAMES = {
     "question_mark": "?",
@@ -24,6 +26,8 @@ NAMES = {
     "right_square_bracket": "]",
     "left_square_bracket": "[",
     "space": "space",
+    "plus": "+",
+    "minus": "-",
 }
 
 
@@ -35,7 +39,10 @@ def bindings() -> set[tuple[str, str, str]]:
     out = set()
     for screen, cls in SCREENS.items():
         for b in cls.BINDINGS:
-            out.add((screen, shown(b.key), b.description))
+            key = shown(b.key)
+            if screen == "adjudicate" and key.isdigit():
+                key = "1-9"  # one row in the README for the nine "take side" keys
+            out.add((screen, key, b.description))
     return out
 
 

@@ -155,3 +155,10 @@ def test_review_sweep_panel(snap_compare, app_factory):
     table from red (worst) to green (best), `*` on its own k1 1.5 / b 0.75 cell, and the
     note that picking the best cell on a few questions overfits."""
     assert snap_compare(app_factory(), run_before=_panel("sweep"), terminal_size=APP_SIZE)
+
+
+def test_adjudicate_screen(snap_compare, app_factory):
+    """The adjudicate screen on the demo: the five disputed questions then the ambiguous
+    one on the left; for q32 each annotator's grades side by side (1 jun, 2 mina) with an
+    empty final column, their verdicts above, and kappa / alpha at the bottom."""
+    assert snap_compare(app_factory(), press=["d"], terminal_size=APP_SIZE)

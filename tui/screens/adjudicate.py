@@ -1,0 +1,381 @@
+"""The adjudicate screen: settle the questions annotators disagree on."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import DataTable, Footer, Header, Static
+
+from engine.agreement import agreement_report
+from engine.gold import Status
+from tui.literal import literal, one_line
+from tui.messages import LabelSaved, QuestionPooled
+from tui.screens.base import GoldpanScreen, cursor_key
+from tui.screens.modals import PromptScreen
+from tui.screens.questions import STATUS_STYLE
+
+ORDER = {Status.DISPUTED: 0, Status.AMBIGUOUS: 1}
+SIDE = Binding.Group("Take side", compact=True)
+
+
+class AdjudicateScreen(GoldpanScreen):
+    """Each annotator's labels side by side, and keys to settle the final gold."""
+
+    HELP = """
+## Adjudicate
+
+Disputed questions (annotators marked different documents relevant, or one said no
+answer) and ambiguous ones (flagged with a note) come first, then the questions already
+adjudicated. On the right, every annotator's grade of every judged document side by
+side, their verdicts and notes, and the **final** column: the adjudicated gold.
+
+Take a side with `1`-`9` (the annotators in column order), `u` the union of their
+relevant documents (highest grade), `i` the intersection (lowest grade), or set a
+document's final grade by hand with `+` / `-`. `n` settles the question as having no
+answer in the corpus. `e` rewrites the question, `x` splits off a second question.
+Every decision is recorded with who and when, and the review follows at once.
+
+At the bottom: Cohen's kappa per annotator pair and Krippendorff's alpha over all
+grades, which tell how far to trust the labels.
+"""
+
+    BINDINGS = [
+        *(
+            Binding(
+                str(i),
+                f"take_side({i - 1})",
+                "Take side",
+                show=i <= 2,
+                group=SIDE,
+                id=f"adjudicate.side{i}",
+                tooltip=f"Final gold: annotator {i}'s relevant documents",
+            )
+            for i in range(1, 10)
+        ),
+        Binding(
+            "u",
+            "union",
+            "Union",
+            id="adjudicate.union",
+            tooltip="Final gold: every document anyone marked relevant (highest grade)",
+        ),
+        Binding(
+            "i",
+            "intersection",
+            "Intersection",
+            id="adjudicate.intersection",
+            tooltip="Final gold: documents everyone marked relevant (lowest grade)",
+        ),
+        Binding(
+            "plus",
+            "raise_grade",
+            "Grade +",
+            id="adjudicate.raise",
+            tooltip="Raise the selected document's final grade",
+        ),
+        Binding(
+            "minus",
+            "lower_grade",
+            "Grade -",
+            show=False,
+            id="adjudicate.lower",
+            tooltip="Lower the selected document's final grade",
+        ),
+        Binding(
+            "n",
+            "no_answer",
+            "No answer",
+            id="adjudicate.no_answer",
+            tooltip="Settle: nothing in the corpus answers this question",
+        ),
+        Binding(
+            "e",
+            "edit",
+            "Rewrite",
+            show=False,
+            id="adjudicate.edit",
+            tooltip="Rewrite the question (its old text is kept)",
+        ),
+        Binding(
+            "x",
+            "split",
+            "Split",
+            show=False,
+            id="adjudicate.split",
+            tooltip="Split off a second question (written here, pooled at once)",
+        ),
+    ]
+    PALETTE = [
+        ("union", "Adjudicate: take the union", "Every document anyone marked relevant"),
+        ("intersection", "Adjudicate: take the intersection", "Documents everyone marked"),
+        ("no_answer", "Adjudicate: no answer", "Nothing in the corpus answers it"),
+        ("edit", "Adjudicate: rewrite question", "Rewrite the question"),
+        ("split", "Adjudicate: split question", "Add a second question split from this one"),
+    ]
+
+    question_id: reactive[str | None] = reactive(None, bindings=True)
+    """The question on the right."""
+
+    def compose(self) -> ComposeResult:
+        """Question list beside the side-by-side labels; agreement at the bottom."""
+        yield Header()
+        with Horizontal(id="adjudicate-body"):
+            yield DataTable(id="adjudicate-list", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="adjudicate-right"):
+                yield Static(id="adjudicate-question")
+                yield DataTable(id="sides", cursor_type="row", zebra_stripes=True)
+        yield Static(id="agreement")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the list."""
+        table = self.query_one("#adjudicate-list", DataTable)
+        table.add_columns("question", "status")
+        self.refresh_list()
+        self.show_agreement()
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        """Labels may have changed elsewhere."""
+        self.gp.session.reload_if_changed()
+        self.refresh_list()
+        self.show_agreement()
+
+    def on_label_saved(self, _: LabelSaved) -> None:
+        """Redraw."""
+        self.refresh_list()
+
+    def on_question_pooled(self, _: QuestionPooled) -> None:
+        """A split question was pooled."""
+        self.refresh_list()
+
+    def candidates(self) -> list[str]:
+        """Disputed and ambiguous questions first, then the adjudicated ones."""
+        live = self.gp.session.live
+        out = [
+            q
+            for q in live.question_ids
+            if live.golds[q].status in ORDER or live.golds[q].adjudicated
+        ]
+        return sorted(
+            out,
+            key=lambda q: (
+                ORDER.get(live.golds[q].status, 2) if not live.golds[q].adjudicated else 3,
+                q,
+            ),
+        )
+
+    def refresh_list(self) -> None:
+        """Redraw the list, keeping the selection."""
+        if not self.is_mounted:
+            return
+        table = self.query_one("#adjudicate-list", DataTable)
+        keep = cursor_key(table) or self.question_id
+        table.clear()
+        live = self.gp.session.live
+        for q in self.candidates():
+            gold = live.golds[q]
+            label = "adjudicated" if gold.adjudicated else gold.status.value
+            style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
+            table.add_row(Text(q), Text(label, style=style), key=q)
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        self.question_id = cursor_key(table)
+        self.show_sides()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Follow the list."""
+        if event.data_table.id == "adjudicate-list":
+            self.question_id = cursor_key(event.data_table)
+            self.show_sides()
+
+    def annotators(self) -> list[str]:
+        """The annotators of the current question, in column order."""
+        if self.question_id is None:
+            return []
+        return list(self.gp.session.live.golds[self.question_id].annotators)
+
+    def grades(self) -> dict[str, dict[str, int]]:
+        """Annotator -> doc -> grade for the current question."""
+        out: dict[str, dict[str, int]] = {}
+        if self.question_id is None:
+            return out
+        for lab in self.gp.session.ws.labels_for(self.question_id):
+            out.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
+        return out
+
+    def final(self) -> dict[str, int]:
+        """The adjudicated gold so far (empty when not adjudicated)."""
+        adj = self.gp.session.ws.adjudication(self.question_id or "")
+        return dict(adj.gold) if adj and not adj.no_answer else {}
+
+    def show_sides(self) -> None:
+        """Redraw the right side for the current question."""
+        head = self.query_one("#adjudicate-question", Static)
+        sides = self.query_one("#sides", DataTable)
+        keep = cursor_key(sides)
+        sides.clear(columns=True)
+        qid = self.question_id
+        if qid is None:
+            head.update(
+                Text("Nothing to adjudicate: no disputed or ambiguous question.", style="dim")
+            )
+            return
+        session = self.gp.session
+        q = session.ws.question(qid)
+        out = Text.assemble((qid, "bold"), "  ")
+        out.append_text(literal(q.text if q else "", style="bold"))
+        adj = session.ws.adjudication(qid)
+        if adj is not None:
+            settled = "no answer" if adj.no_answer else f"{len(adj.gold)} gold"
+            out.append(f"\nadjudicated by {adj.by}: {settled}", style="green")
+        for v in session.ws.verdicts_for(qid):
+            out.append(f"\n{v.annotator}: ", style="bold")
+            out.append(v.verdict)
+            if v.note:
+                out.append(" — ", style="dim")
+                out.append_text(literal(v.note))
+        head.update(out)
+        names = self.annotators()
+        grades = self.grades()
+        final = self.final()
+        sides.add_column("document", key="doc")
+        sides.add_column("title", key="title")
+        for i, a in enumerate(names, start=1):
+            sides.add_column(Text(f"{i} {a}", justify="right"), key=f"a:{a}")
+        sides.add_column(Text("final", justify="right"), key="final")
+        docs = sorted({d for g in grades.values() for d in g} | set(final))
+        for d in docs:
+            doc = session.ws.doc(d)
+            cells: list[Text] = [literal(d), one_line(doc.title if doc else "", 34)]
+            for a in names:
+                g = grades.get(a, {}).get(d)
+                style = "green" if g else "dim"
+                cells.append(Text("·" if g is None else str(g), style=style, justify="right"))
+            f = final.get(d)
+            cells.append(
+                Text(
+                    "·" if f is None else str(f),
+                    style="bold green" if f else "dim",
+                    justify="right",
+                )
+            )
+            sides.add_row(*cells, key=d)
+        if keep is not None and keep in sides.rows:
+            sides.move_cursor(row=sides.get_row_index(keep))
+
+    def show_agreement(self) -> None:
+        """Kappa per pair and alpha over everyone (how far to trust the labels)."""
+        ws = self.gp.session.ws
+        report = agreement_report(ws.labels(), ws.verdicts())
+        out = Text("agreement  ", style="bold")
+        for p in report["pairs"]:
+            out.append_text(literal(f"{p['a']}–{p['b']}"))
+            out.append(f" κ {p['kappa']:.2f} (n {p['n']})   ")
+        alpha = report["alpha_ordinal"]
+        out.append(
+            f"α ordinal {'-' if alpha is None else f'{alpha:.2f}'} "
+            f"over {report['units']} shared judgments"
+        )
+        self.query_one("#agreement", Static).update(out)
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Decisions need a question."""
+        if action in {
+            "take_side",
+            "union",
+            "intersection",
+            "raise_grade",
+            "lower_grade",
+            "no_answer",
+            "edit",
+            "split",
+        }:
+            return self.question_id is not None
+        return True
+
+    def _settle(self, gold: dict[str, int], *, no_answer: bool = False, note: str = "") -> None:
+        assert self.question_id is not None
+        self.gp.session.adjudicate(self.question_id, gold, no_answer=no_answer, note=note)
+        self.post_message(LabelSaved(self.question_id))
+        self.refresh_list()
+        self.show_agreement()
+
+    def action_take_side(self, index: int) -> None:
+        """The final gold is one annotator's relevant documents."""
+        names = self.annotators()
+        if index >= len(names):
+            self.notify(f"This question has {len(names)} annotators.", severity="warning")
+            return
+        side = self.grades().get(names[index], {})
+        self._settle(side, note=f"took {names[index]}'s side")
+
+    def _relevant(self) -> list[dict[str, int]]:
+        return [{d: g for d, g in gs.items() if g >= 1} for gs in self.grades().values()]
+
+    def action_union(self) -> None:
+        """Every document anyone marked relevant, at the highest grade given."""
+        gold: dict[str, int] = {}
+        for side in self._relevant():
+            for d, g in side.items():
+                gold[d] = max(g, gold.get(d, 0))
+        self._settle(gold, note="union")
+
+    def action_intersection(self) -> None:
+        """Documents every annotator marked relevant, at the lowest grade given."""
+        sides = self._relevant()
+        common = set.intersection(*(set(s) for s in sides)) if sides else set()
+        self._settle({d: min(s[d] for s in sides) for d in common}, note="intersection")
+
+    def _bump(self, delta: int) -> None:
+        doc = cursor_key(self.query_one("#sides", DataTable))
+        if doc is None:
+            return
+        final = self.final()
+        final[doc] = min(3, max(0, final.get(doc, 0) + delta))
+        self._settle(final, note="set by hand")
+
+    def action_raise_grade(self) -> None:
+        """Raise the selected document's final grade."""
+        self._bump(1)
+
+    def action_lower_grade(self) -> None:
+        """Lower the selected document's final grade."""
+        self._bump(-1)
+
+    def action_no_answer(self) -> None:
+        """Settle as no answer in the corpus."""
+        self._settle({}, no_answer=True, note="no answer")
+
+    @work
+    async def action_edit(self) -> None:
+        """Rewrite the question; it is pooled again."""
+        q = self.gp.session.ws.question(self.question_id or "")
+        if q is None:
+            return
+        text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", q.text))
+        if text and text.strip() and text.strip() != q.text:
+            self.gp.session.edit_question(q.id, text, None)
+            self.gp.pool_question(q.id)
+            self.show_sides()
+
+    @work
+    async def action_split(self) -> None:
+        """Split off a second question, pooled at once."""
+        q = self.gp.session.ws.question(self.question_id or "")
+        if q is None:
+            return
+        text = await self.app.push_screen_wait(
+            PromptScreen(f"Split {q.id}: the second question", placeholder="the other half")
+        )
+        if text and text.strip():
+            new = self.gp.session.split_question(q.id, text)
+            self.gp.pool_question(new.id)
+            self.notify(f"Added {new.id}, split from {q.id}; judge it with l.", markup=False)
+            self.gp.current_question = new.id
