@@ -334,3 +334,24 @@ async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
         await pilot.pause()
         ws = app.ws
         assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
+
+
+async def test_annotator_view_and_queue_order(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        await pilot.press("v")  # jun's view: q42 is labeled (jun found a doc), not disputed
+        assert screen.view == "jun"
+        assert str(table.get_row("q42")[1]) == "labeled"
+        assert "view: jun" in plain(screen.query_one("#filters", Static))
+        await pilot.press("v")
+        assert screen.view == "mina"
+        assert str(table.get_row("q42")[1]) == "no_answer"
+        await pilot.press("v")  # back to the resolved gold
+        assert str(table.get_row("q42")[1]) == "disputed"
+        await pilot.press("o")
+        order = [str(k.value) for k in table.rows]
+        assert order == screen.queue()[0]
+        assert order[0] == "q49"  # unlabeled, most unjudged pooled documents
+        assert "order: queue" in plain(screen.query_one("#filters", Static))

@@ -13,8 +13,9 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.analysis import question_overlaps
-from engine.gold import Status
+from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
+from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
 from tui.literal import one_line
 from tui.messages import LabelSaved, QuestionPooled
@@ -51,6 +52,10 @@ Every question of the workspace with its **status**:
 is the share found in its gold documents' text (a question that copies its answer).
 
 `enter` judges the selected question. `f` cycles the status filter, `t` the tag filter.
+`v` shows one annotator's view (statuses from their labels alone); `o` orders by the
+**judging queue**: questions whose pooled documents (every retriever's top 10) are
+least judged first, then the ones to adjudicate; it also shows each retriever's
+coverage@10, the share of its top 10 that someone has judged.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
@@ -76,6 +81,20 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
             id="questions.tag",
             tooltip="Show only questions with one tag (cycles)",
         ),
+        Binding(
+            "v",
+            "cycle_view",
+            "Annotator view",
+            id="questions.view",
+            tooltip="Show statuses as one annotator's labels alone make them (cycles)",
+        ),
+        Binding(
+            "o",
+            "toggle_queue",
+            "Queue order",
+            id="questions.queue",
+            tooltip="Order by the judging queue: most unjudged pooled documents first",
+        ),
     ]
     PALETTE = [
         ("judge", "Questions: judge selected", "Judge the selected question"),
@@ -87,6 +106,10 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     """Only questions of this status (None: all)."""
     tag_filter: reactive[str | None] = reactive(None)
     """Only questions with this tag (None: all)."""
+    view: reactive[str | None] = reactive(None)
+    """Show one annotator's view of every question (None: the resolved gold)."""
+    queue_order: reactive[bool] = reactive(False)
+    """Order rows by the judging queue instead of by id."""
 
     def compose(self) -> ComposeResult:
         """Header, filter line, table, footer."""
@@ -146,12 +169,53 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Re-filter."""
         self.refresh_rows()
 
-    def visible_ids(self) -> list[str]:
+    def watch_view(self) -> None:
+        """Redraw as another annotator sees it."""
+        self.refresh_rows()
+
+    def watch_queue_order(self) -> None:
+        """Re-order."""
+        self.refresh_rows()
+
+    def golds(self) -> dict[str, Gold]:
+        """The resolved gold, or one annotator's view of it (their labels alone)."""
+        live = self.gp.session.live
+        if self.view is None:
+            return live.golds
+        ws = self.gp.session.ws
+        labels: dict[str, dict[str, int]] = {}
+        for lab in ws.labels():
+            if lab.annotator == self.view:
+                labels.setdefault(lab.question_id, {})[lab.doc_id] = lab.grade
+        verdicts = {v.question_id: v.verdict for v in ws.verdicts() if v.annotator == self.view}
+        return {
+            q: resolve_one(
+                q,
+                {self.view: labels[q]} if q in labels else {},
+                {self.view: verdicts[q]} if q in verdicts else {},
+            )
+            for q in live.question_ids
+        }
+
+    def queue(self) -> tuple[list[str], dict[str, int], dict[str, float]]:
+        """The judging queue order, unjudged counts and coverage@10 per retriever."""
+        live = self.gp.session.live
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.ws.labels()])
+        items = judging_queue(live.golds, live.rankings, judged)
+        return (
+            [i.question_id for i in items],
+            {i.question_id: i.unjudged for i in items},
+            coverage_at_k(live.rankings, judged),
+        )
+
+    def visible_ids(self, golds: dict[str, Gold] | None = None) -> list[str]:
         """The question ids the table shows, in order."""
         live = self.gp.session.live
+        golds = golds if golds is not None else self.golds()
+        order = self.queue()[0] if self.queue_order else live.question_ids
         out = []
-        for q in live.question_ids:
-            gold = live.golds[q]
+        for q in order:
+            gold = golds[q]
             if self.status_filter is not None and gold.status is not self.status_filter:
                 continue
             if self.tag_filter is not None and self.tag_filter not in live.tags[q]:
@@ -168,8 +232,9 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         keep = cursor_key(table)
         table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
-        for qid in self.visible_ids():
-            gold = session.live.golds[qid]
+        golds = self.golds()
+        for qid in self.visible_ids(golds):
+            gold = golds[qid]
             table.add_row(
                 Text(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
@@ -192,6 +257,10 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 (status, "bold"),
                 ("   tag: ", "dim"),
                 (self.tag_filter or "all", "bold"),
+                ("   view: ", "dim"),
+                (self.view or "gold", "bold"),
+                ("   order: ", "dim"),
+                ("queue" if self.queue_order else "id", "bold"),
                 ("   ", ""),
                 (
                     f"{table.row_count} shown · {counts['scored']} scored · "
@@ -230,6 +299,20 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Next status filter."""
         i = STATUS_FILTERS.index(self.status_filter)
         self.status_filter = STATUS_FILTERS[(i + 1) % len(STATUS_FILTERS)]
+
+    def action_cycle_view(self) -> None:
+        """Next annotator's view (then back to the resolved gold)."""
+        views: list[str | None] = [None, *self.gp.session.ws.annotators()]
+        i = views.index(self.view) if self.view in views else 0
+        self.view = views[(i + 1) % len(views)]
+
+    def action_toggle_queue(self) -> None:
+        """Queue order on / off; coverage@10 of each retriever is shown."""
+        self.queue_order = not self.queue_order
+        if self.queue_order:
+            coverage = self.queue()[2]
+            shares = ", ".join(f"{r} {v:.0%}" for r, v in coverage.items())
+            self.notify(f"coverage@10 (share of each top 10 judged): {shares}", markup=False)
 
     def action_cycle_tag(self) -> None:
         """Next tag filter."""
