@@ -473,6 +473,16 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     out.print(table)
 
 
+def cmd_merge(args: argparse.Namespace) -> None:
+    """Bring separately labeled workspaces together (labels keep their annotators)."""
+    from engine.merge import merge_workspaces
+
+    report = merge_workspaces(Path(args.out), [Path(p) for p in args.inputs])
+    out.print(Text(f"merged into {args.out}: {report.summary()}"))
+    for conflict in report.conflicts:
+        err.print(Text(f"conflict: {conflict}"))
+
+
 def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
     from engine.queue import coverage_at_k, judged_docs, judging_queue
@@ -821,6 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--note", default="")
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
     s.set_defaults(func=cmd_verdict)
+
+    s = sub.add_parser("merge", help="merge separately labeled workspaces (same corpus)")
+    s.add_argument("out", metavar="OUT", help="the merged workspace (created when missing)")
+    s.add_argument("inputs", nargs="+", metavar="IN")
+    s.set_defaults(func=cmd_merge)
 
     s = sub.add_parser("agreement", help="inter-annotator agreement: kappa, alpha, verdicts")
     s.add_argument("workspace", metavar="WS")

@@ -61,3 +61,23 @@ def test_two_processes_labeling_at_once_keep_every_label(tiny_ws):
     ws = Workspace.open(tiny_ws)
     assert len(ws.labels()) == before + 120
     assert ws.integrity_check() == "ok"
+
+
+def test_merge_command_twice_changes_nothing(tiny_ws, tmp_path, capsys):
+    import shutil
+
+    from tests.conftest import snapshot
+
+    other = tmp_path / "other.db"
+    shutil.copy(tiny_ws, other)
+    assert run(capsys, "label", other, "q4", "d4", "2", "--annotator", "jun")[0] == 0
+    out = tmp_path / "merged.db"
+    code, text, _ = run(capsys, "merge", out, tiny_ws, other)
+    assert code == 0 and "merged into" in text
+    labels = Workspace.open(out).labels()
+    assert Label("q4", "d4", "jun", 2) in labels and Label("q1", "d1", "mina", 2) in labels
+    before = snapshot(out)
+    assert run(capsys, "merge", out, tiny_ws, other)[0] == 0
+    assert snapshot(out) == before
+    code, _, err = run(capsys, "merge", out, out)
+    assert code == 2
