@@ -728,6 +728,25 @@ def cmd_overlap(args: argparse.Namespace) -> None:
 # -- parser -------------------------------------------------------------------------------
 
 
+def _command(
+    sub: Any,
+    name: str,
+    help_text: str,
+    func: Callable[[argparse.Namespace], None],
+    *,
+    workspace: bool = True,
+    json_flag: bool = False,
+) -> argparse.ArgumentParser:
+    """A subcommand that takes the workspace first and, optionally, ``--json``."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
+    if workspace:
+        parser.add_argument("workspace", metavar="WS")
+    if json_flag:
+        parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=func)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     p = argparse.ArgumentParser(
@@ -738,9 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"goldpan {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("new", help="create a workspace with the default BM25 retrievers")
-    s.add_argument("workspace", metavar="WS")
-    s.set_defaults(func=cmd_new)
+    s = _command(sub, "new", "create a workspace with the default BM25 retrievers", cmd_new)
 
     imp = sub.add_parser("import", help="import docs, questions, qrels, labels, BEIR or SQuAD")
     isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
@@ -773,13 +790,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--annotator", default="import")
     imp.set_defaults(func=cmd_import)
 
-    s = sub.add_parser("pool", help="run retrievers over every question and cache rankings")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(sub, "pool", "run retrievers over every question and cache rankings", cmd_pool)
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
     s.add_argument("--force", action="store_true", help="run again even when cached")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.set_defaults(func=cmd_pool)
 
     r = sub.add_parser("retriever", help="add, list or remove retrievers")
     rsub = r.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -800,12 +815,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("name", metavar="NAME")
     r.set_defaults(func=cmd_retriever)
 
-    s = sub.add_parser("score", help="Hit@k, MRR, Recall@k, nDCG@10 per retriever")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub, "score", "Hit@k, MRR, Recall@k, nDCG@10 per retriever", cmd_score, json_flag=True
+    )
     s.add_argument("--k", default="1,3,5,10", help="cutoffs for Hit@k and Recall@k")
     s.add_argument("--tag", help="only questions with this tag")
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
-    s.add_argument("--json", action="store_true")
     s.add_argument(
         "--fail-under",
         action="append",
@@ -814,90 +829,97 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.set_defaults(func=cmd_score)
 
-    s = sub.add_parser("label", help="grade a document for a question (0-3), as the judge keys do")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub, "label", "grade a document for a question (0-3), as the judge keys do", cmd_label
+    )
     s.add_argument("question", metavar="QID")
     s.add_argument("doc", metavar="DOC")
     s.add_argument("grade", type=int, metavar="GRADE")
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
-    s.set_defaults(func=cmd_label)
 
-    s = sub.add_parser("verdict", help="answerable, no_answer, ambiguous or skip for a question")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub, "verdict", "answerable, no_answer, ambiguous or skip for a question", cmd_verdict
+    )
     s.add_argument("question", metavar="QID")
     s.add_argument("verdict", choices=VERDICTS)
     s.add_argument("--note", default="")
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
-    s.set_defaults(func=cmd_verdict)
 
     s = sub.add_parser("merge", help="merge separately labeled workspaces (same corpus)")
     s.add_argument("out", metavar="OUT", help="the merged workspace (created when missing)")
     s.add_argument("inputs", nargs="+", metavar="IN")
     s.set_defaults(func=cmd_merge)
 
-    s = sub.add_parser("agreement", help="inter-annotator agreement: kappa, alpha, verdicts")
-    s.add_argument("workspace", metavar="WS")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_agreement)
+    s = _command(
+        sub,
+        "agreement",
+        "inter-annotator agreement: kappa, alpha, verdicts",
+        cmd_agreement,
+        json_flag=True,
+    )
 
-    s = sub.add_parser("queue", help="what to judge next; coverage@k of each retriever")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub, "queue", "what to judge next; coverage@k of each retriever", cmd_queue, json_flag=True
+    )
     s.add_argument("--k", type=int, default=10, help="pool depth per retriever (default 10)")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_queue)
 
-    s = sub.add_parser("compare", help="paired comparison of two retrievers (bootstrap, p-value)")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub,
+        "compare",
+        "paired comparison of two retrievers (bootstrap, p-value)",
+        cmd_compare,
+        json_flag=True,
+    )
     s.add_argument("a", metavar="A")
     s.add_argument("b", metavar="B")
     s.add_argument("--metric", default="mrr", help="mrr, hit@k, recall@k, ndcg@k, p@k")
     s.add_argument("--samples", type=int, default=10_000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("failures", help="questions whose gold is not at rank 1, and what won")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub,
+        "failures",
+        "questions whose gold is not at rank 1, and what won",
+        cmd_failures,
+        json_flag=True,
+    )
     s.add_argument("--retriever", required=True, metavar="NAME")
     s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_failures)
 
-    s = sub.add_parser("noanswer", help="calibrate a top-1 score threshold for no-answer")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub,
+        "noanswer",
+        "calibrate a top-1 score threshold for no-answer",
+        cmd_noanswer,
+        json_flag=True,
+    )
     s.add_argument("--retriever", required=True, metavar="NAME")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_noanswer)
 
-    s = sub.add_parser("sweep", help="a BM25 retriever's metric over a k1 x b grid")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(
+        sub, "sweep", "a BM25 retriever's metric over a k1 x b grid", cmd_sweep, json_flag=True
+    )
     s.add_argument("--retriever", required=True, metavar="NAME")
     s.add_argument("--k1", default="0.9,1.2,1.5,2.0", metavar="LIST")
     s.add_argument("--b", default="0.4,0.6,0.75,0.9", metavar="LIST")
     s.add_argument("--metric", default="mrr")
     s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_sweep)
 
-    s = sub.add_parser("overlap", help="each question's overlap with titles and gold text")
-    s.add_argument("workspace", metavar="WS")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_overlap)
+    s = _command(
+        sub,
+        "overlap",
+        "each question's overlap with titles and gold text",
+        cmd_overlap,
+        json_flag=True,
+    )
 
-    s = sub.add_parser("export", help="write TREC qrels, a TREC run or the labels CSV")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(sub, "export", "write TREC qrels, a TREC run or the labels CSV", cmd_export)
     s.add_argument("--format", required=True, choices=("trec-qrels", "trec-run", "labels"))
     s.add_argument("out", metavar="OUT")
     s.add_argument("--retriever", metavar="NAME", help="trec-run: one retriever (default all)")
-    s.set_defaults(func=cmd_export)
 
-    s = sub.add_parser("info", help="counts, annotators and schema version")
-    s.add_argument("workspace", metavar="WS")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_info)
+    s = _command(sub, "info", "counts, annotators and schema version", cmd_info, json_flag=True)
 
     s = sub.add_parser("demo", help="build the demo workspace and open it")
     s.add_argument("--path", default=str(DEMO_PATH))
@@ -906,10 +928,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
     s.set_defaults(func=cmd_demo)
 
-    s = sub.add_parser("open", help="open a workspace in the terminal UI")
-    s.add_argument("workspace", metavar="WS")
+    s = _command(sub, "open", "open a workspace in the terminal UI", cmd_open)
     s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
-    s.set_defaults(func=cmd_open)
     return p
 
 

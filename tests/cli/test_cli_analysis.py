@@ -7,6 +7,7 @@ import pytest
 from engine.types import Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
 from tests.conftest import snapshot
+from tests.engine.test_compare import JSON_KEYS
 from tui.cli import main
 
 
@@ -38,20 +39,7 @@ def test_compare_json_by_hand(split_ws, capsys):
     code, out, _ = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {
-        "a",
-        "b",
-        "metric",
-        "n",
-        "mean_a",
-        "mean_b",
-        "diff",
-        "ci95",
-        "wins",
-        "ties",
-        "losses",
-        "p_value",
-    }
+    assert set(data) == JSON_KEYS
     # reciprocal ranks: bigram 1 everywhere; word 1, 1, 1 on q1-q3 and 0 on q5, q6
     assert (data["a"], data["b"], data["metric"], data["n"]) == (
         "bm25-bigram",
