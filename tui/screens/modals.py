@@ -48,7 +48,7 @@ class PromptScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         """Focus the input."""
         field = self.query_one(Input)
-        field.cursor_blink = self.app.blink  # type: ignore[attr-defined]
+        field.cursor_blink = getattr(self.app, "blink", True)
         field.focus()
 
     @on(Input.Submitted)

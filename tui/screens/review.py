@@ -20,7 +20,7 @@ from engine.analysis import (
     question_overlaps,
     sweep,
 )
-from engine.compare import Comparison, compare
+from engine.compare import Comparison, FloatArray, compare
 from engine.workspace import Workspace
 from tui.literal import literal, one_line
 from tui.messages import LabelSaved, QuestionPooled
@@ -261,7 +261,10 @@ gold. `t` filters by tag, `enter` judges the selected question.
         self._compare((a, b, self.tag), values)
 
     @work(thread=True, exclusive=True, group="compare")
-    def _compare(self, key: tuple[str, str, str | None], values: dict[str, tuple]) -> None:  # type: ignore[type-arg]
+    def _compare(
+        self, key: tuple[str, str, str | None], values: dict[str, tuple[FloatArray, FloatArray]]
+    ) -> None:
+        """Bootstrap and randomization for each metric, off the UI thread."""
         a, b, _ = key
         results = [compare(a, b, m, va, vb) for m, (va, vb) in values.items()]
         self.post_message(self.Compared(key, results))
