@@ -1,0 +1,1 @@
+"""The `goldpan` subcommands, one module per area; `tui.cli` builds the parser."""

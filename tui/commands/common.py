@@ -1,0 +1,134 @@
+"""What every goldpan command shares: consoles, errors, opening, pooling, parsing."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from engine.retrieve.runner import refresh_runs
+from engine.workspace import Workspace
+
+DEMO_PATH = Path("workspaces") / "demo.db"
+
+# Tables keep their full width when written to a pipe or a CI log (rich assumes 80).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out; exit code 2."""
+
+
+class GateFailed(Exception):
+    """A ``--fail-under`` floor was missed; exit code 1."""
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _open(path: str, *, readonly: bool = False) -> Workspace:
+    return Workspace.open(Path(path), readonly=readonly)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on a terminal (stderr), nothing otherwise."""
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(Text(name).markup, total=total)
+            bar.update(tasks[name], completed=done, total=total)
+
+        yield update
+
+
+def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
+    with _progress(not quiet) as progress:
+        report = refresh_runs(ws, names, depth=depth, progress=progress)
+    if not quiet and any(report.ran.values()):
+        ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
+        err.print(Text(f"pooled (questions run): {ran}"))
+
+
+def _json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _parse_ks(raw: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in raw.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10") from None
+    if not ks or ks[0] < 1:
+        raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10")
+    return ks
+
+
+_FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.+)$")
+
+
+def _parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
+    floors = []
+    for item in raw:
+        m = _FLOOR.match(item.strip())
+        if not m:
+            raise UsageError(
+                f"--fail-under {item!r}: expected METRIC=VALUE or RETRIEVER:METRIC=VALUE"
+            )
+        try:
+            value = float(m["value"])
+        except ValueError:
+            raise UsageError(f"--fail-under {item!r}: {m['value']!r} is not a number") from None
+        floors.append((m["retriever"], m["metric"].strip().lower(), value))
+    return floors
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def _floats(raw: str, flag: str) -> list[float]:
+    try:
+        values = [float(x) for x in raw.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} {raw!r}: expected numbers separated by commas") from None
+    if not values or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise UsageError(f"{flag} {raw!r}: expected non-negative numbers separated by commas")
+    return values
+
+
+def _annotator(name: str | None) -> str:
+    """--annotator, else $GOLDPAN_ANNOTATOR, else the login name."""
+    import getpass
+
+    if name:
+        return name
+    if os.environ.get("GOLDPAN_ANNOTATOR"):
+        return os.environ["GOLDPAN_ANNOTATOR"]
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in this environment (some containers)
+        return "annotator"

@@ -1,0 +1,140 @@
+"""Commands for labeling as a team: label, verdict, merge, agreement, queue."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from engine.retrieve import DEFAULT_DEPTH
+from engine.scoring import workspace_golds
+from tui.commands.common import (
+    UsageError,
+    _annotator,
+    _json,
+    _open,
+    _pool,
+    err,
+    out,
+)
+
+
+def cmd_label(args: argparse.Namespace) -> None:
+    """Grade one document for one question (what the judge screen's keys do)."""
+    from engine.types import Label
+
+    if not 0 <= args.grade <= 3:
+        raise UsageError(f"grade {args.grade} is out of range; expected 0-3")
+    who = _annotator(args.annotator)
+    with _open(args.workspace) as ws:
+        if ws.question(args.question) is None:
+            raise UsageError(f"unknown question {args.question!r}")
+        if ws.doc(args.doc) is None:
+            raise UsageError(f"unknown document {args.doc!r}")
+        ws.write_labels([Label(args.question, args.doc, who, args.grade)])
+    out.print(Text(f"{who}: {args.question} {args.doc} = {args.grade}"))
+
+
+def cmd_verdict(args: argparse.Namespace) -> None:
+    """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
+    from engine.types import Verdict
+
+    who = _annotator(args.annotator)
+    with _open(args.workspace) as ws:
+        if ws.question(args.question) is None:
+            raise UsageError(f"unknown question {args.question!r}")
+        ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
+    out.print(Text(f"{who}: {args.question} is {args.verdict}"))
+
+
+def cmd_agreement(args: argparse.Namespace) -> None:
+    """Cohen's kappa per annotator pair, Krippendorff's alpha, verdict agreement."""
+    from engine.agreement import agreement_report
+
+    with _open(args.workspace) as ws:
+        report = agreement_report(ws.labels(), ws.verdicts())
+    if args.json:
+        _json(report)
+        return
+    table = Table(
+        title="Cohen's kappa on relevant or not, per annotator pair", title_justify="left"
+    )
+    for col in ("annotator A", "annotator B", "shared judgments", "kappa"):
+        table.add_column(col, justify="right" if col in ("kappa", "shared judgments") else "left")
+    for p in report["pairs"]:
+        table.add_row(Text(p["a"]), Text(p["b"]), str(p["n"]), f"{p['kappa']:.3f}")
+    out.print(table)
+    alpha = report["alpha_ordinal"]
+    out.print(
+        Text(
+            f"Krippendorff's alpha (ordinal, grades 0-3) over {report['units']} "
+            f"(question, document) pairs judged twice or more: "
+            + ("-" if alpha is None else f"{alpha:.3f}")
+        )
+    )
+    table = Table(title="agreement on answerable vs no answer", title_justify="left")
+    for col in ("annotator A", "annotator B", "questions", "agreement", "kappa"):
+        table.add_column(col, justify="left" if col.startswith("annotator") else "right")
+    for v in report["verdicts"]:
+        table.add_row(
+            Text(v["a"]), Text(v["b"]), str(v["n"]), f"{v['agreement']:.0%}", f"{v['kappa']:.3f}"
+        )
+    out.print(table)
+
+
+def cmd_merge(args: argparse.Namespace) -> None:
+    """Bring separately labeled workspaces together (labels keep their annotators)."""
+    from engine.merge import merge_workspaces
+
+    report = merge_workspaces(Path(args.out), [Path(p) for p in args.inputs])
+    out.print(Text(f"merged into {args.out}: {report.summary()}"))
+    for conflict in report.conflicts:
+        err.print(Text(f"conflict: {conflict}"))
+
+
+def cmd_queue(args: argparse.Namespace) -> None:
+    """What to judge next, and how much of each retriever's top k is judged."""
+    from engine.queue import coverage_at_k, judged_docs, judging_queue
+
+    if args.k < 1:
+        raise UsageError("--k must be at least 1")
+    with _open(args.workspace) as ws:
+        _pool(ws, None, DEFAULT_DEPTH, quiet=args.json)
+        golds = workspace_golds(ws)
+        rankings = ws.all_runs()
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
+    queue = judging_queue(golds, rankings, judged, args.k)
+    coverage = coverage_at_k(rankings, judged, args.k)
+    if args.json:
+        _json(
+            {
+                "k": args.k,
+                "coverage": coverage,
+                "queue": [
+                    {
+                        "question": i.question_id,
+                        "status": i.status.value,
+                        "unjudged": i.unjudged,
+                        "reason": i.reason,
+                    }
+                    for i in queue
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"coverage@{args.k}: share of each top {args.k} that is judged", title_justify="left"
+    )
+    table.add_column("retriever")
+    table.add_column(f"coverage@{args.k}", justify="right")
+    for name, share in coverage.items():
+        table.add_row(Text(name), f"{share:.0%}")
+    out.print(table)
+    table = Table(title=f"judging queue ({len(queue)})", title_justify="left")
+    for col in ("question", "status", "unjudged in pool", "why"):
+        table.add_column(col, justify="right" if col.startswith("unjudged") else "left")
+    for i in queue:
+        table.add_row(Text(i.question_id), i.status.value, str(i.unjudged), i.reason)
+    out.print(table)
