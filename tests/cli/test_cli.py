@@ -250,3 +250,22 @@ def test_demo_builds_once_then_reuses(tmp_path, capsys):
     assert code == 0 and "built" not in err and path.stat().st_mtime_ns == mtime
     code, _, err = run(capsys, "demo", "--path", path, "--no-open", "--force")
     assert code == 0 and "built the demo workspace" in err
+
+
+def test_score_table_has_every_column_named(tiny_ws, capsys):
+    code, out, _ = run(capsys, "score", tiny_ws, "--retriever", "bm25-word")
+    header = next(line for line in out.splitlines() if "retriever" in line)
+    cells = [c.strip() for c in header.strip("┃ ").split("┃")]
+    assert cells == [
+        "retriever",
+        "Hit@1",
+        "Hit@3",
+        "Hit@5",
+        "Hit@10",
+        "MRR",
+        "R@5",
+        "R@10",
+        "nDCG@10",
+        "ms/q",
+        "p95 ms",
+    ]

@@ -44,8 +44,10 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
             .replace("recall", "R")
             .replace("ndcg", "nDCG"),
             justify="right",
+            no_wrap=True,
         )
-    table.add_column("ms/q", justify="right")
+    table.add_column("ms/q", justify="right", no_wrap=True)
+    table.add_column("p95 ms", justify="right", no_wrap=True)
     best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
     for name, rs in board.retrievers.items():
         cells: list[Text | str] = [Text(name)]
