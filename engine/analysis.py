@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, Comparison, compare
+from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
 from engine.gold import Status
-from engine.metrics import judge, mean, parse_metric, per_question
+from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, doc_text
@@ -59,13 +59,12 @@ def wins_of(
     """The question ids each retriever wins (strictly higher value)."""
     m = parse_metric(metric)
     board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
-    va = board.retrievers[a].per_question[m.name]
-    vb = board.retrievers[b].per_question[m.name]
-    qids = board.question_ids
-    return {
-        a: [q for q, x, y in zip(qids, va, vb, strict=True) if x > y],
-        b: [q for q, x, y in zip(qids, va, vb, strict=True) if y > x],
-    }
+    a_wins, b_wins = question_wins(
+        board.question_ids,
+        board.retrievers[a].per_question[m.name],
+        board.retrievers[b].per_question[m.name],
+    )
+    return {a: a_wins, b: b_wins}
 
 
 # -- failures ------------------------------------------------------------------------------
@@ -112,7 +111,7 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
         if g.status is not Status.LABELED or (tagged is not None and qid not in tagged):
             continue
         ranking = runs[qid].doc_ids if qid in runs else ()
-        rank = next((i + 1 for i, d in enumerate(ranking) if d in g.gold), 0)
+        rank = first_gold_rank(ranking, g.gold)
         if rank == 1:
             continue
         top = ranking[0] if ranking else None

@@ -18,6 +18,7 @@ are one matrix product: 10,000 resamples of 5,000 questions take a fraction of a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -115,6 +116,15 @@ def randomization_p(diffs: FloatArray, samples: int = DEFAULT_SAMPLES, seed: int
         extreme += int((stats >= observed - tol).sum())
         done += rows
     return (extreme + 1) / (samples + 1)
+
+
+def question_wins(
+    question_ids: Sequence[str], a: FloatArray, b: FloatArray
+) -> tuple[list[str], list[str]]:
+    """The questions A wins and the questions B wins (strictly higher value)."""
+    a_wins = [q for q, x, y in zip(question_ids, a, b, strict=True) if x > y]
+    b_wins = [q for q, x, y in zip(question_ids, a, b, strict=True) if y > x]
+    return a_wins, b_wins
 
 
 def compare(

@@ -177,6 +177,11 @@ def first_relevant_rank(j: Judged) -> IntArray:
     return out
 
 
+def first_gold_rank(ranking: Sequence[str], gold: Mapping[str, int]) -> int:
+    """Rank (1-based) of the first relevant document of one ranking; 0 when none."""
+    return next((i for i, d in enumerate(ranking, 1) if gold.get(d, 0) >= 1), 0)
+
+
 def mean(values: FloatArray) -> float:
     """Arithmetic mean with a correctly rounded sum (``math.fsum``), 0 for no questions.
 

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.analysis import latency
-from engine.gold import Gold, resolve, resolve_one
+from engine.gold import Gold, resolve_one
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
+from engine.scoring import workspace_golds
 from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
@@ -49,7 +50,7 @@ class LabelingSession:
         ws = self.ws
         self._data_version = self.data_version()
         questions = ws.questions()
-        golds = resolve([q.id for q in questions], ws.labels(), ws.verdicts(), ws.adjudications())
+        golds = workspace_golds(ws)
         return LiveScores(
             [q.id for q in questions],
             golds,

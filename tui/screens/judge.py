@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 
 from engine.gold import Gold
 from tui.literal import literal
-from tui.messages import IndexesReady, LabelSaved, QuestionPooled
+from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.widgets.candidate_list import CandidateList
@@ -243,9 +243,6 @@ moment you make it; `u` undoes your last change.
         if message.question_id == self.question_id:
             self.pooling = False
             self.show_question()
-
-    def on_indexes_ready(self, _: IndexesReady) -> None:
-        """Nothing to redraw; indexes make pooling fast."""
 
     # -- actions -------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ from engine.analysis import (
     question_overlaps,
     sweep,
 )
-from engine.compare import Comparison, FloatArray, compare
+from engine.compare import Comparison, FloatArray, compare, question_wins
+from engine.metrics import first_gold_rank
 from engine.workspace import Workspace
 from tui.literal import literal, one_line
 from tui.messages import LabelSaved, QuestionPooled
@@ -277,10 +278,8 @@ gold. `t` filters by tag, `enter` judges the selected question.
         live = self.gp.session.live
         ids, va = live.values(a, "mrr", self.tag)
         _, vb = live.values(b, "mrr", self.tag)
-        wins = {
-            a: [q for q, x, y in zip(ids, va, vb, strict=True) if x > y],
-            b: [q for q, x, y in zip(ids, va, vb, strict=True) if y > x],
-        }
+        a_wins, b_wins = question_wins(ids, va, vb)
+        wins = {a: a_wins, b: b_wins}
         self.query_one("#compare-body", Static).update(comparison_text(a, b, message.results, wins))
 
     def _show_tags(self) -> None:
@@ -465,7 +464,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
         out.append("\n")
         for r in live.retrievers:
             ranking = live.rankings[r].get(qid, ())
-            first = next((i + 1 for i, d in enumerate(ranking) if d in gold.gold), 0)
+            first = first_gold_rank(ranking, gold.gold)
             out.append("\n")
             out.append_text(literal(r, style="bold"))
             out.append("  ")
