@@ -94,7 +94,20 @@ CREATE TABLE events (
 CREATE INDEX events_question ON events(question_id);
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL]
+M002_EMBEDDINGS = """
+-- Dense retrievers' document vectors, computed once per (model, document content):
+-- a re-pool embeds only documents whose hash changed. vector is float32, little endian.
+CREATE TABLE embeddings (
+    model TEXT NOT NULL,                        -- the model's name or path, as configured
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    doc_hash TEXT NOT NULL,                     -- docs.hash when the vector was computed
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, doc_id)
+);
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -643,6 +643,39 @@ class Workspace:
             out.setdefault(r[0], {})[r[1]] = tuple(json.loads(r[2]))
         return out
 
+    # -- embeddings ------------------------------------------------------------------
+
+    def embedding_hashes(self, model: str) -> dict[str, str]:
+        """Doc id -> the document hash its stored vector was computed from, for a model."""
+        rows = self.conn.execute(
+            "SELECT doc_id, doc_hash FROM embeddings WHERE model = ?", (model,)
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def write_embeddings(
+        self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]
+    ) -> int:
+        """Store (or replace) document vectors: ``(doc id, doc hash, vector)`` rows."""
+        packed = []
+        for doc_id, doc_hash, vector in rows:
+            vec = struct.pack(f"<{len(vector)}f", *vector)
+            packed.append((model, doc_id, doc_hash, len(vector), vec))
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO embeddings(model, doc_id, doc_hash, dim, vector) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(model, doc_id) DO UPDATE SET "
+                "doc_hash = excluded.doc_hash, dim = excluded.dim, vector = excluded.vector",
+                packed,
+            )
+        return len(packed)
+
+    def embeddings(self, model: str) -> dict[str, tuple[str, bytes]]:
+        """Doc id -> (doc hash, float32 little-endian vector bytes), for a model."""
+        rows = self.conn.execute(
+            "SELECT doc_id, doc_hash, vector FROM embeddings WHERE model = ?", (model,)
+        )
+        return {r[0]: (r[1], bytes(r[2])) for r in rows}
+
     # -- summary ---------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:

@@ -105,6 +105,9 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
 }
 """The retriever registry: kind -> constructor."""
 
+STORED_KINDS = frozenset({"external"})
+"""Kinds whose rankings come from outside (an imported run file): never run again."""
+
 
 def build_retriever(spec: RetrieverSpec) -> Retriever:
     """A retriever for ``spec``.
@@ -152,6 +155,7 @@ __all__ = [
     "DEFAULT_DEPTH",
     "DEFAULT_RETRIEVERS",
     "RETRIEVER_KINDS",
+    "STORED_KINDS",
     "VARIANTS",
     "BM25Retriever",
     "Retriever",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.retrieve import DEFAULT_DEPTH, Retriever, build_retriever
+from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS, Retriever, build_retriever
 from engine.types import CachedRun, Doc, Question, RetrieverSpec, sha256_text
 from engine.workspace import Workspace, WorkspaceError
 
@@ -116,6 +116,10 @@ def refresh_runs(
     for spec in specs:
         started = time.perf_counter()
         known = ws.run_hashes(spec.name)
+        if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
+            report.cached[spec.name] = sum(q.id in known for q in questions)
+            report.ran[spec.name] = 0
+            continue
         hashes = {q.id: input_hash(corpus_hash, spec, q) for q in questions}
         stale = [
             q
