@@ -1,16 +1,24 @@
-"""Retrievers: one protocol, a registry of kinds, and the BM25 kind.
+"""Retrievers: one protocol (:mod:`engine.retrieve.base`), a registry of kinds, BM25.
 
-A retriever is built from a :class:`~engine.types.RetrieverSpec` (name, kind, params),
-indexes the corpus once with :meth:`Retriever.prepare`, then answers questions with
-:meth:`Retriever.search`, a ranking in trec_eval's order (score descending, then doc id
-descending; no document with a score <= 0).
+Kinds: ``bm25`` (here), ``dense`` and ``rerank`` (:mod:`engine.retrieve.dense`, the
+optional sentence-transformers extra), ``rrf`` (:mod:`engine.retrieve.fusion`),
+``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`)
+and ``external``: an imported run file, stored and never run again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from engine.retrieve.base import (
+    PrepareEnv,
+    Ranking,
+    Retriever,
+    RetrieverError,
+    param_list,
+    trec_order,
+)
 from engine.retrieve.bm25 import (
     VARIANTS,
     BM25Index,
@@ -20,27 +28,17 @@ from engine.retrieve.bm25 import (
     id_ranks,
     top_k,
 )
+from engine.retrieve.command import CommandRetriever
+from engine.retrieve.dense import DenseRetriever, RerankRetriever
+from engine.retrieve.fusion import RRFRetriever
+from engine.retrieve.idboost import IdBoostRetriever
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
-from engine.types import Doc, RetrieverSpec
+from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_DEPTH = 100
 """How deep each retriever's ranking is cached."""
 
 DOC_FIELDS = ("title", "text")
-
-
-class Retriever(Protocol):
-    """Indexes a corpus once, then ranks documents for questions."""
-
-    spec: RetrieverSpec
-
-    def prepare(self, docs: Sequence[Doc], cache: dict[Any, Any]) -> None:
-        """Index the corpus. ``cache`` is shared by retrievers in one pool run."""
-        ...
-
-    def search(self, text: str, depth: int) -> tuple[list[str], list[float]]:
-        """Doc ids and scores of the best ``depth`` documents, in ranking order."""
-        ...
 
 
 def doc_text(doc: Doc, fields: Sequence[str]) -> str:
@@ -50,6 +48,10 @@ def doc_text(doc: Doc, fields: Sequence[str]) -> str:
 
 class BM25Retriever:
     """BM25 (any variant) over one tokenizer's tokens of the chosen document fields."""
+
+    bases: tuple[str, ...] = ()
+    base_depth: int | None = None
+    batch_size = 1
 
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate the parameters; nothing is indexed yet."""
@@ -75,7 +77,9 @@ class BM25Retriever:
         self._index: BM25Index | None = None
         self._doc_ids: list[str] = []
 
-    def prepare(self, docs: Sequence[Doc], cache: dict[Any, Any]) -> None:
+    def prepare(
+        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
+    ) -> None:
         """Tokenize the documents (shared through ``cache``) and build the index."""
         self._tokenizer = get_tokenizer(self.tokenizer_name)
         key = ("tokens", self.tokenizer_name, self.fields)
@@ -90,7 +94,13 @@ class BM25Retriever:
         self._doc_ids = [d.id for d in docs]
         self._index = BM25Index(tokens, self.params)
 
-    def search(self, text: str, depth: int) -> tuple[list[str], list[float]]:
+    def rank(
+        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
+    ) -> list[Ranking]:
+        """Rank the corpus for each question."""
+        return [self.search(q.text, depth) for q in questions]
+
+    def search(self, text: str, depth: int) -> Ranking:
         """Rank the corpus for one question."""
         if self._index is None or self._tokenizer is None:
             raise RuntimeError("prepare() must be called before search()")
@@ -102,6 +112,11 @@ class BM25Retriever:
 
 RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "bm25": BM25Retriever,
+    "dense": DenseRetriever,
+    "rerank": RerankRetriever,
+    "rrf": RRFRetriever,
+    "idboost": IdBoostRetriever,
+    "command": CommandRetriever,
 }
 """The retriever registry: kind -> constructor."""
 
@@ -119,8 +134,37 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
         factory = RETRIEVER_KINDS[spec.kind]
     except KeyError:
         known = ", ".join(sorted(RETRIEVER_KINDS))
+        if spec.kind in STORED_KINDS:
+            raise ValueError(f"{spec.name} is an imported run; it cannot be run") from None
         raise ValueError(f"unknown retriever kind {spec.kind!r}; known kinds: {known}") from None
     return factory(spec)
+
+
+def bases_of(spec: RetrieverSpec) -> tuple[str, ...]:
+    """The retrievers whose rankings ``spec`` reads (its ``of`` parameter)."""
+    of = spec.params.get("of")
+    return tuple(param_list(of, "of")) if of else ()
+
+
+def dependents(specs: Sequence[RetrieverSpec], name: str) -> list[str]:
+    """Names of the retrievers that read ``name``'s rankings."""
+    return [s.name for s in specs if name in bases_of(s)]
+
+
+def check_spec(spec: RetrieverSpec, existing: Sequence[RetrieverSpec]) -> None:
+    """Validate a new retriever against the workspace's: parameters, and bases that exist.
+
+    Raises:
+        ValueError: bad parameters, an unknown base, or a base that is the retriever itself.
+    """
+    build_retriever(spec)
+    names = {s.name for s in existing}
+    for base in bases_of(spec):
+        if base == spec.name:
+            raise ValueError(f"{spec.name} cannot read its own rankings")
+        if base not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise ValueError(f"unknown base retriever {base!r}; this workspace has: {known}")
 
 
 def bm25_spec(
@@ -153,6 +197,13 @@ DEFAULT_RETRIEVERS: tuple[RetrieverSpec, ...] = tuple(
 
 __all__ = [
     "DEFAULT_DEPTH",
+    "PrepareEnv",
+    "Ranking",
+    "RetrieverError",
+    "bases_of",
+    "check_spec",
+    "dependents",
+    "trec_order",
     "DEFAULT_RETRIEVERS",
     "RETRIEVER_KINDS",
     "STORED_KINDS",

@@ -106,13 +106,16 @@ def canonical_scores(scores: FloatArray) -> FloatArray:
     return out
 
 
-def top_k(scores: FloatArray, id_rank: IntArray, depth: int) -> IntArray:
-    """Indices of the ``depth`` best positive scores, in trec_eval order.
+def top_k(
+    scores: FloatArray, id_rank: IntArray, depth: int, *, positive_only: bool = True
+) -> IntArray:
+    """Indices of the ``depth`` best scores, in trec_eval order.
 
-    Sorted by score descending, then by document id descending; scores <= 0 are dropped.
-    Ties at the cut are resolved by the id order too, never by position.
+    Sorted by score descending, then by document id descending; scores <= 0 are dropped
+    unless ``positive_only`` is off (cosines rank every document). Ties at the cut are
+    resolved by the id order too, never by position.
     """
-    cand = np.flatnonzero(scores > 0)
+    cand = np.flatnonzero(scores > 0) if positive_only else np.arange(scores.size)
     if cand.size > depth:
         sub = scores[cand]
         kth = np.partition(sub, sub.size - depth)[sub.size - depth]

@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS, Retriever, build_retriever
+from engine.retrieve import (
+    DEFAULT_DEPTH,
+    STORED_KINDS,
+    PrepareEnv,
+    Retriever,
+    bases_of,
+    build_retriever,
+)
 from engine.types import CachedRun, Doc, Question, RetrieverSpec, sha256_text
 from engine.workspace import Workspace, WorkspaceError
 
@@ -44,7 +51,13 @@ class PreparedRetrievers:
         self.shared: dict[Any, Any] = {}
         self._by_spec: dict[str, Retriever] = {}
 
-    def get(self, spec: RetrieverSpec, corpus_hash: str, docs: Sequence[Doc]) -> Retriever:
+    def get(
+        self,
+        spec: RetrieverSpec,
+        corpus_hash: str,
+        docs: Sequence[Doc],
+        env: PrepareEnv | None = None,
+    ) -> Retriever:
         """The prepared retriever for ``spec`` over the corpus with ``corpus_hash``."""
         with self._lock:
             if corpus_hash != self.corpus_hash:
@@ -54,7 +67,7 @@ class PreparedRetrievers:
             retriever = self._by_spec.get(spec.hash)
             if retriever is None:
                 retriever = build_retriever(spec)
-                retriever.prepare(docs, self.shared)
+                retriever.prepare(docs, self.shared, env or PrepareEnv())
                 self._by_spec[spec.hash] = retriever
             return retriever
 
@@ -63,9 +76,11 @@ class PreparedRetrievers:
         return corpus_hash == self.corpus_hash and spec.hash in self._by_spec
 
 
-def input_hash(corpus_hash: str, spec: RetrieverSpec, question: Question) -> str:
-    """What a cached ranking depends on."""
-    return sha256_text(corpus_hash, spec.hash, question.text)
+def input_hash(
+    corpus_hash: str, spec: RetrieverSpec, question: Question, base_hashes: Sequence[str] = ()
+) -> str:
+    """What a cached ranking depends on (for fusion and rerank, also their bases' rankings)."""
+    return sha256_text(corpus_hash, spec.hash, question.text, *base_hashes)
 
 
 def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[RetrieverSpec]:
@@ -81,6 +96,34 @@ def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[Retrie
     return [by_name[n] for n in names]
 
 
+def run_order(
+    all_specs: Sequence[RetrieverSpec], chosen: Sequence[RetrieverSpec]
+) -> list[RetrieverSpec]:
+    """``chosen`` and every retriever they read, bases first (each once)."""
+    by_name = {s.name: s for s in all_specs}
+    order: list[RetrieverSpec] = []
+    visiting: set[str] = set()
+
+    def visit(spec: RetrieverSpec) -> None:
+        if spec in order:
+            return
+        if spec.name in visiting:
+            raise WorkspaceError(f"retriever {spec.name!r} reads its own rankings (a cycle)")
+        visiting.add(spec.name)
+        for base in bases_of(spec):
+            if base not in by_name:
+                raise WorkspaceError(
+                    f"{spec.name} reads {base!r}, which this workspace no longer has"
+                )
+            visit(by_name[base])
+        visiting.discard(spec.name)
+        order.append(spec)
+
+    for spec in chosen:
+        visit(spec)
+    return order
+
+
 def refresh_runs(
     ws: Workspace,
     names: Sequence[str] | None = None,
@@ -93,6 +136,9 @@ def refresh_runs(
 ) -> RunReport:
     """Bring every chosen retriever's cached rankings up to date.
 
+    Retrievers that read others' rankings (rrf, rerank, idboost) have those brought up to
+    date first, even when not named; an imported run is never run again.
+
     Args:
         ws: the workspace (its connection is used from this thread only).
         names: retrievers to run; all when None or empty.
@@ -101,8 +147,13 @@ def refresh_runs(
         progress: called as questions are done.
         question_ids: only these questions (default: all).
         prepared: indexed retrievers to reuse (and fill) across calls.
+
+    Raises:
+        RetrieverError: a retriever could not run (missing extra, bad command output);
+            rankings written before it stay.
     """
-    specs = select_retrievers(ws, names)
+    all_specs = ws.retrievers()
+    specs = run_order(all_specs, select_retrievers(ws, names))
     report = RunReport()
     questions = ws.questions()
     if question_ids is not None:
@@ -113,6 +164,13 @@ def refresh_runs(
     corpus_hash = ws.corpus_hash()
     docs: list[Doc] | None = None
     prepared = prepared if prepared is not None else PreparedRetrievers()
+    env = PrepareEnv(store=ws, progress=progress)
+    need: dict[str, int] = {}  # how deep each base must be cached for its readers
+    for spec in specs:
+        reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
+        if reader is not None:
+            for base in reader.bases:
+                need[base] = max(need.get(base, depth), reader.base_depth or depth)
     for spec in specs:
         started = time.perf_counter()
         known = ws.run_hashes(spec.name)
@@ -120,11 +178,22 @@ def refresh_runs(
             report.cached[spec.name] = sum(q.id in known for q in questions)
             report.ran[spec.name] = 0
             continue
-        hashes = {q.id: input_hash(corpus_hash, spec, q) for q in questions}
+        spec_depth = max(depth, need.get(spec.name, depth))
+        bases = bases_of(spec)
+        base_runs = {b: ws.runs(b) for b in bases}
+        hashes = {
+            q.id: input_hash(
+                corpus_hash,
+                spec,
+                q,
+                [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+            )
+            for q in questions
+        }
         stale = [
             q
             for q in questions
-            if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < depth
+            if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < spec_depth
         ]
         report.cached[spec.name] = len(questions) - len(stale)
         report.ran[spec.name] = len(stale)
@@ -136,18 +205,32 @@ def refresh_runs(
             progress(spec.name, 0, len(stale))
         if docs is None and not prepared.has(spec, corpus_hash):
             docs = ws.docs()
-        retriever = prepared.get(spec, corpus_hash, docs or [])
+        retriever = prepared.get(spec, corpus_hash, docs or [], env)
         results: list[CachedRun] = []
+        chunk = max(1, retriever.batch_size)
         step = max(1, len(stale) // 100)
-        for i, q in enumerate(stale, start=1):
+        for start in range(0, len(stale), chunk):
+            batch = stale[start : start + chunk]
+            base_rankings = [
+                {
+                    b: (list(r.doc_ids), list(r.scores))
+                    for b in bases
+                    if (r := base_runs[b].get(q.id)) is not None
+                }
+                for q in batch
+            ]
             t0 = time.perf_counter()
-            ids, scores = retriever.search(q.text, depth)
-            ms = (time.perf_counter() - t0) * 1000.0
-            results.append(
-                CachedRun(spec.name, q.id, tuple(ids), tuple(scores), ms, hashes[q.id], depth)
-            )
-            if progress and (i % step == 0 or i == len(stale)):
-                progress(spec.name, i, len(stale))
+            rankings = retriever.rank(batch, spec_depth, base_rankings)
+            ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            for q, (ids, scores) in zip(batch, rankings, strict=True):
+                results.append(
+                    CachedRun(
+                        spec.name, q.id, tuple(ids), tuple(scores), ms, hashes[q.id], spec_depth
+                    )
+                )
+                done = len(results)
+                if progress and (done % step == 0 or done == len(stale)):
+                    progress(spec.name, done, len(stale))
         ws.write_runs(results)
         report.seconds[spec.name] = time.perf_counter() - started
     return report

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from engine.migrations import SCHEMA_VERSION
 from tests.conftest import snapshot, write_jsonl
 from tui.cli import main
 
@@ -119,7 +120,7 @@ def test_info_json(tiny_ws, capsys):
     info = json.loads(out)
     assert code == 0
     assert (info["docs"], info["questions"], info["labels"], info["retrievers"]) == (4, 4, 4, 4)
-    assert info["schema_version"] == 1 and info["annotators"] == ["mina"]
+    assert info["schema_version"] == SCHEMA_VERSION and info["annotators"] == ["mina"]
     assert info["question_status"] == {"labeled": 3, "unlabeled": 1}
 
 

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from engine.retrieve import bm25_spec
+from engine.types import Question
 from engine.workspace import Workspace
 from tui.literal import one_line
 
@@ -136,7 +137,7 @@ class SearchScreen(ModalScreen[str | None]):
             corpus = ws.corpus_hash()
             docs = [] if self.gp.prepared.has(SEARCH_SPEC, corpus) else ws.docs()
             retriever = self.gp.prepared.get(SEARCH_SPEC, corpus, docs)
-            ids, _ = retriever.search(query, 30)
+            ids, _ = retriever.rank([Question("search", query)], 30, [{}])[0]
             titles = [(d, (ws.doc(d) or None)) for d in ids]
         finally:
             ws.close()

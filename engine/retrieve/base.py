@@ -1,0 +1,101 @@
+"""What every retriever kind shares: the protocol, the ranking order, the errors.
+
+A retriever is built from a :class:`~engine.types.RetrieverSpec`, indexes the corpus once
+with :meth:`Retriever.prepare`, then ranks questions with :meth:`Retriever.rank`. Kinds
+that read other retrievers' rankings (fusion, rerank, id boost) name them in ``bases``;
+the runner brings those up to date first and hands their rankings over.
+
+Ranking order is trec_eval's everywhere: score descending, then doc id descending by code
+point, so an exported run re-sorted by trec_eval gives the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.types import Doc, Question, RetrieverSpec
+
+Ranking = tuple[list[str], list[float]]
+"""Doc ids and their scores, in ranking order."""
+
+EMPTY: Ranking = ([], [])
+
+Progress = Callable[[str, int, int], None]
+"""progress(what, done, total)."""
+
+
+class RetrieverError(Exception):
+    """A retriever cannot run as configured (missing extra, bad command output, ...)."""
+
+
+class EmbeddingStore(Protocol):
+    """Where dense retrievers keep document vectors (the workspace)."""
+
+    def embedding_hashes(self, model: str) -> dict[str, str]:
+        """Doc id -> hash of the document its stored vector was computed from."""
+        ...
+
+    def embeddings(self, model: str) -> dict[str, tuple[str, bytes]]:
+        """Doc id -> (doc hash, float32 little-endian vector)."""
+        ...
+
+    def write_embeddings(self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]) -> int:
+        """Store vectors: ``(doc id, doc hash, vector)`` rows."""
+        ...
+
+
+@dataclass(frozen=True)
+class PrepareEnv:
+    """What some kinds need beyond the documents while indexing."""
+
+    store: EmbeddingStore | None = None
+    progress: Progress | None = None
+
+
+class Retriever(Protocol):
+    """Indexes a corpus once, then ranks documents for questions."""
+
+    spec: RetrieverSpec
+    bases: tuple[str, ...]
+    """Retrievers whose cached rankings :meth:`rank` reads (empty for first-stage kinds)."""
+    base_depth: int | None
+    """How deep those rankings must be cached (None: as deep as this retriever's)."""
+    batch_size: int
+    """Questions per :meth:`rank` call (1 keeps per-question latency exact)."""
+
+    def prepare(self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv) -> None:
+        """Index the corpus. ``cache`` is shared by retrievers in one pool run."""
+        ...
+
+    def rank(
+        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
+    ) -> list[Ranking]:
+        """The best ``depth`` documents of each question.
+
+        ``base[i]`` holds question i's rankings by each retriever in :attr:`bases`.
+        """
+        ...
+
+
+def trec_order(scores: Mapping[str, float], depth: int) -> Ranking:
+    """The ``depth`` best documents of a doc -> score map, in trec_eval order."""
+    by_id = sorted(scores.items(), key=lambda p: p[0], reverse=True)
+    by_id.sort(key=lambda p: -p[1])  # stable: equal scores keep doc id descending
+    best = by_id[:depth]
+    return [d for d, _ in best], [float(s) for _, s in best]
+
+
+def param_list(value: Any, what: str) -> list[str]:
+    """A list of names from a JSON list or a comma-separated string."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, list | tuple):
+        items = [str(v).strip() for v in value]
+    else:
+        raise ValueError(f"{what}: expected a list of retriever names")
+    items = [i for i in items if i]
+    if not items:
+        raise ValueError(f"{what}: name at least one retriever")
+    return items
