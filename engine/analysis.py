@@ -1,7 +1,7 @@
 """Analyses over a workspace, as plain data for the CLI and the UI.
 
-Comparisons, failures, no-answer calibration, parameter sweeps, question overlap and
-latency.
+Comparisons, failures, no-answer calibration, parameter sweeps, question overlap,
+latency and what each retriever adds to the pool.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from engine.gold import Status
 from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
-from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, doc_text
+from engine.pooling import DEFAULT_POOL_DEPTH, only_found_by, pool
+from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import score_workspace, workspace_golds
 from engine.tokenize import bigram_tokens, word_tokens
@@ -275,3 +276,48 @@ def by_tag(
         }
         for tag in tags
     }
+
+
+# -- pool contributions --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one first-stage retriever alone put in the pool."""
+
+    retriever: str
+    only: list[tuple[str, str]]
+    """(question id, doc id) pairs in its top k that no other first-stage retriever has."""
+    gold: int
+    """How many of them are gold (graded relevant in the resolved gold)."""
+
+
+def pool_contributions(
+    ws: Workspace, depth: int = DEFAULT_POOL_DEPTH
+) -> dict[str, Contribution | None]:
+    """Per retriever, the pooled documents only it found (None for fusion and rerank kinds).
+
+    Only first-stage retrievers (those that read no other retriever's rankings) count:
+    a fusion or a reranker reorders what its bases found, so a document it "alone" found
+    would be its bases' too. This is the pool-bias check of TREC: a retriever whose unique
+    documents turn out gold is one the test set would be unfair to without it.
+    """
+    specs = ws.retrievers()
+    first = [s.name for s in specs if not bases_of(s)]
+    runs = ws.all_runs()
+    golds = workspace_golds(ws)
+    only: dict[str, list[tuple[str, str]]] = {n: [] for n in first}
+    for qid in ws.question_ids():
+        rankings = {n: runs.get(n, {}).get(qid, ()) for n in first}
+        candidates = pool(qid, rankings, depth)
+        for name in first:
+            only[name].extend((qid, d) for d in only_found_by(candidates, name))
+    out: dict[str, Contribution | None] = {}
+    for spec in specs:
+        pairs = only.get(spec.name)
+        if pairs is None:
+            out[spec.name] = None
+            continue
+        gold = sum(1 for q, d in pairs if q in golds and golds[q].gold.get(d, 0) >= 1)
+        out[spec.name] = Contribution(spec.name, sorted(pairs), gold)
+    return out

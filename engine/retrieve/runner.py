@@ -223,9 +223,19 @@ def refresh_runs(
             rankings = retriever.rank(batch, spec_depth, base_rankings)
             ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             for q, (ids, scores) in zip(batch, rankings, strict=True):
+                # a fused or reranked ranking costs its bases' time too
+                total_ms = ms + sum(
+                    r.latency_ms for b in bases if (r := base_runs[b].get(q.id)) is not None
+                )
                 results.append(
                     CachedRun(
-                        spec.name, q.id, tuple(ids), tuple(scores), ms, hashes[q.id], spec_depth
+                        spec.name,
+                        q.id,
+                        tuple(ids),
+                        tuple(scores),
+                        total_ms,
+                        hashes[q.id],
+                        spec_depth,
                     )
                 )
                 done = len(results)

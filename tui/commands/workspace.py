@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 from engine import __version__
+from engine.analysis import pool_contributions
 from engine.ingest import (
     import_beir,
     import_docs,
@@ -22,7 +24,8 @@ from engine.ingest import (
     import_squad,
     import_verdicts,
 )
-from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, bm25_spec
+from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
+from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
 from engine.types import RetrieverSpec
@@ -82,18 +85,37 @@ def cmd_pool(args: argparse.Namespace) -> None:
             report = refresh_runs(
                 ws, args.retriever, depth=args.depth, force=args.force, progress=progress
             )
+        adds = pool_contributions(ws, POOL_DEPTH)
     table = Table(title="pool", title_justify="left")
-    for col in ("retriever", "questions run", "cached and valid", "seconds"):
+    columns = (
+        "retriever",
+        "questions run",
+        "cached and valid",
+        "seconds",
+        f"only it found (top {POOL_DEPTH})",
+        "of them gold",
+    )
+    for col in columns:
         table.add_column(col, justify="left" if col == "retriever" else "right")
     for name in report.ran:
         secs = report.seconds.get(name)
+        add = adds.get(name)
         table.add_row(
             Text(name),
             str(report.ran[name]),
             str(report.cached[name]),
             "-" if secs is None else f"{secs:.2f}",
+            "-" if add is None else str(len(add.only)),
+            "-" if add is None else str(add.gold),
         )
     out.print(table)
+    err.print(
+        Text(
+            "only it found: pooled documents no other first-stage retriever ranked in its "
+            f"top {POOL_DEPTH} (fusion and rerank kinds reorder their bases', shown -)",
+            style="dim",
+        )
+    )
 
 
 def cmd_retriever(args: argparse.Namespace) -> None:
@@ -114,9 +136,16 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             out.print(table)
         elif args.action == "add":
             spec = _spec_from_args(args)
+            check_spec(spec, ws.retrievers())
             ws.add_retriever(spec)
             out.print(Text(f"added {spec.name}; run `goldpan pool` to rank the questions"))
         else:
+            readers = dependents(ws.retrievers(), args.name)
+            if readers:
+                raise UsageError(
+                    f"{', '.join(readers)} read{'s' if len(readers) == 1 else ''} "
+                    f"{args.name}'s rankings; remove {'it' if len(readers) == 1 else 'them'} first"
+                )
             ws.remove_retriever(args.name)
             out.print(Text(f"removed {args.name} and its cached rankings"))
 
@@ -125,16 +154,48 @@ _NAME = re.compile(r"^[^\s:=,]+$")
 
 
 def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
+    """The spec a `retriever add` command line asks for (checked by the caller)."""
     if not _NAME.match(args.name):
         raise UsageError(
             f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
         )
-    if args.kind != "bm25":
-        raise UsageError(
-            f"kind {args.kind!r} is not available; known kinds: {', '.join(RETRIEVER_KINDS)}"
+    kind = args.kind
+    fields = [f.strip() for f in (args.fields or "").split(",") if f.strip()]
+    if kind == "bm25":
+        return bm25_spec(
+            args.name, args.tokenizer, args.variant, args.k1, args.b, fields or ["text"]
         )
-    fields = [f.strip() for f in args.fields.split(",") if f.strip()]
-    return bm25_spec(args.name, args.tokenizer, args.variant, args.k1, args.b, fields)
+    params: dict[str, Any] = {}
+    if kind in ("dense", "rerank"):
+        params["model"] = _required(args.model, kind, "--model NAME_OR_PATH")
+        params["fields"] = fields or ["title", "text"]
+    if kind == "dense":
+        params.update(query_prefix=args.query_prefix, doc_prefix=args.doc_prefix)
+    if kind in ("rrf", "rerank", "idboost"):
+        params["of"] = [n.strip() for n in _required(args.of, kind, "--of").split(",")]
+    if kind == "rrf":
+        params["k"] = args.k
+        if args.weights:
+            try:
+                params["weights"] = [float(w) for w in args.weights.split(",")]
+            except ValueError:
+                raise UsageError(
+                    f"--weights {args.weights!r}: numbers separated by commas"
+                ) from None
+    elif kind == "rerank":
+        params["top"] = args.top
+    elif kind == "idboost":
+        params["latest"] = bool(args.latest)
+    elif kind == "command":
+        params.update(command=_required(args.command, kind, '--command "CMD"'))
+        params["timeout"] = args.timeout
+    return RetrieverSpec(args.name, kind, params)
+
+
+def _required(value: str | None, kind: str, flag: str) -> str:
+    if not value or not value.strip():
+        raise UsageError(f"a {kind} retriever needs {flag}")
+    return value
 
 
 def cmd_export(args: argparse.Namespace) -> None:

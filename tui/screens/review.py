@@ -17,6 +17,7 @@ from engine.analysis import (
     SweepCell,
     failures,
     noanswer_calibration,
+    pool_contributions,
     question_overlaps,
     sweep,
 )
@@ -28,12 +29,13 @@ from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.analysis_panels import (
     comparison_text,
+    contribution_rows,
     failure_rows,
     histogram_text,
     sweep_rows,
 )
 
-PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep")
+PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 PANEL_TITLES = {
     "scores": "scores per question",
     "compare": "compare {a} vs {b}",
@@ -41,6 +43,7 @@ PANEL_TITLES = {
     "failures": "failures of {a}",
     "noanswer": "no-answer calibration of {a}",
     "sweep": "k1 x b sweep of {a}",
+    "pool": "what each retriever alone put in the pool (top 10)",
 }
 COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
 SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
@@ -115,7 +118,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
             "next_panel",
             "Panel",
             id="review.panel",
-            tooltip="Next panel: scores, compare, by tag, failures, no-answer, sweep",
+            tooltip="Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
         ),
         Binding("a", "next_a", "A", id="review.a", tooltip="Choose retriever A (cycles)"),
         Binding("b", "next_b", "B", id="review.b", tooltip="Choose retriever B (cycles)"),
@@ -171,6 +174,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
             with Vertical(id="sweep"):
                 yield Static(id="sweep-note")
                 yield DataTable(id="sweep-table", cursor_type="none", show_cursor=False)
+            yield DataTable(id="pool", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -251,6 +255,18 @@ gold. `t` filters by tag, `enter` judges the selected question.
             self.query_one("#noanswer-body", Static).update(histogram_text(cal))
         elif self.panel == "sweep":
             self._start_sweep(a)
+        elif self.panel == "pool":
+            self._show_pool()
+
+    def _show_pool(self) -> None:
+        ws = self.gp.session.ws
+        contributions = pool_contributions(ws)
+        table = self.query_one("#pool", DataTable)
+        table.clear(columns=True)
+        for col in ("retriever", "only it found", "of them gold", "for example"):
+            table.add_column(col)
+        for cells in contribution_rows(contributions, ws.doc):
+            table.add_row(*cells)
 
     def _start_compare(self, a: str, b: str) -> None:
         live = self.gp.session.live

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from rich.text import Text
 
-from engine.analysis import Failure, SweepCell
+from engine.analysis import Contribution, Failure, SweepCell
 from engine.compare import Comparison
 from engine.noanswer import Calibration
+from engine.types import Doc
 from tui.literal import literal, one_line
 
 BAR = "█"
@@ -127,4 +128,41 @@ def sweep_rows(
             mark = "*" if (k1, b) == own else " "
             row.append(Text(f" {v:.3f}{mark}", style=heat_style(v, lo, hi), justify="right"))
         rows.append(row)
+    return rows
+
+
+def contribution_rows(
+    contributions: Mapping[str, Contribution | None],
+    doc: Callable[[str], Doc | None],
+    examples: int = 2,
+) -> list[list[Text]]:
+    """Rows of the pool panel: per retriever, what only it found and a few examples."""
+    rows = []
+    for name, c in contributions.items():
+        if c is None:
+            rows.append(
+                [
+                    literal(name),
+                    Text("-", justify="right"),
+                    Text("-", justify="right"),
+                    Text("reads other rankings", "dim"),
+                ]
+            )
+            continue
+        shown = Text()
+        for qid, doc_id in c.only[:examples]:
+            d = doc(doc_id)
+            if shown:
+                shown.append("  ·  ", "dim")
+            shown.append(f"{qid} ", "bold")
+            shown.append_text(one_line(d.title if d and d.title else doc_id, 32))
+        style = "bold green" if c.gold else ""
+        rows.append(
+            [
+                literal(name),
+                Text(str(len(c.only)), justify="right"),
+                Text(str(c.gold), style=style, justify="right"),
+                shown,
+            ]
+        )
     return rows
