@@ -11,6 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
@@ -168,13 +169,22 @@ class GoldpanApp(App[None]):
         """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
         started = time.perf_counter()
         ws = Workspace.open(self.workspace_path)
+        failed: list[str] = []
         try:
             docs = ws.docs()
             corpus = ws.corpus_hash()
+            env = PrepareEnv(store=ws)  # dense vectors come from (and go to) the workspace
             for spec in ws.retrievers():
-                self.prepared.get(spec, corpus, docs)
+                if spec.kind in STORED_KINDS:
+                    continue
+                try:
+                    self.prepared.get(spec, corpus, docs, env)
+                except (RetrieverError, ValueError) as exc:
+                    failed.append(f"{spec.name}: {exc}")
         finally:
             ws.close()
+        if failed:
+            self.post_message(PoolFailed("", "; ".join(failed)))
         self.post_message(IndexesReady(time.perf_counter() - started))
 
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
@@ -183,13 +193,18 @@ class GoldpanApp(App[None]):
         try:
             ws = Workspace.open(self.workspace_path)
             try:
-                refresh_runs(ws, question_ids=[question_id], prepared=self.prepared)
+                report = refresh_runs(
+                    ws, question_ids=[question_id], prepared=self.prepared, keep_going=True
+                )
                 runs = {s.name: ws.runs(s.name).get(question_id) for s in ws.retrievers()}
             finally:
                 ws.close()
         except Exception as exc:  # reported on the UI thread, never lost
             self.post_message(PoolFailed(question_id, str(exc)))
             return
+        if report.errors:  # the other retrievers' rankings still count
+            failed = "; ".join(f"{n}: {e}" for n, e in report.errors.items())
+            self.post_message(PoolFailed(question_id, failed))
         rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
         self.post_message(QuestionPooled(question_id, rankings))
 

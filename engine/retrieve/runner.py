@@ -18,6 +18,7 @@ from engine.retrieve import (
     STORED_KINDS,
     PrepareEnv,
     Retriever,
+    RetrieverError,
     bases_of,
     build_retriever,
 )
@@ -35,6 +36,8 @@ class RunReport:
     ran: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    """Retrievers that could not run (with ``keep_going``), and why."""
 
 
 class PreparedRetrievers:
@@ -133,6 +136,7 @@ def refresh_runs(
     progress: Progress | None = None,
     question_ids: Sequence[str] | None = None,
     prepared: PreparedRetrievers | None = None,
+    keep_going: bool = False,
 ) -> RunReport:
     """Bring every chosen retriever's cached rankings up to date.
 
@@ -147,6 +151,8 @@ def refresh_runs(
         progress: called as questions are done.
         question_ids: only these questions (default: all).
         prepared: indexed retrievers to reuse (and fill) across calls.
+        keep_going: when a retriever cannot run, note why in the report and go on with
+            the others (those that read it are skipped) instead of raising.
 
     Raises:
         RetrieverError: a retriever could not run (missing extra, bad command output);
@@ -162,85 +168,123 @@ def refresh_runs(
     if not specs or not questions:
         return report
     corpus_hash = ws.corpus_hash()
-    docs: list[Doc] | None = None
     prepared = prepared if prepared is not None else PreparedRetrievers()
     env = PrepareEnv(store=ws, progress=progress)
     need: dict[str, int] = {}  # how deep each base must be cached for its readers
     for spec in specs:
-        reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
+        try:
+            reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
+        except (RetrieverError, ValueError):
+            continue  # reported when its turn comes
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
+    loaded: list[list[Doc]] = []
+
+    def docs() -> list[Doc]:
+        """The corpus, read once for every retriever that must index it."""
+        if not loaded:
+            loaded.append(ws.docs())
+        return loaded[0]
+
     for spec in specs:
-        started = time.perf_counter()
-        known = ws.run_hashes(spec.name)
-        if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
-            report.cached[spec.name] = sum(q.id in known for q in questions)
-            report.ran[spec.name] = 0
+        broken = [b for b in bases_of(spec) if b in report.errors]
+        if broken:
+            report.errors[spec.name] = f"reads {broken[0]}, which could not run"
             continue
-        spec_depth = max(depth, need.get(spec.name, depth))
-        bases = bases_of(spec)
-        base_runs = {b: ws.runs(b) for b in bases}
-        hashes = {
-            q.id: input_hash(
-                corpus_hash,
-                spec,
-                q,
-                [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+        try:
+            _refresh_one(
+                ws, spec, questions, depth, need, force, corpus_hash, env, prepared, report, docs
             )
-            for q in questions
-        }
-        stale = [
-            q
-            for q in questions
-            if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < spec_depth
-        ]
-        report.cached[spec.name] = len(questions) - len(stale)
-        report.ran[spec.name] = len(stale)
-        if not stale:
-            if progress:
-                progress(spec.name, len(questions), len(questions))
-            continue
-        if progress:
-            progress(spec.name, 0, len(stale))
-        if docs is None and not prepared.has(spec, corpus_hash):
-            docs = ws.docs()
-        retriever = prepared.get(spec, corpus_hash, docs or [], env)
-        results: list[CachedRun] = []
-        chunk = max(1, retriever.batch_size)
-        step = max(1, len(stale) // 100)
-        for start in range(0, len(stale), chunk):
-            batch = stale[start : start + chunk]
-            base_rankings = [
-                {
-                    b: (list(r.doc_ids), list(r.scores))
-                    for b in bases
-                    if (r := base_runs[b].get(q.id)) is not None
-                }
-                for q in batch
-            ]
-            t0 = time.perf_counter()
-            rankings = retriever.rank(batch, spec_depth, base_rankings)
-            ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
-            for q, (ids, scores) in zip(batch, rankings, strict=True):
-                # a fused or reranked ranking costs its bases' time too
-                total_ms = ms + sum(
-                    r.latency_ms for b in bases if (r := base_runs[b].get(q.id)) is not None
-                )
-                results.append(
-                    CachedRun(
-                        spec.name,
-                        q.id,
-                        tuple(ids),
-                        tuple(scores),
-                        total_ms,
-                        hashes[q.id],
-                        spec_depth,
-                    )
-                )
-                done = len(results)
-                if progress and (done % step == 0 or done == len(stale)):
-                    progress(spec.name, done, len(stale))
-        ws.write_runs(results)
-        report.seconds[spec.name] = time.perf_counter() - started
+        except (RetrieverError, ValueError) as exc:
+            if not keep_going:
+                raise
+            report.errors[spec.name] = str(exc)
     return report
+
+
+def _refresh_one(
+    ws: Workspace,
+    spec: RetrieverSpec,
+    questions: Sequence[Question],
+    depth: int,
+    need: dict[str, int],
+    force: bool,
+    corpus_hash: str,
+    env: PrepareEnv,
+    prepared: PreparedRetrievers,
+    report: RunReport,
+    load_docs: Callable[[], list[Doc]],
+) -> None:
+    """Bring one retriever's cached rankings up to date (see :func:`refresh_runs`)."""
+    progress = env.progress
+    started = time.perf_counter()
+    known = ws.run_hashes(spec.name)
+    if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
+        report.cached[spec.name] = sum(q.id in known for q in questions)
+        report.ran[spec.name] = 0
+        return
+    spec_depth = max(depth, need.get(spec.name, depth))
+    bases = bases_of(spec)
+    base_runs = {b: ws.runs(b) for b in bases}
+    hashes = {
+        q.id: input_hash(
+            corpus_hash,
+            spec,
+            q,
+            [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+        )
+        for q in questions
+    }
+    stale = [
+        q
+        for q in questions
+        if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < spec_depth
+    ]
+    report.cached[spec.name] = len(questions) - len(stale)
+    report.ran[spec.name] = len(stale)
+    if not stale:
+        if progress:
+            progress(spec.name, len(questions), len(questions))
+        return
+    if progress:
+        progress(spec.name, 0, len(stale))
+    docs = [] if prepared.has(spec, corpus_hash) else load_docs()
+    retriever = prepared.get(spec, corpus_hash, docs, env)
+    results: list[CachedRun] = []
+    chunk = max(1, retriever.batch_size)
+    step = max(1, len(stale) // 100)
+    for start in range(0, len(stale), chunk):
+        batch = stale[start : start + chunk]
+        base_rankings = [
+            {
+                b: (list(r.doc_ids), list(r.scores))
+                for b in bases
+                if (r := base_runs[b].get(q.id)) is not None
+            }
+            for q in batch
+        ]
+        t0 = time.perf_counter()
+        rankings = retriever.rank(batch, spec_depth, base_rankings)
+        ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+        for q, (ids, scores) in zip(batch, rankings, strict=True):
+            # a fused or reranked ranking costs its bases' time too
+            total_ms = ms + sum(
+                r.latency_ms for b in bases if (r := base_runs[b].get(q.id)) is not None
+            )
+            results.append(
+                CachedRun(
+                    spec.name,
+                    q.id,
+                    tuple(ids),
+                    tuple(scores),
+                    total_ms,
+                    hashes[q.id],
+                    spec_depth,
+                )
+            )
+            done = len(results)
+            if progress and (done % step == 0 or done == len(stale)):
+                progress(spec.name, done, len(stale))
+    ws.write_runs(results)
+    report.seconds[spec.name] = time.perf_counter() - started

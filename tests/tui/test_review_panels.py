@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, Static
 
 from engine.analysis import compare_retrievers, failures, noanswer_calibration
-from engine.scoring import score_workspace
+from engine.scoring import score_workspace, workspace_golds
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 
@@ -27,10 +27,10 @@ async def test_panels_cycle_and_retrievers_change(app_factory):
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_panel(pilot, "scores")
         seen = []
-        for _ in range(6):
+        for _ in range(7):
             await pilot.press("p")
             seen.append(screen.panel)
-        assert seen == ["compare", "tags", "failures", "noanswer", "sweep", "scores"]
+        assert seen == ["compare", "tags", "failures", "noanswer", "sweep", "pool", "scores"]
         await pilot.press("a")
         assert screen._names()[0] == "bm25-bigram"
         assert "compare" not in text(screen.query_one("#panel-title", Static))
@@ -111,3 +111,35 @@ async def test_compare_follows_a_label_change(app_factory):
         assert "35 scored questions" in text(body)
         await pilot.press("l", "n", "r")  # q01: no answer
         await wait_for(pilot, lambda: "34 scored questions" in text(body))
+
+
+async def test_pool_panel_counts_what_only_one_retriever_found(app_factory, demo_ws):
+    ws = Workspace.open(demo_ws)
+    runs = ws.all_runs()
+    golds = {
+        q: {d for d, grade in g.gold.items() if grade >= 1} for q, g in workspace_golds(ws).items()
+    }
+    ws.close()
+    expected = {}
+    for name, by_q in runs.items():
+        only = gold = 0
+        for qid, ranking in by_q.items():
+            others = set()
+            for other, other_q in runs.items():
+                if other != name:
+                    others |= set(other_q.get(qid, ())[:10])
+            mine = set(ranking[:10]) - others
+            only += len(mine)
+            gold += len(mine & golds.get(qid, set()))
+        expected[name] = (only, gold)
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "pool")
+        table = screen.query_one("#pool", DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(expected))
+        shown = {}
+        for row in range(table.row_count):
+            cells = [str(c) for c in table.get_row_at(row)]
+            shown[cells[0]] = (int(cells[1]), int(cells[2]))
+    assert shown == expected
+    assert any(only for only, _ in expected.values())
