@@ -124,7 +124,8 @@ class GoldpanApp(App[None]):
         self.blink = blink
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
-        self.sub_title = f"{workspace.name} · {annotator}"
+        self.base_sub_title = f"{workspace.name} · {annotator}"
+        self.sub_title = self.base_sub_title
         ids = self.session.ws.question_ids()
         self.question_order: list[str] = ids
         """The order `[` and `]` walk (the questions screen's filtered list)."""
@@ -173,7 +174,8 @@ class GoldpanApp(App[None]):
         try:
             docs = ws.docs()
             corpus = ws.corpus_hash()
-            env = PrepareEnv(store=ws)  # dense vectors come from (and go to) the workspace
+            # dense vectors come from (and go to) the workspace; the header shows progress
+            env = PrepareEnv(store=ws, progress=self._warm_progress)
             for spec in ws.retrievers():
                 if spec.kind in STORED_KINDS:
                     continue
@@ -185,7 +187,14 @@ class GoldpanApp(App[None]):
             ws.close()
         if failed:
             self.post_message(PoolFailed("", "; ".join(failed)))
+        self.call_from_thread(setattr, self, "sub_title", self.base_sub_title)
         self.post_message(IndexesReady(time.perf_counter() - started))
+
+    def _warm_progress(self, what: str, done: int, total: int) -> None:
+        """Long indexing work (embedding a corpus) shown in the header, from the worker."""
+        filled = round(20 * done / total) if total else 20
+        bar = f" {'█' * filled}{'░' * (20 - filled)} {done}/{total}" if total > 1 else "…"
+        self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
 
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def pool_question(self, question_id: str) -> None:

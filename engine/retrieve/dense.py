@@ -96,10 +96,14 @@ class DenseRetriever:
     ) -> None:
         """Load the model, embed the documents the store lacks, and stack every vector."""
         env = env or PrepareEnv()
+        if env.progress:
+            env.progress(f"{self.spec.name}: loading the model", 0, 1)
         self._model = load_model(self.model_name, cache)
         have = env.store.embeddings(self.store_key) if env.store is not None else {}
         todo = [d for d in docs if have.get(d.id, ("", b""))[0] != d.hash]
         label = f"{self.spec.name}: embedding documents"
+        if env.progress:
+            env.progress(label, 0, len(todo))
         fresh: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
