@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.retrieve.base import (
+    DEFAULT_DEPTH,
     PrepareEnv,
     Ranking,
     Retriever,
@@ -34,9 +35,6 @@ from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
 from engine.types import Doc, Question, RetrieverSpec
-
-DEFAULT_DEPTH = 100
-"""How deep each retriever's ranking is cached."""
 
 DOC_FIELDS = ("title", "text")
 

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 from engine.types import Doc, Question, RetrieverSpec
 
+DEFAULT_DEPTH = 100
+"""How deep each retriever's ranking is cached."""
+
 Ranking = tuple[list[str], list[float]]
 """Doc ids and their scores, in ranking order."""
 

@@ -4,7 +4,9 @@
 (Cormack, Clarke & Büttcher, SIGIR 2009; ranx ``fuse(method="rrf")`` with ``k = 60`` and
 unit weights; trectools ``reciprocal_rank_fusion``). Ranks are 1-based positions in each
 base's cached ranking, which is already in trec_eval order, so ties inside a base are
-broken the trec_eval way before fusion. Fused scores are rounded like every ranking's
+broken the trec_eval way before fusion. Each base is read to a fixed depth (``depth``,
+100 by default) whatever the pool depth, so a fused ranking never depends on how deep its
+bases happened to be cached. Fused scores are rounded like every ranking's
 (:func:`engine.retrieve.bm25.canonical_scores`): documents at mirrored ranks tie exactly
 and go in doc id descending order.
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.retrieve.base import PrepareEnv, Ranking, param_list, trec_order
+from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list, trec_order
 from engine.retrieve.bm25 import canonical_scores
 from engine.types import Doc, Question, RetrieverSpec
 
@@ -27,7 +29,6 @@ DEFAULT_RRF_K = 60.0
 class RRFRetriever:
     """Fuses the rankings of the retrievers in ``of``."""
 
-    base_depth: int | None = None
     batch_size = 1
 
     def __init__(self, spec: RetrieverSpec) -> None:
@@ -40,6 +41,10 @@ class RRFRetriever:
         self.k = float(p.get("k", DEFAULT_RRF_K))
         if not math.isfinite(self.k) or self.k < 0:
             raise ValueError(f"rrf k must be a number >= 0, not {p.get('k')!r}")
+        self.fuse_depth = int(p.get("depth", DEFAULT_DEPTH))
+        if self.fuse_depth < 1:
+            raise ValueError("rrf depth (how deep each base is read) must be at least 1")
+        self.base_depth: int | None = self.fuse_depth
         weights = p.get("weights")
         if weights is None:
             self.weights = tuple(1.0 for _ in self.bases)
@@ -71,7 +76,7 @@ class RRFRetriever:
         parts: dict[str, list[float]] = {}
         for name, weight in zip(self.bases, self.weights, strict=True):
             ids, _ = rankings.get(name, ([], []))
-            for rank, doc in enumerate(ids, start=1):
+            for rank, doc in enumerate(ids[: self.fuse_depth], start=1):
                 parts.setdefault(doc, []).append(weight / (self.k + rank))
         if not parts:
             return [], []

@@ -7,8 +7,9 @@ a number-like fragment of the question, by groups: ``0137``, ``2024-0137`` and
 ``td-2024-0137`` all name ``TD-2024-0137``; ``2024`` alone names no document (it is a
 year far more often than a number's tail).
 
-A document's numbers are its ``number`` field (a string or a list) and any number-like
-token of its id or title. A number-like token is a run of letters and digits joined by
+A document's numbers are its ``number`` field (a string or a list) and the number-like
+tokens of its id or title that have two groups or more (``TD-2024-0137``; a bare ``2024``
+in a title is a year). A number-like token is a run of letters and digits joined by
 ``-``, ``_``, ``.`` or ``/`` with at least one group of three or more digits.
 
 With ``latest`` on, a question that asks for the current version (현재, 최신, 현행, 지금,
@@ -80,7 +81,8 @@ class IdBoostRetriever:
         for d in docs:
             raw = d.fields.get("number")
             numbers = [str(n) for n in raw] if isinstance(raw, list) else [str(raw or "")]
-            groups = [g for text in (*numbers, d.id, d.title) for g in number_groups(text)]
+            groups = [g for text in numbers for g in number_groups(text)]
+            groups += [g for text in (d.id, d.title) for g in number_groups(text) if len(g) > 1]
             for g in groups:
                 for i in range(len(g)):
                     if any(DIGITS.search(x) for x in g[i:]):
