@@ -14,8 +14,9 @@ in a title is a year). A number-like token is a run of letters and digits joined
 
 With ``latest`` on, a question that asks for the current version (현재, 최신, 현행, 지금,
 최근, current, latest, newest) and names no number gets, for each document series in its
-ranking, that series' latest document (highest ``version``, then ``date``) moved up to the
-place of the series' first document. Series and version come from the document fields.
+ranking, that series' latest version (highest ``version``, then ``date``) moved up to the
+place of the series' first document. The latest version is chosen among the series'
+documents that have a ``version`` field: a series without versions has no "current one".
 
 Scores: the output is a reordering, so its scores are rank positions (``n - i`` for the
 i-th of n documents), strictly decreasing: trec_eval re-sorts an exported run into the
@@ -95,6 +96,8 @@ class IdBoostRetriever:
             if not series:
                 continue
             self._series[d.id] = str(series)
+            if not d.fields.get("version"):
+                continue
             key = (_version_key(d.fields.get("version", "")), str(d.fields.get("date", "")), d.id)
             if str(series) not in best or key > best[str(series)]:
                 best[str(series)] = key
@@ -138,8 +141,8 @@ class IdBoostRetriever:
             series = self._series.get(d)
             if series is not None and series not in placed:
                 placed.add(series)
-                latest = self._latest_of[series]
-                if latest not in out:
+                latest = self._latest_of.get(series)
+                if latest is not None and latest not in out:
                     out.append(latest)
             if d not in out:
                 out.append(d)
