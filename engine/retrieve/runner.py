@@ -167,9 +167,6 @@ def refresh_runs(
         questions = [q for q in questions if q.id in wanted]
     if not specs or not questions:
         return report
-    corpus_hash = ws.corpus_hash()
-    prepared = prepared if prepared is not None else PreparedRetrievers()
-    env = PrepareEnv(store=ws, progress=progress)
     need: dict[str, int] = {}  # how deep each base must be cached for its readers
     for spec in specs:
         try:
@@ -179,23 +176,23 @@ def refresh_runs(
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
-    loaded: list[list[Doc]] = []
-
-    def docs() -> list[Doc]:
-        """The corpus, read once for every retriever that must index it."""
-        if not loaded:
-            loaded.append(ws.docs())
-        return loaded[0]
-
+    run = _PoolRun(
+        ws,
+        questions,
+        force,
+        ws.corpus_hash(),
+        PrepareEnv(store=ws, progress=progress),
+        prepared if prepared is not None else PreparedRetrievers(),
+        report,
+        {s.name: max(depth, need.get(s.name, depth)) for s in specs},
+    )
     for spec in specs:
         broken = [b for b in bases_of(spec) if b in report.errors]
         if broken:
             report.errors[spec.name] = f"reads {broken[0]}, which could not run"
             continue
         try:
-            _refresh_one(
-                ws, spec, questions, depth, need, force, corpus_hash, env, prepared, report, docs
-            )
+            run.refresh(spec)
         except (RetrieverError, ValueError) as exc:
             if not keep_going:
                 raise
@@ -203,88 +200,101 @@ def refresh_runs(
     return report
 
 
-def _refresh_one(
-    ws: Workspace,
-    spec: RetrieverSpec,
-    questions: Sequence[Question],
-    depth: int,
-    need: dict[str, int],
-    force: bool,
-    corpus_hash: str,
-    env: PrepareEnv,
-    prepared: PreparedRetrievers,
-    report: RunReport,
-    load_docs: Callable[[], list[Doc]],
-) -> None:
-    """Bring one retriever's cached rankings up to date (see :func:`refresh_runs`)."""
-    progress = env.progress
-    started = time.perf_counter()
-    known = ws.run_hashes(spec.name)
-    if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
-        report.cached[spec.name] = sum(q.id in known for q in questions)
-        report.ran[spec.name] = 0
-        return
-    spec_depth = max(depth, need.get(spec.name, depth))
-    bases = bases_of(spec)
-    base_runs = {b: ws.runs(b) for b in bases}
-    hashes = {
-        q.id: input_hash(
-            corpus_hash,
-            spec,
-            q,
-            [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-        )
-        for q in questions
-    }
-    stale = [
-        q
-        for q in questions
-        if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < spec_depth
-    ]
-    report.cached[spec.name] = len(questions) - len(stale)
-    report.ran[spec.name] = len(stale)
-    if not stale:
-        if progress:
-            progress(spec.name, len(questions), len(questions))
-        return
-    if progress:
-        progress(spec.name, 0, len(stale))
-    docs = [] if prepared.has(spec, corpus_hash) else load_docs()
-    retriever = prepared.get(spec, corpus_hash, docs, env)
-    results: list[CachedRun] = []
-    chunk = max(1, retriever.batch_size)
-    step = max(1, len(stale) // 100)
-    for start in range(0, len(stale), chunk):
-        batch = stale[start : start + chunk]
-        base_rankings = [
-            {
-                b: (list(r.doc_ids), list(r.scores))
-                for b in bases
-                if (r := base_runs[b].get(q.id)) is not None
-            }
-            for q in batch
+@dataclass
+class _PoolRun:
+    """One :func:`refresh_runs` call's shared state."""
+
+    ws: Workspace
+    questions: Sequence[Question]
+    force: bool
+    corpus_hash: str
+    env: PrepareEnv
+    prepared: PreparedRetrievers
+    report: RunReport
+    depths: dict[str, int]
+    """Per retriever, how deep to cache (deeper when a reranker reads it)."""
+    _docs: list[Doc] | None = None
+
+    def docs(self) -> list[Doc]:
+        """The corpus, read once for every retriever that must index it."""
+        if self._docs is None:
+            self._docs = self.ws.docs()
+        return self._docs
+
+    def refresh(self, spec: RetrieverSpec) -> None:
+        """Bring one retriever's cached rankings up to date."""
+        ws, questions, report = self.ws, self.questions, self.report
+        corpus_hash, env, prepared = self.corpus_hash, self.env, self.prepared
+        progress = env.progress
+        started = time.perf_counter()
+        known = ws.run_hashes(spec.name)
+        if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
+            report.cached[spec.name] = sum(q.id in known for q in questions)
+            report.ran[spec.name] = 0
+            return
+        spec_depth = self.depths[spec.name]
+        bases = bases_of(spec)
+        base_runs = {b: ws.runs(b) for b in bases}
+        hashes = {
+            q.id: input_hash(
+                corpus_hash,
+                spec,
+                q,
+                [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+            )
+            for q in questions
+        }
+        stale = [
+            q
+            for q in questions
+            if self.force
+            or known.get(q.id, ("", 0))[0] != hashes[q.id]
+            or known[q.id][1] < spec_depth
         ]
-        t0 = time.perf_counter()
-        rankings = retriever.rank(batch, spec_depth, base_rankings)
-        ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
-        for q, (ids, scores) in zip(batch, rankings, strict=True):
-            # a fused or reranked ranking costs its bases' time too
-            total_ms = ms + sum(
-                r.latency_ms for b in bases if (r := base_runs[b].get(q.id)) is not None
-            )
-            results.append(
-                CachedRun(
-                    spec.name,
-                    q.id,
-                    tuple(ids),
-                    tuple(scores),
-                    total_ms,
-                    hashes[q.id],
-                    spec_depth,
+        report.cached[spec.name] = len(questions) - len(stale)
+        report.ran[spec.name] = len(stale)
+        if not stale:
+            if progress:
+                progress(spec.name, len(questions), len(questions))
+            return
+        if progress:
+            progress(spec.name, 0, len(stale))
+        docs = [] if prepared.has(spec, corpus_hash) else self.docs()
+        retriever = prepared.get(spec, corpus_hash, docs, env)
+        results: list[CachedRun] = []
+        chunk = max(1, retriever.batch_size)
+        step = max(1, len(stale) // 100)
+        for start in range(0, len(stale), chunk):
+            batch = stale[start : start + chunk]
+            base_rankings = [
+                {
+                    b: (list(r.doc_ids), list(r.scores))
+                    for b in bases
+                    if (r := base_runs[b].get(q.id)) is not None
+                }
+                for q in batch
+            ]
+            t0 = time.perf_counter()
+            rankings = retriever.rank(batch, spec_depth, base_rankings)
+            ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            for q, (ids, scores) in zip(batch, rankings, strict=True):
+                # a fused or reranked ranking costs its bases' time too
+                total_ms = ms + sum(
+                    r.latency_ms for b in bases if (r := base_runs[b].get(q.id)) is not None
                 )
-            )
-            done = len(results)
-            if progress and (done % step == 0 or done == len(stale)):
-                progress(spec.name, done, len(stale))
-    ws.write_runs(results)
-    report.seconds[spec.name] = time.perf_counter() - started
+                results.append(
+                    CachedRun(
+                        spec.name,
+                        q.id,
+                        tuple(ids),
+                        tuple(scores),
+                        total_ms,
+                        hashes[q.id],
+                        spec_depth,
+                    )
+                )
+                done = len(results)
+                if progress and (done % step == 0 or done == len(stale)):
+                    progress(spec.name, done, len(stale))
+        ws.write_runs(results)
+        report.seconds[spec.name] = time.perf_counter() - started
