@@ -652,9 +652,7 @@ class Workspace:
         )
         return {r[0]: r[1] for r in rows}
 
-    def write_embeddings(
-        self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]
-    ) -> int:
+    def write_embeddings(self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]) -> int:
         """Store (or replace) document vectors: ``(doc id, doc hash, vector)`` rows."""
         packed = []
         for doc_id, doc_hash, vector in rows:
