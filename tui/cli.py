@@ -251,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub, "export", "write TREC qrels/runs, labels, questions, a BEIR or ranx folder", cmd_export
     )
     s.add_argument("--format", required=True, choices=EXPORT_FORMATS)
-    s.add_argument("out_pos", nargs="?", metavar="OUT", help="same as --out")
+    # OUT is optional but takes no nargs="?": argparse (3.11) would fill such a positional
+    # with nothing before the options and then refuse `export WS --format F OUT`.
+    s.add_argument("out_pos", metavar="OUT", help="optional: the same as --out").required = False
     s.add_argument("--out", metavar="PATH", help="a file, or a folder for beir and ranx")
     s.add_argument(
         "--retriever", metavar="NAME", help="trec-run, ranx: one retriever (default all)"
