@@ -315,8 +315,8 @@ def import_run(ws: Workspace, path: Path, name: str, *, replace: bool = False) -
     Each question's ranking is derived from the score column as trec_eval does (score
     descending, then doc id descending; the rank column is ignored), and is as deep as
     the file has documents for it; every listed document is ranked, whatever its score
-    (trec_eval counts them all). Questions the file lacks get no ranking and score as
-    misses, as a retriever that found nothing does. Every line is checked before anything
+    (trec_eval counts them all). Questions the file lacks get an empty ranking and score
+    as misses, as for a built-in retriever that finds nothing. Every line is checked before anything
     is written, and the retriever and its rankings are written in one transaction.
 
     Args:
@@ -333,22 +333,25 @@ def import_run(ws: Workspace, path: Path, name: str, *, replace: bool = False) -
     _check_run_refs(ws, path, lines)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     spec = RetrieverSpec(name, EXTERNAL_KIND, {"source": path.name, "sha256": digest})
+    ranked = rank_run(lines)
+    # A question the file lacks gets an empty ranking, as a built-in retriever that finds
+    # nothing stores one: it scores as a miss and is not taken for "not pooled yet".
     runs = [
         CachedRun(
             name,
             qid,
-            tuple(d for d, _ in ranked),
-            tuple(s for _, s in ranked),
+            tuple(d for d, _ in ranked.get(qid, ())),
+            tuple(s for _, s in ranked.get(qid, ())),
             0.0,
             digest,
-            len(ranked),
+            len(ranked.get(qid, ())),
         )
-        for qid, ranked in sorted(rank_run(lines).items())
+        for qid in ws.question_ids()
     ]
-    report = ImportReport(rankings=len(runs))
-    lacking = len(set(ws.question_ids()) - {r.question_id for r in runs})
+    report = ImportReport(rankings=len(ranked))
+    lacking = len(runs) - len(ranked)
     if lacking:
-        report.notes.append(f"{lacking} questions have no ranking in it")
+        report.notes.append(f"{lacking} questions have no ranking in it (scored as misses)")
     with ws.transaction():
         old = ws.retriever(name)
         if old is not None and old.kind not in STORED_KINDS:

@@ -569,7 +569,7 @@ _RUN_SHAPE = "`qid Q0 doc rank score tag`"
 def _run_score(raw: str, path: Path, line: int) -> float:
     """The score column: a finite decimal number (what trec_eval's ``atof`` reads)."""
     try:
-        value = float(raw) if "_" not in raw else None
+        value = float(raw) if raw.isascii() and "_" not in raw else None
     except ValueError:
         value = None
     if value is None:

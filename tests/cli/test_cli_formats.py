@@ -111,6 +111,17 @@ def test_import_run_scores_as_pytrec_eval_on_the_exported_files(demo, tmp_path, 
     assert ext["kind"] == "external" and ext["params"]["source"] == "word.run"
 
 
+def test_partial_run_scores_its_missing_questions_as_misses(demo, tmp_path, capsys):
+    path = tmp_path / "one.run"
+    path.write_text("q01 Q0 pet-qc-01 1 2.0 a\n", encoding="utf-8")
+    code, out, _ = run(capsys, "import", "run", demo, path, "--name", "one")
+    assert code == 0 and "questions have no ranking in it" in out
+    code, out, err = run(capsys, "score", demo, "--retriever", "one", "--no-pool")
+    assert code == 0 and "not pooled yet" not in err
+    board = score_json(capsys, demo, "one")
+    assert 0 < board["retrievers"]["one"]["hit@1"] == 1 / board["questions"]["scored"]
+
+
 BAD_RUNS = [
     ("columns", "q01 Q0 recon-05 1 2.0 r\nq01 Q0 recon-02 2 1.0\n", 2, "expected 6 fields"),
     ("text score", "q01 Q0 recon-05 1 high r\n", 1, "is not a number"),
