@@ -643,6 +643,27 @@ class Workspace:
             out.setdefault(r[0], {})[r[1]] = tuple(json.loads(r[2]))
         return out
 
+    def replace_retriever_runs(self, spec: RetrieverSpec, runs: Iterable[CachedRun]) -> int:
+        """Add or update a retriever and replace every cached ranking of it, in one step.
+
+        For rankings that come from outside (an imported run file): a known retriever
+        keeps its place in the list and loses all its earlier rankings, so a question the
+        new rankings lack has none. Returns the number of rankings written.
+        """
+        rows = list(runs)
+        strangers = sorted({r.retriever for r in rows} - {spec.name})
+        if strangers:
+            raise WorkspaceError(f"rankings of {strangers[0]!r} given for {spec.name!r}")
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE retrievers SET kind = ?, params = ?, hash = ? WHERE name = ?",
+                (spec.kind, canonical_json(dict(spec.params)), spec.hash, spec.name),
+            )
+            if cur.rowcount == 0:
+                self.add_retriever(spec)
+            self.conn.execute("DELETE FROM runs WHERE retriever = ?", (spec.name,))
+            return self.write_runs(rows)
+
     # -- embeddings ------------------------------------------------------------------
 
     def embedding_hashes(self, model: str) -> dict[str, str]:

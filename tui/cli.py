@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from engine import __version__
+from engine.formats import EXPORT_FORMATS
 from engine.ingest import (
     DOC_FORMATS,
     IngestError,
@@ -81,15 +82,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _command(sub, "new", "create a workspace with the default BM25 retrievers", cmd_new)
 
-    imp = sub.add_parser("import", help="import docs, questions, qrels, labels, BEIR or SQuAD")
+    imp = sub.add_parser(
+        "import", help="import docs, questions, qrels, runs, labels, BEIR or SQuAD"
+    )
     isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
     s = isub.add_parser("docs", help="a Markdown folder, JSONL (BEIR corpus shape) or CSV")
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="PATH")
     s.add_argument("--format", choices=DOC_FORMATS, default="auto")
-    s = isub.add_parser("questions", help="JSONL (_id/id, text, tags) or CSV (id,text,tags)")
+    s = isub.add_parser(
+        "questions", help="JSONL or CSV: id, text, tags; optional gold (doc:grade ...), no_answer"
+    )
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="PATH")
+    s.add_argument("--annotator", default="import", help="whose labels the gold becomes")
+    s = isub.add_parser("run", help="a TREC run file as an external retriever's rankings")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="FILE")
+    s.add_argument("--name", required=True, help="the retriever's name")
+    s.add_argument("--replace", action="store_true", help="replace an imported run of that name")
     s = isub.add_parser("qrels", help="TREC qrels or a BEIR qrels TSV, as one annotator's labels")
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="PATH")
@@ -261,10 +272,17 @@ def build_parser() -> argparse.ArgumentParser:
         json_flag=True,
     )
 
-    s = _command(sub, "export", "write TREC qrels, a TREC run or the labels CSV", cmd_export)
-    s.add_argument("--format", required=True, choices=("trec-qrels", "trec-run", "labels"))
-    s.add_argument("out", metavar="OUT")
-    s.add_argument("--retriever", metavar="NAME", help="trec-run: one retriever (default all)")
+    s = _command(
+        sub, "export", "write TREC qrels/runs, labels, questions, a BEIR or ranx folder", cmd_export
+    )
+    s.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    # OUT is optional but takes no nargs="?": argparse (3.11) would fill such a positional
+    # with nothing before the options and then refuse `export WS --format F OUT`.
+    s.add_argument("out_pos", metavar="OUT", help="optional: the same as --out").required = False
+    s.add_argument("--out", metavar="PATH", help="a file, or a folder for beir and ranx")
+    s.add_argument(
+        "--retriever", metavar="NAME", help="trec-run, ranx: one retriever (default all)"
+    )
 
     s = _command(sub, "info", "counts, annotators and schema version", cmd_info, json_flag=True)
 

@@ -6,23 +6,32 @@ single transaction: a bad line leaves the workspace exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.ingest.readers import (
     DOC_FORMATS,
     IngestError,
     QrelLine,
+    QuestionExtras,
+    RunLine,
+    rank_run,
     read_docs,
     read_labels_csv,
     read_qrels,
+    read_question_extras,
     read_questions,
     read_squad,
+    read_trec_run,
     read_verdicts_csv,
 )
-from engine.types import Doc, Label, Question
-from engine.workspace import Workspace
+from engine.retrieve import STORED_KINDS
+from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
+from engine.workspace import Workspace, WorkspaceError
 
 __all__ = [
     "DOC_FORMATS",
@@ -33,6 +42,7 @@ __all__ = [
     "import_labels",
     "import_qrels",
     "import_questions",
+    "import_run",
     "import_squad",
     "import_verdicts",
 ]
@@ -47,6 +57,8 @@ class ImportReport:
     questions: tuple[int, int, int] = (0, 0, 0)
     """Questions (added, updated, unchanged)."""
     labels: int = 0
+    rankings: int = 0
+    """Questions given a ranking by an imported run."""
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -60,6 +72,9 @@ class ImportReport:
             parts.append(f"questions: {a} added, {u} updated, {s} unchanged")
         if self.labels:
             parts.append(f"labels: {self.labels}")
+        if self.rankings:
+            parts.append(f"rankings: {self.rankings} questions")
+        parts.extend(self.notes)
         return "; ".join(parts) or "nothing to import"
 
 
@@ -95,12 +110,60 @@ def import_docs(ws: Workspace, path: Path, fmt: str = "auto") -> ImportReport:
     return report
 
 
-def import_questions(ws: Workspace, path: Path) -> ImportReport:
-    """Questions from JSONL or CSV."""
+def _with_extras(questions: Sequence[Question], extras: Sequence[QuestionExtras]) -> list[Question]:
+    """Questions given the tags found under ``metadata`` when they have none of their own."""
+    tags = {e.question_id: e.metadata_tags for e in extras if e.metadata_tags is not None}
+    return [
+        dataclasses.replace(q, tags=tags[q.id]) if not q.tags and q.id in tags else q
+        for q in questions
+    ]
+
+
+def _extras_judgments(
+    ws: Workspace,
+    path: Path,
+    extras: Sequence[QuestionExtras],
+    annotator: str,
+    new_docs: Sequence[Doc] = (),
+) -> tuple[list[Label], list[Verdict]]:
+    """Gold entries as labels and no-answer flags as verdicts; every doc must be known."""
+    doc_ids = set(ws.doc_ids()) | {d.id for d in new_docs}
+    labels: list[Label] = []
+    verdicts: list[Verdict] = []
+    for e in extras:
+        for doc, grade in e.gold:
+            if doc not in doc_ids:
+                raise IngestError(path, e.line, f"unknown document {doc!r}; not in the corpus")
+            labels.append(Label(e.question_id, doc, annotator, grade))
+        if e.no_answer:
+            verdicts.append(Verdict(e.question_id, annotator, "no_answer"))
+    return labels, verdicts
+
+
+def _write_judgments(
+    ws: Workspace, labels: Sequence[Label], verdicts: Sequence[Verdict], report: ImportReport
+) -> None:
+    if labels:
+        report.labels += ws.write_labels(labels, event="import")
+    if verdicts:
+        n = ws.write_verdicts(verdicts, event="import")
+        report.notes.append(f"no-answer verdicts: {n}")
+
+
+def import_questions(ws: Workspace, path: Path, annotator: str = "import") -> ImportReport:
+    """Questions from JSONL or CSV, with their gold when the file gives it.
+
+    A ``gold`` column or key (``doc:grade`` entries) becomes labels of ``annotator``; a
+    true ``no_answer`` becomes that annotator's no-answer verdict. Files without them
+    import questions only.
+    """
     questions = read_questions(path)
+    extras = read_question_extras(path)
+    labels, verdicts = _extras_judgments(ws, path, extras, annotator)
     report = ImportReport()
     with ws.transaction():
-        report.questions = ws.write_questions(questions)
+        report.questions = ws.write_questions(_with_extras(questions, extras))
+        _write_judgments(ws, labels, verdicts, report)
         _log(ws, "questions", path, report)
     return report
 
@@ -125,17 +188,23 @@ def import_beir(
 ) -> ImportReport:
     """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{split}.tsv``.
 
-    Every query is imported; those without qrels stay unlabeled.
+    Every query is imported; those without qrels stay unlabeled. A document's
+    ``metadata`` object becomes its fields; a query's ``metadata`` may give its tags and
+    a ``no_answer`` flag (a no-answer verdict of ``annotator``), as goldpan's BEIR export
+    writes them.
     """
     if not folder.is_dir():
         raise IngestError(
             folder, None, "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
         )
-    docs = read_docs(folder / "corpus.jsonl", "jsonl")
-    questions = read_questions(folder / "queries.jsonl")
+    docs = [_unwrap_metadata(d) for d in read_docs(folder / "corpus.jsonl", "jsonl")]
+    queries_path = folder / "queries.jsonl"
+    extras = read_question_extras(queries_path)
+    questions = _with_extras(read_questions(queries_path), extras)
     qrels_path = folder / "qrels" / f"{split}.tsv"
     qrels = read_qrels(qrels_path)
     _check_qrels(ws, qrels_path, qrels, docs, questions)
+    labels, verdicts = _extras_judgments(ws, queries_path, extras, annotator, docs)
     report = ImportReport()
     with ws.transaction():
         report.docs = ws.write_docs(docs)
@@ -143,8 +212,24 @@ def import_beir(
         report.labels = ws.write_labels(
             (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
         )
+        _write_judgments(ws, labels, verdicts, report)
         _log(ws, "beir", folder, report)
     return report
+
+
+def _unwrap_metadata(doc: Doc) -> Doc:
+    """A BEIR document's ``metadata`` object becomes its fields (goldpan writes them there).
+
+    Kept as one ``metadata`` field when it is not an object or a key would collide.
+    """
+    meta = doc.fields.get("metadata")
+    if not isinstance(meta, Mapping):
+        return doc
+    rest = {k: v for k, v in doc.fields.items() if k != "metadata"}
+    if set(meta) & set(rest):
+        return doc
+    fields: dict[str, Any] = {**meta, **rest}
+    return dataclasses.replace(doc, fields=fields)
 
 
 def import_squad(
@@ -194,4 +279,91 @@ def import_verdicts(ws: Workspace, path: Path) -> ImportReport:
         n = ws.write_verdicts((v for v, _ in rows), event="import")
         report.notes.append(f"{n} verdicts")
         _log(ws, "verdicts", path, report)
+    return report
+
+
+# -- imported runs ----------------------------------------------------------------------
+
+EXTERNAL_KIND = "external"
+"""The kind of a retriever whose rankings come from an imported run file."""
+
+
+def _check_run_refs(ws: Workspace, path: Path, lines: Sequence[RunLine]) -> None:
+    """Every question and document of a run must be in the workspace."""
+    checks = (
+        ("question", set(ws.question_ids()), "question_id", "import the questions first"),
+        ("document", set(ws.doc_ids()), "doc_id", "not in the corpus"),
+    )
+    for what, known, attr, hint in checks:
+        bad = [r for r in lines if getattr(r, attr) not in known]
+        if not bad:
+            continue
+        first = getattr(bad[0], attr)
+        message = f"unknown {what} {first!r}"
+        if len(bad) > 1:
+            distinct = len({getattr(r, attr) for r in bad})
+            message += (
+                f"; {len(bad) - 1} more lines name {what}s not in the workspace "
+                f"({distinct} distinct in all)"
+            )
+        raise IngestError(path, bad[0].line, f"{message}; {hint}")
+
+
+def import_run(ws: Workspace, path: Path, name: str, *, replace: bool = False) -> ImportReport:
+    """A TREC run file as the rankings of an ``external`` retriever called ``name``.
+
+    Each question's ranking is derived from the score column as trec_eval does (score
+    descending, then doc id descending; the rank column is ignored), and is as deep as
+    the file has documents for it; every listed document is ranked, whatever its score
+    (trec_eval counts them all). Questions the file lacks get an empty ranking and score
+    as misses, as for a built-in retriever that finds nothing. Every line is checked before anything
+    is written, and the retriever and its rankings are written in one transaction.
+
+    Args:
+        ws: the workspace.
+        path: the run file.
+        name: the retriever's name.
+        replace: replace an earlier imported run of that name (never a built-in one).
+
+    Raises:
+        IngestError: a bad line, or ids unknown to the workspace (file and line named).
+        WorkspaceError: the name is taken (without ``replace``, or by a built-in kind).
+    """
+    lines = read_trec_run(path)
+    _check_run_refs(ws, path, lines)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    spec = RetrieverSpec(name, EXTERNAL_KIND, {"source": path.name, "sha256": digest})
+    ranked = rank_run(lines)
+    # A question the file lacks gets an empty ranking, as a built-in retriever that finds
+    # nothing stores one: it scores as a miss and is not taken for "not pooled yet".
+    runs = [
+        CachedRun(
+            name,
+            qid,
+            tuple(d for d, _ in ranked.get(qid, ())),
+            tuple(s for _, s in ranked.get(qid, ())),
+            0.0,
+            digest,
+            len(ranked.get(qid, ())),
+        )
+        for qid in ws.question_ids()
+    ]
+    report = ImportReport(rankings=len(ranked))
+    lacking = len(runs) - len(ranked)
+    if lacking:
+        report.notes.append(f"{lacking} questions have no ranking in it (scored as misses)")
+    with ws.transaction():
+        old = ws.retriever(name)
+        if old is not None and old.kind not in STORED_KINDS:
+            raise WorkspaceError(
+                f"retriever {name!r} is a {old.kind} retriever, not an imported run; "
+                "choose another --name"
+            )
+        if old is not None and not replace:
+            raise WorkspaceError(
+                f"a retriever named {name!r} already exists; pass --replace to replace "
+                "its imported run"
+            )
+        ws.replace_retriever_runs(spec, runs)
+        _log(ws, f"run {name}", path, report)
     return report

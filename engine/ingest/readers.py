@@ -12,8 +12,9 @@ import csv
 import datetime as dt
 import io
 import json
+import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -546,4 +547,182 @@ def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
             )
     except csv.Error as exc:
         raise IngestError(path, reader.line_num, f"malformed CSV ({exc})") from None
+    return out
+
+
+# -- TREC runs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunLine:
+    """One ranked document of a TREC run file with the line it came from."""
+
+    question_id: str
+    doc_id: str
+    score: float
+    line: int
+
+
+_RUN_SHAPE = "`qid Q0 doc rank score tag`"
+
+
+def _run_score(raw: str, path: Path, line: int) -> float:
+    """The score column: a finite decimal number (what trec_eval's ``atof`` reads)."""
+    try:
+        value = float(raw) if raw.isascii() and "_" not in raw else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise IngestError(path, line, f"score {raw!r} is not a number; expected {_RUN_SHAPE}")
+    if not math.isfinite(value):
+        raise IngestError(path, line, f"score {raw!r} is not a finite number")
+    return value
+
+
+def read_trec_run(path: Path) -> list[RunLine]:
+    """A TREC run file: ``qid Q0 doc rank score tag`` lines, whitespace separated.
+
+    ``#`` comment lines and blank lines are skipped. The ``Q0``, rank and tag columns are
+    not used: as in trec_eval, the ranking is derived from the score column (see
+    :func:`rank_run`). A document listed twice for one question is an error, as it is in
+    trec_eval.
+
+    Raises:
+        IngestError: naming the file and line of a line with the wrong number of
+            columns, a score that is not a finite number, a repeated document, or a
+            file without any ranking line.
+    """
+    out: list[RunLine] = []
+    seen: dict[tuple[str, str], int] = {}
+    for n, line in _lines(read_text(path)):
+        if line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 6:
+            raise IngestError(path, n, f"expected 6 fields {_RUN_SHAPE}, got {len(parts)} fields")
+        qid, _, doc, _, raw, _ = parts
+        score = _run_score(raw, path, n)
+        key = (qid, doc)
+        if key in seen:
+            raise IngestError(
+                path,
+                n,
+                f"document {doc!r} is listed twice for question {qid!r} "
+                f"(lines {seen[key]} and {n}); trec_eval rejects this too",
+            )
+        seen[key] = n
+        out.append(RunLine(qid, doc, score, n))
+    if not out:
+        raise IngestError(path, None, f"no ranking lines ({_RUN_SHAPE}); only comments")
+    return out
+
+
+def rank_run(lines: Iterable[RunLine]) -> dict[str, list[tuple[str, float]]]:
+    """Question id -> (doc id, score) in trec_eval's order: score desc, then doc id desc."""
+    by_q: dict[str, list[tuple[str, float]]] = {}
+    for r in lines:
+        by_q.setdefault(r.question_id, []).append((r.doc_id, r.score))
+    return {q: sorted(docs, key=lambda d: (d[1], d[0]), reverse=True) for q, docs in by_q.items()}
+
+
+# -- gold given with questions -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuestionExtras:
+    """What a questions file may say besides id, text and tags."""
+
+    question_id: str
+    line: int
+    gold: tuple[tuple[str, int], ...] = ()
+    """(doc id, grade) pairs of the ``gold`` column or key."""
+    no_answer: bool = False
+    """The ``no_answer`` flag: nothing in the corpus answers the question."""
+    metadata_tags: tuple[str, ...] | None = None
+    """Tags under ``metadata`` (goldpan's BEIR ``queries.jsonl``); None when absent."""
+
+
+_GOLD_SHAPE = "`doc:grade` entries (grade 0-3)"
+
+
+def _gold_entry(raw: str, path: Path, line: int) -> tuple[str, int]:
+    doc, sep, grade = raw.strip().rpartition(":")
+    if not sep or not doc.strip():
+        raise IngestError(path, line, f"gold entry {raw!r}: expected {_GOLD_SHAPE}")
+    value = _grade(grade, path, line)
+    if not 0 <= value <= 3:
+        raise IngestError(path, line, f"gold entry {raw!r}: grade {value} is out of range (0-3)")
+    return doc.strip(), value
+
+
+def _gold(value: Any, path: Path, line: int) -> tuple[tuple[str, int], ...]:
+    """A gold column or key: ``"d1:2 d3:1"``, ``["d1:2", "d3:1"]`` or ``{"d1": 2}``."""
+    pairs: list[tuple[str, int]] = []
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        pairs = [_gold_entry(tok, path, line) for tok in value.split()]
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        pairs = [_gold_entry(tok, path, line) for tok in value]
+    elif isinstance(value, Mapping):
+        for doc, grade in value.items():
+            if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
+                raise IngestError(path, line, f"gold {doc!r}: grade {grade!r} is not 0-3")
+            pairs.append((str(doc), grade))
+    else:
+        raise IngestError(
+            path, line, f"`gold` must be a list of {_GOLD_SHAPE} or an object doc -> grade"
+        )
+    seen: set[str] = set()
+    for doc, _ in pairs:
+        if doc in seen:
+            raise IngestError(path, line, f"gold names document {doc!r} twice")
+        seen.add(doc)
+    return tuple(pairs)
+
+
+_TRUE = ("1", "true", "yes", "y")
+_FALSE = ("", "0", "false", "no", "n")
+
+
+def _flag(value: Any, path: Path, line: int) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise IngestError(path, line, f"`no_answer` {value!r}: expected true or false")
+
+
+def read_question_extras(path: Path) -> list[QuestionExtras]:
+    """The ``gold`` and ``no_answer`` columns (CSV) or keys (JSONL) of a questions file.
+
+    JSONL records may also carry them, and ``tags``, under a ``metadata`` object (the
+    shape of goldpan's BEIR ``queries.jsonl``). Records with none of them give nothing,
+    so a plain questions file gives an empty list.
+    """
+    suffix = path.suffix.lower()
+    records: Iterator[tuple[int, Mapping[str, Any]]]
+    if suffix in (".csv", ".tsv"):
+        records = _csv_records(path, "\t" if suffix == ".tsv" else ",")
+    else:
+        records = _jsonl_records(path)
+    out: list[QuestionExtras] = []
+    for n, rec in records:
+        meta = rec.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        keys = {"gold", "no_answer"}
+        if not (keys & set(rec) or keys & set(meta) or "tags" in meta):
+            continue
+        ident = _id_of(rec, path, n)
+        gold = _gold(rec.get("gold", meta.get("gold")), path, n)
+        no_answer = _flag(rec.get("no_answer", meta.get("no_answer")), path, n)
+        if no_answer and any(g >= 1 for _, g in gold):
+            raise IngestError(
+                path,
+                n,
+                f"question {ident!r} has relevant gold documents and no_answer; "
+                "a question is one or the other",
+            )
+        tags = _tags(meta["tags"], path, n) if "tags" in meta else None
+        out.append(QuestionExtras(ident, n, gold, no_answer, tags))
     return out

@@ -21,6 +21,7 @@ from engine.ingest import (
     import_labels,
     import_qrels,
     import_questions,
+    import_run,
     import_squad,
     import_verdicts,
 )
@@ -60,7 +61,13 @@ def cmd_import(args: argparse.Namespace) -> None:
         if what == "docs":
             report = import_docs(ws, path, args.format)
         elif what == "questions":
-            report = import_questions(ws, path)
+            report = import_questions(ws, path, args.annotator)
+        elif what == "run":
+            if not _NAME.match(args.name):
+                raise UsageError(
+                    f"--name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. es-prod)"
+                )
+            report = import_run(ws, path, args.name, replace=args.replace)
         elif what == "qrels":
             report = import_qrels(ws, path, args.annotator)
         elif what == "labels":
@@ -199,26 +206,18 @@ def _required(value: str | None, kind: str, flag: str) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    """Write qrels, runs or labels."""
-    from engine.formats import write_labels_csv, write_trec_qrels, write_trec_run
-    from engine.retrieve.runner import select_retrievers
+    """Write qrels, runs, labels, questions, or a BEIR or ranx folder."""
+    from engine.formats import export_workspace
 
-    target = Path(args.out)
+    if args.out and args.out_pos and args.out != args.out_pos:
+        raise UsageError("give the output once: OUT or --out PATH")
+    raw = args.out or args.out_pos
+    if not raw:
+        raise UsageError("where to write: --out PATH")
     with _open(args.workspace, readonly=False) as ws:
-        if args.format == "trec-qrels":
-            golds = workspace_golds(ws)
-            gold = {q: g.gold for q, g in golds.items() if g.gold}
-            with target.open("w", encoding="utf-8", newline="\n") as f:
-                n = write_trec_qrels(f, gold)
-        elif args.format == "trec-run":
-            specs = select_retrievers(ws, [args.retriever] if args.retriever else None)
-            runs = [r for s in specs for r in ws.runs(s.name).values()]
-            with target.open("w", encoding="utf-8", newline="\n") as f:
-                n = write_trec_run(f, runs)
-        else:
-            with target.open("w", encoding="utf-8", newline="") as f:
-                n = write_labels_csv(f, ws.labels())
-    out.print(Text(f"wrote {n} lines to {target}"))
+        retrievers = [args.retriever] if args.retriever else None
+        line = export_workspace(ws, args.format, Path(raw), retrievers)
+    out.print(Text(line))
 
 
 def cmd_info(args: argparse.Namespace) -> None:
