@@ -119,6 +119,9 @@ class GoldpanApp(App[None]):
         self.ws = Workspace.open(workspace)
         self.session = LabelingSession(self.ws, annotator)
         self.prepared = PreparedRetrievers()
+        self.pool_tried: set[str] = set()
+        """Questions pooled since start: a retriever that cannot run is not retried on
+        every redraw (editing a question pools it again)."""
         self.theme = theme
         self.animation_level = "full" if animations else "none"
         self.blink = blink
@@ -199,6 +202,7 @@ class GoldpanApp(App[None]):
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def pool_question(self, question_id: str) -> None:
         """Rank one question with every retriever (its own connection) and report."""
+        self.pool_tried.add(question_id)
         try:
             ws = Workspace.open(self.workspace_path)
             try:

@@ -29,7 +29,7 @@ from engine.ingest.readers import (
     read_trec_run,
     read_verdicts_csv,
 )
-from engine.retrieve import STORED_KINDS
+from engine.retrieve.base import STORED_KINDS
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
 

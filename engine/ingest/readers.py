@@ -566,7 +566,7 @@ class RunLine:
 _RUN_SHAPE = "`qid Q0 doc rank score tag`"
 
 
-def _run_score(raw: str, path: Path, line: int) -> float:
+def _run_score(raw: str, path: Path | str, line: int) -> float:
     """The score column: a finite decimal number (what trec_eval's ``atof`` reads)."""
     try:
         value = float(raw) if raw.isascii() and "_" not in raw else None
@@ -592,9 +592,18 @@ def read_trec_run(path: Path) -> list[RunLine]:
             columns, a score that is not a finite number, a repeated document, or a
             file without any ranking line.
     """
+    return parse_trec_run(read_text(path), path)
+
+
+def parse_trec_run(text: str, path: Path | str) -> list[RunLine]:
+    """TREC run lines from ``text`` (a file's or a command's output), named ``path``.
+
+    Raises:
+        IngestError: as :func:`read_trec_run`.
+    """
     out: list[RunLine] = []
     seen: dict[tuple[str, str], int] = {}
-    for n, line in _lines(read_text(path)):
+    for n, line in _lines(text):
         if line.lstrip().startswith("#"):
             continue
         parts = line.split()

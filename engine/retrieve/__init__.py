@@ -13,6 +13,7 @@ from typing import Any
 
 from engine.retrieve.base import (
     DEFAULT_DEPTH,
+    STORED_KINDS,
     PrepareEnv,
     Ranking,
     Retriever,
@@ -117,9 +118,6 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "command": CommandRetriever,
 }
 """The retriever registry: kind -> constructor."""
-
-STORED_KINDS = frozenset({"external"})
-"""Kinds whose rankings come from outside (an imported run file): never run again."""
 
 
 def build_retriever(spec: RetrieverSpec) -> Retriever:

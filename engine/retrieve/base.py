@@ -20,6 +20,9 @@ from engine.types import Doc, Question, RetrieverSpec
 DEFAULT_DEPTH = 100
 """How deep each retriever's ranking is cached."""
 
+STORED_KINDS = frozenset({"external"})
+"""Kinds whose rankings come from outside (an imported run file): never run again."""
+
 Ranking = tuple[list[str], list[float]]
 """Doc ids and their scores, in ranking order."""
 

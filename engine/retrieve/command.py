@@ -15,56 +15,44 @@ asked, a document unknown to the workspace and a document listed twice for one q
 from __future__ import annotations
 
 import json
-import math
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.ingest.readers import IngestError, parse_trec_run
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
 from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_TIMEOUT_S = 600.0
 
 
-def parse_run_lines(
+def parse_run_output(
     text: str, questions: set[str], docs: set[str] | None, source: str
 ) -> dict[str, dict[str, float]]:
-    """Question id -> doc id -> score from TREC run lines, every line checked.
+    """Question id -> doc id -> score from a command's TREC run output, every line checked.
 
     Raises:
         RetrieverError: the first bad line, named as ``source line N``.
     """
+    if not text.strip():
+        return {}
+    try:
+        lines = parse_trec_run(text, source)
+    except IngestError as exc:
+        where = f"{source} line {exc.line}" if exc.line is not None else source
+        raise RetrieverError(f"{where}: {exc.message}") from None
     out: dict[str, dict[str, float]] = {}
-    first_line: dict[tuple[str, str], int] = {}
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        where = f"{source} line {n}"
-        cols = line.split()
-        if len(cols) != 6:
+    for r in lines:
+        if r.question_id not in questions:
             raise RetrieverError(
-                f"{where}: expected 6 columns 'qid Q0 docno rank score tag', got {len(cols)}"
+                f"{source} line {r.line}: question {r.question_id!r} was not asked"
             )
-        qid, _, doc, _, raw_score, _ = cols
-        try:
-            score = float(raw_score)
-        except ValueError:
-            raise RetrieverError(f"{where}: score {raw_score!r} is not a number") from None
-        if not math.isfinite(score):
-            raise RetrieverError(f"{where}: score {raw_score!r} is not finite")
-        if qid not in questions:
-            raise RetrieverError(f"{where}: question {qid!r} was not asked")
-        if docs is not None and doc not in docs:
-            raise RetrieverError(f"{where}: document {doc!r} is not in the workspace")
-        if (qid, doc) in first_line:
+        if docs is not None and r.doc_id not in docs:
             raise RetrieverError(
-                f"{where}: document {doc!r} is listed twice for question {qid!r} "
-                f"(first on line {first_line[qid, doc]})"
+                f"{source} line {r.line}: document {r.doc_id!r} is not in the workspace"
             )
-        first_line[qid, doc] = n
-        out.setdefault(qid, {})[doc] = score
+        out.setdefault(r.question_id, {})[r.doc_id] = r.score
     return out
 
 
@@ -130,5 +118,7 @@ class CommandRetriever:
             raise RetrieverError(
                 f"{name} exited with status {done.returncode}" + (f":\n{tail}" if tail else "")
             )
-        runs = parse_run_lines(done.stdout, {q.id for q in questions}, self._docs, f"{name} output")
+        runs = parse_run_output(
+            done.stdout, {q.id for q in questions}, self._docs, f"{name} output"
+        )
         return [trec_order(runs.get(q.id, {}), depth) for q in questions]

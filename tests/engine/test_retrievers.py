@@ -475,11 +475,11 @@ def _runs(path: Path, name: str) -> dict[str, CachedRun]:
     ("mode", "expected"),
     [
         ("exit", ["exited with status 3", "boom: the index is unavailable"]),
-        ("cols", ["output line 2", "6 columns", "got 5"]),
+        ("cols", ["output line 2", "6 fields", "got 5"]),
         ("score", ["output line 2", "'high'", "not a number"]),
         ("qid", ["output line 2", "'q99'", "not asked"]),
         ("doc", ["output line 2", "'d999'", "not in the workspace"]),
-        ("dup", ["output line 2", "'d1'", "twice", "line 1"]),
+        ("dup", ["output line 2", "'d1'", "twice", "lines 1 and 2"]),
     ],
 )
 def test_command_retriever_bad_answers_exit_2_and_keep_the_runs(

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.metrics import parse_metric
-from engine.retrieve import DEFAULT_DEPTH
+from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
 from engine.scoring import Scoreboard, metric_names, score_workspace
 from tui.commands.common import (
     GateFailed,
@@ -75,13 +75,18 @@ def cmd_score(args: argparse.Namespace) -> None:
         if not args.no_pool:
             _pool(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
         board = score_workspace(ws, metrics=names, retrievers=args.retriever, tag=args.tag)
+        imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS}
     if args.json:
         _json(board.to_json())
     else:
         out.print(score_table(board, names, args.tag))
         missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
-        if missing:
-            err.print(Text(f"not pooled yet (counted as misses): {missing}"))
+        unpooled = {n: m for n, m in missing.items() if n not in imported}
+        absent = {n: m for n, m in missing.items() if n in imported}
+        if unpooled:
+            err.print(Text(f"not pooled yet (counted as misses): {unpooled}"))
+        if absent:
+            err.print(Text(f"not in the imported run (counted as misses): {absent}"))
     failures = []
     for retriever, metric, floor in floors:
         if retriever is not None and retriever not in board.retrievers:

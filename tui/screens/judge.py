@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, OptionList, Static
 
 from engine.gold import Gold
+from engine.retrieve import STORED_KINDS
 from tui.literal import literal
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen
@@ -191,8 +192,13 @@ moment you make it; `u` undoes your last change.
         cands = session.candidates(qid)
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
         candidates.show(cands, titles, session.my_grades(qid))
-        missing = [r for r in session.live.retrievers if qid not in session.live.rankings[r]]
-        if missing and not self.pooling:
+        imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
+        missing = [
+            r
+            for r in session.live.retrievers
+            if r not in imported and qid not in session.live.rankings[r]
+        ]
+        if missing and not self.pooling and qid not in self.gp.pool_tried:
             self.pooling = True
             self.gp.pool_question(qid)
         self.show_document()
