@@ -119,7 +119,7 @@ def test_info_json(tiny_ws, capsys):
     info = json.loads(out)
     assert code == 0
     assert (info["docs"], info["questions"], info["labels"], info["retrievers"]) == (4, 4, 4, 4)
-    assert info["schema_version"] == 1 and info["annotators"] == ["mina"]
+    assert info["schema_version"] == 2 and info["annotators"] == ["mina"]
     assert info["question_status"] == {"labeled": 3, "unlabeled": 1}
 
 
