@@ -295,8 +295,15 @@ def test_cli_write_commands_on_a_read_only_workspace_exit_2(tiny_ws, tmp_path, u
         assert "read-only (the file is not writable)" in flat, (argv, flat)
         assert "Traceback" not in err
     assert snapshot(tiny_ws) == before
-    code, out, _ = run(capsys, "info", tiny_ws, "--json")  # reading still works
+    # reading still works
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
     assert code == 0 and json.loads(out)["labels"] == 4
+    code, out, _ = run(capsys, "score", tiny_ws, "--no-pool", "--json")
+    assert code == 0 and json.loads(out)["questions"]["scored"] == 3
+    labels = tmp_path / "labels.csv"
+    assert run(capsys, "export", tiny_ws, "--format", "labels", labels)[0] == 0
+    assert len(labels.read_text().splitlines()) == 5
+    assert snapshot(tiny_ws) == before
 
 
 @not_as_root
