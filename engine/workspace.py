@@ -3,7 +3,10 @@
 A workspace holds the corpus, the questions, every annotator's labels and verdicts,
 adjudications, the configured retrievers and their cached rankings, and an append-only
 event log. The schema version is ``PRAGMA user_version``; older workspaces are migrated
-on open, newer ones are refused.
+on open, after a copy of the old version is written next to them (SQLite's online backup,
+so pages still in the ``-wal`` file are included); newer ones are refused. A workspace
+that cannot be written (the file, its folder or its ``-wal``/``-shm`` files) opens
+read-only, for review, with :attr:`Workspace.readonly_reason` saying why.
 
 Writes go through :meth:`Workspace.transaction`, which takes SQLite's write lock up front
 (``BEGIN IMMEDIATE``) so that two processes labeling the same file wait for each other
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import sqlite3
 import struct
 from collections.abc import Iterable, Iterator, Sequence
@@ -40,9 +44,78 @@ from engine.types import (
 
 BUSY_TIMEOUT_S = 30.0
 
+READ_ONLY_ASKED = "opened read-only on request"
+"""The :attr:`Workspace.readonly_reason` of a workspace opened with ``readonly=True``."""
+
 
 class WorkspaceError(Exception):
     """A workspace cannot be opened or changed as asked; the message says why."""
+
+
+def writable_problem(path: Path) -> str | None:
+    """Why goldpan cannot write the workspace file at ``path``; None when it can.
+
+    In WAL mode SQLite writes the file, and the ``-wal`` and ``-shm`` files beside it,
+    which it creates and removes: the folder must be writable too.
+    """
+    if not os.access(path, os.W_OK):
+        return "the file is not writable"
+    folder = path.absolute().parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable"
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists() and not os.access(side, os.W_OK):
+            return f"{side.name} is not writable"
+    return None
+
+
+def backup_path(path: Path, version: int) -> Path:
+    """A free name for the copy of a version-``version`` workspace, next to it.
+
+    ``demo.db`` becomes ``demo.v1-backup-20250101T120000Z.db`` (UTC).
+    """
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = f"{path.stem}.v{version}-backup-{stamp}"
+    target = path.with_name(base + path.suffix)
+    n = 2
+    while target.exists():
+        target = path.with_name(f"{base}-{n}{path.suffix}")
+        n += 1
+    return target
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection that also sees what is committed in the ``-wal`` file.
+
+    ``mode=ro`` reads the WAL through its ``-shm`` index, creating them when it can. When
+    neither exists and the folder cannot be written, ``mode=ro`` fails; then the file holds
+    every committed page (the last writer checkpointed it and removed the WAL), and
+    ``immutable=1`` reads it without any lock or side file. ``immutable`` is never used
+    while a WAL with frames exists: it would ignore them.
+    """
+    uri = path.absolute().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=BUSY_TIMEOUT_S)
+
+
+def _newer(path: Path, version: int) -> WorkspaceError:
+    return WorkspaceError(
+        f"{path} has workspace schema version {version}, written by a newer "
+        f"goldpan; this goldpan ({__version__}) reads schema versions up to "
+        f"{SCHEMA_VERSION}. Upgrade goldpan to open it."
+    )
 
 
 def now() -> str:
@@ -65,6 +138,12 @@ class Workspace:
         """Wrap an open connection; use :meth:`open` or :meth:`create` instead."""
         self.path = path
         self.readonly = readonly
+        self.readonly_reason: str | None = READ_ONLY_ASKED if readonly else None
+        """Why the workspace is read-only (None when it can be changed)."""
+        self.upgraded_from: int | None = None
+        """The schema version this open migrated the workspace from (None: no migration)."""
+        self.backup_path: Path | None = None
+        """The copy of the old version written before that migration."""
         self.db = sqlite_utils.Database(conn)
         self.conn = conn
 
@@ -82,7 +161,11 @@ class Workspace:
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False, readonly: bool = False) -> Workspace:
-        """Open a workspace, applying pending migrations.
+        """Open a workspace, applying pending migrations (after writing a backup copy).
+
+        A workspace that cannot be written opens read-only (see :func:`writable_problem`);
+        :attr:`readonly_reason` says why. After a migration, :attr:`upgraded_from` and
+        :attr:`backup_path` say from which version and where the copy of it is.
 
         Args:
             path: the workspace file.
@@ -90,19 +173,27 @@ class Workspace:
             readonly: open without write access (no migration is applied).
 
         Raises:
-            WorkspaceError: the file is missing, not a goldpan workspace, or was written
-                by a newer goldpan.
+            WorkspaceError: the file is missing, not a goldpan workspace, was written by a
+                newer goldpan, needs a migration but cannot be written, or its migration
+                (or the backup before it) failed; the file is then unchanged.
         """
         path = Path(path)
         if not path.exists() and not create:
             raise WorkspaceError(f"{path}: no such workspace (create one with `goldpan new`)")
         if path.is_dir():
             raise WorkspaceError(f"{path} is a folder, not a workspace file")
-        if readonly:
-            uri = f"{path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
-        else:
-            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
+        reason = READ_ONLY_ASKED if readonly else None
+        if reason is None and path.exists():
+            reason = writable_problem(path)
+        try:
+            if reason is None:
+                conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
+            else:
+                conn = _connect_readonly(path)
+        except sqlite3.OperationalError as exc:
+            raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            raise WorkspaceError(f"{path} is not a goldpan workspace ({exc})") from None
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
@@ -111,42 +202,103 @@ class Workspace:
             raise WorkspaceError(f"{path} is not a goldpan workspace ({exc})") from None
         if version > SCHEMA_VERSION:
             conn.close()
-            raise WorkspaceError(
-                f"{path} has workspace schema version {version}, written by a newer "
-                f"goldpan; this goldpan ({__version__}) reads schema versions up to "
-                f"{SCHEMA_VERSION}. Upgrade goldpan to open it."
-            )
+            raise _newer(path, version)
         if version == 0 and has_tables:
             conn.close()
             raise WorkspaceError(f"{path} is an SQLite file but not a goldpan workspace")
-        ws = cls(path, conn, readonly=readonly)
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            ws._migrate(version)
-        elif version < SCHEMA_VERSION:
+        if reason is not None and version < SCHEMA_VERSION:
             conn.close()
             raise WorkspaceError(
-                f"{path} has schema version {version} and must be migrated to "
-                f"{SCHEMA_VERSION}; open it once with write access"
+                f"{path} has schema version {version} and must be upgraded to "
+                f"{SCHEMA_VERSION} before this goldpan ({__version__}) can read it, but it is "
+                f"read-only ({reason}). Open it once with write access (a backup copy of "
+                "the old version is written first), or open a writable copy of it."
             )
+        ws = cls(path, conn, readonly=reason is not None)
+        ws.readonly_reason = reason
+        conn.execute("PRAGMA foreign_keys = ON")
+        if reason is None:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                ws._migrate(version)
+            except BaseException:
+                conn.close()
+                raise
         return ws
 
     def _migrate(self, version: int) -> None:
+        """Bring the schema up to date: one transaction, after a backup copy (version > 0).
+
+        The write lock is taken first, so of several processes opening an old workspace
+        one migrates and the others find it done. A failed backup or migration leaves the
+        file as it was.
+        """
         if version == SCHEMA_VERSION:
             return
-        with self.transaction():
-            for script in MIGRATIONS[version:]:
-                for statement in _split_sql(script):
-                    self.conn.execute(statement)
-            if version == 0:
-                stamp = now()
-                self.conn.executemany(
-                    "INSERT INTO meta(key, value) VALUES (?, ?)",
-                    [("created", stamp), ("goldpan_version", __version__)],
-                )
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        backup: Path | None = None
+        try:
+            with self.transaction():
+                version = self.schema_version  # as of now, under the write lock
+                if version > SCHEMA_VERSION:
+                    raise _newer(self.path, version)
+                if version == SCHEMA_VERSION:
+                    return
+                if version > 0:
+                    backup = self._write_backup(version)
+                for script in MIGRATIONS[version:]:
+                    for statement in _split_sql(script):
+                        self.conn.execute(statement)
+                if version == 0:
+                    stamp = now()
+                    self.conn.executemany(
+                        "INSERT INTO meta(key, value) VALUES (?, ?)",
+                        [("created", stamp), ("goldpan_version", __version__)],
+                    )
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except BaseException as exc:
+            if backup is not None:  # the workspace is unchanged: the copy is not needed
+                backup.unlink(missing_ok=True)
+            if isinstance(exc, sqlite3.Error):
+                raise WorkspaceError(
+                    f"{self.path}: upgrading schema version {version} to {SCHEMA_VERSION} "
+                    f"failed ({exc}); the workspace is unchanged (still version {version})"
+                ) from exc
+            raise
+        if version > 0:
+            self.upgraded_from = version
+            self.backup_path = backup
+
+    def _write_backup(self, version: int) -> Path:
+        """Copy the workspace, as committed now, next to it; returns the copy's path.
+
+        Called with the write lock held; a second connection reads (WAL readers do not wait
+        for the writer), so the copy is exactly what the migration starts from.
+        """
+        target = backup_path(self.path, version)
+        try:
+            source = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
+            try:
+                copy = sqlite3.connect(str(target))
+                try:
+                    source.backup(copy)
+                    copied = copy.execute("PRAGMA user_version").fetchone()[0]
+                finally:
+                    copy.close()
+            finally:
+                source.close()
+            if copied != version:
+                raise sqlite3.DatabaseError(f"the copy reads as schema version {copied}")
+        except (OSError, sqlite3.Error) as exc:
+            with contextlib.suppress(OSError):
+                target.unlink(missing_ok=True)
+            raise WorkspaceError(
+                f"{self.path} has schema version {version} and this goldpan ({__version__}) "
+                f"needs {SCHEMA_VERSION}; it was not upgraded, because a backup copy could "
+                f"not be written first to {target} ({exc}). The workspace is unchanged; make "
+                "its folder writable (or free some disk space) and open it again."
+            ) from None
+        return target
 
     def close(self) -> None:
         """Close the connection."""
@@ -167,7 +319,9 @@ class Workspace:
     def transaction(self) -> Iterator[None]:
         """One write transaction: everything inside lands together, or nothing does."""
         if self.readonly:
-            raise WorkspaceError(f"{self.path} is open read-only; changes are not allowed")
+            raise WorkspaceError(
+                f"{self.path} is open read-only ({self.readonly_reason}); changes are not allowed"
+            )
         if self.conn.in_transaction:  # nested: part of the outer transaction
             yield
             return

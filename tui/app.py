@@ -112,11 +112,17 @@ class GoldpanApp(App[None]):
         animations: bool = True,
         blink: bool = True,
         warm_indexes: bool = True,
+        readonly: bool = False,
+        backup: Path | None = None,
     ) -> None:
         """Open the workspace; see :func:`make_app`."""
         super().__init__()
         self.workspace_path = workspace
-        self.ws = Workspace.open(workspace)
+        self.ws = Workspace.open(workspace, readonly=readonly)
+        self.readonly_reason = self.ws.readonly_reason
+        """Why the workspace is read-only (None when labels can be saved)."""
+        self.backup_path = self.ws.backup_path or backup
+        """The copy of the old version written when the workspace was upgraded."""
         self.session = LabelingSession(self.ws, annotator)
         self.prepared = PreparedRetrievers()
         self.pool_tried: set[str] = set()
@@ -128,6 +134,8 @@ class GoldpanApp(App[None]):
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
         self.base_sub_title = f"{workspace.name} · {annotator}"
+        if self.readonly_reason is not None:
+            self.base_sub_title += " · read-only"
         self.sub_title = self.base_sub_title
         ids = self.session.ws.question_ids()
         self.question_order: list[str] = ids
@@ -137,6 +145,15 @@ class GoldpanApp(App[None]):
 
     def on_mount(self) -> None:
         """Paint first; build indexes (Kiwi included) in a worker afterwards."""
+        if self.backup_path is not None:
+            self.notify(
+                f"Upgraded {self.workspace_path.name} to schema version "
+                f"{self.ws.schema_version}; the old version was copied first to "
+                f"{self.backup_path}",
+                title="Workspace upgraded",
+                timeout=20,
+                markup=False,
+            )
         if self.warm_on_start:
             self.warm_indexes()
 
@@ -172,7 +189,7 @@ class GoldpanApp(App[None]):
     def warm_indexes(self) -> None:
         """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
         started = time.perf_counter()
-        ws = Workspace.open(self.workspace_path)
+        ws = Workspace.open(self.workspace_path, readonly=self.readonly_reason is not None)
         failed: list[str] = []
         try:
             docs = ws.docs()
@@ -203,6 +220,11 @@ class GoldpanApp(App[None]):
     def pool_question(self, question_id: str) -> None:
         """Rank one question with every retriever (its own connection) and report."""
         self.pool_tried.add(question_id)
+        if self.readonly_reason is not None:  # rankings are cached in the workspace
+            self.post_message(
+                PoolFailed(question_id, f"the workspace is read-only ({self.readonly_reason})")
+            )
+            return
         try:
             ws = Workspace.open(self.workspace_path)
             try:
@@ -281,8 +303,14 @@ def make_app(
     animations: bool = True,
     blink: bool = True,
     warm_indexes: bool = True,
+    readonly: bool = False,
+    backup: Path | None = None,
 ) -> GoldpanApp:
-    """Build the app; tests pin theme, animations and blink here, not through env vars."""
+    """Build the app; tests pin theme, animations and blink here, not through env vars.
+
+    ``readonly`` opens the workspace for review only (it is also read-only when it cannot
+    be written); ``backup`` names the copy written when the caller upgraded it just before.
+    """
     return GoldpanApp(
         workspace,
         annotator=annotator,
@@ -290,4 +318,6 @@ def make_app(
         animations=animations,
         blink=blink,
         warm_indexes=warm_indexes,
+        readonly=readonly,
+        backup=backup,
     )

@@ -295,6 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _command(sub, "open", "open a workspace in the terminal UI", cmd_open)
     s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
+    s.add_argument(
+        "--read-only",
+        action="store_true",
+        help="review only: nothing can be changed (automatic when the file or its folder "
+        "is not writable)",
+    )
     return p
 
 

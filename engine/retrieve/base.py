@@ -39,6 +39,9 @@ class RetrieverError(Exception):
 class EmbeddingStore(Protocol):
     """Where dense retrievers keep document vectors (the workspace)."""
 
+    readonly: bool
+    """Vectors can be read but not stored (they are then computed for this run only)."""
+
     def embedding_hashes(self, model: str) -> dict[str, str]:
         """Doc id -> hash of the document its stored vector was computed from."""
         ...

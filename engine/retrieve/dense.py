@@ -110,7 +110,7 @@ class DenseRetriever:
             texts = [self.doc_prefix + passage(d, self.fields) for d in batch]
             vectors = self._encode(texts)
             rows = [(d.id, d.hash, v.tolist()) for d, v in zip(batch, vectors, strict=True)]
-            if env.store is not None:
+            if env.store is not None and not env.store.readonly:
                 env.store.write_embeddings(self.store_key, rows)
             fresh.update((d.id, v) for d, v in zip(batch, vectors, strict=True))
             if env.progress:

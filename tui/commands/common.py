@@ -39,7 +39,20 @@ class GateFailed(Exception):
 
 
 def _open(path: str, *, readonly: bool = False) -> Workspace:
-    return Workspace.open(Path(path), readonly=readonly)
+    """Open a workspace; after an upgrade, say on stderr where the old version was copied.
+
+    A workspace that cannot be written opens read-only: reading commands work, and the
+    first change a command tries fails with the reason (exit 2), before anything is written.
+    """
+    ws = Workspace.open(Path(path), readonly=readonly)
+    if ws.backup_path is not None:
+        err.print(
+            Text(
+                f"goldpan: upgraded {path} from schema version {ws.upgraded_from} to "
+                f"{ws.schema_version}; the old version was copied first to {ws.backup_path}"
+            )
+        )
+    return ws
 
 
 @contextmanager

@@ -30,7 +30,6 @@ from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
 from engine.types import RetrieverSpec
-from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
 from tui.commands.common import (
     UsageError,
@@ -258,16 +257,18 @@ def cmd_info(args: argparse.Namespace) -> None:
     out.print(table)
 
 
-def _run_app(path: Path, annotator: str | None) -> None:
+def _run_app(path: Path, annotator: str | None, *, readonly: bool = False) -> None:
     from tui.app import make_app
 
-    Workspace.open(path).close()  # a clear error (exit 2) before the screen is taken over
-    make_app(path, annotator=_annotator(annotator)).run()
+    # a clear error (exit 2) before the screen is taken over; an upgrade happens here
+    with _open(str(path), readonly=readonly) as ws:
+        backup = ws.backup_path
+    make_app(path, annotator=_annotator(annotator), readonly=readonly, backup=backup).run()
 
 
 def cmd_open(args: argparse.Namespace) -> None:
     """Open a workspace in the TUI."""
-    _run_app(Path(args.workspace), args.annotator)
+    _run_app(Path(args.workspace), args.annotator, readonly=args.read_only)
 
 
 def cmd_demo(args: argparse.Namespace) -> None:

@@ -302,6 +302,8 @@ grades, which tell how far to trust the labels.
 
     def _settle(self, gold: dict[str, int], *, no_answer: bool = False, note: str = "") -> None:
         assert self.question_id is not None
+        if self.refuse_read_only("Adjudicating"):
+            return
         self.gp.session.adjudicate(self.question_id, gold, no_answer=no_answer, note=note)
         self.post_message(LabelSaved(self.question_id))
         self.refresh_list()
@@ -357,7 +359,7 @@ grades, which tell how far to trust the labels.
     async def action_edit(self) -> None:
         """Rewrite the question; it is pooled again."""
         q = self.gp.session.ws.question(self.question_id or "")
-        if q is None:
+        if q is None or self.refuse_read_only("Rewriting a question"):
             return
         text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", q.text))
         if text and text.strip() and text.strip() != q.text:
@@ -369,7 +371,7 @@ grades, which tell how far to trust the labels.
     async def action_split(self) -> None:
         """Split off a second question, pooled at once."""
         q = self.gp.session.ws.question(self.question_id or "")
-        if q is None:
+        if q is None or self.refuse_read_only("Splitting a question"):
             return
         text = await self.app.push_screen_wait(
             PromptScreen(f"Split {q.id}: the second question", placeholder="the other half")

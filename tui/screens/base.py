@@ -1,11 +1,14 @@
-"""What every goldpan screen shares: the typed app, the cursor row of a table."""
+"""What every goldpan screen shares: the typed app, table cursors, the read-only banner."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events, on
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Header
+
+from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
@@ -18,6 +21,35 @@ class GoldpanScreen(Screen[None]):
     def gp(self) -> GoldpanApp:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
+
+    @on(events.Mount)
+    def _show_read_only_banner(self) -> None:
+        """Under the header of every screen while the workspace is read-only."""
+        reason = self.gp.readonly_reason
+        if reason is None:
+            return
+        headers = self.query_children(Header)
+        if headers:
+            self.mount(ReadOnlyBanner(reason), after=headers.first())
+        else:
+            self.mount(ReadOnlyBanner(reason), before=0)
+
+    def refuse_read_only(self, what: str) -> bool:
+        """True, with a notification, when the workspace is read-only: ``what`` is refused.
+
+        Every action that would change the workspace asks this first.
+        """
+        reason = self.gp.readonly_reason
+        if reason is None:
+            return False
+        self.notify(
+            f"{what} is not possible: this workspace is open read-only ({reason}). "
+            "You can look around; nothing is changed.",
+            title="Read-only",
+            severity="warning",
+            markup=False,
+        )
+        return True
 
     def next_tag(self, current: str | None) -> str | None:
         """The tag after ``current`` in the cycle all -> each tag -> all."""

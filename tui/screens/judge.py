@@ -198,7 +198,8 @@ moment you make it; `u` undoes your last change.
             for r in session.live.retrievers
             if r not in imported and qid not in session.live.rankings[r]
         ]
-        if missing and not self.pooling and qid not in self.gp.pool_tried:
+        pool = qid not in self.gp.pool_tried and self.gp.readonly_reason is None
+        if missing and not self.pooling and pool:
             self.pooling = True
             self.gp.pool_question(qid)
         self.show_document()
@@ -235,6 +236,10 @@ moment you make it; `u` undoes your last change.
         )
         if self.pooling:
             text.append("   pooling…", style="italic yellow")
+        elif self.gp.readonly_reason is not None and any(
+            qid not in session.live.rankings[r] for r in session.live.retrievers
+        ):
+            text.append("   not pooled (read-only)", style="italic yellow")
         if mine and mine.note:
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
@@ -282,6 +287,8 @@ moment you make it; `u` undoes your last change.
         cand = self.query_one(CandidateList).current
         if cand is None or self.question_id is None:
             return
+        if self.refuse_read_only("Grading a document"):
+            return
         self._saved(self.gp.session.set_grade(self.question_id, cand.doc_id, grade))
 
     def action_toggle_relevant(self) -> None:
@@ -294,6 +301,8 @@ moment you make it; `u` undoes your last change.
 
     def _verdict(self, verdict: str, note: str = "") -> None:
         assert self.question_id is not None
+        if self.refuse_read_only("A verdict"):
+            return
         session = self.gp.session
         mine = session.my_verdict(self.question_id)
         if mine is not None and mine.verdict == verdict and not note:
@@ -313,6 +322,8 @@ moment you make it; `u` undoes your last change.
     @work
     async def action_ambiguous(self) -> None:
         """Flag ambiguous, with a note."""
+        if self.refuse_read_only("Flagging a question"):
+            return
         note = await self.app.push_screen_wait(
             PromptScreen(
                 "Why is this question ambiguous? (a note for the adjudicator)",
@@ -327,7 +338,7 @@ moment you make it; `u` undoes your last change.
     async def action_search(self) -> None:
         """Find a document the pool missed; it becomes relevant (grade 1)."""
         q = self.gp.session.ws.question(self.question_id or "")
-        if q is None:
+        if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
         doc_id = await self.app.push_screen_wait(SearchScreen(q.text))
         if doc_id:
@@ -340,7 +351,7 @@ moment you make it; `u` undoes your last change.
     async def action_edit(self) -> None:
         """Rewrite the question; it is pooled again."""
         q = self.gp.session.ws.question(self.question_id or "")
-        if q is None:
+        if q is None or self.refuse_read_only("Editing a question"):
             return
         text = await self.app.push_screen_wait(PromptScreen("Edit the question", q.text))
         if text and text.strip() and text.strip() != q.text:

@@ -136,6 +136,8 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
 
     def action_save(self) -> None:
         """Save (committed), pool in a worker, open the judge screen."""
+        if self.refuse_read_only("Saving a question"):
+            return
         text = self.query_one("#write-text", Input).value.strip()
         if not text:
             self.notify("Write a question first.", severity="warning")

@@ -1,0 +1,355 @@
+"""Upgrades (backup first, newer refused, a failed migration changes nothing) and
+read-only workspaces (opened for review, every change refused with the reason).
+
+A version-1 workspace here is a real older workspace: the engine writes it with only the
+first migration applied, then schema 2 (embeddings) is what an upgrade adds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import engine.workspace as workspace_module
+from engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from engine.types import Adjudication, Doc, Label, Question, Verdict
+from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError
+from engine.workspace_setup import new_workspace
+from tests.conftest import TINY_DOCS, TINY_QUESTIONS, snapshot, write_jsonl
+from tui.cli import main
+
+ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
+not_as_root = pytest.mark.skipif(
+    ROOT_USER,
+    reason="runs as root: file permissions do not stop root from writing, so an "
+    "unwritable workspace cannot be made; the same path is covered by the tests that "
+    "report the file as unwritable through engine.workspace.writable_problem",
+)
+
+
+def run(capsys, *argv):
+    code = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table, read with plain SQLite (any schema version)."""
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def user_version(path: Path) -> int:
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@contextmanager
+def schema_1(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The engine as goldpan with schema version 1 was: only the first migration."""
+    with monkeypatch.context() as m:
+        m.setattr(workspace_module, "MIGRATIONS", MIGRATIONS[:1])
+        m.setattr(workspace_module, "SCHEMA_VERSION", 1)
+        yield
+
+
+def make_v1(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A version-1 workspace with docs, questions, labels, verdicts, an adjudication."""
+    with schema_1(monkeypatch):
+        ws = new_workspace(path)
+        ws.write_docs(TINY_DOCS)
+        ws.write_questions(TINY_QUESTIONS)
+        ws.write_labels(
+            [
+                Label("q1", "d1", "mina", 2),
+                Label("q1", "d2", "jun", 1),
+                Label("q3", "d3", "mina", 3),
+            ]
+        )
+        ws.write_verdicts([Verdict("q4", "mina", "no_answer", "nothing on Mars")])
+        ws.write_adjudication(Adjudication("q1", False, {"d1": 2}, "lee", "took mina's side"))
+        assert ws.schema_version == 1
+        ws.close()
+    assert user_version(path) == 1
+
+
+# -- upgrades -----------------------------------------------------------------------------
+
+
+def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path, monkeypatch):
+    path = tmp_path / "team.db"
+    make_v1(path, monkeypatch)
+    # a v1 goldpan still has the workspace open and its last label is only in the -wal file
+    with schema_1(monkeypatch):
+        writer = Workspace.open(path)
+    writer.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.write_labels([Label("q2", "d2", "mina", 1)])
+    raw = tmp_path / "raw-copy.db"
+    shutil.copyfile(path, raw)  # what a plain file copy would keep
+    assert ("q2", "d2", "mina", 1) not in [r[:4] for r in dump(raw)["labels"]]
+    before = dump(path)
+    assert ("q2", "d2", "mina", 1) in [r[:4] for r in before["labels"]]
+
+    ws = Workspace.open(path)
+    assert ws.schema_version == SCHEMA_VERSION == 2
+    assert ws.upgraded_from == 1
+    backup = ws.backup_path
+    assert backup is not None and backup.parent == path.parent
+    assert re.fullmatch(r"team\.v1-backup-\d{8}T\d{6}Z\.db", backup.name), backup.name
+    assert ws.integrity_check() == "ok"
+    assert Label("q2", "d2", "mina", 1) in ws.labels()
+    assert ws.embedding_hashes("any-model") == {}  # the table migration 2 added
+    ws.close()
+    writer.close()
+
+    after = dump(path)
+    assert after.pop("embeddings") == []
+    assert after == before  # every row of every table, as it was
+
+    # the backup is the version-1 workspace, WAL contents included, and a v1 goldpan opens it
+    assert user_version(backup) == 1
+    assert dump(backup) == before
+    with schema_1(monkeypatch):
+        old = Workspace.open(backup, readonly=True)
+        assert old.integrity_check() == "ok"
+        assert Label("q2", "d2", "mina", 1) in old.labels()
+        assert old.adjudication("q1") == Adjudication(
+            "q1", False, {"d1": 2}, "lee", "took mina's side"
+        )
+        old.close()
+
+    # opened again: nothing to do, no second backup
+    again = Workspace.open(path)
+    assert again.upgraded_from is None and again.backup_path is None
+    again.close()
+    assert sorted(p.name for p in tmp_path.glob("team.v*-backup-*.db")) == [backup.name]
+
+
+def test_cli_says_where_the_backup_is(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "old.db"
+    make_v1(path, monkeypatch)
+    code, out, err = run(capsys, "info", path, "--json")
+    assert code == 0
+    assert json.loads(out)["schema_version"] == SCHEMA_VERSION
+    (backup,) = tmp_path.glob("old.v1-backup-*.db")
+    assert "upgraded" in err and "from schema version 1 to 2" in err
+    assert str(backup) in err.replace("\n", "")
+    # the second time there is nothing to say
+    code, _, err = run(capsys, "info", path, "--json")
+    assert code == 0 and err == ""
+
+
+def test_newer_workspace_is_refused_by_the_cli_naming_both_versions(tiny_ws, capsys):
+    conn = sqlite3.connect(tiny_ws)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = tiny_ws.read_bytes()
+    for argv in (("info", tiny_ws), ("open", tiny_ws), ("label", tiny_ws, "q1", "d1", "1")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2, argv
+        flat = " ".join(err.split())
+        assert "schema version 99" in flat and f"up to {SCHEMA_VERSION}" in flat, flat
+        assert "Traceback" not in err
+    assert tiny_ws.read_bytes() == before
+    assert not list(tiny_ws.parent.glob("*backup*"))
+
+
+def test_a_migration_failing_midway_leaves_the_v1_workspace_unchanged(tmp_path, monkeypatch):
+    path = tmp_path / "v1.db"
+    make_v1(path, monkeypatch)
+    before = dump(path)
+    # migration 2 runs, then a broken migration 3 fails after one of its statements
+    bad = "CREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);"
+    monkeypatch.setattr(workspace_module, "MIGRATIONS", [*MIGRATIONS, bad])
+    monkeypatch.setattr(workspace_module, "SCHEMA_VERSION", len(MIGRATIONS) + 1)
+    with pytest.raises(WorkspaceError) as exc:
+        Workspace.open(path)
+    msg = str(exc.value)
+    assert "no_such_table" in msg and "unchanged" in msg and "still version 1" in msg
+    assert user_version(path) == 1
+    assert dump(path) == before  # no embeddings, no half_done, every row as it was
+    assert not list(tmp_path.glob("*backup*"))  # the copy was dropped: nothing changed
+    monkeypatch.undo()
+    ws = Workspace.open(path)  # and the real upgrade still works afterwards
+    assert ws.schema_version == SCHEMA_VERSION and ws.integrity_check() == "ok"
+    ws.close()
+
+
+def test_no_upgrade_without_a_backup(tmp_path, monkeypatch):
+    path = tmp_path / "v1.db"
+    make_v1(path, monkeypatch)
+    before = dump(path)
+    nowhere = tmp_path / "no-such-folder" / "v1.v1-backup.db"
+    monkeypatch.setattr(workspace_module, "backup_path", lambda p, v: nowhere)
+    with pytest.raises(WorkspaceError) as exc:
+        Workspace.open(path)
+    msg = str(exc.value)
+    assert "not upgraded" in msg and str(nowhere) in msg and "unchanged" in msg
+    assert user_version(path) == 1 and dump(path) == before
+
+
+@not_as_root
+def test_no_upgrade_in_a_folder_that_cannot_be_written(tmp_path, monkeypatch):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    path = folder / "v1.db"
+    make_v1(path, monkeypatch)
+    before = dump(path)
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(WorkspaceError) as exc:
+            Workspace.open(path)
+        msg = str(exc.value)
+        assert "schema version 1" in msg and "must be upgraded" in msg
+        assert "not writable" in msg
+        assert not list(folder.glob("*backup*"))
+    finally:
+        folder.chmod(0o755)
+    assert user_version(path) == 1 and dump(path) == before
+
+
+# -- read-only ----------------------------------------------------------------------------
+
+
+def test_read_only_open_sees_what_is_still_in_the_wal(tiny_ws):
+    writer = Workspace.open(tiny_ws)
+    writer.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.write_labels([Label("q4", "d4", "jun", 2)])
+    assert Path(f"{tiny_ws}-wal").stat().st_size > 0
+    ro = Workspace.open(tiny_ws, readonly=True)
+    assert ro.readonly and ro.readonly_reason == READ_ONLY_ASKED
+    assert Label("q4", "d4", "jun", 2) in ro.labels()
+    assert ro.integrity_check() == "ok"
+    with pytest.raises(WorkspaceError, match=r"read-only \(opened read-only on request\)"):
+        ro.write_labels([Label("q4", "d4", "ro", 1)])
+    writer.write_labels([Label("q4", "d3", "jun", 1)])  # a later commit is seen too
+    assert Label("q4", "d3", "jun", 1) in ro.labels()
+    ro.close()
+    writer.close()
+    assert Label("q4", "d4", "ro", 1) not in Workspace.open(tiny_ws, readonly=True).labels()
+
+
+def test_a_v1_workspace_cannot_be_reviewed_read_only_without_an_upgrade(tmp_path, monkeypatch):
+    path = tmp_path / "v1.db"
+    make_v1(path, monkeypatch)
+    with pytest.raises(WorkspaceError, match="must be upgraded to 2.*read-only"):
+        Workspace.open(path, readonly=True)
+    assert user_version(path) == 1 and not list(tmp_path.glob("*backup*"))
+
+
+@pytest.fixture
+def unwritable(monkeypatch):
+    """Every workspace reports itself as not writable (what os.access says as non-root)."""
+    monkeypatch.setattr(
+        workspace_module, "writable_problem", lambda path: "the file is not writable"
+    )
+
+
+def test_unwritable_workspace_opens_read_only_with_the_reason(tiny_ws, unwritable):
+    ws = Workspace.open(tiny_ws)
+    assert ws.readonly and ws.readonly_reason == "the file is not writable"
+    assert ws.doc_count() == 4
+    with pytest.raises(WorkspaceError, match=r"read-only \(the file is not writable\)"):
+        ws.add_question("a new one", [], "mina")
+    ws.close()
+
+
+def test_cli_write_commands_on_a_read_only_workspace_exit_2(tiny_ws, tmp_path, unwritable, capsys):
+    before = snapshot(tiny_ws)
+    write_jsonl(tmp_path / "more.jsonl", [{"_id": "d9", "title": "t", "text": "x"}])
+    write_jsonl(tmp_path / "qs.jsonl", [{"_id": "q9", "text": "new"}])
+    commands = [
+        ("import", "docs", tiny_ws, tmp_path / "more.jsonl"),
+        ("import", "questions", tiny_ws, tmp_path / "qs.jsonl"),
+        ("label", tiny_ws, "q1", "d1", "3", "--annotator", "mina"),
+        ("verdict", tiny_ws, "q2", "skip", "--annotator", "mina"),
+        ("retriever", "add", tiny_ws, "extra", "--tokenizer", "word"),
+        ("retriever", "remove", tiny_ws, "bm25-word"),
+        ("pool", tiny_ws, "--retriever", "bm25-word", "--quiet"),
+    ]
+    for argv in commands:
+        code, _, err = run(capsys, *argv)
+        flat = " ".join(err.split())
+        assert code == 2, (argv, err)
+        assert "read-only (the file is not writable)" in flat, (argv, flat)
+        assert "Traceback" not in err
+    assert snapshot(tiny_ws) == before
+    # reading still works
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    assert code == 0 and json.loads(out)["labels"] == 4
+    code, out, _ = run(capsys, "score", tiny_ws, "--no-pool", "--json")
+    assert code == 0 and json.loads(out)["questions"]["scored"] == 3
+    labels = tmp_path / "labels.csv"
+    assert run(capsys, "export", tiny_ws, "--format", "labels", labels)[0] == 0
+    assert len(labels.read_text().splitlines()) == 5
+    assert snapshot(tiny_ws) == before
+
+
+@not_as_root
+def test_unwritable_file_opens_read_only(tiny_ws, capsys):
+    before = snapshot(tiny_ws)
+    tiny_ws.chmod(0o444)
+    try:
+        ws = Workspace.open(tiny_ws)
+        assert ws.readonly and ws.readonly_reason == "the file is not writable"
+        assert ws.doc_count() == 4
+        ws.close()
+        code, _, err = run(capsys, "label", tiny_ws, "q1", "d1", "3", "--annotator", "mina")
+        assert code == 2 and "read-only (the file is not writable)" in " ".join(err.split())
+    finally:
+        tiny_ws.chmod(0o644)
+    assert snapshot(tiny_ws) == before
+
+
+@not_as_root
+def test_unwritable_folder_opens_read_only_with_and_without_a_wal(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    path = folder / "w.db"
+    ws = new_workspace(path)
+    ws.write_docs([Doc("a", "t", "x")])
+    ws.close()  # clean close: no -wal, no -shm; mode=ro alone could not start here
+    assert sorted(p.name for p in folder.iterdir()) == ["w.db"]
+    folder.chmod(0o555)
+    try:
+        ro = Workspace.open(path)
+        assert ro.readonly and "folder" in (ro.readonly_reason or "")
+        assert ro.doc_ids() == ["a"] and ro.integrity_check() == "ok"
+        with pytest.raises(WorkspaceError, match="not writable"):
+            ro.write_questions([Question("q", "x")])
+        ro.close()
+    finally:
+        folder.chmod(0o755)
+    # now with a -wal holding a commit (a writer still has it open)
+    writer = Workspace.open(path)
+    writer.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.write_docs([Doc("b", "t", "y")])
+    folder.chmod(0o555)
+    try:
+        ro = Workspace.open(path)
+        assert ro.readonly and ro.doc_ids() == ["a", "b"]
+        ro.close()
+    finally:
+        folder.chmod(0o755)
+        writer.close()
