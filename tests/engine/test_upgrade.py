@@ -300,6 +300,9 @@ def test_cli_write_commands_on_a_read_only_workspace_exit_2(tiny_ws, tmp_path, u
     assert code == 0 and json.loads(out)["labels"] == 4
     code, out, _ = run(capsys, "score", tiny_ws, "--no-pool", "--json")
     assert code == 0 and json.loads(out)["questions"]["scored"] == 3
+    # score pools stale rankings first, except on a read-only workspace: it scores the cache
+    code, out, err = run(capsys, "score", tiny_ws)
+    assert code == 0 and "scoring the cached rankings" in " ".join(err.split())
     labels = tmp_path / "labels.csv"
     assert run(capsys, "export", tiny_ws, "--format", "labels", labels)[0] == 0
     assert len(labels.read_text().splitlines()) == 5

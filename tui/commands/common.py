@@ -80,6 +80,11 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
 
 
 def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
+    """Refresh stale rankings before a command reads them (not on a read-only workspace)."""
+    if ws.readonly:
+        if not quiet:
+            err.print(Text(f"read-only ({ws.readonly_reason}): scoring the cached rankings"))
+        return
     with _progress(not quiet) as progress:
         report = refresh_runs(ws, names, depth=depth, progress=progress)
     if not quiet and any(report.ran.values()):

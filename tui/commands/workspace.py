@@ -85,6 +85,10 @@ def cmd_pool(args: argparse.Namespace) -> None:
     if args.depth < 1:
         raise UsageError("--depth must be at least 1")
     with _open(args.workspace) as ws:
+        if ws.readonly:
+            raise UsageError(
+                f"{args.workspace} is read-only ({ws.readonly_reason}); pooling stores rankings"
+            )
         if not ws.question_ids():
             raise UsageError(f"{args.workspace} has no questions yet; import some first")
         with _progress(not args.quiet) as progress:
