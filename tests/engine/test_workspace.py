@@ -114,3 +114,10 @@ def test_unknown_retriever_is_named(tiny_ws):
     ws = Workspace.open(tiny_ws)
     with pytest.raises(WorkspaceError, match="unknown retriever 'dense'.*bm25-word"):
         refresh_runs(ws, ["dense"])
+
+
+def test_commits_are_synced_before_they_return(tiny_ws):
+    """WAL with synchronous=FULL: a committed label survives a power cut, not only a kill."""
+    with Workspace.open(tiny_ws) as ws:
+        assert ws.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert ws.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
