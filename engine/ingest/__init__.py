@@ -60,6 +60,7 @@ class ImportReport:
             parts.append(f"questions: {a} added, {u} updated, {s} unchanged")
         if self.labels:
             parts.append(f"labels: {self.labels}")
+        parts.extend(self.notes)
         return "; ".join(parts) or "nothing to import"
 
 
@@ -134,6 +135,11 @@ def import_beir(
     docs = read_docs(folder / "corpus.jsonl", "jsonl")
     questions = read_questions(folder / "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        splits = ", ".join(sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))) or "none"
+        raise IngestError(
+            qrels_path, None, f"no such file; expected the split's qrels (splits here: {splits})"
+        )
     qrels = read_qrels(qrels_path)
     _check_qrels(ws, qrels_path, qrels, docs, questions)
     report = ImportReport()
