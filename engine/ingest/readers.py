@@ -239,7 +239,9 @@ def _csv_records(
                 continue
             yield n, row
     except csv.Error as exc:
-        raise IngestError(path, reader.line_num, f"malformed CSV ({exc})") from None
+        # line_num still counts the lines before the broken record: name where it starts
+        hint = "; a quoted field is never closed" if "end of data" in str(exc) else ""
+        raise IngestError(path, reader.line_num + 1, f"malformed CSV ({exc}){hint}") from None
 
 
 # -- documents ---------------------------------------------------------------------------
