@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 from rich.table import Table
-from rich.text import Text
 
 from engine import __version__
 from engine.ingest import (
@@ -39,6 +38,7 @@ from tui.commands.common import (
     out,
 )
 from tui.commands.scores import score_table
+from tui.literal import literal
 
 
 def cmd_new(args: argparse.Namespace) -> None:
@@ -46,7 +46,7 @@ def cmd_new(args: argparse.Namespace) -> None:
     ws = new_workspace(Path(args.workspace))
     names = ", ".join(s.name for s in ws.retrievers())
     ws.close()
-    out.print(Text(f"created {args.workspace} with retrievers {names}"))
+    out.print(literal(f"created {args.workspace} with retrievers {names}"))
 
 
 def cmd_import(args: argparse.Namespace) -> None:
@@ -68,7 +68,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             report = import_beir(ws, path, args.split, args.annotator)
         else:
             report = import_squad(ws, path, args.level, args.annotator)
-    out.print(Text(f"imported {path.name}: {report.summary()}"))
+    out.print(literal(f"imported {path.name}: {report.summary()}"))
 
 
 def cmd_pool(args: argparse.Namespace) -> None:
@@ -88,7 +88,7 @@ def cmd_pool(args: argparse.Namespace) -> None:
     for name in report.ran:
         secs = report.seconds.get(name)
         table.add_row(
-            Text(name),
+            literal(name),
             str(report.ran[name]),
             str(report.cached[name]),
             "-" if secs is None else f"{secs:.2f}",
@@ -110,15 +110,15 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             table.add_column("parameters")
             for s in specs:
                 params = " ".join(f"{k}={v}" for k, v in sorted(s.params.items()))
-                table.add_row(Text(s.name), Text(s.kind), Text(params))
+                table.add_row(literal(s.name), literal(s.kind), literal(params))
             out.print(table)
         elif args.action == "add":
             spec = _spec_from_args(args)
             ws.add_retriever(spec)
-            out.print(Text(f"added {spec.name}; run `goldpan pool` to rank the questions"))
+            out.print(literal(f"added {spec.name}; run `goldpan pool` to rank the questions"))
         else:
             ws.remove_retriever(args.name)
-            out.print(Text(f"removed {args.name} and its cached rankings"))
+            out.print(literal(f"removed {args.name} and its cached rankings"))
 
 
 _NAME = re.compile(r"^[^\s:=,]+$")
@@ -157,7 +157,7 @@ def cmd_export(args: argparse.Namespace) -> None:
         else:
             with target.open("w", encoding="utf-8", newline="") as f:
                 n = write_labels_csv(f, ws.labels())
-    out.print(Text(f"wrote {n} lines to {target}"))
+    out.print(literal(f"wrote {n} lines to {target}"))
 
 
 def cmd_info(args: argparse.Namespace) -> None:
@@ -184,7 +184,7 @@ def cmd_info(args: argparse.Namespace) -> None:
     if args.json:
         _json(info)
         return
-    table = Table(title=Text(str(args.workspace)), title_justify="left", show_header=False)
+    table = Table(title=literal(str(args.workspace)), title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     for k, v in info.items():
@@ -194,7 +194,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         elif isinstance(v, list):
             v = ", ".join(v) or "-"
-        table.add_row(k.replace("_", " "), Text(str(v)))
+        table.add_row(k.replace("_", " "), literal(str(v)))
     out.print(table)
 
 
@@ -218,7 +218,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.force or not path.exists():
         with _progress(True) as progress:
             build_demo(path, force=args.force, progress=progress).close()
-        err.print(Text(f"built the demo workspace at {path}"))
+        err.print(literal(f"built the demo workspace at {path}"))
     with _open(str(path)) as ws:
         _pool(ws, None, DEFAULT_DEPTH, quiet=False)
         if args.no_open:
