@@ -14,6 +14,7 @@ from textual.screen import Screen
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
+from tui.literal import visible
 from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
@@ -123,7 +124,7 @@ class GoldpanApp(App[None]):
         self.blink = blink
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
-        self.sub_title = f"{workspace.name} · {annotator}"
+        self.sub_title = visible(f"{workspace.name} · {annotator}")
         ids = self.session.ws.question_ids()
         self.question_order: list[str] = ids
         """The order `[` and `]` walk (the questions screen's filtered list)."""
@@ -204,7 +205,7 @@ class GoldpanApp(App[None]):
 
     def on_pool_failed(self, message: PoolFailed) -> None:
         """Say so; the question stays, unpooled."""
-        self.notify(f"Pooling failed: {message.error}", severity="error", markup=False)
+        self.notify(visible(f"Pooling failed: {message.error}"), severity="error", markup=False)
 
     # -- palette -------------------------------------------------------------------------
 
