@@ -33,6 +33,7 @@ _ASCII_FIELDS = re.compile(r"[ \t\r\n\x0b\x0c]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _MAX_FRONT_MATTER_VALUES = 100_000
+_GRADE = re.compile(r"[+-]?\d+(\.0+)?")
 
 
 class IngestError(Exception):
@@ -506,16 +507,17 @@ def read_qrels(path: Path) -> list[QrelLine]:
     width = 0  # fields per line, fixed by the first judgment
     shapes = {4: "`qid iter doc grade` (TREC)", 3: "`qid doc grade` (BEIR)"}
     for n, line in _lines(read_text(path)):
-        if line.lstrip().startswith("#"):
-            continue
         # Fields are split on tabs when there are any (ids may then hold spaces), else on
         # ASCII whitespace as trec_eval does (an id may hold a no-break space).
         text = line.strip(_ASCII_SPACE)
         fields = text.split("\t") if "\t" in text else _ASCII_FIELDS.split(text)
         parts = [p.strip(_ASCII_SPACE) for p in fields]
+        judgment = len(parts) in shapes and len(parts) == (width or len(parts))
+        if text.startswith("#") and not (judgment and _GRADE.fullmatch(parts[-1])):
+            continue  # a comment (a judgment whose question id starts with # is not one)
         if first:
             first = False
-            if len(parts) == 3 and not re.fullmatch(r"-?\d+(\.0+)?", parts[2]):
+            if len(parts) == 3 and not _GRADE.fullmatch(parts[2]):
                 continue  # BEIR header: query-id, corpus-id, score
         if not width:
             if len(parts) not in shapes:

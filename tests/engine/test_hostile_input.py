@@ -801,3 +801,8 @@ def test_a_verdicts_import_reports_how_many(tmp_path, tiny_ws):
         assert import_verdicts(ws, path).summary() == "2 verdicts"
     finally:
         ws.close()
+
+
+def test_qrels_comments_and_question_ids_starting_with_a_hash(tmp_path):
+    path = _write(tmp_path, "x.qrels", "# made by hand\n#q1 0 d1 2\n  # another note\nq2 0 d2 1\n")
+    assert _qrels(read_qrels(path)) == [("#q1", "d1", 2, 2), ("q2", "d2", 1, 4)]
