@@ -135,7 +135,7 @@ def test_kiwi_keeps_the_document_number_and_its_groups(tokenizers):
 @pytest.mark.kiwi
 def test_kiwi_on_a_long_letter_run_is_linear(tokenizers):
     # Kiwi's time on one run of letters grows with its square: 200,000 letters took about
-    # 20 s before long runs were cut where Kiwi cuts them itself (every 1,023 characters)
+    # 30 s before long runs were cut where Kiwi cuts them itself (every 1,023 characters)
     kiwi = tokenizers["kiwi"]
     started = time.perf_counter()
     tokens = kiwi("x" * 200_000 + " 감쇠 보정")
