@@ -108,6 +108,9 @@ def test_trec_qrels_round_trip(scratch, gold):
 )
 def test_trec_ids_with_whitespace_inside_are_refused(scratch, qid, doc, space, where, cut):
     # such an id cannot be told from two fields: the reader must refuse the line, not guess
+    # a line opening with "#" and of no judgment's shape is a comment: the line of a
+    # question id "#..." with whitespace in either id cannot be told from one
+    assume(not qid.startswith("#"))
     if where == "question":
         assume(cut < len(qid))
         qid = qid[:cut] + space + qid[cut:]
