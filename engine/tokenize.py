@@ -16,8 +16,8 @@ to documents and to questions, so an index and its queries always agree.
 
 Kiwi needs about 2.5 s and 0.5 GB to load; it is loaded on first use, once per process.
 Kiwi cannot decode a lone surrogate (it raises), and its time on a run of letters without
-a space grows with the square of the run's length (a 100,000-letter run takes seconds, a
-megabyte hours), so text reaches it with lone surrogates as U+FFFD and such runs (outside
+a space grows with the square of the run's length (a 200,000-letter run took half a
+minute), so text reaches it with lone surrogates as U+FFFD and such runs (outside
 Hangul, which Kiwi reads in linear time) cut every 1,023 characters, where Kiwi cuts them
 itself: ordinary text is unchanged.
 """
@@ -36,7 +36,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 KIWI_MAX_RUN = 1023
 """Kiwi's own cut of a run without spaces (a longer run comes back in pieces this long)."""
 # Hangul runs take linear time and are left whole; other long runs are cut.
-_LONG_RUN = re.compile(f"[^\\s\uac00-\ud7a3]{{{KIWI_MAX_RUN + 1},}}")
+_LONG_RUN = re.compile(r"[^\s\uac00-\ud7a3]{" + str(KIWI_MAX_RUN + 1) + ",}")
 
 
 class Tokenizer(Protocol):
