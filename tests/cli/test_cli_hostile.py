@@ -9,6 +9,7 @@ The reader-level catalogue is tests/engine/test_hostile_input.py; the docs-JSONL
 
 from __future__ import annotations
 
+import csv
 import json
 import sqlite3
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.workspace import Workspace
-from tests.cli.test_cli import run
+from tui.cli import main
 from tui.commands import common
 
 LABELS_HEADER = b"question_id,doc_id,annotator,grade\n"
@@ -30,6 +31,13 @@ SQUAD_OK = {
         }
     ]
 }
+
+
+def run(capsys, *argv):
+    """Run goldpan in-process: (exit code, stdout, stderr)."""
+    code = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 def _beir(corpus: bytes, queries: bytes, qrels: bytes, split: str = "test") -> dict[str, bytes]:
@@ -644,8 +652,6 @@ RETRIEVER = f"[red]r[/red]{CLEAR}"
 
 @pytest.fixture
 def markup_ws(tmp_path, capsys):
-    import csv
-
     ws = tmp_path / "m.db"
     assert run(capsys, "new", ws)[0] == 0
     docs, questions = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
