@@ -15,6 +15,11 @@ to documents and to questions, so an index and its queries always agree.
   so a user who types ``0137`` finds ``TD-2024-0137``.
 
 Kiwi needs about 2.5 s and 0.5 GB to load; it is loaded on first use, once per process.
+Kiwi cannot decode a lone surrogate (it raises), and its time on a run of letters without
+a space grows with the square of the run's length (a 200,000-letter run took half a
+minute), so text reaches it with lone surrogates as U+FFFD and such runs (outside
+Hangul, which Kiwi reads in linear time) cut every 1,023 characters, where Kiwi cuts them
+itself: ordinary text is unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ from typing import Any, Protocol
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 _HANGUL_SYLLABLE = re.compile("[\uac00-\ud7a3]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+KIWI_MAX_RUN = 1023
+"""Kiwi's own cut of a run without spaces (a longer run comes back in pieces this long)."""
+# Hangul runs take linear time and are left whole; other long runs are cut.
+_LONG_RUN = re.compile(r"[^\s\uac00-\ud7a3]{" + str(KIWI_MAX_RUN + 1) + ",}")
 
 
 class Tokenizer(Protocol):
@@ -98,6 +108,20 @@ KIWI_CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV",
 KIWI_WHOLE_TAGS = frozenset({"W_URL", "W_EMAIL", "W_HASHTAG", "W_MENTION", "W_SERIAL"})
 
 
+def _cut_run(m: re.Match[str]) -> str:
+    run = m.group()
+    return " ".join(run[i : i + KIWI_MAX_RUN] for i in range(0, len(run), KIWI_MAX_RUN))
+
+
+def kiwi_safe(text: str) -> str:
+    """``text`` as Kiwi can take it quickly: lone surrogates as U+FFFD, long runs cut."""
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    if _LONG_RUN.search(text):
+        text = _LONG_RUN.sub(_cut_run, text)
+    return text
+
+
 class KiwiTokenizer:
     """Kiwi morphemes of content tags, lowercased, serials also split into digit groups."""
 
@@ -136,7 +160,7 @@ class KiwiTokenizer:
         """Content morphemes of one text."""
         if not text.strip():
             return []
-        return self._keep(self.model().tokenize(text))
+        return self._keep(self.model().tokenize(kiwi_safe(text)))
 
     def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
         """Content morphemes of many texts (Kiwi's worker threads), in input order."""
@@ -144,7 +168,7 @@ class KiwiTokenizer:
             return []
         kiwi = self.model()
         # Kiwi analyses an iterable with its worker threads and yields in input order.
-        results = kiwi.tokenize(list(texts))
+        results = kiwi.tokenize([kiwi_safe(t) for t in texts])
         return [self._keep(toks) for toks in results]
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@ from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
+from tui.literal import visible
 from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
@@ -133,7 +134,7 @@ class GoldpanApp(App[None]):
         self.blink = blink
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
-        self.base_sub_title = f"{workspace.name} · {annotator}"
+        self.base_sub_title = visible(f"{workspace.name} · {annotator}")
         if self.readonly_reason is not None:
             self.base_sub_title += " · read-only"
         self.sub_title = self.base_sub_title
@@ -254,7 +255,7 @@ class GoldpanApp(App[None]):
 
     def on_pool_failed(self, message: PoolFailed) -> None:
         """Say so; the question stays, unpooled."""
-        self.notify(f"Pooling failed: {message.error}", severity="error", markup=False)
+        self.notify(visible(f"Pooling failed: {message.error}"), severity="error", markup=False)
 
     # -- palette -------------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ from tui.commands.workspace import (
     cmd_pool,
     cmd_retriever,
 )
+from tui.literal import literal
 
 
 def _command(
@@ -311,11 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.func(args)
     except GateFailed as exc:
-        err.print(Text(f"goldpan: {exc}"))
+        err.print(literal(f"goldpan: {exc}"))
         return 1
     except (IngestError, WorkspaceError, RetrieverError, UsageError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        err.print(Text(f"goldpan: error: {msg}"))
+        err.print(literal(f"goldpan: error: {msg}"))
         return 2
     except KeyboardInterrupt:
         err.print(Text("goldpan: interrupted; the workspace keeps what was committed"))

@@ -1,9 +1,11 @@
 """Corpus and question text as data, never markup.
 
-Documents and questions may contain ``[bold]``, ``[/]``, ``[link=...]`` or ANSI escape
-sequences. Everything user-provided is turned into a :class:`rich.text.Text` here, with
-control characters replaced by their visible Unicode pictures (ESC shows as ``␛``), so
-nothing in a corpus can style, link or move the cursor.
+Documents and questions may contain ``[bold]``, ``[/]``, ``[link=...]``, ``$variable`` or
+ANSI escape sequences. Everything user-provided is turned into a :class:`rich.text.Text`
+here, with control characters replaced by their visible Unicode pictures (ESC shows as
+``␛``; a C1 control such as U+009B, which some terminals obey as CSI, as ``�``), so
+nothing in a corpus can style, link or move the cursor. Neither rich nor Textual does
+this by itself: both drop only BEL, BS, VT, FF and CR and pass ESC to the terminal.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _picture(m: re.Match[str]) -> str:
     code = ord(m.group())
-    return "\u2421" if code == 0x7F else chr(0x2400 + code)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else "\ufffd"  # C1 controls have no pictures
 
 
 def visible(s: str) -> str:

@@ -202,6 +202,11 @@ def import_beir(
     extras = read_question_extras(queries_path)
     questions = _with_extras(read_questions(queries_path), extras)
     qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.exists():
+        splits = ", ".join(sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))) or "none"
+        raise IngestError(
+            qrels_path, None, f"no such file; expected the split's qrels (splits here: {splits})"
+        )
     qrels = read_qrels(qrels_path)
     _check_qrels(ws, qrels_path, qrels, docs, questions)
     labels, verdicts = _extras_judgments(ws, queries_path, extras, annotator, docs)

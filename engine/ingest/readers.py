@@ -23,6 +23,18 @@ import yaml
 
 from engine.types import VERDICTS, Doc, Label, Question, Verdict
 
+# A document of tens of megabytes may sit in one CSV field; the csv module's default limit
+# (128 KiB) would call that malformed.
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+_LINE_END = re.compile(r"\r\n?|\n")
+_ASCII_SPACE = " \t\r\n\x0b\x0c"
+_ASCII_FIELDS = re.compile(r"[ \t\r\n\x0b\x0c]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_MAX_FRONT_MATTER_VALUES = 100_000
+_GRADE = re.compile(r"[+-]?\d+(\.0+)?")
+
 
 class IngestError(Exception):
     """Bad input: which file, which line, and what was expected."""
@@ -46,11 +58,19 @@ class QrelLine:
     line: int
 
 
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
 def read_text(path: Path) -> str:
     """The whole file as text: strict UTF-8, BOM dropped, line ends kept.
 
     Raises:
-        IngestError: missing, a folder, empty, binary or not UTF-8.
+        IngestError: missing, a folder, empty, binary, UTF-16/32 or not UTF-8.
     """
     if not path.exists():
         raise IngestError(path, None, "no such file")
@@ -59,8 +79,17 @@ def read_text(path: Path) -> str:
     data = path.read_bytes()
     if not data.strip():
         raise IngestError(path, None, "the file is empty")
-    if b"\0" in data[:8192]:
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            raise IngestError(
+                path, None, f"looks like {name} text (byte-order mark); expected UTF-8"
+            )
+    nul = data.find(b"\0")
+    if 0 <= nul < 8192:
         raise IngestError(path, None, "looks like a binary file (NUL bytes); expected text")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise IngestError(path, line, "a NUL byte (binary data?); expected text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -71,8 +100,12 @@ def read_text(path: Path) -> str:
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) for each non-blank line; CRLF and CR line ends accepted."""
-    for n, line in enumerate(text.splitlines(), start=1):
+    """(line number, line) for each non-blank line; CRLF and CR line ends accepted.
+
+    Only CR and LF end a line: U+2028, U+0085 and the like are text (a JSON writer leaves
+    them unescaped inside strings).
+    """
+    for n, line in enumerate(_LINE_END.split(text), start=1):
         if line.strip():
             yield n, line
 
@@ -88,14 +121,56 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _id_of(record: Mapping[str, Any], path: Path, line: int | None) -> str:
-    raw = record.get("_id", record.get("id"))
-    if raw is None or isinstance(raw, bool) or not isinstance(raw, str | int):
-        raise IngestError(path, line, "record has no id; expected an `_id` or `id` field")
-    ident = str(raw).strip()
+def _check_id(ident: str, path: Path, line: int | None, what: str = "id") -> str:
+    """``ident`` when usable as an id: not empty, no control characters."""
     if not ident:
-        raise IngestError(path, line, "record has an empty id")
+        raise IngestError(path, line, f"record has an empty {what}")
+    if _CONTROL.search(ident):
+        raise IngestError(
+            path, line, f"{what} {ident!r} contains a control character; expected printable text"
+        )
     return ident
+
+
+def _id_of(record: Mapping[str, Any], path: Path, line: int | None) -> str:
+    key = "_id" if "_id" in record else "id"
+    raw = record.get(key)
+    if raw is None:
+        raise IngestError(path, line, "record has no id; expected an `_id` or `id` field")
+    if isinstance(raw, bool) or not isinstance(raw, str | int):
+        raise IngestError(
+            path, line, f"field `{key}` must be text or a whole number, got {type(raw).__name__}"
+        )
+    return _check_id(str(raw).strip(), path, line)
+
+
+def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    """(where, character) of the first lone surrogate in a JSON value, else None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, value[exc.start]
+        return None
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = _lone_surrogate(k, where) or _lone_surrogate(v, f"{where}.{k}".lstrip("."))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _lone_surrogate(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _surrogate_message(where: str, char: str) -> str:
+    place = f" in `{where}`" if where else ""
+    return (
+        f"a \\u{ord(char):04x} escape{place} is half of a surrogate pair, not a character; "
+        "expected valid Unicode text"
+    )
 
 
 def _text_field(record: Mapping[str, Any], key: str, path: Path, line: int | None) -> str:
@@ -121,14 +196,26 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise IngestError(
-                path, n, f"malformed JSON ({exc.msg} at column {exc.colno})"
+                path,
+                n,
+                f"malformed JSON ({exc.msg} at column {exc.colno}); "
+                "expected one JSON object per line",
             ) from None
+        except RecursionError:
+            raise IngestError(path, n, "JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise IngestError(path, n, f"expected a JSON object, got {type(record).__name__}")
+        if _SURROGATE_ESCAPE.search(line):
+            found = _lone_surrogate(record, "")
+            if found:
+                raise IngestError(path, n, _surrogate_message(*found))
         yield n, record
 
 
-def _csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, str]]]:
+def _csv_records(
+    path: Path, delimiter: str = ",", columns: tuple[str, ...] = ()
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, row) for each non-blank row; the header must name ``columns`` (else an id)."""
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
@@ -136,7 +223,12 @@ def _csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[s
             raise IngestError(path, 1, "expected a header row")
         header = [h.strip() for h in reader.fieldnames]
         reader.fieldnames = header
-        if "id" not in header and "_id" not in header:
+        if columns:
+            if any(c not in header for c in columns):
+                raise IngestError(
+                    path, 1, f"the header needs the columns {', '.join(columns)}; found {header}"
+                )
+        elif "id" not in header and "_id" not in header:
             raise IngestError(path, 1, f"the header needs an `id` column; found {header}")
         for row in reader:
             n = reader.line_num
@@ -148,7 +240,9 @@ def _csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[s
                 continue
             yield n, row
     except csv.Error as exc:
-        raise IngestError(path, reader.line_num, f"malformed CSV ({exc})") from None
+        # line_num still counts the lines before the broken record: name where it starts
+        hint = "; a quoted field is never closed" if "end of data" in str(exc) else ""
+        raise IngestError(path, reader.line_num + 1, f"malformed CSV ({exc}){hint}") from None
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -213,11 +307,15 @@ def read_csv_docs(path: Path) -> list[Doc]:
         _check_unique(seen, ident, path, n, "document")
         fields = {k: v for k, v in row.items() if k not in ("_id", "id", "title", "text")}
         docs.append(Doc(ident, row.get("title", "") or "", row.get("text", "") or "", fields))
+    if not docs:
+        raise IngestError(path, None, "no documents after the header row; expected one per row")
     return docs
 
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+# Alt text without brackets and a target without parentheses: each scan stops at the next
+# bracket or parenthesis, so a line of ten thousand `![` stays linear.
+_IMAGE = re.compile(r"!\[[^\[\]]*\]\([^()]*\)")
 
 
 def markdown_body(body: str) -> str:
@@ -234,6 +332,42 @@ def markdown_body(body: str) -> str:
         elif m and m.group(2)[0] == fence[0] and len(m.group(2)) >= len(fence):
             fence = None
     return "\n".join(out).strip()
+
+
+def _front_matter(loaded: Mapping[Any, Any], path: Path) -> dict[str, Any]:
+    """The YAML mapping as JSON values: dates as ISO text; anything else is an error."""
+    budget = [_MAX_FRONT_MATTER_VALUES]
+
+    def value(v: Any, key: str) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise IngestError(
+                path,
+                2,
+                f"front matter has over {_MAX_FRONT_MATTER_VALUES:,} values (YAML aliases?); "
+                "expected a short key: value mapping",
+            )
+        if isinstance(v, dt.date | dt.datetime):
+            return v.isoformat()
+        if isinstance(v, str):
+            found = _lone_surrogate(v, key)
+            if found:
+                raise IngestError(path, 2, "front matter: " + _surrogate_message(*found))
+            return v
+        if v is None or isinstance(v, bool | int | float):
+            return v
+        if isinstance(v, Mapping):
+            return {str(value(k, key)): value(x, f"{key}.{k}") for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [value(x, f"{key}[{i}]") for i, x in enumerate(v)]
+        raise IngestError(
+            path,
+            2,
+            f"front matter `{key}` has a value of type {type(v).__name__}; "
+            "expected text, numbers, dates, lists or mappings",
+        )
+
+    return {str(value(k, "")): value(v, str(k)) for k, v in loaded.items()}
 
 
 def read_markdown_doc(path: Path) -> Doc:
@@ -253,17 +387,26 @@ def read_markdown_doc(path: Path) -> Doc:
             line = mark.line + 2 if mark is not None else 1
             problem = getattr(exc, "problem", None) or str(exc)
             raise IngestError(path, line, f"bad YAML front matter: {problem}") from None
+        except (ValueError, OverflowError) as exc:  # e.g. a date such as 2024-13-45
+            raise IngestError(path, 2, f"bad YAML front matter: {exc}") from None
+        except RecursionError:
+            raise IngestError(path, 2, "bad YAML front matter: nested too deeply") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
             raise IngestError(path, 2, "front matter must be a YAML mapping (key: value)")
-        meta = {str(k): _plain(v) for k, v in loaded.items()}
+        meta = _front_matter(loaded, path)
         body = "".join(lines[end + 1 :])
     raw_id = meta.pop("id", None)
+    if isinstance(raw_id, dict | list | bool):
+        raise IngestError(path, 2, "front matter `id` must be text or a whole number")
     ident = str(raw_id).strip() if raw_id is not None else path.stem
     if not ident:
         raise IngestError(path, 2, "front matter `id` is empty")
+    _check_id(ident, path, 2 if raw_id is not None else None)
     title = meta.pop("title", None)
+    if isinstance(title, dict | list):
+        raise IngestError(path, 2, "front matter `title` must be text")
     if title is None:
         heading = next((ln for ln in body.splitlines() if ln.startswith("# ")), None)
         title = heading[2:].strip() if heading else path.stem
@@ -331,6 +474,8 @@ def read_questions(path: Path) -> list[Question]:
         if not text:
             raise IngestError(path, n, f"question {ident!r} has no text; expected a `text` field")
         out.append(Question(ident, text, _tags(rec.get("tags"), path, n), author="import"))
+    if not out:
+        raise IngestError(path, None, "no questions after the header row; expected one per row")
     return out
 
 
@@ -341,7 +486,9 @@ def _grade(raw: str, path: Path, line: int) -> int:
     try:
         value = float(raw)
     except ValueError:
-        raise IngestError(path, line, f"grade {raw!r} is not a number; expected 0-3") from None
+        value = math.nan
+    if "_" in raw or not math.isfinite(value):  # float() takes 1_0, nan and inf
+        raise IngestError(path, line, f"grade {raw!r} is not a number; expected 0-3")
     if value != int(value):
         raise IngestError(path, line, f"grade {raw!r} is not a whole number; expected 0-3")
     return int(value)
@@ -360,12 +507,17 @@ def read_qrels(path: Path) -> list[QrelLine]:
     width = 0  # fields per line, fixed by the first judgment
     shapes = {4: "`qid iter doc grade` (TREC)", 3: "`qid doc grade` (BEIR)"}
     for n, line in _lines(read_text(path)):
-        if line.lstrip().startswith("#"):
-            continue
-        parts = [p.strip() for p in (line.split("\t") if "\t" in line else line.split())]
+        # Fields are split on tabs when there are any (ids may then hold spaces), else on
+        # ASCII whitespace as trec_eval does (an id may hold a no-break space).
+        text = line.strip(_ASCII_SPACE)
+        fields = text.split("\t") if "\t" in text else _ASCII_FIELDS.split(text)
+        parts = [p.strip(_ASCII_SPACE) for p in fields]
+        judgment = len(parts) in shapes and len(parts) == (width or len(parts))
+        if text.startswith("#") and not (judgment and _GRADE.fullmatch(parts[-1])):
+            continue  # a comment (a judgment whose question id starts with # is not one)
         if first:
             first = False
-            if len(parts) == 3 and not re.fullmatch(r"-?\d+(\.0+)?", parts[2]):
+            if len(parts) == 3 and not _GRADE.fullmatch(parts[2]):
                 continue  # BEIR header: query-id, corpus-id, score
         if not width:
             if len(parts) not in shapes:
@@ -377,6 +529,8 @@ def read_qrels(path: Path) -> list[QrelLine]:
             raise IngestError(
                 path, n, f"expected {shapes[width]} as on the first line, got {len(parts)} fields"
             )
+        if "" in parts:
+            raise IngestError(path, n, f"an empty field; expected {shapes[width]}")
         if width == 4:
             qid, _, doc, raw = parts
         else:
@@ -426,6 +580,12 @@ def read_squad(path: Path, level: str) -> SquadSet:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(path, exc.lineno, f"malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise IngestError(path, None, "JSON nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):
+        found = _lone_surrogate(data, "")
+        if found:
+            raise IngestError(path, None, _surrogate_message(*found))
 
     def shape(where: str, expected: str) -> IngestError:
         return IngestError(path, None, f"{where}: expected {expected} (SQuAD 1.1 shape)")
@@ -445,6 +605,9 @@ def read_squad(path: Path, level: str) -> SquadSet:
         if not isinstance(paragraphs, list):
             raise shape(where, 'a "paragraphs" list')
         title = article["title"]
+        if not title.strip():
+            raise shape(where, 'a non-empty "title"')
+        _check_id(title, path, None, f"{where}: title")
         if title in seen_doc:
             raise IngestError(path, None, f"{where}: duplicate article title {title!r}")
         seen_doc.add(title)
@@ -462,10 +625,16 @@ def read_squad(path: Path, level: str) -> SquadSet:
                 if (
                     not isinstance(qa, dict)
                     or not isinstance(qa.get("id"), str | int)
+                    or isinstance(qa.get("id"), bool)
                     or not isinstance(qa.get("question"), str)
                 ):
                     raise shape(qwhere, 'an object with "id" and "question"')
                 qid = str(qa["id"])
+                if not qid.strip():
+                    raise shape(qwhere, 'a non-empty "id"')
+                _check_id(qid, path, None, f"{qwhere}: id")
+                if not qa["question"].strip():
+                    raise IngestError(path, None, f"{qwhere}: question {qid!r} has no text")
                 if qid in seen_q:
                     raise IngestError(
                         path, None, f"{qwhere}: duplicate question id {qid!r} (also {seen_q[qid]})"
@@ -493,60 +662,43 @@ def read_squad(path: Path, level: str) -> SquadSet:
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
 
 
-def _require_columns(path: Path, row: Mapping[str, Any], columns: tuple[str, ...]) -> None:
-    missing = [c for c in columns if c not in row]
-    if missing:
-        raise IngestError(path, 1, f"the header needs the columns {', '.join(columns)}")
-
-
 def read_labels_csv(path: Path) -> list[tuple[Label, int]]:
     """``question_id,doc_id,annotator,grade`` rows, each with its line number."""
-    columns = ("question_id", "doc_id", "annotator", "grade")
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     out: list[tuple[Label, int]] = []
     seen: dict[tuple[str, str, str], int] = {}
-    try:
-        for row in reader:
-            n = reader.line_num
-            _require_columns(path, row, columns)
-            if None in row or any(row.get(c) is None for c in columns):
-                raise IngestError(path, n, f"expected the {len(row)} fields of the header")
-            grade = _grade(row["grade"], path, n)
-            if not 0 <= grade <= 3:
-                raise IngestError(path, n, f"grade {grade} is out of range; expected 0-3")
-            key = (row["question_id"], row["doc_id"], row["annotator"])
-            if not all(k.strip() for k in key):
-                raise IngestError(path, n, "question_id, doc_id and annotator must not be empty")
-            if key in seen:
-                raise IngestError(path, n, f"label repeated (first on line {seen[key]})")
-            seen[key] = n
-            out.append((Label(*key, grade), n))
-    except csv.Error as exc:
-        raise IngestError(path, reader.line_num, f"malformed CSV ({exc})") from None
+    for n, row in _csv_records(path, ",", ("question_id", "doc_id", "annotator", "grade")):
+        grade = _grade(row["grade"], path, n)
+        if not 0 <= grade <= 3:
+            raise IngestError(path, n, f"grade {grade} is out of range; expected 0-3")
+        key = (row["question_id"], row["doc_id"], row["annotator"])
+        if not all(k.strip() for k in key):
+            raise IngestError(path, n, "question_id, doc_id and annotator must not be empty")
+        if key in seen:
+            raise IngestError(path, n, f"label repeated (first on line {seen[key]})")
+        seen[key] = n
+        out.append((Label(*key, grade), n))
     return out
 
 
 def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
     """``question_id,annotator,verdict,note`` rows, each with its line number."""
-    columns = ("question_id", "annotator", "verdict")
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     out: list[tuple[Verdict, int]] = []
-    try:
-        for row in reader:
-            n = reader.line_num
-            _require_columns(path, row, columns)
-            verdict = (row.get("verdict") or "").strip()
-            if verdict not in VERDICTS:
-                raise IngestError(
-                    path, n, f"verdict {verdict!r} unknown; expected one of {', '.join(VERDICTS)}"
-                )
-            out.append(
-                (Verdict(row["question_id"], row["annotator"], verdict, row.get("note") or ""), n)
+    seen: dict[tuple[str, str], int] = {}
+    for n, row in _csv_records(path, ",", ("question_id", "annotator", "verdict")):
+        verdict = row["verdict"].strip()
+        if verdict not in VERDICTS:
+            raise IngestError(
+                path, n, f"verdict {verdict!r} unknown; expected one of {', '.join(VERDICTS)}"
             )
-    except csv.Error as exc:
-        raise IngestError(path, reader.line_num, f"malformed CSV ({exc})") from None
+        key = (row["question_id"], row["annotator"])
+        if not all(k.strip() for k in key):
+            raise IngestError(path, n, "question_id and annotator must not be empty")
+        if key in seen:
+            raise IngestError(
+                path, n, f"a second verdict of the same annotator (first on line {seen[key]})"
+            )
+        seen[key] = n
+        out.append((Verdict(*key, verdict, row.get("note") or ""), n))
     return out
 
 

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from engine.retrieve.runner import refresh_runs
 from engine.workspace import Workspace
+from tui.literal import literal, visible
 
 DEMO_PATH = Path("workspaces") / "demo.db"
 
@@ -47,7 +48,7 @@ def _open(path: str, *, readonly: bool = False) -> Workspace:
     ws = Workspace.open(Path(path), readonly=readonly)
     if ws.backup_path is not None:
         err.print(
-            Text(
+            literal(
                 f"goldpan: upgraded {path} from schema version {ws.upgraded_from} to "
                 f"{ws.schema_version}; the old version was copied first to {ws.backup_path}"
             )
@@ -73,7 +74,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:
-                tasks[name] = bar.add_task(Text(name).markup, total=total)
+                tasks[name] = bar.add_task(Text(visible(name)).markup, total=total)
             bar.update(tasks[name], completed=done, total=total)
 
         yield update
@@ -83,17 +84,23 @@ def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -
     """Refresh stale rankings before a command reads them (not on a read-only workspace)."""
     if ws.readonly:
         if not quiet:
-            err.print(Text(f"read-only ({ws.readonly_reason}): scoring the cached rankings"))
+            err.print(literal(f"read-only ({ws.readonly_reason}): scoring the cached rankings"))
         return
     with _progress(not quiet) as progress:
         report = refresh_runs(ws, names, depth=depth, progress=progress)
     if not quiet and any(report.ran.values()):
         ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
-        err.print(Text(f"pooled (questions run): {ran}"))
+        err.print(literal(f"pooled (questions run): {ran}"))
+
+
+_JSON_UNESCAPED_CONTROL = re.compile(r"[\x7f-\x9f]")
 
 
 def _json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    """JSON on stdout; DEL and C1 controls (json leaves them raw) escaped as JSON does."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    text = _JSON_UNESCAPED_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def _parse_ks(raw: str) -> list[int]:

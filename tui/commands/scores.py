@@ -23,6 +23,7 @@ from tui.commands.common import (
     err,
     out,
 )
+from tui.literal import literal
 
 
 def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Table:
@@ -33,7 +34,9 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
         f"{c['unlabeled']} unlabeled"
     )
-    table = Table(title=Text(title), title_justify="left", caption=caption, caption_justify="left")
+    table = Table(
+        title=literal(title), title_justify="left", caption=caption, caption_justify="left"
+    )
     widest = max((len(n) for n in board.retrievers), default=9)
     table.add_column("retriever", no_wrap=True, min_width=widest)
     shown = [n for n in names if not n.startswith("recall@") or int(n.split("@")[1]) >= 5]
@@ -50,7 +53,7 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
     table.add_column("p95 ms", justify="right", no_wrap=True)
     best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
     for name, rs in board.retrievers.items():
-        cells: list[Text | str] = [Text(name)]
+        cells: list[Text | str] = [literal(name)]
         for n in shown:
             v = rs.means[n]
             cells.append(Text(f"{v:.3f}", style="bold green" if v == best[n] and v > 0 else ""))
@@ -84,9 +87,9 @@ def cmd_score(args: argparse.Namespace) -> None:
         unpooled = {n: m for n, m in missing.items() if n not in imported}
         absent = {n: m for n, m in missing.items() if n in imported}
         if unpooled:
-            err.print(Text(f"not pooled yet (counted as misses): {unpooled}"))
+            err.print(literal(f"not pooled yet (counted as misses): {unpooled}"))
         if absent:
-            err.print(Text(f"not in the imported run (counted as misses): {absent}"))
+            err.print(literal(f"not in the imported run (counted as misses): {absent}"))
     failures = []
     for retriever, metric, floor in floors:
         if retriever is not None and retriever not in board.retrievers:
@@ -115,7 +118,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
         return
     lo, hi = result.ci95
     table = Table(
-        title=Text(
+        title=literal(
             f"{args.a} vs {args.b} on {result.metric}" + (f" (tag {args.tag})" if args.tag else "")
         ),
         title_justify="left",
@@ -124,8 +127,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
     table.add_column("what")
     table.add_column("value", justify="right")
     table.add_row("questions", str(result.n))
-    table.add_row(Text(f"mean {args.a}"), f"{result.mean_a:.4f}")
-    table.add_row(Text(f"mean {args.b}"), f"{result.mean_b:.4f}")
+    table.add_row(literal(f"mean {args.a}"), f"{result.mean_a:.4f}")
+    table.add_row(literal(f"mean {args.b}"), f"{result.mean_b:.4f}")
     table.add_row("difference (A - B)", f"{result.diff:+.4f}")
     table.add_row("95% bootstrap interval", f"[{lo:+.4f}, {hi:+.4f}]")
     table.add_row("win / tie / loss (A)", f"{result.wins} / {result.ties} / {result.losses}")
@@ -165,16 +168,16 @@ def cmd_failures(args: argparse.Namespace) -> None:
         )
         return
     table = Table(
-        title=Text(f"{args.retriever}: gold not at rank 1 ({len(rows)})"), title_justify="left"
+        title=literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})"), title_justify="left"
     )
     for col in ("question", "gold rank", "rank-1 document", "title", "relation"):
         table.add_column(col, justify="right" if col == "gold rank" else "left")
     for f in rows:
         table.add_row(
-            Text(f.question_id),
+            literal(f.question_id),
             str(f.gold_rank or "-"),
-            Text(f.top_doc or "-"),
-            Text(titles.get(f.top_doc, "")),
+            literal(f.top_doc or "-"),
+            literal(titles.get(f.top_doc, "")),
             f.relation,
         )
     out.print(table)
@@ -191,7 +194,7 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
         _json(cal.to_json())
         return
     out.print(
-        Text(
+        literal(
             f"{args.retriever}: {len(cal.answerable)} answerable, "
             f"{len(cal.no_answer)} no-answer questions"
         )
@@ -251,7 +254,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             }
         )
         return
-    table = Table(title=Text(f"{args.retriever}: {metric} over k1 x b"), title_justify="left")
+    table = Table(title=literal(f"{args.retriever}: {metric} over k1 x b"), title_justify="left")
     table.add_column("k1 \\ b")
     for b in bs:
         table.add_column(f"{b:g}", justify="right")
@@ -286,7 +289,7 @@ def cmd_overlap(args: argparse.Namespace) -> None:
         table.add_column(col, justify="left" if col == "question" else "right")
     for r in rows:
         table.add_row(
-            Text(r.question_id),
+            literal(r.question_id),
             f"{r.title:.0%}",
             "-" if r.gold is None else f"{r.gold:.0%}",
             Text("likely easy", style="yellow") if r.high else "",

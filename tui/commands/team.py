@@ -19,6 +19,7 @@ from tui.commands.common import (
     err,
     out,
 )
+from tui.literal import literal
 
 
 def cmd_label(args: argparse.Namespace) -> None:
@@ -34,7 +35,7 @@ def cmd_label(args: argparse.Namespace) -> None:
         if ws.doc(args.doc) is None:
             raise UsageError(f"unknown document {args.doc!r}")
         ws.write_labels([Label(args.question, args.doc, who, args.grade)])
-    out.print(Text(f"{who}: {args.question} {args.doc} = {args.grade}"))
+    out.print(literal(f"{who}: {args.question} {args.doc} = {args.grade}"))
 
 
 def cmd_verdict(args: argparse.Namespace) -> None:
@@ -46,7 +47,7 @@ def cmd_verdict(args: argparse.Namespace) -> None:
         if ws.question(args.question) is None:
             raise UsageError(f"unknown question {args.question!r}")
         ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
-    out.print(Text(f"{who}: {args.question} is {args.verdict}"))
+    out.print(literal(f"{who}: {args.question} is {args.verdict}"))
 
 
 def cmd_agreement(args: argparse.Namespace) -> None:
@@ -64,7 +65,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     for col in ("annotator A", "annotator B", "shared judgments", "kappa"):
         table.add_column(col, justify="right" if col in ("kappa", "shared judgments") else "left")
     for p in report["pairs"]:
-        table.add_row(Text(p["a"]), Text(p["b"]), str(p["n"]), f"{p['kappa']:.3f}")
+        table.add_row(literal(p["a"]), literal(p["b"]), str(p["n"]), f"{p['kappa']:.3f}")
     out.print(table)
     alpha = report["alpha_ordinal"]
     out.print(
@@ -79,7 +80,11 @@ def cmd_agreement(args: argparse.Namespace) -> None:
         table.add_column(col, justify="left" if col.startswith("annotator") else "right")
     for v in report["verdicts"]:
         table.add_row(
-            Text(v["a"]), Text(v["b"]), str(v["n"]), f"{v['agreement']:.0%}", f"{v['kappa']:.3f}"
+            literal(v["a"]),
+            literal(v["b"]),
+            str(v["n"]),
+            f"{v['agreement']:.0%}",
+            f"{v['kappa']:.3f}",
         )
     out.print(table)
 
@@ -89,9 +94,9 @@ def cmd_merge(args: argparse.Namespace) -> None:
     from engine.merge import merge_workspaces
 
     report = merge_workspaces(Path(args.out), [Path(p) for p in args.inputs])
-    out.print(Text(f"merged into {args.out}: {report.summary()}"))
+    out.print(literal(f"merged into {args.out}: {report.summary()}"))
     for conflict in report.conflicts:
-        err.print(Text(f"conflict: {conflict}"))
+        err.print(literal(f"conflict: {conflict}"))
 
 
 def cmd_queue(args: argparse.Namespace) -> None:
@@ -130,11 +135,11 @@ def cmd_queue(args: argparse.Namespace) -> None:
     table.add_column("retriever")
     table.add_column(f"coverage@{args.k}", justify="right")
     for name, share in coverage.items():
-        table.add_row(Text(name), f"{share:.0%}")
+        table.add_row(literal(name), f"{share:.0%}")
     out.print(table)
     table = Table(title=f"judging queue ({len(queue)})", title_justify="left")
     for col in ("question", "status", "unjudged in pool", "why"):
         table.add_column(col, justify="right" if col.startswith("unjudged") else "left")
     for i in queue:
-        table.add_row(Text(i.question_id), i.status.value, str(i.unjudged), i.reason)
+        table.add_row(literal(i.question_id), i.status.value, str(i.unjudged), i.reason)
     out.print(table)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 
 from engine import __version__
 from engine.analysis import pool_contributions
@@ -42,6 +41,7 @@ from tui.commands.common import (
     out,
 )
 from tui.commands.scores import score_table
+from tui.literal import literal
 
 
 def cmd_new(args: argparse.Namespace) -> None:
@@ -49,7 +49,7 @@ def cmd_new(args: argparse.Namespace) -> None:
     ws = new_workspace(Path(args.workspace))
     names = ", ".join(s.name for s in ws.retrievers())
     ws.close()
-    out.print(Text(f"created {args.workspace} with retrievers {names}"))
+    out.print(literal(f"created {args.workspace} with retrievers {names}"))
 
 
 def cmd_import(args: argparse.Namespace) -> None:
@@ -77,7 +77,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             report = import_beir(ws, path, args.split, args.annotator)
         else:
             report = import_squad(ws, path, args.level, args.annotator)
-    out.print(Text(f"imported {path.name}: {report.summary()}"))
+    out.print(literal(f"imported {path.name}: {report.summary()}"))
 
 
 def cmd_pool(args: argparse.Namespace) -> None:
@@ -111,7 +111,7 @@ def cmd_pool(args: argparse.Namespace) -> None:
         secs = report.seconds.get(name)
         add = adds.get(name)
         table.add_row(
-            Text(name),
+            literal(name),
             str(report.ran[name]),
             str(report.cached[name]),
             "-" if secs is None else f"{secs:.2f}",
@@ -120,9 +120,9 @@ def cmd_pool(args: argparse.Namespace) -> None:
         )
     out.print(table)
     err.print(
-        Text(
+        literal(
             "only it found: pooled documents no other first-stage retriever ranked in its "
-            f"top {POOL_DEPTH} (fusion and rerank kinds reorder their bases', shown -)",
+            f"top {POOL_DEPTH} (kinds that read other rankings: -)",
             style="dim",
         )
     )
@@ -142,13 +142,13 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             table.add_column("parameters")
             for s in specs:
                 params = " ".join(f"{k}={v}" for k, v in sorted(s.params.items()))
-                table.add_row(Text(s.name), Text(s.kind), Text(params))
+                table.add_row(literal(s.name), literal(s.kind), literal(params))
             out.print(table)
         elif args.action == "add":
             spec = _spec_from_args(args)
             check_spec(spec, ws.retrievers())
             ws.add_retriever(spec)
-            out.print(Text(f"added {spec.name}; run `goldpan pool` to rank the questions"))
+            out.print(literal(f"added {spec.name}; run `goldpan pool` to rank the questions"))
         else:
             readers = dependents(ws.retrievers(), args.name)
             if readers:
@@ -157,7 +157,7 @@ def cmd_retriever(args: argparse.Namespace) -> None:
                     f"{args.name}'s rankings; remove {'it' if len(readers) == 1 else 'them'} first"
                 )
             ws.remove_retriever(args.name)
-            out.print(Text(f"removed {args.name} and its cached rankings"))
+            out.print(literal(f"removed {args.name} and its cached rankings"))
 
 
 _NAME = re.compile(r"^[^\s:=,]+$")
@@ -220,7 +220,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     with _open(args.workspace, readonly=False) as ws:
         retrievers = [args.retriever] if args.retriever else None
         line = export_workspace(ws, args.format, Path(raw), retrievers)
-    out.print(Text(line))
+    out.print(literal(line))
 
 
 def cmd_info(args: argparse.Namespace) -> None:
@@ -247,7 +247,7 @@ def cmd_info(args: argparse.Namespace) -> None:
     if args.json:
         _json(info)
         return
-    table = Table(title=Text(str(args.workspace)), title_justify="left", show_header=False)
+    table = Table(title=literal(str(args.workspace)), title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     for k, v in info.items():
@@ -257,7 +257,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         elif isinstance(v, list):
             v = ", ".join(v) or "-"
-        table.add_row(k.replace("_", " "), Text(str(v)))
+        table.add_row(k.replace("_", " "), literal(str(v)))
     out.print(table)
 
 
@@ -283,7 +283,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.force or not path.exists():
         with _progress(True) as progress:
             build_demo(path, force=args.force, progress=progress).close()
-        err.print(Text(f"built the demo workspace at {path}"))
+        err.print(literal(f"built the demo workspace at {path}"))
     with _open(str(path)) as ws:
         _pool(ws, None, DEFAULT_DEPTH, quiet=False)
         if args.no_open:

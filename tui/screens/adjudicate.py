@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.agreement import agreement_report
 from engine.gold import Status
-from tui.literal import literal, one_line
+from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
@@ -181,7 +181,7 @@ grades, which tell how far to trust the labels.
             gold = live.golds[q]
             label = "adjudicated" if gold.adjudicated else gold.status.value
             style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
-            table.add_row(Text(q), Text(label, style=style), key=q)
+            table.add_row(literal(q), Text(label, style=style), key=q)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
         self.question_id = cursor_key(table)
@@ -227,15 +227,15 @@ grades, which tell how far to trust the labels.
             return
         session = self.gp.session
         q = session.ws.question(qid)
-        out = Text.assemble((qid, "bold"), "  ")
+        out = Text.assemble((visible(qid), "bold"), "  ")
         out.append_text(literal(q.text if q else "", style="bold"))
         adj = session.ws.adjudication(qid)
         if adj is not None:
             settled = "no answer" if adj.no_answer else f"{len(adj.gold)} gold"
-            out.append(f"\nadjudicated by {adj.by}: {settled}", style="green")
+            out.append(visible(f"\nadjudicated by {adj.by}: {settled}"), style="green")
         for v in session.ws.verdicts_for(qid):
-            out.append(f"\n{v.annotator}: ", style="bold")
-            out.append(v.verdict)
+            out.append(visible(f"\n{v.annotator}: "), style="bold")
+            out.append(visible(v.verdict))
             if v.note:
                 out.append(" — ", style="dim")
                 out.append_text(literal(v.note))
@@ -246,7 +246,7 @@ grades, which tell how far to trust the labels.
         sides.add_column("document", key="doc")
         sides.add_column("title", key="title")
         for i, a in enumerate(names, start=1):
-            sides.add_column(Text(f"{i} {a}", justify="right"), key=f"a:{a}")
+            sides.add_column(Text(visible(f"{i} {a}"), justify="right"), key=f"a:{a}")
         sides.add_column(Text("final", justify="right"), key="final")
         docs = sorted({d for g in grades.values() for d in g} | set(final))
         for d in docs:
@@ -361,8 +361,10 @@ grades, which tell how far to trust the labels.
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Rewriting a question"):
             return
-        text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", q.text))
-        if text and text.strip() and text.strip() != q.text:
+        # Control characters are edited as their pictures; an untouched text is no edit.
+        shown = visible(q.text)
+        text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", shown))
+        if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
             self.gp.pool_question(q.id)
             self.show_sides()
@@ -379,5 +381,7 @@ grades, which tell how far to trust the labels.
         if text and text.strip():
             new = self.gp.session.split_question(q.id, text)
             self.gp.pool_question(new.id)
-            self.notify(f"Added {new.id}, split from {q.id}; judge it with l.", markup=False)
+            self.notify(
+                visible(f"Added {new.id}, split from {q.id}; judge it with l."), markup=False
+            )
             self.gp.current_question = new.id

@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 
 from engine.gold import Gold
 from engine.retrieve import STORED_KINDS
-from tui.literal import literal
+from tui.literal import literal, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
@@ -183,8 +183,8 @@ moment you make it; `u` undoes your last change.
         q = session.ws.question(qid)
         assert q is not None
         head = Text.assemble(
-            (f"{qid}  ", "bold"),
-            (" ".join(f"#{t}" for t in q.tags), "dim"),
+            (visible(f"{qid}  "), "bold"),
+            (visible(" ".join(f"#{t}" for t in q.tags)), "dim"),
             "\n",
         )
         head.append_text(literal(q.text, style="bold"))
@@ -232,7 +232,7 @@ moment you make it; `u` undoes your last change.
             (gold.status.value, "bold"),
             (f" ({len(gold.gold)} docs)" if gold.gold else "", ""),
             ("   annotators: ", "dim"),
-            (", ".join(gold.annotators) or "-", ""),
+            (visible(", ".join(gold.annotators)) or "-", ""),
         )
         if self.pooling:
             text.append("   pooling…", style="italic yellow")
@@ -340,7 +340,7 @@ moment you make it; `u` undoes your last change.
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
-        doc_id = await self.app.push_screen_wait(SearchScreen(q.text))
+        doc_id = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
         if doc_id:
             self._saved(self.gp.session.set_grade(q.id, doc_id, 1))
             self.show_question()
@@ -353,8 +353,10 @@ moment you make it; `u` undoes your last change.
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Editing a question"):
             return
-        text = await self.app.push_screen_wait(PromptScreen("Edit the question", q.text))
-        if text and text.strip() and text.strip() != q.text:
+        # Control characters are edited as their pictures; an untouched text is no edit.
+        shown = visible(q.text)
+        text = await self.app.push_screen_wait(PromptScreen("Edit the question", shown))
+        if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
             self.pooling = True
             self.gp.pool_question(q.id)
@@ -374,7 +376,7 @@ moment you make it; `u` undoes your last change.
             self.pooling = True
             self.gp.pool_question(change.question_id)
         self.post_message(LabelSaved(change.question_id))
-        self.notify(f"Undid a {change.kind} change on {change.question_id}.", markup=False)
+        self.notify(visible(f"Undid a {change.kind} change on {change.question_id}."), markup=False)
 
     def _step(self, delta: int) -> None:
         order = self.gp.question_order or self.gp.session.live.question_ids

@@ -19,7 +19,7 @@ from textual.worker import get_current_worker
 from engine.retrieve import bm25_spec
 from engine.types import Question
 from engine.workspace import Workspace
-from tui.literal import one_line
+from tui.literal import literal, one_line, visible
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
@@ -43,7 +43,7 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Title and input."""
         with Vertical(classes="dialog"):
-            yield Label(Text(self.prompt_title, style="bold"))
+            yield Label(literal(self.prompt_title, style="bold"))
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt")
 
     def on_mount(self) -> None:
@@ -151,7 +151,7 @@ class SearchScreen(ModalScreen[str | None]):
         results.clear_options()
         results.add_options(
             [
-                Option(Text.assemble(one_line(title, 60), ("  " + d, "dim")), id=d)
+                Option(Text.assemble(one_line(title, 60), (visible("  " + d), "dim")), id=d)
                 for d, title in message.results
             ]
         )

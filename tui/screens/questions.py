@@ -17,7 +17,7 @@ from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
-from tui.literal import one_line
+from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 
@@ -236,7 +236,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         for qid in self.visible_ids(golds):
             gold = golds[qid]
             table.add_row(
-                Text(qid),
+                literal(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
                 str(len(gold.gold)) if gold.gold else "-",
                 *self._overlap_cells(qid),
@@ -256,9 +256,9 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 ("status: ", "dim"),
                 (status, "bold"),
                 ("   tag: ", "dim"),
-                (self.tag_filter or "all", "bold"),
+                (visible(self.tag_filter or "all"), "bold"),
                 ("   view: ", "dim"),
-                (self.view or "gold", "bold"),
+                (visible(self.view or "gold"), "bold"),
                 ("   order: ", "dim"),
                 ("queue" if self.queue_order else "id", "bold"),
                 ("   ", ""),

@@ -24,7 +24,7 @@ from engine.analysis import (
 from engine.compare import Comparison, FloatArray, compare, question_wins
 from engine.metrics import first_gold_rank
 from engine.workspace import Workspace
-from tui.literal import literal, one_line
+from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.analysis_panels import (
@@ -239,7 +239,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
         title = PANEL_TITLES[self.panel].format(a=a or "-", b=b or "-")
         self.query_one("#panel-title", Static).update(
             Text.assemble(
-                ("panel: ", "dim"), (title, "bold"), ("   p next · a/b retrievers", "dim")
+                ("panel: ", "dim"), (visible(title), "bold"), ("   p next · a/b retrievers", "dim")
             )
         )
         if not a:
@@ -350,7 +350,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
         spec = self.gp.session.ws.retriever(a)
         note = self.query_one("#sweep-note", Static)
         if spec is None or spec.kind != "bm25":
-            note.update(Text(f"{a} has no k1 and b to sweep.", style="dim"))
+            note.update(literal(f"{a} has no k1 and b to sweep.", style="dim"))
             return
         note.update(Text("Ranking the scored questions for every cell…", style="dim"))
         self._sweep(a, self.tag)
@@ -382,7 +382,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
         for row in sweep_rows(message.cells, SWEEP_K1, SWEEP_B, own):
             table.add_row(*row)
         self.query_one("#sweep-note", Static).update(
-            Text(
+            literal(
                 f"MRR of {message.retriever} over k1 x b (* = its own parameters, equal to the "
                 "scores above). Choosing the best cell on a few questions overfits: this grid is "
                 "a check, not a tuning knob.",
@@ -400,7 +400,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
         self.query_one("#review-counts", Static).update(
             Text.assemble(
                 ("tag: ", "dim"),
-                (self.tag or "all", "bold"),
+                (visible(self.tag or "all"), "bold"),
                 "   ",
                 (str(counts["scored"]), "bold green"),
                 " scored · ",
@@ -444,7 +444,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
             grid.add_column(literal(r.removeprefix("bm25-")), key=r)
         for row in live.rows(self.tag):
             grid.add_row(
-                Text(row.question_id),
+                literal(row.question_id),
                 *(rank_cell(row.ranks[r]) for r in live.retrievers),
                 key=row.question_id,
             )
@@ -473,10 +473,10 @@ gold. `t` filters by tag, `enter` judges the selected question.
         live = session.live
         q = session.ws.question(qid)
         gold = live.golds[qid]
-        out = Text.assemble((qid, "bold"), "  ")
+        out = Text.assemble((visible(qid), "bold"), "  ")
         out.append_text(literal(q.text if q else ""))
         out.append("\n\ngold: ", style="dim")
-        out.append(", ".join(f"{d} ({g})" for d, g in gold.gold.items()))
+        out.append_text(literal(", ".join(f"{d} ({g})" for d, g in gold.gold.items())))
         out.append("\n")
         for r in live.retrievers:
             ranking = live.rankings[r].get(qid, ())
@@ -490,7 +490,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
                 doc = session.ws.doc(top)
                 out.append("\n  rank 1: ", style="dim")
                 out.append_text(one_line(doc.title if doc else top, 40))
-                out.append(f"  {top}", style="dim")
+                out.append(visible(f"  {top}"), style="dim")
         detail.update(out)
 
     def action_cycle_tag(self) -> None:

@@ -10,7 +10,7 @@ from engine.analysis import Contribution, Failure, SweepCell
 from engine.compare import Comparison
 from engine.noanswer import Calibration
 from engine.types import Doc
-from tui.literal import literal, one_line
+from tui.literal import literal, one_line, visible
 
 BAR = "█"
 
@@ -19,7 +19,9 @@ def comparison_text(
     a: str, b: str, results: Sequence[Comparison], wins: Mapping[str, list[str]]
 ) -> Text:
     """A vs B on several metrics, and the questions each one wins."""
-    out = Text.assemble(("A ", "dim"), (a, "bold"), ("  vs  B ", "dim"), (b, "bold"), "\n\n")
+    out = Text.assemble(
+        ("A ", "dim"), (visible(a), "bold"), ("  vs  B ", "dim"), (visible(b), "bold"), "\n\n"
+    )
     out.append(
         f"{'metric':<9}{'A':>8}{'B':>8}{'A-B':>9}   {'95% interval':<19}{'W/T/L':>11}{'p':>8}\n",
         style="bold",
@@ -42,7 +44,7 @@ def comparison_text(
         out.append("\n")
         out.append_text(literal(name, style="bold"))
         out.append(f" wins on MRR ({len(qs)}): ", style="dim")
-        out.append(", ".join(qs) if qs else "-")
+        out.append_text(literal(", ".join(qs) if qs else "-"))
     return out
 
 
@@ -51,7 +53,7 @@ def failure_rows(failures: Sequence[Failure], titles: Mapping[str, str]) -> list
     style = {"overview": "magenta", "neighbour": "yellow", "other": ""}
     return [
         [
-            Text(f.question_id),
+            literal(f.question_id),
             Text(str(f.gold_rank) if f.gold_rank else "-", justify="right"),
             literal(f.top_doc or "-"),
             one_line(titles.get(f.top_doc or "", ""), 40),

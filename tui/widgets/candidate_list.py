@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from engine.pooling import Candidate
-from tui.literal import one_line
+from tui.literal import one_line, visible
 
 GRADE_STYLE = {0: "dim", 1: "green", 2: "bold green", 3: "bold black on green"}
 
@@ -48,7 +48,7 @@ A `+` marks a document you added with corpus search.
         text = grade_mark(self.grades.get(c.doc_id))
         text.append(" ")
         text.append_text(one_line(self.titles.get(c.doc_id, c.doc_id), 48))
-        text.append(f"  {c.doc_id}", style="dim")
+        text.append(visible(f"  {c.doc_id}"), style="dim")
         if c.added_by_search:
             text.append(" +", style="yellow")
         return text

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc
-from tui.literal import highlighted, literal
+from tui.literal import highlighted, literal, visible
 
 SHOWN_FIELDS = ("series", "number", "version", "date")
 
@@ -38,7 +38,7 @@ class DocumentView(VerticalScroll, can_focus=False):
             body.update("")
             return
         title = literal(doc.title, style="bold")
-        title.append(f"  {doc.id}", style="dim")
+        title.append(visible(f"  {doc.id}"), style="dim")
         fields = [f"{k}: {doc.fields[k]}" for k in SHOWN_FIELDS if k in doc.fields]
         if fields:
             title.append("\n")
