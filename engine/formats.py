@@ -53,6 +53,11 @@ EXPORT_FORMATS: Sequence[str] = (
 FOLDER_FORMATS = frozenset({"beir", "ranx"})
 
 
+ASCII_SPACE = frozenset(" \t\r\n\x0b\x0c")
+"""What separates TREC columns (trec_eval splits on ASCII whitespace only: an id may hold
+a no-break space)."""
+
+
 def check_id(ident: str, what: str, *, first_column: bool = False) -> None:
     """Refuse an id that a whitespace-separated line could not give back unchanged.
 
@@ -62,7 +67,7 @@ def check_id(ident: str, what: str, *, first_column: bool = False) -> None:
     """
     if not ident:
         raise ValueError(f"empty {what} id; TREC lines need every id")
-    if any(c.isspace() or c == "\0" for c in ident):
+    if any(c in ASCII_SPACE or c == "\0" for c in ident):
         raise ValueError(
             f"{what} id {ident!r} holds whitespace; TREC files separate columns by "
             "whitespace (export questions-jsonl or beir instead)"
@@ -103,10 +108,14 @@ LABEL_COLUMNS: Sequence[str] = ("question_id", "doc_id", "annotator", "grade")
 def write_labels_csv(out: TextIO, labels: Iterable[Label]) -> int:
     """Every annotator's labels as CSV ``question_id,doc_id,annotator,grade``."""
     writer = csv.writer(out, lineterminator="\n")
+    # the csv module quotes a field holding the line terminator ("\n") but not a bare CR,
+    # which every reader takes for a line end: such a row is written fully quoted
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(LABEL_COLUMNS)
     n = 0
     for lab in labels:
-        writer.writerow((lab.question_id, lab.doc_id, lab.annotator, lab.grade))
+        row = (lab.question_id, lab.doc_id, lab.annotator, lab.grade)
+        (quoted if any("\r" in str(v) for v in row) else writer).writerow(row)
         n += 1
     return n
 

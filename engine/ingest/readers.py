@@ -758,7 +758,7 @@ def parse_trec_run(text: str, path: Path | str) -> list[RunLine]:
     for n, line in _lines(text):
         if line.lstrip().startswith("#"):
             continue
-        parts = line.split()
+        parts = _ASCII_FIELDS.split(line.strip(_ASCII_SPACE))
         if len(parts) != 6:
             raise IngestError(path, n, f"expected 6 fields {_RUN_SHAPE}, got {len(parts)} fields")
         qid, _, doc, _, raw, _ = parts

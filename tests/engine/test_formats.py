@@ -679,11 +679,24 @@ def test_ranx_export_shape(demo, tmp_path):
 
 @pytest.mark.parametrize(
     ("ident", "first"),
-    [("", False), ("a b", False), ("a\tb", False), ("a\u2028b", False), ("#q", True)],
+    [
+        ("", False),
+        ("a b", False),
+        ("a\tb", False),
+        ("a\x0bb", False),
+        ("a\0b", False),
+        ("#q", True),
+    ],
 )
 def test_check_id_refuses(ident, first):
     with pytest.raises(ValueError):
         check_id(ident, "question", first_column=first)
+
+
+def test_check_id_keeps_what_trec_eval_keeps():
+    # trec_eval splits columns on ASCII whitespace and lines on \n only
+    for ident in ("a\u00a0b", "a\u3000b", "a\u2028b", "q#1"):
+        check_id(ident, "question", first_column=True)
 
 
 def test_trec_run_export_refuses_ids_with_whitespace(tmp_path):

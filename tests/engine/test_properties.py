@@ -81,8 +81,13 @@ def _write(path: Path, text: str) -> Path:
 # -- parser round trips ---------------------------------------------------------------------
 
 
+# trec_eval 10 takes a line that starts with # for a comment: the writers refuse such
+# question ids (tests/engine/test_formats.py), so they are not generated here.
+QUESTION_ID = TREC_ID.filter(lambda s: not s.startswith("#"))
+
+
 @SETTINGS
-@given(gold=st.dictionaries(TREC_ID, st.dictionaries(TREC_ID, GRADE, max_size=5), max_size=6))
+@given(gold=st.dictionaries(QUESTION_ID, st.dictionaries(TREC_ID, GRADE, max_size=5), max_size=6))
 def test_trec_qrels_round_trip(scratch, gold):
     out = io.StringIO()
     n = write_trec_qrels(out, gold)
@@ -117,19 +122,19 @@ def test_trec_ids_with_whitespace_inside_are_refused(scratch, qid, doc, space, w
     else:
         assume(cut < len(doc))
         doc = doc[:cut] + space + doc[cut:]
-    out = io.StringIO()
-    write_trec_qrels(out, {"ok": {"fine": 1}, qid: {doc: 2}})
+    with pytest.raises(ValueError):  # the writer will not make such a line
+        write_trec_qrels(io.StringIO(), {qid: {doc: 2}})
+    text = f"ok 0 fine 1\n{qid} 0 {doc} 2\n"  # another tool might
     with pytest.raises(IngestError) as exc:
-        read_qrels(_write(scratch / "bad.qrels", out.getvalue()))
+        read_qrels(_write(scratch / "bad.qrels", text))
     assert exc.value.line in (1, 2)
     assert "fields" in exc.value.message
 
 
-# write_labels_csv ends rows with "\n" only, and the csv module then leaves a bare CR in a
-# field unquoted, where every CSV reader (ours included) sees a line end: such a label
-# reads back cut in two. A CR is left out of the round trip and pinned down below.
+# Any text but NUL (a CSV reader's "binary file" sign) and surrogates; a bare CR, which the
+# csv module would leave unquoted, is included (write_labels_csv quotes such rows).
 LABEL_FIELD = st.text(
-    st.characters(exclude_categories=("Cs",), exclude_characters="\r\0"), min_size=1, max_size=10
+    st.characters(exclude_categories=("Cs",), exclude_characters="\0"), min_size=1, max_size=10
 ).filter(str.strip)
 
 
@@ -142,7 +147,6 @@ def test_labels_csv_round_trip(scratch, labels):
     assert {(lab.question_id, lab.doc_id, lab.annotator): lab.grade for lab, _ in read} == labels
 
 
-@pytest.mark.xfail(reason="write_labels_csv leaves a bare CR unquoted (engine/formats.py)")
 def test_labels_csv_round_trip_with_a_carriage_return(tmp_path):
     out = io.StringIO()
     write_labels_csv(out, [Label("q1", "d1", "kim\rlee", 1)])
