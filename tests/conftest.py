@@ -24,6 +24,39 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+PYTREC_MEASURES = {
+    "hit@1": "success_1",
+    "hit@3": "success_3",
+    "hit@5": "success_5",
+    "hit@10": "success_10",
+    "mrr": "recip_rank",
+    "recall@5": "recall_5",
+    "recall@10": "recall_10",
+    "ndcg@10": "ndcg_cut_10",
+}
+"""goldpan metric -> the pytrec_eval (trec_eval) measure it must equal."""
+
+
+def plain_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """TREC qrels read the plain way, without goldpan's reader (an independent check)."""
+    out: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            qid, _, doc, grade = line.split()
+            out.setdefault(qid, {})[doc] = int(grade)
+    return out
+
+
+def plain_run(path: Path) -> dict[str, dict[str, float]]:
+    """A TREC run read the plain way, without goldpan's reader (an independent check)."""
+    out: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            qid, _, doc, _, score, _ = line.split()
+            out.setdefault(qid, {})[doc] = float(score)
+    return out
+
+
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test when it is absent."""
     path = SHARED_DATA.joinpath(*parts)

@@ -18,6 +18,8 @@ from engine.retrieve.base import (
     Ranking,
     Retriever,
     RetrieverError,
+    doc_fields,
+    doc_text,
     param_list,
     trec_order,
 )
@@ -37,13 +39,6 @@ from engine.retrieve.idboost import IdBoostRetriever
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
 from engine.types import Doc, Question, RetrieverSpec
 
-DOC_FIELDS = ("title", "text")
-
-
-def doc_text(doc: Doc, fields: Sequence[str]) -> str:
-    """The text a retriever indexes for a document: the chosen fields, one per line."""
-    return "\n".join(doc.title if f == "title" else doc.text for f in fields)
-
 
 class BM25Retriever:
     """BM25 (any variant) over one tokenizer's tokens of the chosen document fields."""
@@ -59,10 +54,7 @@ class BM25Retriever:
         self.tokenizer_name = str(p.get("tokenizer", "word"))
         if self.tokenizer_name not in TOKENIZERS:
             get_tokenizer(self.tokenizer_name)  # raises with the list of known names
-        self.fields = tuple(p.get("fields", ["text"]))
-        bad = [f for f in self.fields if f not in DOC_FIELDS]
-        if bad or not self.fields:
-            raise ValueError(f"unknown document fields {bad}; choose from {DOC_FIELDS}")
+        self.fields = doc_fields(p, ["text"])
         variant = str(p.get("variant", "lucene"))
         check_variant(variant)
         self.params = BM25Params(

@@ -88,6 +88,23 @@ class Retriever(Protocol):
         ...
 
 
+DOC_FIELDS = ("title", "text")
+
+
+def doc_fields(params: Mapping[str, Any], default: Sequence[str]) -> tuple[str, ...]:
+    """The document fields a retriever reads (its ``fields`` parameter), checked."""
+    fields = tuple(params.get("fields", list(default)))
+    bad = [f for f in fields if f not in DOC_FIELDS]
+    if bad or not fields:
+        raise ValueError(f"unknown document fields {bad}; choose from {DOC_FIELDS}")
+    return fields
+
+
+def doc_text(doc: Doc, fields: Sequence[str]) -> str:
+    """The text a retriever reads for a document: the chosen fields, one per line."""
+    return "\n".join(doc.title if f == "title" else doc.text for f in fields)
+
+
 def trec_order(scores: Mapping[str, float], depth: int) -> Ranking:
     """The ``depth`` best documents of a doc -> score map, in trec_eval order."""
     by_id = sorted(scores.items(), key=lambda p: p[0], reverse=True)

@@ -25,6 +25,8 @@ from engine.retrieve.base import (
     PrepareEnv,
     Ranking,
     RetrieverError,
+    doc_fields,
+    doc_text,
     param_list,
     trec_order,
 )
@@ -35,7 +37,6 @@ INSTALL_HINT = (
     "dense and rerank retrievers need the optional extra: "
     "pip install torch 'goldpan[dense]' (on a CPU-only machine, a CPU build of torch)"
 )
-DOC_FIELDS = ("title", "text")
 EMBED_BATCH = 64
 
 
@@ -45,24 +46,11 @@ def require_extra() -> None:
         raise RetrieverError(INSTALL_HINT)
 
 
-def _fields(params: Mapping[str, Any], default: Sequence[str]) -> tuple[str, ...]:
-    fields = tuple(params.get("fields", list(default)))
-    bad = [f for f in fields if f not in DOC_FIELDS]
-    if bad or not fields:
-        raise ValueError(f"unknown document fields {bad}; choose from {DOC_FIELDS}")
-    return fields
-
-
 def _model_name(params: Mapping[str, Any], kind: str) -> str:
     model = str(params.get("model") or "").strip()
     if not model:
         raise ValueError(f"a {kind} retriever needs --model NAME_OR_PATH")
     return model
-
-
-def passage(doc: Doc, fields: Sequence[str]) -> str:
-    """The text a model reads for a document: the chosen fields, one per line."""
-    return "\n".join(doc.title if f == "title" else doc.text for f in fields)
 
 
 class DenseRetriever:
@@ -77,7 +65,7 @@ class DenseRetriever:
         self.spec = spec
         p = spec.params
         self.model_name = _model_name(p, "dense")
-        self.fields = _fields(p, ("title", "text"))
+        self.fields = doc_fields(p, ("title", "text"))
         self.query_prefix = str(p.get("query_prefix", ""))
         self.doc_prefix = str(p.get("doc_prefix", ""))
         require_extra()
@@ -107,7 +95,7 @@ class DenseRetriever:
         fresh: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
-            texts = [self.doc_prefix + passage(d, self.fields) for d in batch]
+            texts = [self.doc_prefix + doc_text(d, self.fields) for d in batch]
             vectors = self._encode(texts)
             rows = [(d.id, d.hash, v.tolist()) for d, v in zip(batch, vectors, strict=True)]
             if env.store is not None and not env.store.readonly:
@@ -175,7 +163,7 @@ class RerankRetriever:
         if self.top < 1:
             raise ValueError("rerank --top must be at least 1")
         self.base_depth: int | None = self.top
-        self.fields = _fields(p, ("title", "text"))
+        self.fields = doc_fields(p, ("title", "text"))
         require_extra()
         self._model: Any = None
         self._texts: dict[str, str] = {}
@@ -185,7 +173,7 @@ class RerankRetriever:
     ) -> None:
         """Load the cross-encoder and keep each document's passage."""
         self._model = load_model(self.model_name, cache, cross=True)
-        self._texts = {d.id: passage(d, self.fields) for d in docs}
+        self._texts = {d.id: doc_text(d, self.fields) for d in docs}
 
     def rank(
         self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]

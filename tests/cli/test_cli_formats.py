@@ -10,7 +10,7 @@ import pytest
 
 from engine.demo import build_demo
 from engine.retrieve.runner import refresh_runs
-from tests.conftest import snapshot
+from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run, snapshot
 from tui.cli import main
 
 RETRIEVERS = ("bm25-word", "bm25-bigram")
@@ -48,22 +48,6 @@ def score_json(capsys, ws: Path, *names: str) -> dict:
     return json.loads(out)
 
 
-def plain_qrels(path: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        qid, _, doc, grade = line.split()
-        out.setdefault(qid, {})[doc] = int(grade)
-    return out
-
-
-def plain_run(path: Path) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        qid, _, doc, _, score, _ = line.split()
-        out.setdefault(qid, {})[doc] = float(score)
-    return out
-
-
 # -- import run ---------------------------------------------------------------------------------
 
 
@@ -87,16 +71,7 @@ def test_import_run_scores_as_pytrec_eval_on_the_exported_files(demo, tmp_path, 
     assert code == 0 and "rankings:" in out
     board = score_json(capsys, demo, "bm25-word", "ext-word")
     qrels, trec_run = plain_qrels(qrels_path), plain_run(run_path)
-    measures = {
-        "hit@1": "success_1",
-        "hit@3": "success_3",
-        "hit@5": "success_5",
-        "hit@10": "success_10",
-        "mrr": "recip_rank",
-        "recall@5": "recall_5",
-        "recall@10": "recall_10",
-        "ndcg@10": "ndcg_cut_10",
-    }
+    measures = PYTREC_MEASURES
     per_q = pytrec_eval.RelevanceEvaluator(
         qrels, {"success.1,3,5,10", "recip_rank", "recall.5,10", "ndcg_cut.10"}
     ).evaluate(trec_run)

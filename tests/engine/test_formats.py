@@ -43,7 +43,7 @@ from engine.scoring import Scoreboard, metric_names, score_workspace, workspace_
 from engine.types import CachedRun, Doc, Label, Question
 from engine.workspace import Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
-from tests.conftest import shared_data, snapshot
+from tests.conftest import plain_qrels, plain_run, shared_data, snapshot
 
 TOL = 1e-9
 RETRIEVERS = ("bm25-word", "bm25-bigram", "bm25-word+bigram")
@@ -106,25 +106,6 @@ def gold_view(ws: Workspace) -> tuple[dict[str, dict[str, int]], set[str]]:
     labeled = {q: dict(g.gold) for q, g in golds.items() if g.status is Status.LABELED}
     no_answer = {q for q, g in golds.items() if g.status is Status.NO_ANSWER}
     return labeled, no_answer
-
-
-def plain_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """TREC qrels read without goldpan's reader."""
-    out: dict[str, dict[str, int]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        qid, _, doc, grade = line.split()
-        out.setdefault(qid, {})[doc] = int(grade)
-    return out
-
-
-def plain_run(path: Path) -> dict[str, dict[str, float]]:
-    """A TREC run read without goldpan's reader."""
-    out: dict[str, dict[str, float]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            qid, _, doc, _, score, _ = line.split()
-            out.setdefault(qid, {})[doc] = float(score)
-    return out
 
 
 # -- BEIR ---------------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run
+
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 BEIR = DATA / "beir_dbpedia_entity_subset50"
 
@@ -33,17 +35,7 @@ TOL = 1e-9
 N_QUERIES = 50
 N_WITH_GOLD = 40  # queries with at least one qrels line of grade >= 1
 
-# goldpan metric -> pytrec_eval measure
-MEASURES = {
-    "hit@1": "success_1",
-    "hit@3": "success_3",
-    "hit@5": "success_5",
-    "hit@10": "success_10",
-    "mrr": "recip_rank",
-    "recall@5": "recall_5",
-    "recall@10": "recall_10",
-    "ndcg@10": "ndcg_cut_10",
-}
+MEASURES = PYTREC_MEASURES
 TREC_MEASURES = {"success.1,3,5,10", "recip_rank", "recall.5,10", "ndcg_cut.10", "P.5"}
 
 # A question no document shares a word with, and the gold doc given to it.
@@ -53,22 +45,6 @@ UNMATCHED_GOLD = "<dbpedia:Oceanic_Airlines>"
 
 
 # -- plain readers of the exported files (not goldpan's) ------------------------------------
-
-
-def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        qid, _, doc, grade = line.split()
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
-
-
-def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        qid, _, doc, _, score, _ = line.split()
-        run.setdefault(qid, {})[doc] = float(score)
-    return run
 
 
 def read_beir_gold(folder: Path) -> dict[str, dict[str, int]]:
@@ -126,8 +102,8 @@ def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     for name in RETRIEVERS:
         out = folder / f"{name}.run"
         assert main(["export", str(ws), "--format", "trec-run", str(out), "--retriever", name]) == 0
-        runs[name] = read_trec_run(out)
-    return BeirSetup(ws, folder, with_unmatched, read_trec_qrels(folder / "gold.qrels"), runs)
+        runs[name] = plain_run(out)
+    return BeirSetup(ws, folder, with_unmatched, plain_qrels(folder / "gold.qrels"), runs)
 
 
 # -- tests ----------------------------------------------------------------------------------
@@ -194,7 +170,7 @@ def test_evaluate_per_question_equals_pytrec_eval_with_ties(beir: BeirSetup) -> 
         qid, q0, doc, rank, score, tag = line.split()
         lines.append(f"{qid} {q0} {doc} {rank} {round(float(score), 1):.1f} {tag}\n")
     tied.write_text("".join(lines), encoding="utf-8")
-    run = read_trec_run(tied)
+    run = plain_run(tied)
 
     # The rounding must create ties that trec_eval breaks by doc id descending, i.e. the
     # file's rank order is no longer the score order for many questions.

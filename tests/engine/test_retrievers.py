@@ -31,6 +31,12 @@ from tui.cli import main
 BASES = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
 
 
+def add_retriever(capsys, *argv: object) -> None:
+    """``goldpan retriever add ARGV`` must succeed."""
+    code, _, err = run(capsys, "retriever", "add", *argv)
+    assert code == 0, err
+
+
 def run(capsys, *argv):
     code = main(list(map(str, argv)))
     captured = capsys.readouterr()
@@ -100,20 +106,7 @@ def test_rrf_equals_exact_hand_fusion_with_weights_and_k(demo_path, capsys):
 
 
 def test_rrf_default_k_is_60_and_unit_weights(demo_path, capsys):
-    assert (
-        run(
-            capsys,
-            "retriever",
-            "add",
-            demo_path,
-            "f",
-            "--kind",
-            "rrf",
-            "--of",
-            "bm25-word,bm25-bigram",
-        )[0]
-        == 0
-    )
+    add_retriever(capsys, demo_path, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
     assert run(capsys, "pool", demo_path, "--retriever", "f")[0] == 0
     with Workspace.open(demo_path, readonly=True) as ws:
         a, b, fused = ws.runs("bm25-word"), ws.runs("bm25-bigram"), ws.runs("f")
@@ -518,20 +511,7 @@ def test_command_retriever_timeout(tiny_ws, tmp_path, capsys):
 
 def test_command_retriever_missing_program(tiny_ws, tmp_path, capsys):
     missing = tmp_path / "no-such-program"
-    assert (
-        run(
-            capsys,
-            "retriever",
-            "add",
-            tiny_ws,
-            "gone",
-            "--kind",
-            "command",
-            "--command",
-            str(missing),
-        )[0]
-        == 0
-    )
+    add_retriever(capsys, tiny_ws, "gone", "--kind", "command", "--command", str(missing))
     code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "gone")
     assert code == 2 and "no-such-program" in err
     assert _runs(tiny_ws, "gone") == {}
@@ -541,20 +521,7 @@ def test_command_retriever_missing_program(tiny_ws, tmp_path, capsys):
 
 
 def test_pooling_a_fusion_alone_brings_its_bases_up_to_date_first(tiny_ws, capsys):
-    assert (
-        run(
-            capsys,
-            "retriever",
-            "add",
-            tiny_ws,
-            "f",
-            "--kind",
-            "rrf",
-            "--of",
-            "bm25-word,bm25-bigram",
-        )[0]
-        == 0
-    )
+    add_retriever(capsys, tiny_ws, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
     code, out, err = run(capsys, "pool", tiny_ws, "--retriever", "f")
     assert code == 0, err
     assert "bm25-word" in out and "bm25-bigram" in out
@@ -608,20 +575,7 @@ def test_a_fused_ranking_does_not_depend_on_how_deep_its_bases_were_cached(tmp_p
 
 
 def test_removing_a_base_is_refused_while_a_fusion_reads_it(tiny_ws, capsys):
-    assert (
-        run(
-            capsys,
-            "retriever",
-            "add",
-            tiny_ws,
-            "f",
-            "--kind",
-            "rrf",
-            "--of",
-            "bm25-word,bm25-bigram",
-        )[0]
-        == 0
-    )
+    add_retriever(capsys, tiny_ws, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
     assert (
         run(capsys, "retriever", "add", tiny_ws, "ib", "--kind", "idboost", "--of", "bm25-word")[0]
         == 0
