@@ -766,13 +766,19 @@ class Workspace:
             )
         return len(rows)
 
-    def runs(self, retriever: str) -> dict[str, CachedRun]:
-        """Question id -> cached ranking, for one retriever."""
-        rows = self.conn.execute(
+    def runs(
+        self, retriever: str, question_ids: Sequence[str] | None = None
+    ) -> dict[str, CachedRun]:
+        """Question id -> cached ranking, for one retriever (only ``question_ids``' if given)."""
+        sql = (
             "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs "
-            "WHERE retriever = ?",
-            (retriever,),
+            "WHERE retriever = ?"
         )
+        params: tuple[str, ...] = (retriever,)
+        if question_ids is not None:
+            sql += " AND question_id IN (SELECT value FROM json_each(?))"
+            params += (json.dumps(list(question_ids)),)
+        rows = self.conn.execute(sql, params)
         return {
             r[0]: CachedRun(
                 retriever,

@@ -232,7 +232,9 @@ class GoldpanApp(App[None]):
                 report = refresh_runs(
                     ws, question_ids=[question_id], prepared=self.prepared, keep_going=True
                 )
-                runs = {s.name: ws.runs(s.name).get(question_id) for s in ws.retrievers()}
+                runs = {
+                    s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
+                }
             finally:
                 ws.close()
         except Exception as exc:  # reported on the UI thread, never lost

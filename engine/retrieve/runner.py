@@ -179,6 +179,7 @@ def refresh_runs(
     run = _PoolRun(
         ws,
         questions,
+        None if question_ids is None else [q.id for q in questions],
         force,
         ws.corpus_hash(),
         PrepareEnv(store=ws, progress=progress),
@@ -206,6 +207,8 @@ class _PoolRun:
 
     ws: Workspace
     questions: Sequence[Question]
+    question_ids: Sequence[str] | None
+    """The questions' ids when they are a subset (the TUI pools one question at a time)."""
     force: bool
     corpus_hash: str
     env: PrepareEnv
@@ -234,7 +237,7 @@ class _PoolRun:
             return
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
-        base_runs = {b: ws.runs(b) for b in bases}
+        base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
         hashes = {
             q.id: input_hash(
                 corpus_hash,

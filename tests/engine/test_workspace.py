@@ -121,3 +121,12 @@ def test_commits_are_synced_before_they_return(tiny_ws):
     with Workspace.open(tiny_ws) as ws:
         assert ws.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert ws.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+def test_runs_of_some_questions_equal_those_of_all(tiny_ws):
+    with Workspace.open(tiny_ws) as ws:
+        refresh_runs(ws, ["bm25-bigram"], depth=10)
+        every = ws.runs("bm25-bigram")
+        assert len(every) == 4
+        assert ws.runs("bm25-bigram", ["q2", "q4", "nope"]) == {q: every[q] for q in ("q2", "q4")}
+        assert ws.runs("bm25-bigram", []) == {}
