@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from engine.demo import build_demo
-from tui.app import make_app
+from tui.app import GoldpanApp
 
 OUT = Path(__file__).resolve().parent
 SIZE = (120, 36)
@@ -19,7 +19,7 @@ SIZE = (120, 36)
 
 async def shoot(path: Path) -> None:
     """Judge an unlabeled question as mina, then show the review."""
-    app = make_app(path, annotator="mina", animations=False, blink=False, warm_indexes=False)
+    app = GoldpanApp(path, annotator="mina", animations=False, blink=False, warm_indexes=False)
     async with app.run_test(size=SIZE) as pilot:
         app.judge("q47")  # one of the demo's unlabeled questions
         await pilot.pause()

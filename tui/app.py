@@ -116,7 +116,13 @@ class GoldpanApp(App[None]):
         readonly: bool = False,
         backup: Path | None = None,
     ) -> None:
-        """Open the workspace; see :func:`make_app`."""
+        """Open the workspace.
+
+        Tests pin ``theme``, ``animations`` and ``blink`` here, not through env vars, and
+        leave ``warm_indexes`` off. ``readonly`` opens the workspace for review only (it is
+        also read-only when it cannot be written); ``backup`` names the copy written when
+        the caller upgraded it just before.
+        """
         super().__init__()
         self.workspace_path = workspace
         self.ws = Workspace.open(workspace, readonly=readonly)
@@ -296,31 +302,3 @@ def _runner(screen: Screen[object], action: str) -> Callable[[], Awaitable[None]
         await screen.run_action(action)
 
     return run
-
-
-def make_app(
-    workspace: Path,
-    *,
-    annotator: str,
-    theme: str = "textual-dark",
-    animations: bool = True,
-    blink: bool = True,
-    warm_indexes: bool = True,
-    readonly: bool = False,
-    backup: Path | None = None,
-) -> GoldpanApp:
-    """Build the app; tests pin theme, animations and blink here, not through env vars.
-
-    ``readonly`` opens the workspace for review only (it is also read-only when it cannot
-    be written); ``backup`` names the copy written when the caller upgraded it just before.
-    """
-    return GoldpanApp(
-        workspace,
-        annotator=annotator,
-        theme=theme,
-        animations=animations,
-        blink=blink,
-        warm_indexes=warm_indexes,
-        readonly=readonly,
-        backup=backup,
-    )

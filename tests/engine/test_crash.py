@@ -380,12 +380,12 @@ def test_kill_9_while_labeling_keeps_every_label_shown_as_saved(tmp_path, after)
 TUI_LABELER = """
 import asyncio, sys
 from pathlib import Path
-from tui.app import make_app
+from tui.app import GoldpanApp
 from tui.screens.judge import JudgeScreen
 from tui.widgets.candidate_list import CandidateList
 
 async def main():
-    app = make_app(
+    app = GoldpanApp(
         Path(sys.argv[1]), annotator="tui-crash", warm_indexes=False, animations=False,
         blink=False,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.demo import build_demo
-from tui.app import GoldpanApp, make_app
+from tui.app import GoldpanApp
 
 APP_SIZE = (120, 40)
 
@@ -36,7 +36,7 @@ def app_factory(demo_ws: Path) -> Callable[..., GoldpanApp]:
 
     def factory(path: Path | None = None, annotator: str = "tester", **kw: object) -> GoldpanApp:
         kw.setdefault("warm_indexes", False)
-        return make_app(
+        return GoldpanApp(
             path or demo_ws,
             annotator=annotator,
             theme="textual-dark",

@@ -292,7 +292,7 @@ async def test_palette_offers_the_screens_actions(app_factory):
 
 async def test_markup_and_escapes_in_the_corpus_show_literally(tmp_path):
     from engine.workspace_setup import new_workspace
-    from tui.app import make_app
+    from tui.app import GoldpanApp
 
     path = tmp_path / "m.db"
     ws = new_workspace(path)
@@ -300,7 +300,7 @@ async def test_markup_and_escapes_in_the_corpus_show_literally(tmp_path):
     ws.write_questions([Question("q[b]", "[i]click[/i] red")])
     ws.write_labels([Label("q[b]", "d[1]", "x", 1)])
     ws.close()
-    app = make_app(path, annotator="tester", animations=False, blink=False, warm_indexes=False)
+    app = GoldpanApp(path, annotator="tester", animations=False, blink=False, warm_indexes=False)
     async with app.run_test(size=APP_SIZE) as pilot:
         table = app.screen.query_one(DataTable)
         assert str(table.get_row("q[b]")[7]) == "[i]click[/i] red"

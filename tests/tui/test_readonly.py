@@ -187,7 +187,7 @@ def fake_app(monkeypatch):
     import tui.app
 
     FakeApp.made = []
-    monkeypatch.setattr(tui.app, "make_app", FakeApp)
+    monkeypatch.setattr(tui.app, "GoldpanApp", FakeApp)
     return FakeApp.made
 
 

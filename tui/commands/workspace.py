@@ -262,12 +262,12 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 
 def _run_app(path: Path, annotator: str | None, *, readonly: bool = False) -> None:
-    from tui.app import make_app
+    from tui.app import GoldpanApp
 
     # a clear error (exit 2) before the screen is taken over; an upgrade happens here
     with _open(str(path), readonly=readonly) as ws:
         backup = ws.backup_path
-    make_app(path, annotator=_annotator(annotator), readonly=readonly, backup=backup).run()
+    GoldpanApp(path, annotator=_annotator(annotator), readonly=readonly, backup=backup).run()
 
 
 def cmd_open(args: argparse.Namespace) -> None:
