@@ -200,5 +200,6 @@ __all__ = [
     "Retriever",
     "bm25_spec",
     "build_retriever",
+    "param_list",
     "doc_text",
 ]

@@ -25,7 +25,7 @@ from engine.ingest import (
     import_verdicts,
 )
 from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
-from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents
+from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents, param_list
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
 from engine.types import RetrieverSpec
@@ -182,7 +182,7 @@ def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
     if kind == "dense":
         params.update(query_prefix=args.query_prefix, doc_prefix=args.doc_prefix)
     if kind in ("rrf", "rerank", "idboost"):
-        params["of"] = [n.strip() for n in _required(args.of, kind, "--of").split(",")]
+        params["of"] = param_list(_required(args.of, kind, "--of"), f"{kind} --of")
     if kind == "rrf":
         params["k"] = args.k
         if args.weights:
