@@ -829,13 +829,6 @@ class Workspace:
 
     # -- embeddings ------------------------------------------------------------------
 
-    def embedding_hashes(self, model: str) -> dict[str, str]:
-        """Doc id -> the document hash its stored vector was computed from, for a model."""
-        rows = self.conn.execute(
-            "SELECT doc_id, doc_hash FROM embeddings WHERE model = ?", (model,)
-        )
-        return {r[0]: r[1] for r in rows}
-
     def write_embeddings(self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]) -> int:
         """Store (or replace) document vectors: ``(doc id, doc hash, vector)`` rows."""
         packed = []

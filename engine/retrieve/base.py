@@ -42,10 +42,6 @@ class EmbeddingStore(Protocol):
     readonly: bool
     """Vectors can be read but not stored (they are then computed for this run only)."""
 
-    def embedding_hashes(self, model: str) -> dict[str, str]:
-        """Doc id -> hash of the document its stored vector was computed from."""
-        ...
-
     def embeddings(self, model: str) -> dict[str, tuple[str, bytes]]:
         """Doc id -> (doc hash, float32 little-endian vector)."""
         ...
@@ -111,6 +107,14 @@ def trec_order(scores: Mapping[str, float], depth: int) -> Ranking:
     by_id.sort(key=lambda p: -p[1])  # stable: equal scores keep doc id descending
     best = by_id[:depth]
     return [d for d, _ in best], [float(s) for _, s in best]
+
+
+def one_base(params: Mapping[str, Any], kind: str) -> tuple[str]:
+    """The single retriever a re-ranking kind reads (its ``of`` parameter)."""
+    bases = param_list(params.get("of"), f"{kind} --of")
+    if len(bases) != 1:
+        raise ValueError(f"{kind} reads exactly one base retriever (--of NAME)")
+    return (bases[0],)
 
 
 def param_list(value: Any, what: str) -> list[str]:

@@ -27,7 +27,7 @@ from engine.retrieve.base import (
     RetrieverError,
     doc_fields,
     doc_text,
-    param_list,
+    one_base,
     trec_order,
 )
 from engine.retrieve.bm25 import canonical_scores, id_ranks, top_k
@@ -155,10 +155,7 @@ class RerankRetriever:
         self.spec = spec
         p = spec.params
         self.model_name = _model_name(p, "rerank")
-        bases = param_list(p.get("of"), "rerank --of")
-        if len(bases) != 1:
-            raise ValueError("rerank reads exactly one base retriever (--of NAME)")
-        self.bases = (bases[0],)
+        self.bases = one_base(p, "rerank")
         self.top = int(p.get("top", 50))
         if self.top < 1:
             raise ValueError("rerank --top must be at least 1")

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.retrieve.base import PrepareEnv, Ranking, param_list
+from engine.retrieve.base import PrepareEnv, Ranking, one_base
 from engine.types import Doc, Question, RetrieverSpec
 
 NUMBER = re.compile(r"[0-9a-z]+(?:[-_./][0-9a-z]+)*", re.IGNORECASE)
@@ -65,10 +65,7 @@ class IdBoostRetriever:
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate ``of`` (one base) and ``latest``."""
         self.spec = spec
-        bases = param_list(spec.params.get("of"), "idboost --of")
-        if len(bases) != 1:
-            raise ValueError("idboost reads exactly one base retriever (--of NAME)")
-        self.bases = (bases[0],)
+        self.bases = one_base(spec.params, "idboost")
         self.latest = bool(spec.params.get("latest", False))
         self._suffixes: dict[tuple[str, ...], set[str]] = {}
         self._series: dict[str, str] = {}

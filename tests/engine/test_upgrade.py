@@ -119,7 +119,7 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     assert re.fullmatch(r"team\.v1-backup-\d{8}T\d{6}Z\.db", backup.name), backup.name
     assert ws.integrity_check() == "ok"
     assert Label("q2", "d2", "mina", 1) in ws.labels()
-    assert ws.embedding_hashes("any-model") == {}  # the table migration 2 added
+    assert ws.embeddings("any-model") == {}  # the table migration 2 added
     ws.close()
     writer.close()
 
