@@ -19,7 +19,6 @@ from engine.ingest.readers import (
     QrelLine,
     QuestionExtras,
     RunLine,
-    rank_run,
     read_docs,
     read_labels_csv,
     read_qrels,
@@ -28,8 +27,9 @@ from engine.ingest.readers import (
     read_squad,
     read_trec_run,
     read_verdicts_csv,
+    run_scores,
 )
-from engine.retrieve.base import STORED_KINDS
+from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS, trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
@@ -289,9 +289,6 @@ def import_verdicts(ws: Workspace, path: Path) -> ImportReport:
 
 # -- imported runs ----------------------------------------------------------------------
 
-EXTERNAL_KIND = "external"
-"""The kind of a retriever whose rankings come from an imported run file."""
-
 
 def _check_run_refs(ws: Workspace, path: Path, lines: Sequence[RunLine]) -> None:
     """Every question and document of a run must be in the workspace."""
@@ -338,21 +335,13 @@ def import_run(ws: Workspace, path: Path, name: str, *, replace: bool = False) -
     _check_run_refs(ws, path, lines)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     spec = RetrieverSpec(name, EXTERNAL_KIND, {"source": path.name, "sha256": digest})
-    ranked = rank_run(lines)
+    ranked = {qid: trec_order(s, len(s)) for qid, s in run_scores(lines).items()}
     # A question the file lacks gets an empty ranking, as a built-in retriever that finds
     # nothing stores one: it scores as a miss and is not taken for "not pooled yet".
-    runs = [
-        CachedRun(
-            name,
-            qid,
-            tuple(d for d, _ in ranked.get(qid, ())),
-            tuple(s for _, s in ranked.get(qid, ())),
-            0.0,
-            digest,
-            len(ranked.get(qid, ())),
-        )
-        for qid in ws.question_ids()
-    ]
+    runs = []
+    for qid in ws.question_ids():
+        ids, scores = ranked.get(qid, ([], []))
+        runs.append(CachedRun(name, qid, tuple(ids), tuple(scores), 0.0, digest, len(ids)))
     report = ImportReport(rankings=len(ranked))
     lacking = len(runs) - len(ranked)
     if lacking:

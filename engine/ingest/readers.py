@@ -736,7 +736,7 @@ def read_trec_run(path: Path) -> list[RunLine]:
 
     ``#`` comment lines and blank lines are skipped. The ``Q0``, rank and tag columns are
     not used: as in trec_eval, the ranking is derived from the score column (see
-    :func:`rank_run`). A document listed twice for one question is an error, as it is in
+    :func:`run_scores`). A document listed twice for one question is an error, as it is in
     trec_eval.
 
     Raises:
@@ -778,12 +778,16 @@ def parse_trec_run(text: str, path: Path | str) -> list[RunLine]:
     return out
 
 
-def rank_run(lines: Iterable[RunLine]) -> dict[str, list[tuple[str, float]]]:
-    """Question id -> (doc id, score) in trec_eval's order: score desc, then doc id desc."""
-    by_q: dict[str, list[tuple[str, float]]] = {}
+def run_scores(lines: Iterable[RunLine]) -> dict[str, dict[str, float]]:
+    """Question id -> doc id -> score of each run line.
+
+    A ranking is derived from these (score descending, then doc id descending:
+    :func:`engine.retrieve.base.trec_order`).
+    """
+    out: dict[str, dict[str, float]] = {}
     for r in lines:
-        by_q.setdefault(r.question_id, []).append((r.doc_id, r.score))
-    return {q: sorted(docs, key=lambda d: (d[1], d[0]), reverse=True) for q, docs in by_q.items()}
+        out.setdefault(r.question_id, {})[r.doc_id] = r.score
+    return out
 
 
 # -- gold given with questions -----------------------------------------------------------

@@ -20,7 +20,10 @@ from engine.types import Doc, Question, RetrieverSpec
 DEFAULT_DEPTH = 100
 """How deep each retriever's ranking is cached."""
 
-STORED_KINDS = frozenset({"external"})
+EXTERNAL_KIND = "external"
+"""The kind of a retriever whose rankings come from an imported run file."""
+
+STORED_KINDS = frozenset({EXTERNAL_KIND})
 """Kinds whose rankings come from outside (an imported run file): never run again."""
 
 Ranking = tuple[list[str], list[float]]

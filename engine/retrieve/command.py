@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.ingest.readers import IngestError, parse_trec_run
+from engine.ingest.readers import IngestError, parse_trec_run, run_scores
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
 from engine.types import Doc, Question, RetrieverSpec
 
@@ -42,7 +42,6 @@ def parse_run_output(
     except IngestError as exc:
         where = f"{source} line {exc.line}" if exc.line is not None else source
         raise RetrieverError(f"{where}: {exc.message}") from None
-    out: dict[str, dict[str, float]] = {}
     for r in lines:
         if r.question_id not in questions:
             raise RetrieverError(
@@ -52,8 +51,7 @@ def parse_run_output(
             raise RetrieverError(
                 f"{source} line {r.line}: document {r.doc_id!r} is not in the workspace"
             )
-        out.setdefault(r.question_id, {})[r.doc_id] = r.score
-    return out
+    return run_scores(lines)
 
 
 class CommandRetriever:
