@@ -18,7 +18,7 @@ import pytest
 
 from engine.workspace import Workspace
 from tui.cli import main
-from tui.commands import common
+from tui.cli.commands import common
 
 LABELS_HEADER = b"question_id,doc_id,annotator,grade\n"
 VERDICTS_HEADER = b"question_id,annotator,verdict,note\n"

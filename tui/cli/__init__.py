@@ -23,8 +23,8 @@ from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, RetrieverE
 from engine.tokenize import TOKENIZERS
 from engine.types import VERDICTS
 from engine.workspace import WorkspaceError
-from tui.commands.common import DEMO_PATH, GateFailed, UsageError, err
-from tui.commands.scores import (
+from tui.cli.commands.common import DEMO_PATH, GateFailed, UsageError, err
+from tui.cli.commands.scores import (
     cmd_compare,
     cmd_failures,
     cmd_noanswer,
@@ -32,14 +32,14 @@ from tui.commands.scores import (
     cmd_score,
     cmd_sweep,
 )
-from tui.commands.team import (
+from tui.cli.commands.team import (
     cmd_agreement,
     cmd_label,
     cmd_merge,
     cmd_queue,
     cmd_verdict,
 )
-from tui.commands.workspace import (
+from tui.cli.commands.workspace import (
     cmd_demo,
     cmd_export,
     cmd_import,

@@ -11,7 +11,7 @@ from rich.text import Text
 from engine.metrics import parse_metric
 from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
 from engine.scoring import Scoreboard, metric_names, score_workspace
-from tui.commands.common import (
+from tui.cli.commands.common import (
     GateFailed,
     UsageError,
     _floats,

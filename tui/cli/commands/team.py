@@ -10,7 +10,7 @@ from rich.text import Text
 
 from engine.retrieve import DEFAULT_DEPTH
 from engine.scoring import workspace_golds
-from tui.commands.common import (
+from tui.cli.commands.common import (
     UsageError,
     _annotator,
     _json,

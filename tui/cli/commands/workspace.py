@@ -30,7 +30,7 @@ from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
 from engine.types import RetrieverSpec
 from engine.workspace_setup import new_workspace
-from tui.commands.common import (
+from tui.cli.commands.common import (
     UsageError,
     _annotator,
     _json,
@@ -40,7 +40,7 @@ from tui.commands.common import (
     err,
     out,
 )
-from tui.commands.scores import score_table
+from tui.cli.commands.scores import score_table
 from tui.literal import literal
 
 
