@@ -24,7 +24,6 @@ from engine.metrics import (
     parse_metric,
     per_question,
 )
-from engine.retrieve.runner import select_retrievers
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
@@ -97,6 +96,9 @@ def score_workspace(
     tag: str | None = None,
 ) -> Scoreboard:
     """Score the chosen retrievers (all by default) from their cached rankings."""
+    # Imported here: the retrievers (scipy) are not needed by workspace_golds' callers.
+    from engine.retrieve.runner import select_retrievers
+
     names = list(metrics) if metrics else metric_names()
     parsed = [parse_metric(m) for m in names]
     golds = workspace_golds(ws)
