@@ -1,4 +1,9 @@
-"""What every goldpan command shares: consoles, errors, opening, pooling, parsing."""
+"""What every goldpan command shares: consoles, errors, opening, pooling, parsing.
+
+Light to import: the parser imports this module for every command, so the engine's heavy
+parts (retrievers, numpy, scipy) and rich's progress bar load inside the functions that
+use them.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,15 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from engine.retrieve.runner import refresh_runs
-from engine.workspace import Workspace
 from tui.literal import literal, visible
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
 
 DEMO_PATH = Path("workspaces") / "demo.db"
 
@@ -39,12 +44,14 @@ class GateFailed(Exception):
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _open(path: str, *, readonly: bool = False) -> Workspace:
+def open_workspace(path: str, *, readonly: bool = False) -> Workspace:
     """Open a workspace; after an upgrade, say on stderr where the old version was copied.
 
     A workspace that cannot be written opens read-only: reading commands work, and the
     first change a command tries fails with the reason (exit 2), before anything is written.
     """
+    from engine.workspace import Workspace
+
     ws = Workspace.open(Path(path), readonly=readonly)
     if ws.backup_path is not None:
         err.print(
@@ -57,11 +64,19 @@ def _open(path: str, *, readonly: bool = False) -> Workspace:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     """A rich progress bar on a terminal (stderr), nothing otherwise."""
     if not enabled or not err.is_terminal:
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -80,13 +95,15 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
         yield update
 
 
-def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
+def pool_stale(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
     """Refresh stale rankings before a command reads them (not on a read-only workspace)."""
+    from engine.retrieve.runner import refresh_runs
+
     if ws.readonly:
         if not quiet:
             err.print(literal(f"read-only ({ws.readonly_reason}): scoring the cached rankings"))
         return
-    with _progress(not quiet) as progress:
+    with progress_bar(not quiet) as progress:
         report = refresh_runs(ws, names, depth=depth, progress=progress)
     if not quiet and any(report.ran.values()):
         ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
@@ -96,14 +113,15 @@ def _pool(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -
 _JSON_UNESCAPED_CONTROL = re.compile(r"[\x7f-\x9f]")
 
 
-def _json(value: Any) -> None:
+def print_json(value: Any) -> None:
     """JSON on stdout; DEL and C1 controls (json leaves them raw) escaped as JSON does."""
     text = json.dumps(value, ensure_ascii=False, indent=2)
     text = _JSON_UNESCAPED_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     sys.stdout.write(text + "\n")
 
 
-def _parse_ks(raw: str) -> list[int]:
+def parse_ks(raw: str) -> list[int]:
+    """``--k 1,3,5,10``: the cutoffs, sorted, each once."""
     try:
         ks = sorted({int(x) for x in raw.split(",") if x.strip()})
     except ValueError:
@@ -116,7 +134,8 @@ def _parse_ks(raw: str) -> list[int]:
 _FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.+)$")
 
 
-def _parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
+def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
+    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as (retriever or None, metric, floor)."""
     floors = []
     for item in raw:
         m = _FLOOR.match(item.strip())
@@ -132,10 +151,8 @@ def _parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
     return floors
 
 
-# -- commands -----------------------------------------------------------------------------
-
-
-def _floats(raw: str, flag: str) -> list[float]:
+def parse_floats(raw: str, flag: str) -> list[float]:
+    """A comma-separated list of non-negative numbers given to ``flag``."""
     try:
         values = [float(x) for x in raw.split(",") if x.strip()]
     except ValueError:
@@ -145,7 +162,7 @@ def _floats(raw: str, flag: str) -> list[float]:
     return values
 
 
-def _annotator(name: str | None) -> str:
+def annotator_name(name: str | None) -> str:
     """--annotator, else $GOLDPAN_ANNOTATOR, else the login name."""
     import getpass
 

@@ -1,29 +1,33 @@
-"""Commands that read scores: score, compare, failures, noanswer, sweep, overlap."""
+"""Commands that read scores: score, compare, failures, noanswer, sweep, overlap.
+
+Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`).
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
-from engine.metrics import parse_metric
-from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
-from engine.scoring import Scoreboard, metric_names, score_workspace
 from tui.cli.commands.common import (
     GateFailed,
     UsageError,
-    _floats,
-    _json,
-    _open,
-    _parse_floors,
-    _parse_ks,
-    _pool,
     err,
+    open_workspace,
     out,
+    parse_floats,
+    parse_floors,
+    parse_ks,
+    pool_stale,
+    print_json,
 )
 from tui.literal import literal
+
+if TYPE_CHECKING:
+    from engine.scoring import Scoreboard
 
 
 def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Table:
@@ -65,8 +69,11 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
 
 def cmd_score(args: argparse.Namespace) -> None:
     """Score every retriever; optionally gate on floors."""
-    ks = _parse_ks(args.k)
-    floors = _parse_floors(args.fail_under or [])
+    from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
+    from engine.scoring import metric_names, score_workspace
+
+    ks = parse_ks(args.k)
+    floors = parse_floors(args.fail_under or [])
     names = metric_names(ks)
     for _, metric, _ in floors:
         if metric not in names:
@@ -74,13 +81,13 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"--fail-under names {metric!r}; score reports {', '.join(names)} "
                 "(add its k to --k)"
             )
-    with _open(args.workspace) as ws:
+    with open_workspace(args.workspace) as ws:
         if not args.no_pool:
-            _pool(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
+            pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
         board = score_workspace(ws, metrics=names, retrievers=args.retriever, tag=args.tag)
         imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS}
     if args.json:
-        _json(board.to_json())
+        print_json(board.to_json())
     else:
         out.print(score_table(board, names, args.tag))
         missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
@@ -104,17 +111,19 @@ def cmd_score(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers."""
     from engine.analysis import compare_retrievers
+    from engine.metrics import parse_metric
+    from engine.retrieve import DEFAULT_DEPTH
 
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
     parse_metric(args.metric)  # a bad metric fails before anything is pooled
-    with _open(args.workspace) as ws:
-        _pool(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
+    with open_workspace(args.workspace) as ws:
+        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
         )
     if args.json:
-        _json(result.to_json())
+        print_json(result.to_json())
         return
     lo, hi = result.ci95
     table = Table(
@@ -145,16 +154,17 @@ def cmd_compare(args: argparse.Namespace) -> None:
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
     from engine.analysis import failures
+    from engine.retrieve import DEFAULT_DEPTH
 
-    with _open(args.workspace) as ws:
-        _pool(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
+    with open_workspace(args.workspace) as ws:
+        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         rows = failures(ws, args.retriever, tag=args.tag)
         titles: dict[str | None, str] = {}
         for f in rows:
             doc = ws.doc(f.top_doc) if f.top_doc else None
             titles[f.top_doc] = doc.title if doc else ""
     if args.json:
-        _json(
+        print_json(
             [
                 {
                     "question": f.question_id,
@@ -186,12 +196,13 @@ def cmd_failures(args: argparse.Namespace) -> None:
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
     from engine.analysis import noanswer_calibration
+    from engine.retrieve import DEFAULT_DEPTH
 
-    with _open(args.workspace) as ws:
-        _pool(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
+    with open_workspace(args.workspace) as ws:
+        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         cal = noanswer_calibration(ws, args.retriever)
     if args.json:
-        _json(cal.to_json())
+        print_json(cal.to_json())
         return
     out.print(
         literal(
@@ -232,11 +243,12 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A (k1, b) grid for one BM25 retriever."""
     from engine.analysis import sweep
+    from engine.metrics import parse_metric
 
-    k1s = _floats(args.k1, "--k1")
-    bs = _floats(args.b, "--b")
+    k1s = parse_floats(args.k1, "--k1")
+    bs = parse_floats(args.b, "--b")
     metric = parse_metric(args.metric).name
-    with _open(args.workspace) as ws:
+    with open_workspace(args.workspace) as ws:
         cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
     cells_word = "cell" if len(cells) == 1 else "cells"
@@ -245,7 +257,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         "questions overfits: treat the grid as a check, not a tuning knob"
     )
     if args.json:
-        _json(
+        print_json(
             {
                 "retriever": args.retriever,
                 "metric": metric,
@@ -274,10 +286,10 @@ def cmd_overlap(args: argparse.Namespace) -> None:
     """Each question's overlap with the nearest title and with its gold text."""
     from engine.analysis import question_overlaps
 
-    with _open(args.workspace) as ws:
+    with open_workspace(args.workspace) as ws:
         rows = question_overlaps(ws)
     if args.json:
-        _json(
+        print_json(
             [
                 {"question": r.question_id, "title": r.title, "gold": r.gold, "high": r.high}
                 for r in rows
@@ -295,6 +307,3 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             Text("likely easy", style="yellow") if r.high else "",
         )
     out.print(table)
-
-
-# -- parser -------------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Commands for labeling as a team: label, verdict, merge, agreement, queue."""
+"""Commands for labeling as a team: label, verdict, merge, agreement, queue.
+
+Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +11,15 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from engine.retrieve import DEFAULT_DEPTH
-from engine.scoring import workspace_golds
+from engine.types import GRADE_RANGE, GRADES
 from tui.cli.commands.common import (
     UsageError,
-    _annotator,
-    _json,
-    _open,
-    _pool,
+    annotator_name,
     err,
+    open_workspace,
     out,
+    pool_stale,
+    print_json,
 )
 from tui.literal import literal
 
@@ -26,10 +28,10 @@ def cmd_label(args: argparse.Namespace) -> None:
     """Grade one document for one question (what the judge screen's keys do)."""
     from engine.types import Label
 
-    if not 0 <= args.grade <= 3:
-        raise UsageError(f"grade {args.grade} is out of range; expected 0-3")
-    who = _annotator(args.annotator)
-    with _open(args.workspace) as ws:
+    if args.grade not in GRADES:
+        raise UsageError(f"grade {args.grade} is out of range; expected {GRADE_RANGE}")
+    who = annotator_name(args.annotator)
+    with open_workspace(args.workspace) as ws:
         if ws.question(args.question) is None:
             raise UsageError(f"unknown question {args.question!r}")
         if ws.doc(args.doc) is None:
@@ -42,8 +44,8 @@ def cmd_verdict(args: argparse.Namespace) -> None:
     """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
     from engine.types import Verdict
 
-    who = _annotator(args.annotator)
-    with _open(args.workspace) as ws:
+    who = annotator_name(args.annotator)
+    with open_workspace(args.workspace) as ws:
         if ws.question(args.question) is None:
             raise UsageError(f"unknown question {args.question!r}")
         ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
@@ -54,10 +56,10 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     """Cohen's kappa per annotator pair, Krippendorff's alpha, verdict agreement."""
     from engine.agreement import agreement_report
 
-    with _open(args.workspace) as ws:
+    with open_workspace(args.workspace) as ws:
         report = agreement_report(ws.labels(), ws.verdicts())
     if args.json:
-        _json(report)
+        print_json(report)
         return
     table = Table(
         title="Cohen's kappa on relevant or not, per annotator pair", title_justify="left"
@@ -70,7 +72,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     alpha = report["alpha_ordinal"]
     out.print(
         Text(
-            f"Krippendorff's alpha (ordinal, grades 0-3) over {report['units']} "
+            f"Krippendorff's alpha (ordinal, grades {GRADE_RANGE}) over {report['units']} "
             f"(question, document) pairs judged twice or more: "
             + ("-" if alpha is None else f"{alpha:.3f}")
         )
@@ -102,18 +104,20 @@ def cmd_merge(args: argparse.Namespace) -> None:
 def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
     from engine.queue import coverage_at_k, judged_docs, judging_queue
+    from engine.retrieve import DEFAULT_DEPTH
+    from engine.scoring import workspace_golds
 
     if args.k < 1:
         raise UsageError("--k must be at least 1")
-    with _open(args.workspace) as ws:
-        _pool(ws, None, DEFAULT_DEPTH, quiet=args.json)
+    with open_workspace(args.workspace) as ws:
+        pool_stale(ws, None, DEFAULT_DEPTH, quiet=args.json)
         golds = workspace_golds(ws)
         rankings = ws.all_runs()
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
     queue = judging_queue(golds, rankings, judged, args.k)
     coverage = coverage_at_k(rankings, judged, args.k)
     if args.json:
-        _json(
+        print_json(
             {
                 "k": args.k,
                 "coverage": coverage,

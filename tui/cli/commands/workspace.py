@@ -1,6 +1,6 @@
-"""Commands that build and keep a workspace.
+"""Commands that build and keep a workspace: new, import, pool, retriever, export and info.
 
-new, import, pool, retriever, export, info, demo and open.
+Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`).
 """
 
 from __future__ import annotations
@@ -8,44 +8,29 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from engine import __version__
-from engine.analysis import pool_contributions
-from engine.ingest import (
-    import_beir,
-    import_docs,
-    import_labels,
-    import_qrels,
-    import_questions,
-    import_run,
-    import_squad,
-    import_verdicts,
-)
-from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
-from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents, param_list
-from engine.retrieve.runner import refresh_runs
-from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
-from engine.types import RetrieverSpec
-from engine.workspace_setup import new_workspace
 from tui.cli.commands.common import (
     UsageError,
-    _annotator,
-    _json,
-    _open,
-    _pool,
-    _progress,
     err,
+    open_workspace,
     out,
+    print_json,
+    progress_bar,
 )
-from tui.cli.commands.scores import score_table
 from tui.literal import literal
+
+if TYPE_CHECKING:
+    from engine.types import RetrieverSpec
 
 
 def cmd_new(args: argparse.Namespace) -> None:
     """Create a workspace with the default retrievers."""
+    from engine.workspace_setup import new_workspace
+
     ws = new_workspace(Path(args.workspace))
     names = ", ".join(s.name for s in ws.retrievers())
     ws.close()
@@ -54,7 +39,18 @@ def cmd_new(args: argparse.Namespace) -> None:
 
 def cmd_import(args: argparse.Namespace) -> None:
     """Import one kind of file; one transaction."""
-    with _open(args.workspace) as ws:
+    from engine.ingest import (
+        import_beir,
+        import_docs,
+        import_labels,
+        import_qrels,
+        import_questions,
+        import_run,
+        import_squad,
+        import_verdicts,
+    )
+
+    with open_workspace(args.workspace) as ws:
         path = Path(args.path)
         what = args.what
         if what == "docs":
@@ -82,16 +78,20 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_pool(args: argparse.Namespace) -> None:
     """Run retrievers over every question and cache their rankings."""
+    from engine.analysis import pool_contributions
+    from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
+    from engine.retrieve.runner import refresh_runs
+
     if args.depth < 1:
         raise UsageError("--depth must be at least 1")
-    with _open(args.workspace) as ws:
+    with open_workspace(args.workspace) as ws:
         if ws.readonly:
             raise UsageError(
                 f"{args.workspace} is read-only ({ws.readonly_reason}); pooling stores rankings"
             )
         if not ws.question_ids():
             raise UsageError(f"{args.workspace} has no questions yet; import some first")
-        with _progress(not args.quiet) as progress:
+        with progress_bar(not args.quiet) as progress:
             report = refresh_runs(
                 ws, args.retriever, depth=args.depth, force=args.force, progress=progress
             )
@@ -130,11 +130,13 @@ def cmd_pool(args: argparse.Namespace) -> None:
 
 def cmd_retriever(args: argparse.Namespace) -> None:
     """Add, list or remove retrievers."""
-    with _open(args.workspace) as ws:
+    from engine.retrieve import check_spec, dependents
+
+    with open_workspace(args.workspace) as ws:
         if args.action == "list":
             specs = ws.retrievers()
             if args.json:
-                _json([{"name": s.name, "kind": s.kind, "params": s.params} for s in specs])
+                print_json([{"name": s.name, "kind": s.kind, "params": s.params} for s in specs])
                 return
             table = Table(title="retrievers", title_justify="left")
             table.add_column("name")
@@ -165,6 +167,9 @@ _NAME = re.compile(r"^[^\s:=,]+$")
 
 def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
     """The spec a `retriever add` command line asks for (checked by the caller)."""
+    from engine.retrieve import bm25_spec, param_list
+    from engine.types import RetrieverSpec
+
     if not _NAME.match(args.name):
         raise UsageError(
             f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
@@ -217,7 +222,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     raw = args.out or args.out_pos
     if not raw:
         raise UsageError("where to write: --out PATH")
-    with _open(args.workspace, readonly=False) as ws:
+    with open_workspace(args.workspace, readonly=False) as ws:
         retrievers = [args.retriever] if args.retriever else None
         line = export_workspace(ws, args.format, Path(raw), retrievers)
     out.print(literal(line))
@@ -225,7 +230,9 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_info(args: argparse.Namespace) -> None:
     """Counts and schema version."""
-    with _open(args.workspace) as ws:
+    from engine.scoring import workspace_golds
+
+    with open_workspace(args.workspace) as ws:
         counts = ws.counts()
         golds = workspace_golds(ws)
         status: dict[str, int] = {}
@@ -245,7 +252,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             "question_status": dict(sorted(status.items())),
         }
     if args.json:
-        _json(info)
+        print_json(info)
         return
     table = Table(title=literal(str(args.workspace)), title_justify="left", show_header=False)
     table.add_column("what")
@@ -259,36 +266,3 @@ def cmd_info(args: argparse.Namespace) -> None:
             v = ", ".join(v) or "-"
         table.add_row(k.replace("_", " "), literal(str(v)))
     out.print(table)
-
-
-def _run_app(path: Path, annotator: str | None, *, readonly: bool = False) -> None:
-    from tui.app import GoldpanApp
-
-    # a clear error (exit 2) before the screen is taken over; an upgrade happens here
-    with _open(str(path), readonly=readonly) as ws:
-        backup = ws.backup_path
-    GoldpanApp(path, annotator=_annotator(annotator), readonly=readonly, backup=backup).run()
-
-
-def cmd_open(args: argparse.Namespace) -> None:
-    """Open a workspace in the TUI."""
-    _run_app(Path(args.workspace), args.annotator, readonly=args.read_only)
-
-
-def cmd_demo(args: argparse.Namespace) -> None:
-    """Build the demo workspace if needed, then show its scores."""
-    from engine.demo import build_demo
-
-    path = Path(args.path)
-    if args.force or not path.exists():
-        with _progress(True) as progress:
-            build_demo(path, force=args.force, progress=progress).close()
-        err.print(literal(f"built the demo workspace at {path}"))
-    with _open(str(path)) as ws:
-        _pool(ws, None, DEFAULT_DEPTH, quiet=False)
-        if args.no_open:
-            board = score_workspace(ws)
-    if args.no_open:
-        out.print(score_table(board, metric_names(DEFAULT_KS), None))
-    else:
-        _run_app(path, args.annotator)
