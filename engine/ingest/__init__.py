@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.ingest.readers import (
+from engine.readers import (
     DOC_FORMATS,
     IngestError,
     QrelLine,

@@ -7,7 +7,7 @@ import pytest
 
 from engine.demo import build_demo, demo_data
 from engine.gold import Status
-from engine.ingest.readers import read_labels_csv, read_markdown_docs, read_questions
+from engine.readers import read_labels_csv, read_markdown_docs, read_questions
 from engine.scoring import score_workspace, workspace_golds
 
 

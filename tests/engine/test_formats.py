@@ -37,7 +37,7 @@ from engine.ingest import (
     import_questions,
     import_run,
 )
-from engine.ingest.readers import read_qrels, read_question_extras, read_trec_run
+from engine.readers import read_qrels, read_question_extras, read_trec_run
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import Scoreboard, metric_names, score_workspace, workspace_golds
 from engine.types import CachedRun, Doc, Label, Question

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from engine.ingest import import_beir, import_docs, import_labels, import_verdicts
-from engine.ingest.readers import (
+from engine.readers import (
     IngestError,
     read_docs,
     read_labels_csv,

@@ -1,7 +1,7 @@
 import pytest
 
 from engine.ingest import import_beir, import_qrels, import_squad
-from engine.ingest.readers import (
+from engine.readers import (
     IngestError,
     markdown_body,
     read_docs,

@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine.formats import write_labels_csv, write_trec_qrels
-from engine.ingest.readers import (
+from engine.metrics import evaluate, judge, mean, parse_metric, per_question
+from engine.readers import (
     IngestError,
     read_docs,
     read_labels_csv,
     read_qrels,
     read_questions,
 )
-from engine.metrics import evaluate, judge, mean, parse_metric, per_question
 from engine.types import Label
 
 SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])

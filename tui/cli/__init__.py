@@ -460,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _docs_options(s: argparse.ArgumentParser) -> None:
-    from engine.ingest.readers import DOC_FORMATS
+    from engine.readers import DOC_FORMATS
 
     s.add_argument("--format", choices=DOC_FORMATS, default="auto")
 
@@ -549,7 +549,7 @@ def _export_options(s: argparse.ArgumentParser) -> None:
 # while an error is handled, so starting a command imports none of those modules: an
 # exception whose module was never imported cannot have been raised.
 _BAD_INPUT = (
-    ("engine.ingest.readers", "IngestError"),
+    ("engine.readers", "IngestError"),
     ("engine.workspace", "WorkspaceError"),
     ("engine.retrieve.base", "RetrieverError"),
 )
