@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from engine.types import VERDICTS, Doc, Label, Question, Verdict
+from engine.types import GRADE_RANGE, GRADES, VERDICTS, Doc, Label, Question, Verdict
 
 # A document of tens of megabytes may sit in one CSV field; the csv module's default limit
 # (128 KiB) would call that malformed.
@@ -488,9 +488,11 @@ def _grade(raw: str, path: Path, line: int) -> int:
     except ValueError:
         value = math.nan
     if "_" in raw or not math.isfinite(value):  # float() takes 1_0, nan and inf
-        raise IngestError(path, line, f"grade {raw!r} is not a number; expected 0-3")
+        raise IngestError(path, line, f"grade {raw!r} is not a number; expected {GRADE_RANGE}")
     if value != int(value):
-        raise IngestError(path, line, f"grade {raw!r} is not a whole number; expected 0-3")
+        raise IngestError(
+            path, line, f"grade {raw!r} is not a whole number; expected {GRADE_RANGE}"
+        )
     return int(value)
 
 
@@ -538,8 +540,8 @@ def read_qrels(path: Path) -> list[QrelLine]:
         grade = _grade(raw, path, n)
         if grade == -1:
             continue
-        if not 0 <= grade <= 3:
-            raise IngestError(path, n, f"grade {grade} is out of range; expected 0-3")
+        if grade not in GRADES:
+            raise IngestError(path, n, f"grade {grade} is out of range; expected {GRADE_RANGE}")
         key = (qid, doc)
         if key in seen:
             raise IngestError(
@@ -668,8 +670,8 @@ def read_labels_csv(path: Path) -> list[tuple[Label, int]]:
     seen: dict[tuple[str, str, str], int] = {}
     for n, row in _csv_records(path, ",", ("question_id", "doc_id", "annotator", "grade")):
         grade = _grade(row["grade"], path, n)
-        if not 0 <= grade <= 3:
-            raise IngestError(path, n, f"grade {grade} is out of range; expected 0-3")
+        if grade not in GRADES:
+            raise IngestError(path, n, f"grade {grade} is out of range; expected {GRADE_RANGE}")
         key = (row["question_id"], row["doc_id"], row["annotator"])
         if not all(k.strip() for k in key):
             raise IngestError(path, n, "question_id, doc_id and annotator must not be empty")
@@ -807,7 +809,7 @@ class QuestionExtras:
     """Tags under ``metadata`` (goldpan's BEIR ``queries.jsonl``); None when absent."""
 
 
-_GOLD_SHAPE = "`doc:grade` entries (grade 0-3)"
+_GOLD_SHAPE = f"`doc:grade` entries (grade {GRADE_RANGE})"
 
 
 def _gold_entry(raw: str, path: Path, line: int) -> tuple[str, int]:
@@ -815,8 +817,10 @@ def _gold_entry(raw: str, path: Path, line: int) -> tuple[str, int]:
     if not sep or not doc.strip():
         raise IngestError(path, line, f"gold entry {raw!r}: expected {_GOLD_SHAPE}")
     value = _grade(grade, path, line)
-    if not 0 <= value <= 3:
-        raise IngestError(path, line, f"gold entry {raw!r}: grade {value} is out of range (0-3)")
+    if value not in GRADES:
+        raise IngestError(
+            path, line, f"gold entry {raw!r}: grade {value} is out of range ({GRADE_RANGE})"
+        )
     return doc.strip(), value
 
 
@@ -831,8 +835,8 @@ def _gold(value: Any, path: Path, line: int) -> tuple[tuple[str, int], ...]:
         pairs = [_gold_entry(tok, path, line) for tok in value]
     elif isinstance(value, Mapping):
         for doc, grade in value.items():
-            if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
-                raise IngestError(path, line, f"gold {doc!r}: grade {grade!r} is not 0-3")
+            if isinstance(grade, bool) or not isinstance(grade, int) or grade not in GRADES:
+                raise IngestError(path, line, f"gold {doc!r}: grade {grade!r} is not {GRADE_RANGE}")
             pairs.append((str(doc), grade))
     else:
         raise IngestError(

@@ -15,7 +15,7 @@ from engine.gold import Gold, resolve_one
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.scoring import workspace_golds
-from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
+from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
 
@@ -115,8 +115,8 @@ class LabelingSession:
 
     def set_grade(self, question_id: str, doc_id: str, grade: int) -> Gold:
         """Grade a document (0-3) for a question; committed when this returns."""
-        if not 0 <= grade <= 3:
-            raise WorkspaceError(f"grade {grade} is out of range; expected 0-3")
+        if grade not in GRADES:
+            raise WorkspaceError(f"grade {grade} is out of range; expected {GRADE_RANGE}")
         old = self.my_grades(question_id).get(doc_id)
         if old == grade:
             return self.gold(question_id)
