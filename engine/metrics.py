@@ -49,6 +49,18 @@ class Metric:
         return self.family if self.k is None else f"{self.family}@{self.k}"
 
 
+_LABELS = {"hit": "Hit", "mrr": "MRR", "recall": "R", "p": "P", "ndcg": "nDCG"}
+
+
+def metric_label(name: str) -> str:
+    """A metric's column header in the CLI's and the TUI's tables.
+
+    ``Hit@5``, ``MRR``, ``MRR@10``, ``R@10`` (recall), ``P@5``, ``nDCG@10``.
+    """
+    m = parse_metric(name)
+    return _LABELS[m.family] + ("" if m.k is None else f"@{m.k}")
+
+
 def parse_metric(name: str) -> Metric:
     """Parse ``hit@5``, ``mrr``, ``mrr@10``, ``recall@5``, ``p@5`` or ``ndcg@10``.
 

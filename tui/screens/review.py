@@ -22,7 +22,7 @@ from engine.analysis import (
     sweep,
 )
 from engine.compare import Comparison, FloatArray, compare, question_wins
-from engine.metrics import first_gold_rank
+from engine.metrics import first_gold_rank, metric_label
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
@@ -50,14 +50,7 @@ SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
 SWEEP_B = (0.4, 0.6, 0.75, 0.9)
 
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
-HEADERS = {
-    "hit@1": "Hit@1",
-    "hit@3": "Hit@3",
-    "hit@5": "Hit@5",
-    "mrr": "MRR",
-    "recall@5": "R@5",
-    "ndcg@10": "nDCG@10",
-}
+HEADERS = {m: metric_label(m) for m in REVIEW_METRICS}
 
 
 def rank_cell(rank: int) -> Text:
