@@ -417,7 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
         'questions-jsonl ({"id", "text", "tags", "gold": ["doc:grade"], "no_answer"}) or '
         "questions-csv (id,text,tags,gold,no_answer), read back by `import questions`; beir "
         "(a folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, read back by `import beir`); "
-        "ranx (a folder: qrels.json and run-NAME.json per retriever, {qid: {doc: score}}).",
+        "ranx (a folder: qrels.json, {qid: {doc: grade}}, and run-NAME.json, {qid: {doc: "
+        "score}}, per retriever).",
         options=_export_options,
     )
 

@@ -30,8 +30,15 @@ if TYPE_CHECKING:
     from engine.scoring import Scoreboard
 
 
-def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Table:
-    """The score table: one row per retriever, best value per column highlighted."""
+def score_table(
+    board: Scoreboard, names: Sequence[str], tag: str | None, asked: Sequence[str] = ()
+) -> Table:
+    """The score table: one row per retriever, best value per column highlighted.
+
+    Recall below @5 is left out (it is in ``--json``) unless it is among ``asked``.
+    """
+    from engine.metrics import metric_label
+
     title = "scores" + (f" (tag {tag})" if tag else "")
     c = board.counts
     caption = (
@@ -43,16 +50,11 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
     )
     widest = max((len(n) for n in board.retrievers), default=9)
     table.add_column("retriever", no_wrap=True, min_width=widest)
-    shown = [n for n in names if not n.startswith("recall@") or int(n.split("@")[1]) >= 5]
+    shown = [
+        n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
+    ]
     for n in shown:
-        table.add_column(
-            n.replace("hit", "Hit")
-            .replace("mrr", "MRR")
-            .replace("recall", "R")
-            .replace("ndcg", "nDCG"),
-            justify="right",
-            no_wrap=True,
-        )
+        table.add_column(metric_label(n), justify="right", no_wrap=True)
     table.add_column("ms/q", justify="right", no_wrap=True)
     table.add_column("p95 ms", justify="right", no_wrap=True)
     best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
@@ -74,12 +76,14 @@ def cmd_score(args: argparse.Namespace) -> None:
 
     ks = parse_ks(args.k)
     floors = parse_floors(args.fail_under or [])
+    asked = _metrics(args.metric or [])
     names = metric_names(ks)
+    names += [m for m in asked if m not in names]
     for _, metric, _ in floors:
         if metric not in names:
             raise UsageError(
                 f"--fail-under names {metric!r}; score reports {', '.join(names)} "
-                "(add its k to --k)"
+                "(add its k to --k, or the metric with --metric)"
             )
     with open_workspace(args.workspace) as ws:
         if not args.no_pool:
@@ -89,7 +93,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print_json(board.to_json())
     else:
-        out.print(score_table(board, names, args.tag))
+        out.print(score_table(board, names, args.tag, asked))
         missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         unpooled = {n: m for n, m in missing.items() if n not in imported}
         absent = {n: m for n, m in missing.items() if n in imported}
@@ -106,6 +110,21 @@ def cmd_score(args: argparse.Namespace) -> None:
                 failures.append(f"{name} {metric} {rs.means[metric]:.4f} < {floor:g}")
     if failures:
         raise GateFailed("below the floor: " + "; ".join(failures))
+
+
+def _metrics(raw: Sequence[str]) -> list[str]:
+    """``--metric`` values as canonical names (``success@5`` is ``hit@5``), each once."""
+    from engine.metrics import parse_metric
+
+    names: list[str] = []
+    for item in raw:
+        try:
+            name = parse_metric(item).name
+        except ValueError as exc:
+            raise UsageError(f"--metric: {exc}") from None
+        if name not in names:
+            names.append(name)
+    return names
 
 
 def cmd_compare(args: argparse.Namespace) -> None:

@@ -1,0 +1,161 @@
+"""The CLI as a package: `score --metric`, every subcommand's help and its README line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.demo import build_demo
+from engine.formats import EXPORT_FORMATS
+from engine.metrics import METRIC_FAMILIES
+from engine.retrieve.runner import refresh_runs
+from tests.conftest import ROOT, plain_qrels, plain_run
+from tui.cli import build_parser, main
+
+
+def run(capsys, *argv):
+    code = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    ws = build_demo(path, pool=False)
+    refresh_runs(ws, ["bm25-word"])
+    ws.close()
+    return path
+
+
+# -- score --metric -------------------------------------------------------------------------
+
+
+def test_score_metric_reports_p_at_k_as_pytrec_eval(demo, tmp_path, capsys):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels_path, run_path = tmp_path / "gold.qrels", tmp_path / "word.run"
+    assert run(capsys, "export", demo, "--format", "trec-qrels", "--out", qrels_path)[0] == 0
+    argv = ["export", demo, "--format", "trec-run", "--out", run_path, "--retriever", "bm25-word"]
+    assert run(capsys, *argv)[0] == 0
+    argv = ["score", demo, "--retriever", "bm25-word", "--no-pool", "--json"]
+    code, out, err = run(capsys, *argv, "--metric", "p@5", "--metric", "P@10", "--metric", "p@5")
+    assert code == 0, err
+    means = json.loads(out)["retrievers"]["bm25-word"]
+    assert "hit@1" in means and "ndcg@10" in means  # the default metrics stay
+    qrels = plain_qrels(qrels_path)
+    per_q = pytrec_eval.RelevanceEvaluator(qrels, {"P.5,10"}).evaluate(plain_run(run_path))
+    for metric, measure in (("p@5", "P_5"), ("p@10", "P_10")):
+        want = sum(per_q[q][measure] if q in per_q else 0.0 for q in qrels) / len(qrels)
+        assert means[metric] == pytest.approx(want, abs=1e-9, rel=0)
+    assert 0 < means["p@5"] < means["hit@5"]  # not a copy of another column
+
+
+def test_score_table_shows_asked_metrics_under_their_headers(demo, capsys):
+    argv = ["score", demo, "--retriever", "bm25-word", "--no-pool", "--quiet"]
+    code, out, err = run(capsys, *argv, "--metric", "p@3", "--metric", "recall@1")
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if "retriever" in line)
+    # asked: P@3 and R@1 (R@1 is otherwise left out of the table); defaults kept
+    for label in ("P@3", "R@1", "Hit@1", "MRR", "nDCG@10"):
+        assert f" {label} " in header, (label, header)
+    assert " R@3 " not in header
+
+
+def test_score_unknown_metric_is_bad_usage_naming_the_known_ones(tmp_path, capsys):
+    # checked before the workspace is opened: the missing file is not what is reported
+    code, out, err = run(capsys, "score", tmp_path / "absent.db", "--metric", "map@5")
+    assert code == 2 and out == ""
+    assert "--metric" in err and "'map@5'" in err
+    for family in METRIC_FAMILIES:
+        assert family in err
+
+
+def test_fail_under_gates_an_asked_metric(demo, capsys):
+    argv = ["score", demo, "--retriever", "bm25-word", "--no-pool", "--quiet"]
+    code, _, err = run(capsys, *argv, "--fail-under", "p@5=0.01")
+    assert code == 2 and "--metric" in err  # not reported unless asked
+    code, _, err = run(capsys, *argv, "--metric", "p@5", "--fail-under", "p@5=0.99")
+    assert code == 1 and "bm25-word p@5" in err
+    assert run(capsys, *argv, "--metric", "p@5", "--fail-under", "p@5=0.01")[0] == 0
+
+
+# -- every subcommand: its help and its README line -------------------------------------------
+
+
+def subcommands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """(command path, parser) of every subcommand, nested ones included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from subcommands(sub, (*path, name))
+
+
+def leaves() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    all_ = list(subcommands(build_parser()))
+    parents = {p[:-1] for p, _ in all_}
+    return [(p, s) for p, s in all_ if p not in parents]
+
+
+def test_the_parser_walk_finds_every_command():
+    names = {" ".join(p) for p, _ in leaves()}
+    assert {"new", "import docs", "import squad", "retriever add", "score", "open"} <= names
+    assert len(names) >= 25
+
+
+@pytest.mark.parametrize("path", [" ".join(p) for p, _ in leaves()])
+def test_every_subcommand_is_in_the_readme(path):
+    """sqlite-utils' test_docs habit: a command without a README line fails here."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    *parent, name = path.split()
+    if not parent:
+        assert f"`goldpan {name}" in readme, f"README.md has no `goldpan {name} ...`"
+        return
+    # a nested command: `goldpan import docs ...`, or `import verdicts` beside `goldpan import`
+    lines = [line for line in readme.splitlines() if f"goldpan {' '.join(parent)}" in line]
+    assert any(re.search(rf"\b{re.escape(name)}\b", line) for line in lines), (
+        f"README.md has no line for `goldpan {path}`"
+    )
+
+
+def test_every_subcommand_has_a_description():
+    for path, parser in leaves():
+        text = parser.format_help()
+        assert parser.description and len(parser.description) > 20, path
+        assert parser.description.split()[0] in text, path
+
+
+# What each command that reads or writes files must say of their shape in its --help.
+FORMATS = {
+    "import docs": ["Markdown", "front matter", '"_id" or "id"', '"title"', "id,title,text"],
+    "import questions": ['"text"', '"tags"', '"gold"', "doc:grade", "no_answer", "id,text"],
+    "import run": ["qid Q0 doc rank score tag", "#"],
+    "import qrels": ["qid iter doc grade", "query-id", "corpus-id", "score", "0-3"],
+    "import labels": ["question_id,doc_id,annotator,grade", "0-3"],
+    "import verdicts": ["question_id,annotator,verdict,note", "no_answer", "ambiguous"],
+    "import beir": ["corpus.jsonl", "queries.jsonl", "qrels/SPLIT.tsv"],
+    "import squad": ['"data"', '"paragraphs"', '"context"', '"qas"', '"question"'],
+    "retriever add": ['{"id", "text"}', "qid Q0 doc rank score tag"],
+    "export": ["qid Q0 doc rank score tag", "question_id,doc_id,annotator,grade", "qrels.json"],
+    "score": ['"scored"', '"ms_per_query"'],
+    "info": ['"schema_version"', '"question_status"'],
+}
+
+
+@pytest.mark.parametrize("path", sorted(FORMATS))
+def test_help_describes_the_file_format(path):
+    parser = dict(leaves())[tuple(path.split())]
+    # argparse rewraps the description: compare with the line breaks taken out
+    text = " ".join(parser.format_help().split())
+    for phrase in FORMATS[path]:
+        assert phrase in text, (path, phrase)
+    if path == "export":
+        for fmt in EXPORT_FORMATS:
+            assert fmt in text, fmt
