@@ -27,8 +27,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from engine.types import Adjudication, Label, Verdict
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
 
 
 class Status(StrEnum):
@@ -87,6 +91,11 @@ def resolve(
         qid: resolve_one(qid, by_q_labels.get(qid, {}), by_q_verdicts.get(qid, {}), adj.get(qid))
         for qid in question_ids
     }
+
+
+def workspace_golds(ws: Workspace) -> dict[str, Gold]:
+    """Resolved gold of every question of the workspace."""
+    return resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
 
 
 def resolve_one(

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.gold import Gold, Status, resolve
+from engine.gold import Gold, Status
+from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
 from engine.metrics import (
     FloatArray,
     IntArray,
@@ -81,11 +82,6 @@ class Scoreboard:
                 for name, rs in self.retrievers.items()
             },
         }
-
-
-def workspace_golds(ws: Workspace) -> dict[str, Gold]:
-    """Resolved gold of every question of the workspace."""
-    return resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
 
 
 def score_workspace(

@@ -103,9 +103,9 @@ def cmd_merge(args: argparse.Namespace) -> None:
 
 def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
+    from engine.gold import workspace_golds
     from engine.queue import coverage_at_k, judged_docs, judging_queue
     from engine.retrieve import DEFAULT_DEPTH
-    from engine.scoring import workspace_golds
 
     if args.k < 1:
         raise UsageError("--k must be at least 1")

@@ -230,7 +230,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_info(args: argparse.Namespace) -> None:
     """Counts and schema version."""
-    from engine.scoring import workspace_golds
+    from engine.gold import workspace_golds
 
     with open_workspace(args.workspace) as ws:
         counts = ws.counts()
