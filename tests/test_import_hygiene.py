@@ -1,7 +1,10 @@
-"""The engine never reaches the UI, and Kiwi loads only when a Kiwi tokenizer runs."""
+"""The engine never reaches the UI, Kiwi loads only when a Kiwi tokenizer runs, and a CLI
+command imports only what it uses."""
 
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -16,3 +19,43 @@ def test_engine_imports_no_ui_and_no_kiwi():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+# What a CLI command's process may not import: (argv after the workspace, forbidden modules).
+HEAVY = ("scipy", "kiwipiepy", "textual", "sqlite_utils", "pandas", "torch", "yaml")
+CLI_PATHS = {
+    "info": (["info", "{ws}"], (*HEAVY, "numpy")),
+    "label": (["label", "{ws}", "q01", "manual-r1", "2", "--annotator", "a"], (*HEAVY, "numpy")),
+    "verdict": (["verdict", "{ws}", "q01", "skip", "--annotator", "a"], (*HEAVY, "numpy")),
+    "help": (["--help"], (*HEAVY, "numpy", "engine.workspace")),
+}
+
+
+@pytest.fixture(scope="module")
+def demo_ws(tmp_path_factory):
+    from engine.demo import build_demo
+
+    path = tmp_path_factory.mktemp("hygiene") / "demo.db"
+    build_demo(path, pool=False).close()
+    return path
+
+
+@pytest.mark.parametrize("command", sorted(CLI_PATHS))
+def test_a_cli_command_imports_only_what_it_uses(command, demo_ws):
+    """`goldpan info` and `label` start fast: no numpy, scipy, Kiwi, Textual or sqlite-utils."""
+    argv, forbidden = CLI_PATHS[command]
+    argv = [a.format(ws=demo_ws) for a in argv]
+    code = (
+        "import sys\n"
+        "from tui.cli import main\n"
+        "try:\n"
+        f"    code = main({argv!r})\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        f"print('IMPORTED', [m for m in {forbidden!r} if m in sys.modules], code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == "IMPORTED [] 0", (last, result.stderr)
