@@ -159,3 +159,19 @@ def test_help_describes_the_file_format(path):
     if path == "export":
         for fmt in EXPORT_FORMATS:
             assert fmt in text, fmt
+
+
+def test_python_dash_m_tui_cli_runs_the_command():
+    import subprocess
+    import sys
+
+    from engine import __version__
+
+    result = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, f"goldpan {__version__}")
