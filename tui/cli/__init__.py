@@ -103,7 +103,7 @@ _QUESTIONS_FORMATS = (
     'PATH is JSONL, one question per line: {"_id" or "id", "text", "tags": [..] or "a,b", '
     '"gold": ["doc:grade", ..], "no_answer": true}; or CSV (TSV) with a header row '
     "id,text[,tags][,gold][,no_answer] (tags comma-separated, gold space-separated "
-    "doc:grade entries, grade 0-3). The gold becomes labels of --annotator, a true "
+    f"doc:grade entries, grade {GRADE_RANGE}). The gold becomes labels of --annotator, a true "
     "no_answer their no-answer verdict."
 )
 _RUN_FORMAT = (
@@ -114,7 +114,8 @@ _RUN_FORMAT = (
 )
 _QRELS_FORMAT = (
     "PATH is TREC qrels, `qid iter doc grade` per line, or a BEIR qrels TSV with the header "
-    "query-id, corpus-id, score. Grades are 0-3; grade -1 lines (TREC: pooled, unjudged) are "
+    f"query-id, corpus-id, score. Grades are {GRADE_RANGE}; grade -1 lines (TREC: pooled, "
+    "unjudged) are "
     "skipped."
 )
 _BEIR_FORMAT = (
@@ -190,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         "labels",
         help="CSV question_id,doc_id,annotator,grade",
         description="PATH is a CSV file with the header row question_id,doc_id,annotator,grade "
-        "(grade 0-3), as `goldpan export --format labels` writes it.",
+        f"(grade {GRADE_RANGE}), as `goldpan export --format labels` writes it.",
     )
     _in_ws(s, "PATH", "the CSV file")
     s = isub.add_parser(
