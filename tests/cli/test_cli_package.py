@@ -125,7 +125,11 @@ def test_every_subcommand_is_in_the_readme(path):
     )
 
 
-def test_every_subcommand_has_a_description():
+def test_every_command_has_a_description_and_no_stale_one_is_kept():
+    from tui.cli.help import ABOUT
+
+    paths = {" ".join(p) for p, _ in subcommands(build_parser())}
+    assert set(ABOUT) == paths | {""}
     for path, parser in leaves():
         text = parser.format_help()
         assert parser.description and len(parser.description) > 20, path

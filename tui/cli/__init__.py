@@ -23,6 +23,7 @@ from rich.text import Text
 from engine import __version__
 from engine.types import GRADE_RANGE, VERDICTS
 from tui.cli.commands.common import DEMO_PATH, GateFailed, UsageError, err
+from tui.cli.help import ABOUT
 from tui.literal import literal
 
 Command = Callable[[argparse.Namespace], None] | str
@@ -35,15 +36,18 @@ Options = Callable[[argparse.ArgumentParser], None]
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose options can be added on first use.
 
-    A subcommand whose options take their defaults or choices from the engine's heavier
-    modules (retriever kinds, metrics) adds them in an ``options`` function: they are
-    added when that subcommand parses or prints its help, so building the parser for
-    any other command imports none of those modules.
+    Its description (what ``--help`` prints above the options) is the command's entry in
+    :data:`tui.cli.help.ABOUT`. A subcommand whose options take their defaults or choices
+    from the engine's heavier modules (retriever kinds, metrics) adds them in an
+    ``options`` function: they are added when that subcommand parses or prints its help,
+    so building the parser for any other command imports none of those modules.
     """
 
     def __init__(self, *args: Any, options: Options | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._options = options
+        if self.description is None:
+            self.description = ABOUT[self.prog.removeprefix("goldpan").strip()]
 
     def _add_options(self) -> None:
         if self._options is not None:
@@ -74,13 +78,10 @@ def _command(
     *,
     workspace: bool = True,
     json_flag: bool = False,
-    description: str | None = None,
     options: Options | None = None,
 ) -> argparse.ArgumentParser:
     """A subcommand that takes the workspace first and, optionally, ``--json``."""
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=help_text, description=description or _sentence(help_text), options=options
-    )
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, options=options)
     if workspace:
         parser.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
     if json_flag:
@@ -89,143 +90,56 @@ def _command(
     return parser
 
 
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
-
-
-def _in_ws(parser: argparse.ArgumentParser, path_metavar: str, path_help: str) -> None:
-    """The WS and input-path positionals of an ``import`` subcommand."""
-    parser.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
-    parser.add_argument("path", metavar=path_metavar, help=path_help)
-
-
-# What the ``import`` subcommands read (the same words as the README's table).
-_DOCS_FORMATS = (
-    "PATH is one of: a folder of Markdown files (.md; optional YAML front matter with "
-    "`title`, `id` and any other keys, kept as fields); a JSONL file, one document per line "
-    '({"_id" or "id", "title", "text", other keys kept as fields}: the BEIR corpus shape); '
-    "a CSV (or TSV) file with a header row id,title,text[,other columns kept as fields]. "
-    "UTF-8; the format is told by the name (a folder, .jsonl/.json/.ndjson, .csv/.tsv, .md) "
-    "unless --format says it."
-)
-_QUESTIONS_FORMATS = (
-    'PATH is JSONL, one question per line: {"_id" or "id", "text", "tags": [..] or "a,b", '
-    '"gold": ["doc:grade", ..], "no_answer": true}; or CSV (TSV) with a header row '
-    "id,text[,tags][,gold][,no_answer] (tags comma-separated, gold space-separated "
-    f"doc:grade entries, grade {GRADE_RANGE}). The gold becomes labels of --annotator, a true "
-    "no_answer their no-answer verdict."
-)
-_RUN_FORMAT = (
-    "FILE is a TREC run: one ranked document per line, `qid Q0 doc rank score tag` "
-    "separated by spaces or tabs; `#` comment lines and blank lines are skipped. Each "
-    "question's ranking is the score descending, then the doc id descending, as trec_eval "
-    "does (the rank column is ignored); a document listed twice for a question is refused."
-)
-_QRELS_FORMAT = (
-    "PATH is TREC qrels, `qid iter doc grade` per line, or a BEIR qrels TSV with the header "
-    f"query-id, corpus-id, score. Grades are {GRADE_RANGE}; grade -1 lines (TREC: pooled, "
-    "unjudged) are "
-    "skipped."
-)
-_BEIR_FORMAT = (
-    'DIR is a BEIR dataset: corpus.jsonl ({"_id", "title", "text", "metadata"}), '
-    'queries.jsonl ({"_id", "text", "metadata"}; metadata may give "tags" and '
-    '"no_answer") and qrels/SPLIT.tsv (query-id, corpus-id, score).'
-)
-_SQUAD_FORMAT = (
-    'FILE is SQuAD 1.1 JSON (e.g. KorQuAD 1.0): {"data": [{"title", "paragraphs": '
-    '[{"context", "qas": [{"id", "question"}]}]}]}. Each article (--level article) or '
-    "paragraph (--level paragraph) becomes a document, and it is the gold (grade 1) of the "
-    "questions asked on it."
-)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    p = _Parser(
-        prog="goldpan",
-        description="Make retrieval test sets that are hard and honest, and score "
-        "retrievers on them. Exit codes: 0 done, 1 a --fail-under floor missed, 2 bad input.",
-    )
+    p = _Parser(prog="goldpan")
     p.add_argument("--version", action="version", version=f"goldpan {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = _command(
-        sub,
-        "new",
-        "create a workspace with the default BM25 retrievers",
-        "workspace:cmd_new",
-        description="Create the workspace file WS (SQLite; it must not exist yet) with one "
-        "BM25 retriever per tokenizer; `goldpan retriever list WS` shows them.",
+        sub, "new", "create a workspace with the default BM25 retrievers", "workspace:cmd_new"
     )
 
     imp = sub.add_parser(
-        "import",
-        help="import docs, questions, qrels, runs, labels, BEIR or SQuAD",
-        description="Import one file into a workspace, in one transaction: a bad line is "
-        "refused with its file and line number, and the workspace is left as it was.",
+        "import", help="import docs, questions, qrels, runs, labels, BEIR or SQuAD"
     )
     isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
     s = isub.add_parser(
-        "docs",
-        help="a Markdown folder, JSONL (BEIR corpus shape) or CSV",
-        description=_DOCS_FORMATS,
-        options=_docs_options,
+        "docs", help="a Markdown folder, JSONL (BEIR corpus shape) or CSV", options=_docs_options
     )
-    _in_ws(s, "PATH", "the folder or file")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
     s = isub.add_parser(
-        "questions",
-        help="JSONL or CSV: id, text, tags; optional gold (doc:grade ...), no_answer",
-        description=_QUESTIONS_FORMATS,
+        "questions", help="JSONL or CSV: id, text, tags; optional gold (doc:grade ...), no_answer"
     )
-    _in_ws(s, "PATH", "a .jsonl or .csv file")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
     s.add_argument("--annotator", default="import", help="whose labels the gold becomes")
-    s = isub.add_parser(
-        "run",
-        help="a TREC run file as an external retriever's rankings",
-        description=_RUN_FORMAT + " The run becomes an `external` retriever: questions it "
-        "lacks score as misses, and `goldpan pool` never runs it.",
-    )
-    _in_ws(s, "FILE", "the TREC run file")
+    s = isub.add_parser("run", help="a TREC run file as an external retriever's rankings")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="FILE")
     s.add_argument("--name", required=True, help="the retriever's name")
     s.add_argument("--replace", action="store_true", help="replace an imported run of that name")
-    s = isub.add_parser(
-        "qrels",
-        help="TREC qrels or a BEIR qrels TSV, as one annotator's labels",
-        description=_QRELS_FORMAT,
-    )
-    _in_ws(s, "PATH", "the qrels file")
-    s.add_argument("--annotator", default="import", help="whose labels they become")
-    s = isub.add_parser(
-        "labels",
-        help="CSV question_id,doc_id,annotator,grade",
-        description="PATH is a CSV file with the header row question_id,doc_id,annotator,grade "
-        f"(grade {GRADE_RANGE}), as `goldpan export --format labels` writes it.",
-    )
-    _in_ws(s, "PATH", "the CSV file")
-    s = isub.add_parser(
-        "verdicts",
-        help="CSV question_id,annotator,verdict,note",
-        description="PATH is a CSV file with the header row question_id,annotator,verdict,note "
-        f"(verdict: {', '.join(VERDICTS)}; note may be empty).",
-    )
-    _in_ws(s, "PATH", "the CSV file")
-    s = isub.add_parser(
-        "beir",
-        help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv",
-        description=_BEIR_FORMAT + " Queries without qrels stay unlabeled.",
-    )
-    _in_ws(s, "DIR", "the dataset folder")
-    s.add_argument("--split", default="test", help="which qrels/SPLIT.tsv (default test)")
-    s.add_argument("--annotator", default="import", help="whose labels the qrels become")
-    s = isub.add_parser(
-        "squad",
-        help="SQuAD 1.1 JSON (e.g. KorQuAD); source doc = gold",
-        description=_SQUAD_FORMAT,
-    )
-    _in_ws(s, "FILE", "the SQuAD JSON file")
+    s = isub.add_parser("qrels", help="TREC qrels or a BEIR qrels TSV, as one annotator's labels")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s.add_argument("--annotator", default="import")
+    s = isub.add_parser("labels", help="CSV question_id,doc_id,annotator,grade")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s = isub.add_parser("verdicts", help="CSV question_id,annotator,verdict,note")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="PATH")
+    s = isub.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="DIR")
+    s.add_argument("--split", default="test")
+    s.add_argument("--annotator", default="import")
+    s = isub.add_parser("squad", help="SQuAD 1.1 JSON (e.g. KorQuAD); source doc = gold")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="FILE")
     s.add_argument("--level", choices=("article", "paragraph"), default="article")
-    s.add_argument("--annotator", default="import", help="whose labels the gold becomes")
+    s.add_argument("--annotator", default="import")
     imp.set_defaults(func="workspace:cmd_import")
 
     s = _command(
@@ -233,44 +147,17 @@ def build_parser() -> argparse.ArgumentParser:
         "pool",
         "run retrievers over every question and cache rankings",
         "workspace:cmd_pool",
-        description="Run retrievers over every question and keep their rankings in WS; a "
-        "question runs again only when its inputs changed. The table shows, per retriever, "
-        "the pooled documents no other first-stage retriever found, and how many are gold.",
         options=_pool_options,
     )
 
-    r = sub.add_parser(
-        "retriever",
-        help="add, list or remove retrievers",
-        description="Add, list or remove the retrievers a workspace pools and scores.",
-    )
+    r = sub.add_parser("retriever", help="add, list or remove retrievers")
     rsub = r.add_subparsers(dest="action", required=True, metavar="ACTION")
-    s = rsub.add_parser(
-        "list",
-        help="the configured retrievers",
-        description="The configured retrievers: name, kind and parameters; --json prints "
-        '[{"name", "kind", "params"}].',
-    )
-    s.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
-    s.add_argument("--json", action="store_true", help="JSON on stdout, not a table")
-    s = rsub.add_parser(
-        "add",
-        help="add a retriever",
-        description="Kinds: bm25 (--tokenizer, --variant, --k1, --b); dense (--model); "
-        "rrf (--of A,B[,C] [--k 60] [--weights 1,1]); rerank (--of BASE --model [--top 50]); "
-        "idboost (--of BASE [--latest]); command (--command CMD [--timeout S]): CMD reads "
-        'the questions as JSON lines {"id", "text"} on stdin and prints a TREC run '
-        "(qid Q0 doc rank score tag) on stdout. "
-        "Imported run files are added by `goldpan import run`.",
-        options=_retriever_add_options,
-    )
-    s = rsub.add_parser(
-        "remove",
-        help="remove a retriever and its cached rankings",
-        description="Remove a retriever and its cached rankings (a retriever another one "
-        "reads cannot be removed first).",
-    )
-    s.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
+    s = rsub.add_parser("list", help="the configured retrievers")
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("--json", action="store_true")
+    s = rsub.add_parser("add", help="add a retriever", options=_retriever_add_options)
+    s = rsub.add_parser("remove", help="remove a retriever and its cached rankings")
+    s.add_argument("workspace", metavar="WS")
     s.add_argument("name", metavar="NAME")
     r.set_defaults(func="workspace:cmd_retriever")
 
@@ -280,10 +167,6 @@ def build_parser() -> argparse.ArgumentParser:
         "Hit@k, MRR, Recall@k, nDCG@10 per retriever",
         "scores:cmd_score",
         json_flag=True,
-        description="Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, "
-        'nDCG@10 (and any --metric) and ms/query. --json prints {"questions": {"scored", '
-        '"no_answer", "disputed", "unlabeled"}, "retrievers": {NAME: {METRIC: mean, '
-        '"ms_per_query", "ms_median", "ms_p95"}}}. Exit 1 when a --fail-under floor is missed.',
         options=_score_options,
     )
 
@@ -292,13 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
         "label",
         f"grade a document for a question ({GRADE_RANGE}), as the judge keys do",
         "team:cmd_label",
-        description=f"Grade a document for a question: {GRADE_RANGE} (0 not relevant, 3 the "
-        "perfect answer), as the judge screen's keys do; committed at once, safe while "
-        "others label the same workspace.",
     )
     s.add_argument("question", metavar="QID")
     s.add_argument("doc", metavar="DOC")
-    s.add_argument("grade", type=int, metavar="GRADE", help=f"{GRADE_RANGE}")
+    s.add_argument("grade", type=int, metavar="GRADE", help=GRADE_RANGE)
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
 
     s = _command(
@@ -312,15 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--note", default="")
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
 
-    s = sub.add_parser(
-        "merge",
-        help="merge separately labeled workspaces (same corpus)",
-        description="Bring workspaces labeled separately together: every IN must hold the "
-        "same corpus (the first differing document is named); questions are matched by id, "
-        "labels keep their annotators. Merging the same input twice changes nothing.",
-    )
+    s = sub.add_parser("merge", help="merge separately labeled workspaces (same corpus)")
     s.add_argument("out", metavar="OUT", help="the merged workspace (created when missing)")
-    s.add_argument("inputs", nargs="+", metavar="IN", help="workspace files")
+    s.add_argument("inputs", nargs="+", metavar="IN")
     s.set_defaults(func="team:cmd_merge")
 
     s = _command(
@@ -329,10 +203,6 @@ def build_parser() -> argparse.ArgumentParser:
         "inter-annotator agreement: kappa, alpha, verdicts",
         "team:cmd_agreement",
         json_flag=True,
-        description="Cohen's kappa on relevant-or-not per annotator pair, Krippendorff's "
-        f"alpha (ordinal, grades {GRADE_RANGE}) and agreement on answerable vs no answer. "
-        '--json prints {"pairs": [{"a", "b", "n", "kappa"}], "alpha_ordinal", "units", '
-        '"verdicts": [{"a", "b", "n", "agreement", "kappa"}]}.',
     )
 
     s = _command(
@@ -341,9 +211,6 @@ def build_parser() -> argparse.ArgumentParser:
         "what to judge next; coverage@k of each retriever",
         "team:cmd_queue",
         json_flag=True,
-        description="The judging queue (questions whose pooled top-k documents are least "
-        'judged first, then disputes) and coverage@k per retriever. --json prints {"k", '
-        '"coverage": {NAME: share}, "queue": [{"question", "status", "unjudged", "reason"}]}.',
     )
     s.add_argument("--k", type=int, default=10, help="pool depth per retriever (default 10)")
 
@@ -353,14 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
         "paired comparison of two retrievers (bootstrap, p-value)",
         "scores:cmd_compare",
         json_flag=True,
-        description="Per-question win / tie / loss of A against B, both means, the "
-        "difference with a paired bootstrap 95% interval and a paired randomization p-value.",
     )
     s.add_argument("a", metavar="A")
     s.add_argument("b", metavar="B")
-    s.add_argument(
-        "--metric", default="mrr", help="mrr, mrr@k, hit@k, recall@k, p@k or ndcg@k (default mrr)"
-    )
+    s.add_argument("--metric", default="mrr", help="mrr, mrr@k, hit@k, recall@k, p@k or ndcg@k")
     s.add_argument("--samples", type=int, default=10_000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--tag", help="only questions with this tag")
@@ -371,9 +234,6 @@ def build_parser() -> argparse.ArgumentParser:
         "questions whose gold is not at rank 1, and what won",
         "scores:cmd_failures",
         json_flag=True,
-        description="Each question whose gold is not at rank 1: the gold rank, the rank-1 "
-        'document and how it relates to the gold. --json prints [{"question", "gold", '
-        '"gold_rank", "top_doc", "relation"}].',
     )
     s.add_argument("--retriever", required=True, metavar="NAME")
     s.add_argument("--tag", help="only questions with this tag")
@@ -384,8 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
         "calibrate a top-1 score threshold for no-answer",
         "scores:cmd_noanswer",
         json_flag=True,
-        description="Top-1 scores of answerable vs no-answer questions: a table of thresholds "
-        "(answerable wrongly rejected, no-answer caught) and the best by balanced accuracy.",
     )
     s.add_argument("--retriever", required=True, metavar="NAME")
 
@@ -395,9 +253,6 @@ def build_parser() -> argparse.ArgumentParser:
         "a BM25 retriever's metric over a k1 x b grid",
         "scores:cmd_sweep",
         json_flag=True,
-        description="A BM25 retriever's metric over a k1 x b grid; the cell at its own "
-        'parameters equals `goldpan score`. --json prints {"retriever", "metric", '
-        '"grid": [{"k1", "b", "value"}], "note"}.',
     )
     s.add_argument("--retriever", required=True, metavar="NAME")
     s.add_argument("--k1", default="0.9,1.2,1.5,2.0", metavar="LIST")
@@ -411,9 +266,6 @@ def build_parser() -> argparse.ArgumentParser:
         "each question's overlap with titles and gold text",
         "scores:cmd_overlap",
         json_flag=True,
-        description="Each question's share of words in the nearest document title and in its "
-        'gold documents\' text (likely easy questions). --json prints [{"question", "title", '
-        '"gold", "high"}].',
     )
 
     s = _command(
@@ -421,35 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
         "export",
         "write TREC qrels/runs, labels, questions, a BEIR or ranx folder",
         "workspace:cmd_export",
-        description="Formats: trec-qrels (`qid 0 doc grade`: the resolved gold); trec-run "
-        "(`qid Q0 doc rank score tag`: cached rankings, tag = retriever); labels or "
-        "labels-csv (CSV question_id,doc_id,annotator,grade: every annotator's labels); "
-        'questions-jsonl ({"id", "text", "tags", "gold": ["doc:grade"], "no_answer"}) or '
-        "questions-csv (id,text,tags,gold,no_answer), read back by `import questions`; beir "
-        "(a folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, read back by `import beir`); "
-        "ranx (a folder: qrels.json, {qid: {doc: grade}}, and run-NAME.json, {qid: {doc: "
-        "score}}, per retriever).",
         options=_export_options,
     )
 
     s = _command(
-        sub,
-        "info",
-        "counts, annotators and schema version",
-        "workspace:cmd_info",
-        json_flag=True,
-        description="Counts of documents, questions, labels, verdicts, retrievers and cached "
-        "runs, the annotators, the question status and the schema version. --json prints "
-        '{"workspace", "schema_version", "goldpan_version", "docs", "questions", "labels", '
-        '"verdicts", "retrievers", "cached_runs", "annotators", "question_status"}.',
+        sub, "info", "counts, annotators and schema version", "workspace:cmd_info", json_flag=True
     )
 
-    s = sub.add_parser(
-        "demo",
-        help="build the demo workspace and open it",
-        description="Build the demo workspace from the bundled Korean corpus (once), pool "
-        "it, and open it in the terminal UI.",
-    )
+    s = sub.add_parser("demo", help="build the demo workspace and open it")
     s.add_argument("--path", default=str(DEMO_PATH))
     s.add_argument("--force", action="store_true", help="rebuild it")
     s.add_argument("--no-open", action="store_true", help="print the scores instead of opening")

@@ -1,1 +1,1 @@
-"""The `goldpan` subcommands, one module per area; the `tui.cli` package builds the parser."""
+"""The `goldpan` subcommands, one module per area; `tui.cli` builds the parser."""
