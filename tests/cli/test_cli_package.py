@@ -179,3 +179,19 @@ def test_python_dash_m_tui_cli_runs_the_command():
         check=False,
     )
     assert (result.returncode, result.stdout.strip()) == (0, f"goldpan {__version__}")
+
+
+def test_cli_modules_import_no_private_names_of_each_other():
+    """Helpers shared by commands are public (tui.cli.commands.common), never `_name`s."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "tui" / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tui."):
+                found += [
+                    f"{path.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
+    assert found == []
