@@ -27,6 +27,7 @@ CLI_PATHS = {
     "info": (["info", "{ws}"], (*HEAVY, "numpy")),
     "label": (["label", "{ws}", "q01", "manual-r1", "2", "--annotator", "a"], (*HEAVY, "numpy")),
     "verdict": (["verdict", "{ws}", "q01", "skip", "--annotator", "a"], (*HEAVY, "numpy")),
+    "retriever list": (["retriever", "list", "{ws}"], (*HEAVY, "numpy")),
     "help": (["--help"], (*HEAVY, "numpy", "engine.workspace")),
 }
 

@@ -130,8 +130,6 @@ def cmd_pool(args: argparse.Namespace) -> None:
 
 def cmd_retriever(args: argparse.Namespace) -> None:
     """Add, list or remove retrievers."""
-    from engine.retrieve import check_spec, dependents
-
     with open_workspace(args.workspace) as ws:
         if args.action == "list":
             specs = ws.retrievers()
@@ -147,11 +145,15 @@ def cmd_retriever(args: argparse.Namespace) -> None:
                 table.add_row(literal(s.name), literal(s.kind), literal(params))
             out.print(table)
         elif args.action == "add":
+            from engine.retrieve import check_spec
+
             spec = _spec_from_args(args)
             check_spec(spec, ws.retrievers())
             ws.add_retriever(spec)
             out.print(literal(f"added {spec.name}; run `goldpan pool` to rank the questions"))
         else:
+            from engine.retrieve import dependents
+
             readers = dependents(ws.retrievers(), args.name)
             if readers:
                 raise UsageError(
