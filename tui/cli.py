@@ -32,6 +32,7 @@ from tui.commands.scores import (
     cmd_score,
     cmd_sweep,
 )
+from tui.commands.serve import add_parser as add_serve_parser
 from tui.commands.team import (
     cmd_agreement,
     cmd_label,
@@ -302,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="review only: nothing can be changed (automatic when the file or its folder "
         "is not writable)",
     )
+    add_serve_parser(sub)
     return p
 
 
