@@ -66,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             annotator=args.annotator,
             readonly=not served.labels,
             served=served,
+            # `goldpan serve` ranked every question before serving: no index (nor Kiwi's
+            # 0.5 GB) per browser tab up front; a question written or edited in a tab
+            # builds what it needs when it is pooled.
+            warm_indexes=False,
         )
     except (WorkspaceError, ValueError) as exc:
         print(f"goldpan: error: {exc}", file=sys.stderr)
