@@ -128,6 +128,8 @@ class GoldpanApp(App[None]):
         the caller upgraded it just before. ``served`` is set when ``goldpan serve`` runs
         the app for one person in a browser: their role, and how work is handed out.
         """
+        if served is not None:  # open straight on their screen: no questions table to build
+            self.DEFAULT_MODE = "judge" if served.labels else "review"  # type: ignore[misc]
         super().__init__()
         self.workspace_path = workspace
         self.ws = Workspace.open(workspace, readonly=readonly)
@@ -181,7 +183,6 @@ class GoldpanApp(App[None]):
         if self.warm_on_start:
             self.warm_indexes()
         if self.served is not None:
-            self.switch_mode("review" if self.assigner is None else "judge")
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
 
     def on_unmount(self) -> None:

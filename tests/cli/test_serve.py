@@ -71,3 +71,16 @@ def test_a_missing_or_bad_links_file_is_reported(tiny_ws, config, capsys):
     assert main(["serve", str(tiny_ws), "--annotator", "ara"]) == 2
     assert "cannot read the links file" in capsys.readouterr().err
     assert main(["serve", str(tiny_ws / "nope.db"), "--annotator", "ara"]) == 2
+
+
+def test_a_port_in_use_is_refused_before_any_link_is_given(tiny_ws, config, capsys):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", str(tiny_ws), "--annotator", "ara", "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert "choose another --port" in captured.err and "token=" not in captured.out
+    assert not (config / "serve").exists()

@@ -120,6 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
                 )
             # the work handed out follows the judging queue, which reads cached rankings
             _pool(ws, None, DEFAULT_DEPTH, quiet=False)
+        _check_free(args.host, args.port)
         given = book.give(people, new_tokens=args.new_tokens)
         base = (args.public_url or f"http://{_url_host(args.host)}:{args.port}").rstrip("/")
         book.url = base
@@ -131,7 +132,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
             literal(
                 f"goldpan: warning: listening on {args.host}: anyone who can reach this "
                 "address can try links, and traffic (tokens and labels) is unencrypted "
-                "unless a TLS reverse proxy is in front (see the README)."
+                "unless a TLS reverse proxy is in front (see the README). If people reach "
+                "this machine by another name than the links show, give --public-url."
             ),
             style="yellow",
         )
@@ -152,12 +154,31 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise UsageError(f"cannot listen on {args.host}:{args.port} ({exc.strerror})") from None
 
 
+def _check_free(host: str, port: int) -> None:
+    """Refuse a port already in use before any link is printed."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise UsageError(f"--host {host}: {exc.strerror or exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port"
+            ) from None
+
+
 def _url_host(host: str) -> str:
     """The host part of a link: this machine's name when listening on every address."""
     if host in ("0.0.0.0", "::", ""):
         import socket
 
-        host = socket.getfqdn()
+        host = socket.gethostname()
     return f"[{host}]" if ":" in host else host
 
 

@@ -131,7 +131,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         table = self.query_one(DataTable)
         on = ("on",) if self.gp.served is not None else ()  # served: who is judging what now
         table.add_columns(
-            "id", "status", "gold", "title ov.", "gold ov.", "tags", "by", *on, "question"
+            "id", "status", *on, "gold", "title ov.", "gold ov.", "tags", "by", "question"
         )
         self.refresh_rows()
         self.measure_overlap()
@@ -244,11 +244,11 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
             table.add_row(
                 literal(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                *extra,
                 str(len(gold.gold)) if gold.gold else "-",
                 *self._overlap_cells(qid),
                 one_line(", ".join(session.live.tags[qid]), 24),
                 one_line(", ".join(gold.annotators), 14),
-                *extra,
                 one_line(texts.get(qid, ""), 70),
                 key=qid,
             )
