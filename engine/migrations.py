@@ -107,7 +107,21 @@ CREATE TABLE embeddings (
 );
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS]
+M003_LEASES = """
+-- `goldpan serve`: who is judging which question right now. A short lease, renewed while
+-- the question is open and released when the annotator moves on or leaves (an expired one
+-- is free again). One row per question, so two sessions can never hold the same question.
+-- holder is one app session (a random id): one person may have two tabs open.
+CREATE TABLE leases (
+    question_id TEXT PRIMARY KEY REFERENCES questions(id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    holder TEXT NOT NULL UNIQUE,
+    taken TEXT NOT NULL,
+    expires TEXT NOT NULL                       -- UTC ISO 8601, compared as text
+);
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS, M003_LEASES]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -23,7 +23,8 @@ import json
 import os
 import sqlite3
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,18 @@ BUSY_TIMEOUT_S = 30.0
 
 READ_ONLY_ASKED = "opened read-only on request"
 """The :attr:`Workspace.readonly_reason` of a workspace opened with ``readonly=True``."""
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """What a lease is chosen from, read under the write lock (see :meth:`Workspace.take_lease`)."""
+
+    held: dict[str, str]
+    """Question id -> the annotator of another session that holds it now."""
+    judges: dict[str, set[str]]
+    """Question id -> everyone with a label or a verdict on it."""
+    adjudicated: set[str]
+    """Questions with the final word already given."""
 
 
 class WorkspaceError(Exception):
@@ -884,6 +897,97 @@ class Workspace:
             "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
         )
         return [r[0] for r in rows]
+
+    # -- leases (`goldpan serve`) -------------------------------------------------------
+
+    def _drop_expired_leases(self, stamp: str) -> None:
+        self.conn.execute("DELETE FROM leases WHERE expires <= ?", (stamp,))
+
+    def take_lease(
+        self,
+        holder: str,
+        annotator: str,
+        seconds: float,
+        pick: Callable[[LeaseState], str | None],
+    ) -> str | None:
+        """Give up ``holder``'s lease and lease the question ``pick`` chooses; one transaction.
+
+        ``pick`` sees, under the write lock, the questions other sessions hold, who judged
+        each question and which are adjudicated, so two sessions choosing at once never get
+        the same question. Returns the question leased (None: ``pick`` found none).
+        """
+        with self.transaction():
+            stamp = now()
+            self._drop_expired_leases(stamp)
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+            held = dict(self.conn.execute("SELECT question_id, annotator FROM leases"))
+            judges: dict[str, set[str]] = {}
+            for qid, who in self.conn.execute(
+                "SELECT question_id, annotator FROM labels "
+                "UNION SELECT question_id, annotator FROM verdicts"
+            ):
+                judges.setdefault(qid, set()).add(who)
+            adjudicated = {r[0] for r in self.conn.execute("SELECT question_id FROM adjudications")}
+            chosen = pick(LeaseState(held, judges, adjudicated))
+            if chosen is not None:
+                self._insert_lease(chosen, annotator, holder, stamp, seconds)
+            return chosen
+
+    def hold_lease(self, question_id: str, annotator: str, holder: str, seconds: float) -> str:
+        """Lease one question for ``holder`` unless another session holds it.
+
+        Returns the annotator holding it afterwards: ``annotator`` when the lease is (or
+        already was) ``holder``'s, someone else's name when theirs is still running.
+        """
+        with self.transaction():
+            stamp = now()
+            self._drop_expired_leases(stamp)
+            row = self.conn.execute(
+                "SELECT annotator, holder FROM leases WHERE question_id = ?", (question_id,)
+            ).fetchone()
+            if row is not None and row[1] != holder:
+                return str(row[0])
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+            self._insert_lease(question_id, annotator, holder, stamp, seconds)
+            return annotator
+
+    def _insert_lease(
+        self, question_id: str, annotator: str, holder: str, stamp: str, seconds: float
+    ) -> None:
+        expires = (dt.datetime.fromisoformat(stamp) + dt.timedelta(seconds=seconds)).isoformat(
+            timespec="milliseconds"
+        )
+        self.conn.execute(
+            "INSERT INTO leases(question_id, annotator, holder, taken, expires) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (question_id, annotator, holder, stamp, expires),
+        )
+
+    def renew_lease(self, holder: str, seconds: float) -> str | None:
+        """Push back the expiry of ``holder``'s lease; returns its question (None: no lease)."""
+        expires = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)).isoformat(
+            timespec="milliseconds"
+        )
+        with self.transaction():
+            row = self.conn.execute(
+                "UPDATE leases SET expires = ? WHERE holder = ? AND expires > ? "
+                "RETURNING question_id",
+                (expires, holder, now()),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def release_lease(self, holder: str) -> None:
+        """Give up ``holder``'s lease (the annotator moved on or left)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+
+    def leases(self) -> dict[str, str]:
+        """Question id -> the annotator judging it now (leases not yet expired)."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator FROM leases WHERE expires > ? ORDER BY question_id",
+            (now(),),
+        )
+        return {r[0]: r[1] for r in rows}
 
 
 def _split_sql(script: str) -> list[str]:

@@ -10,7 +10,9 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widget import AwaitMount
 
+from engine.assign import Assigner
 from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
@@ -22,6 +24,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.served import Served
 
 
 class GoldpanApp(App[None]):
@@ -115,14 +118,18 @@ class GoldpanApp(App[None]):
         warm_indexes: bool = True,
         readonly: bool = False,
         backup: Path | None = None,
+        served: Served | None = None,
     ) -> None:
         """Open the workspace.
 
         Tests pin ``theme``, ``animations`` and ``blink`` here, not through env vars, and
         leave ``warm_indexes`` off. ``readonly`` opens the workspace for review only (it is
         also read-only when it cannot be written); ``backup`` names the copy written when
-        the caller upgraded it just before.
+        the caller upgraded it just before. ``served`` is set when ``goldpan serve`` runs
+        the app for one person in a browser: their role, and how work is handed out.
         """
+        if served is not None:  # open straight on their screen: no questions table to build
+            self.DEFAULT_MODE = "judge" if served.labels else "review"  # type: ignore[misc]
         super().__init__()
         self.workspace_path = workspace
         self.ws = Workspace.open(workspace, readonly=readonly)
@@ -149,6 +156,18 @@ class GoldpanApp(App[None]):
         """The order `[` and `]` walk (the questions screen's filtered list)."""
         self.current_question: str | None = ids[0] if ids else None
         """The question the judge screen shows."""
+        self.served = served
+        """How `goldpan serve` runs this session (None: a terminal)."""
+        self.assigner: Assigner | None = None
+        """Hands out questions under a lease when served to an annotator."""
+        if served is not None and served.labels and self.readonly_reason is None:
+            self.assigner = Assigner(
+                self.ws,
+                annotator,
+                per_question=served.per_question,
+                lease_seconds=served.lease_seconds,
+            )
+            self.current_question = self.assigner.next(self.session.live.rankings)
 
     def on_mount(self) -> None:
         """Paint first; build indexes (Kiwi included) in a worker afterwards."""
@@ -163,10 +182,62 @@ class GoldpanApp(App[None]):
             )
         if self.warm_on_start:
             self.warm_indexes()
+        if self.served is not None:
+            self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
 
     def on_unmount(self) -> None:
-        """Close the workspace connection."""
+        """Give up the lease (a browser tab closed), close the workspace connection."""
+        if self.assigner is not None:
+            self.assigner.release()
         self.ws.close()
+
+    # -- served (`goldpan serve`) --------------------------------------------------------
+
+    def next_question(self, current: str | None) -> str | None:
+        """The question to judge after ``current`` (`]`, or moving on after judging).
+
+        Served to an annotator: the most needed question nobody else is judging, leased
+        to this session (None when none is left for them). In a terminal: the next one in
+        :attr:`question_order` (the last one stays).
+        """
+        if self.assigner is not None:
+            return self.assigner.next(self.session.live.rankings)
+        order = self.question_order or self.session.live.question_ids
+        if not order or current is None:
+            return current
+        i = order.index(current) if current in order else -1
+        return order[min(i + 1, len(order) - 1)]
+
+    def opened_question(self, question_id: str) -> None:
+        """The judge screen shows a question: served, lease it, or say who has it."""
+        if self.assigner is None or self.assigner.current == question_id:
+            return
+        holder = self.assigner.hold(question_id)
+        if holder != self.assigner.annotator:
+            self.notify(
+                visible(f"{holder} is judging {question_id} right now."),
+                title="Taken",
+                severity="warning",
+                markup=False,
+            )
+
+    def keep_lease(self) -> None:
+        """Renew the open question's lease; take in other annotators' changes."""
+        if self.assigner is not None:
+            self.assigner.renew()
+        if self.session.reload_if_changed() and self.screen_stack:
+            self.screen.post_message(LabelSaved(""))
+
+    def switch_mode(self, mode: str) -> AwaitMount:
+        """Switch screens; served, adjudicating is only for the adjudicators."""
+        if mode == "adjudicate" and self.served is not None and not self.served.adjudicates:
+            self.notify(
+                "Adjudicating is for the adjudicators of this labeling session.",
+                title="Not yours",
+                severity="warning",
+            )
+            return AwaitMount(self.screen, [])
+        return super().switch_mode(mode)
 
     # -- actions -------------------------------------------------------------------------
 

@@ -295,6 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="review only: nothing can be changed (automatic when the file or its folder "
         "is not writable)",
     )
+
+    _command(
+        sub,
+        "serve",
+        "serve the app to a team's browsers: one private link per annotator",
+        "serve:cmd_serve",
+        options=_serve_options,
+    )
     return p
 
 
@@ -305,6 +313,12 @@ def _docs_options(s: argparse.ArgumentParser) -> None:
     from engine.readers import DOC_FORMATS
 
     s.add_argument("--format", choices=DOC_FORMATS, default="auto")
+
+
+def _serve_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.serve import add_options
+
+    add_options(s)
 
 
 def _pool_options(s: argparse.ArgumentParser) -> None:

@@ -168,4 +168,10 @@ ABOUT: dict[str, str] = {
         "open it in the terminal UI."
     ),
     "open": ("Open a workspace in the terminal UI."),
+    "serve": (
+        "Serve the labeling app over HTTP (textual-serve). Each person gets a link with a "
+        "private token; the token decides the name on their labels. Questions are handed "
+        "out so that nobody judges a question someone else has open. Links are kept "
+        "(outside the workspace) across restarts; `--links` prints them again."
+    ),
 }

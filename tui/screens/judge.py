@@ -161,6 +161,8 @@ moment you make it; `u` undoes your last change.
 
     def watch_question_id(self) -> None:
         """Load the question."""
+        if self.question_id is not None:
+            self.gp.opened_question(self.question_id)
         self.show_question()
 
     # -- drawing -------------------------------------------------------------------------
@@ -388,8 +390,13 @@ moment you make it; `u` undoes your last change.
         self.question_id = order[j]
 
     def action_next(self) -> None:
-        """Next question."""
-        self._step(1)
+        """Next question (the app decides which: see GoldpanApp.next_question)."""
+        nxt = self.gp.next_question(self.question_id)
+        if nxt is None:
+            self.notify("No question is left for you right now.", title="Done")
+            return
+        self.gp.current_question = nxt
+        self.question_id = nxt
 
     def action_previous(self) -> None:
         """Previous question."""

@@ -129,7 +129,10 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.overlap: dict[str, tuple[float, float | None]] = {}
         """Question id -> (share of its words in the nearest title, in its gold text)."""
         table = self.query_one(DataTable)
-        table.add_columns("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
+        on = ("on",) if self.gp.served is not None else ()  # served: who is judging what now
+        table.add_columns(
+            "id", "status", *on, "gold", "title ov.", "gold ov.", "tags", "by", "question"
+        )
         self.refresh_rows()
         self.measure_overlap()
 
@@ -233,11 +236,15 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
         golds = self.golds()
+        served = self.gp.served is not None
+        on = session.ws.leases() if served else {}
         for qid in self.visible_ids(golds):
             gold = golds[qid]
+            extra = (Text(visible(on.get(qid, "")), style="bold yellow"),) if served else ()
             table.add_row(
                 literal(qid),
                 Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                *extra,
                 str(len(gold.gold)) if gold.gold else "-",
                 *self._overlap_cells(qid),
                 one_line(", ".join(session.live.tags[qid]), 24),

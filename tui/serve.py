@@ -1,0 +1,358 @@
+"""``goldpan serve``: the app in a browser for a team, one link (one token) per person.
+
+Built on Textual's ``textual-serve``: the browser page runs xterm.js, and every websocket
+connection starts its own app process (:mod:`tui.served`). This server adds who may
+connect: each person's link carries a random token; without a valid one the page is an
+HTTP 403 and nothing is started. The token decides the name on every label: the app
+process gets the name and role, never the token.
+
+Tokens live outside the workspace (a workspace travels between colleagues), in a file
+only the user can read: ``$GOLDPAN_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/goldpan``,
+else ``~/.config/goldpan``), ``serve/<workspace id>.json``, so that a restarted server and
+``goldpan serve --links`` keep the same links. The access log is off: a request line
+would hold a token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import shlex
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tui.served import ROLES, Served
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+log = logging.getLogger("goldpan.serve")
+
+
+class ServeError(Exception):
+    """Serving cannot start as asked (a bad name, an unreadable token file); exit code 2."""
+
+
+# -- tokens ------------------------------------------------------------------------------
+
+
+def config_dir() -> Path:
+    """Goldpan's per-user configuration folder (not created here)."""
+    if os.environ.get("GOLDPAN_CONFIG_DIR"):
+        return Path(os.environ["GOLDPAN_CONFIG_DIR"])
+    if os.environ.get("XDG_CONFIG_HOME"):
+        return Path(os.environ["XDG_CONFIG_HOME"]) / "goldpan"
+    return Path.home() / ".config" / "goldpan"
+
+
+def workspace_id(workspace: Path) -> str:
+    """A stable id for a workspace file on this machine (its resolved path, hashed)."""
+    return hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone with a link: their name on labels, their role and their token."""
+
+    name: str
+    role: str
+    token: str
+
+
+def check_name(name: str) -> str:
+    """A person's name as given on the command line, or :class:`ServeError`."""
+    if not name.strip() or name != name.strip():
+        raise ServeError(f"name {name!r}: use a name without leading or trailing spaces")
+    if any(not ch.isprintable() for ch in name) or len(name) > 64:
+        raise ServeError(f"name {name!r}: use up to 64 printable characters")
+    return name
+
+
+class TokenBook:
+    """The links of one workspace: name -> role and token, kept in a 0600 file."""
+
+    def __init__(self, workspace: Path) -> None:
+        """The book of ``workspace`` (read from its file when there is one)."""
+        self.workspace = workspace
+        self.path = config_dir() / "serve" / f"{workspace_id(workspace)}.json"
+        self.people: dict[str, Person] = {}
+        self.serving: list[str] = []
+        """The names the last ``goldpan serve`` gave links to, in order."""
+        self.url = ""
+        """The base address the last ``goldpan serve`` printed links for."""
+        if self.path.exists():
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            for name, entry in data["people"].items():
+                if entry["role"] not in ROLES or not isinstance(entry["token"], str):
+                    raise ValueError(f"bad entry for {name!r}")
+                self.people[name] = Person(name, entry["role"], entry["token"])
+            self.serving = [n for n in data.get("serving", []) if n in self.people]
+            self.url = str(data.get("url", ""))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ServeError(
+                f"{self.path}: cannot read the links file ({exc}); remove it to issue new links"
+            ) from None
+
+    def give(self, people: list[tuple[str, str]], *, new_tokens: bool = False) -> list[Person]:
+        """Links for these (name, role) pairs: a known name keeps its token unless asked."""
+        out = []
+        for name, role in people:
+            old = self.people.get(name)
+            token = secrets.token_urlsafe(24) if old is None or new_tokens else old.token
+            self.people[name] = Person(name, role, token)
+            out.append(self.people[name])
+        self.serving = [p.name for p in out]
+        return out
+
+    def save(self) -> None:
+        """Write the file atomically, readable by the user only."""
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data = {
+            "workspace": str(self.workspace.resolve()),
+            "url": self.url,
+            "serving": self.serving,
+            "people": {p.name: {"role": p.role, "token": p.token} for p in self.people.values()},
+        }
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.path)
+
+    def active(self) -> list[Person]:
+        """The people of the last serve, in order."""
+        return [self.people[n] for n in self.serving]
+
+
+def link(base_url: str, person: Person) -> str:
+    """The address a person opens."""
+    return f"{base_url.rstrip('/')}/?token={person.token}"
+
+
+# -- the server --------------------------------------------------------------------------
+
+FORBIDDEN_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>goldpan: no access</title></head>
+<body style="font-family: sans-serif; margin: 3em">
+<h1>403: no access</h1>
+<p>This labeling session needs your personal link (it ends in <code>?token=…</code>).
+Ask whoever runs <code>goldpan serve</code> to send it to you again.</p>
+</body></html>
+"""
+
+
+def _server_class() -> type[Any]:
+    """The server class (textual-serve and aiohttp are imported only when serving)."""
+    import aiohttp_jinja2
+    import jinja2
+    from aiohttp import web
+    from textual_serve.app_service import AppService
+    from textual_serve.server import Server
+
+    template_dir = Path(Server.__init__.__code__.co_filename).parent / "templates"
+
+    class GoldpanServer(Server):
+        """textual-serve with a token per person and one app command per connection."""
+
+        def __init__(
+            self,
+            workspace: Path,
+            people: list[Person],
+            *,
+            host: str,
+            port: int,
+            served: Served,
+            public_url: str | None = None,
+        ) -> None:
+            super().__init__(
+                "goldpan", host=host, port=port, title="goldpan", public_url=public_url
+            )
+            self.workspace = workspace
+            self.by_token = {p.token: p for p in people}
+            self.served = served
+            self.spawned = 0
+            """App processes started since the server started (the tests read it)."""
+            self.open_sessions: dict[str, str] = {}
+            """App service id -> the person's name, while connected."""
+
+        def person(self, token: str | None) -> Person | None:
+            """Whose token this is (compared in constant time), or None."""
+            if not token:
+                return None
+            found = None
+            for known, who in self.by_token.items():
+                if secrets.compare_digest(known.encode(), token.encode()):
+                    found = who
+            return found
+
+        def app_command(self, person: Person) -> str:
+            """The app command for one connection: the name and role, never the token."""
+            return shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "tui.served",
+                    str(self.workspace),
+                    "--annotator",
+                    person.name,
+                    "--role",
+                    person.role,
+                    "--per-question",
+                    str(self.served.per_question),
+                    "--lease-seconds",
+                    str(self.served.lease_seconds),
+                ]
+            )
+
+        def initialize_logging(self) -> None:
+            """Plain lines on the console (no request URLs, no tracebacks with locals)."""
+            logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+        async def _make_app(self) -> web.Application:
+            app = web.Application()
+            # The page as textual-serve ships it, less the web font fetched from Google
+            # (annotators' browsers need not reach a third party; the font is in /static).
+            page = (template_dir / "app_index.html").read_text(encoding="utf-8")
+            page = re.sub(r"<link[^>]*fonts\.googleapis\.com[^>]*>", "", page)
+            aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({"app_index.html": page}))
+            app.add_routes(
+                [
+                    web.get("/", self.handle_index, name="index"),
+                    web.get("/ws/{token}", self.handle_websocket, name="websocket"),
+                    web.get("/download/{key}", self.handle_download, name="download"),
+                    web.static("/static", self.statics_path, name="static"),
+                ]
+            )
+            app.on_startup.append(self.on_startup)
+            return app
+
+        async def on_startup(self, app: web.Application) -> None:
+            log.info("goldpan: serving %s on %s (ctrl+c stops)", self.workspace, self.public_url)
+
+        def forbidden(self) -> web.Response:
+            return web.Response(status=403, text=FORBIDDEN_PAGE, content_type="text/html")
+
+        async def handle_index(self, request: web.Request) -> web.StreamResponse:
+            """The page for a valid token; 403 otherwise."""
+            person = self.person(request.query.get("token"))
+            if person is None:
+                return self.forbidden()
+            font_size = request.query.get("fontsize", "16")
+            ws_url = f"{self.public_url}/ws/{person.token}"
+            scheme = "wss:" if self.public_url.startswith("https") else "ws:"
+            context = {
+                "font_size": int(font_size) if font_size.isdigit() else 16,
+                "app_websocket_url": scheme + ws_url.split(":", 1)[1],
+                "config": {"static": {"url": f"{self.public_url}/static/"}},
+                "application": {"name": f"goldpan · {person.name}"},
+            }
+            response = aiohttp_jinja2.render_template("app_index.html", request, context)
+            response.headers["Cache-Control"] = "no-store"
+            response.headers["Referrer-Policy"] = "no-referrer"
+            return response
+
+        async def handle_websocket(  # type: ignore[override]
+            self, request: web.Request
+        ) -> web.StreamResponse:
+            """Start one app process for a valid token; 403 (nothing started) otherwise."""
+            person = self.person(request.match_info.get("token"))
+            if person is None:
+                return self.forbidden()
+            websocket = web.WebSocketResponse(heartbeat=15)
+            width = _int(request.query.get("width"), 80)
+            height = _int(request.query.get("height"), 24)
+            service: AppService | None = None
+            try:
+                await websocket.prepare(request)
+                service = AppService(
+                    self.app_command(person),
+                    write_bytes=websocket.send_bytes,
+                    write_str=websocket.send_str,
+                    close=_closer(websocket),
+                    download_manager=self.download_manager,
+                    debug=False,
+                )
+                self.spawned += 1
+                self.open_sessions[service.app_service_id] = person.name
+                log.info("goldpan: %s connected (%s)", person.name, person.role)
+                await service.start(width, height)
+                await self._process_messages(websocket, service)
+            except Exception as exc:  # one session failing never stops the others
+                log.error("goldpan: %s's session failed: %s", person.name, exc)
+            finally:
+                if service is not None:
+                    with contextlib.suppress(Exception):
+                        await service.stop()
+                    self.open_sessions.pop(service.app_service_id, None)
+                    log.info("goldpan: %s left", person.name)
+            return websocket
+
+    return GoldpanServer
+
+
+def _closer(websocket: Any) -> Callable[[], Awaitable[None]]:
+    async def close() -> None:
+        await websocket.close()
+
+    return close
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return default
+
+
+def make_server(
+    workspace: Path,
+    people: list[Person],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    served: Served | None = None,
+    public_url: str | None = None,
+) -> Any:
+    """A server for these people over one workspace (``.serve()`` runs it)."""
+    cls = _server_class()
+    return cls(
+        workspace, people, host=host, port=port, served=served or Served(), public_url=public_url
+    )
+
+
+def run(server: Any) -> None:
+    """Serve until ctrl+c or SIGTERM (every open app is told to quit first)."""
+    import asyncio
+    import signal
+
+    from aiohttp import web
+
+    server.initialize_logging()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, server.request_exit)
+    web.run_app(
+        server._make_app(),
+        host=server.host,
+        port=server.port,
+        handle_signals=False,
+        loop=loop,
+        access_log=None,  # a request line holds the token
+        print=lambda *_: None,
+    )

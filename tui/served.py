@@ -1,0 +1,82 @@
+"""One browser session of ``goldpan serve``: the app as the server starts it for one person.
+
+The server (:mod:`tui.serve`) checks the person's token and starts
+``python -m tui.served WS --annotator NAME --role ROLE ...`` for that connection, with
+Textual's web driver. The token never reaches this process: its command line (which
+``ps`` shows) carries only the name the token stands for, and the role.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
+
+ROLES = ("annotator", "adjudicator", "viewer")
+"""What a link lets its holder do: label; label and adjudicate; only look (read-only)."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """How ``goldpan serve`` runs this app session."""
+
+    role: str = "annotator"
+    """One of :data:`ROLES`."""
+    per_question: int = DEFAULT_PER_QUESTION
+    """How many annotators judge each question (work is handed out accordingly)."""
+    lease_seconds: float = LEASE_SECONDS
+    """How long a question stays this session's without renewal."""
+
+    @property
+    def labels(self) -> bool:
+        """Whether this person labels (a viewer only looks)."""
+        return self.role != "viewer"
+
+    @property
+    def adjudicates(self) -> bool:
+        """Whether this person may settle disputed questions."""
+        return self.role == "adjudicator"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The child command line (internal: `goldpan serve` writes it)."""
+    p = argparse.ArgumentParser(prog="python -m tui.served")
+    p.add_argument("workspace", metavar="WS")
+    p.add_argument("--annotator", required=True)
+    p.add_argument("--role", choices=ROLES, default="annotator")
+    p.add_argument("--per-question", type=int, default=DEFAULT_PER_QUESTION)
+    p.add_argument("--lease-seconds", type=float, default=LEASE_SECONDS)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the app for one browser connection; returns the exit code."""
+    from engine.workspace import WorkspaceError
+    from tui.app import GoldpanApp
+
+    args = build_parser().parse_args(argv)
+    served = Served(args.role, args.per_question, args.lease_seconds)
+    try:
+        app = GoldpanApp(
+            Path(args.workspace),
+            annotator=args.annotator,
+            readonly=not served.labels,
+            served=served,
+            # `goldpan serve` ranked every question before serving: no index (nor Kiwi's
+            # 0.5 GB) per browser tab up front; a question written or edited in a tab
+            # builds what it needs when it is pooled.
+            warm_indexes=False,
+        )
+    except (WorkspaceError, ValueError) as exc:
+        print(f"goldpan: error: {exc}", file=sys.stderr)
+        return 2
+    app.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
