@@ -32,6 +32,7 @@ from tui.commands.scores import (
     cmd_score,
     cmd_sweep,
 )
+from tui.commands.snapshots import add_parsers as add_regression_parsers
 from tui.commands.team import (
     cmd_agreement,
     cmd_label,
@@ -188,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_regression_parsers(sub, s, isub)  # snapshot, power, import querylog, score --against
 
     s = _command(
         sub, "label", "grade a document for a question (0-3), as the judge keys do", cmd_label

@@ -64,7 +64,14 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    """Score every retriever; optionally gate on floors."""
+    """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
+    if getattr(args, "against", None):
+        from tui.commands.snapshots import cmd_score_against
+
+        cmd_score_against(args)
+        return
+    if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
+        raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
     ks = _parse_ks(args.k)
     floors = _parse_floors(args.fail_under or [])
     names = metric_names(ks)
