@@ -84,6 +84,13 @@ def take_snapshot(
     return out
 
 
+def check_name(name: str) -> str:
+    """``name`` when usable as a snapshot name: printable, no spaces."""
+    if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
+        raise SnapshotError(f"snapshot name {name!r}: use printable text without spaces")
+    return name
+
+
 def save_snapshot(
     ws: Workspace,
     name: str,
@@ -92,9 +99,7 @@ def save_snapshot(
     retrievers: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Take a snapshot and store it in the workspace under ``name``."""
-    name = name.strip()
-    if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
-        raise SnapshotError(f"snapshot name {name!r}: use printable text without spaces")
+    name = check_name(name)
     data = take_snapshot(ws, name, retrievers=retrievers)
     ws.save_snapshot(name, data["created"], data, replace=replace)
     return data

@@ -17,6 +17,7 @@ from engine.retrieve import DEFAULT_DEPTH
 from engine.snapshots import (
     SnapshotDiff,
     SnapshotError,
+    check_name,
     diff_against,
     resolve_snapshot,
     save_snapshot,
@@ -143,6 +144,11 @@ def cmd_snapshot(args: argparse.Namespace) -> None:
     with _open(path) as ws:
         if action == "save":
             assert name is not None
+            check_name(name)
+            if ws.snapshot(name) is not None and not args.replace:
+                raise SnapshotError(
+                    f"a snapshot named {name!r} already exists (remove it, or use --replace)"
+                )
             if not args.no_pool:
                 _pool(ws, args.retriever, DEFAULT_DEPTH, quiet=True)
             data = save_snapshot(ws, name, replace=args.replace, retrievers=args.retriever)
