@@ -493,3 +493,21 @@ def import_querylog(
             + (f", sampled {sample} (seed {seed})" if sample is not None else ", stored"),
         )
     return report
+
+
+def question_from_log(
+    ws: Workspace, row: dict[str, Any], text: str, tags: Sequence[str], author: str
+) -> tuple[Question, str]:
+    """Make a logged query a question, as it is (``kept``) or rewritten (``rewritten``).
+
+    A rewritten query is added with the log's text first and then edited, so the
+    question's history keeps what the user typed. One transaction with the decision.
+    """
+    with ws.transaction():
+        q = ws.add_question(row["text"], tags, author, written_blind=True)
+        status = "kept"
+        if text.strip() != row["text"].strip():
+            q = ws.edit_question(q.id, text, None, author)
+            status = "rewritten"
+        ws.decide_log_query(int(row["id"]), status, author, q.id)
+    return q, status
