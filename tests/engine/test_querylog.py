@@ -285,3 +285,27 @@ def test_grouping_many_queries_is_fast() -> None:
     took = time.perf_counter() - start
     assert g.queries == 20_000
     assert took < 10, took  # all pairs would be 200 million comparisons
+
+
+def test_question_from_log_kept_or_rewritten(tiny_ws: Path, tmp_path: Path) -> None:
+    from engine.querylog import question_from_log
+
+    log = tmp_path / "log.txt"
+    log.write_text("dose limit\nphantom schedule\n")
+    ws = Workspace.open(tiny_ws)
+    try:
+        import_querylog(ws, log)
+        first = ws.next_log_query()
+        assert first is not None
+        q, status = question_from_log(ws, first, "dose limit", ["from-log", "head"], "mina")
+        assert status == "kept" and q.text == "dose limit" and ws.question_history(q.id) == []
+        second = ws.next_log_query()
+        assert second is not None and second["text"] == "phantom schedule"
+        q2, status2 = question_from_log(ws, second, "how often is the phantom checked", [], "mina")
+        assert status2 == "rewritten"
+        assert [h[2] for h in ws.question_history(q2.id)] == ["phantom schedule"]
+        assert ws.next_log_query() is None
+        assert {r["status"] for r in ws.querylog()} == {"kept", "rewritten"}
+        assert ws.question(q.id) is not None and ws.question(q.id).written_blind  # type: ignore[union-attr]
+    finally:
+        ws.close()
