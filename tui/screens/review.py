@@ -160,6 +160,7 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
     since: reactive[int] = reactive(0)
     """Index of the snapshot compared with, newest first (past the last: none)."""
     _baseline_cache: Baseline | None = None
+    _snapshot_count = 0
 
     @dataclass
     class Compared(Message):
@@ -228,6 +229,12 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         """Compare with another snapshot."""
         self.refresh_scores()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer `s` only when the workspace has a snapshot to compare with."""
+        if action == "next_since":
+            return self._snapshot_count > 0
+        return True
+
     def action_next_since(self) -> None:
         """Next snapshot (newest first), then none."""
         self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session.ws)) + 1)
@@ -242,6 +249,9 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         elif cached is None or cached.name != name:
             cached = Baseline.load(self.gp.session.ws, name)
         self._baseline_cache = cached
+        if len(choices) != self._snapshot_count:
+            self._snapshot_count = len(choices)
+            self.refresh_bindings()
         return cached, len(choices)
 
     def watch_panel(self) -> None:

@@ -104,6 +104,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         """Focus the editor; index the titles (never displayed) in a worker."""
         self._titles: TitleOverlap | None = None
         self._log_row: dict[str, object] | None = None  # the logged query being written
+        self._log_waiting = self.gp.session.ws.next_log_query() is not None
         self._titles_lock = threading.Lock()  # one build, even when a keystroke cancels it
         for field in self.query(Input):
             field.cursor_blink = self.gp.blink
@@ -173,7 +174,6 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             session = self.gp.session
             q, status = question_from_log(session.ws, self._log_row, text, tags, session.annotator)
             session.reload()
-            self._log_row = None
             self.action_clear()
             self.notify(f"Saved {q.id} from the log ({status}); pooling it now.", markup=False)
             self.gp.judge(q.id, session.live.question_ids)
@@ -182,6 +182,23 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         self.action_clear()
         self.notify(f"Saved {q.id}; pooling it now.", markup=False)
         self.gp.judge(q.id, self.gp.session.live.question_ids)
+
+    def on_screen_resume(self) -> None:
+        """A log may have been imported meanwhile: offer ctrl+n only when one waits."""
+        self._set_log(self._log_row)
+
+    def _set_log(self, row: dict[str, object] | None) -> None:
+        self._log_row = row
+        self._log_waiting = self.gp.session.ws.next_log_query() is not None
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer the log's keys only when a query from the log waits or is in the editor."""
+        if action == "next_from_log":
+            return getattr(self, "_log_waiting", False)
+        if action == "discard_log":
+            return getattr(self, "_log_row", None) is not None
+        return True
 
     def action_next_from_log(self) -> None:
         """Put the most frequent undecided query of the log in the editor."""
@@ -194,7 +211,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
                 severity="warning",
             )
             return
-        self._log_row = row
+        self._set_log(row)
         self.query_one("#write-text", Input).value = str(row["text"])
         self.query_one("#write-tags", Input).value = f"{FROM_LOG_TAG}, {row['band']}"
         self.query_one("#write-text", Input).focus()
@@ -213,13 +230,12 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             return
         session = self.gp.session
         session.ws.decide_log_query(int(str(self._log_row["id"])), "discarded", session.annotator)
-        self._log_row = None
         self.action_clear()
         self.action_next_from_log()
 
     def action_clear(self) -> None:
         """Empty the form."""
-        self._log_row = None
+        self._set_log(None)
         self.query_one("#write-text", Input).value = ""
         self.query_one("#write-tags", Input).value = ""
         self.query_one("#write-text", Input).focus()
