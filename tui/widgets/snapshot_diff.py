@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.snapshots import snapshot_means, snapshot_ranks
+from engine.snapshots import SnapshotError, check_snapshot, snapshot_means, snapshot_ranks
 from engine.workspace import Workspace
 
 WORSE = "on #5f1f1f"
@@ -32,8 +32,12 @@ class Baseline:
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
         """The snapshot ``name`` of the workspace (None when it is gone)."""
-        data = ws.snapshot(name)
-        if data is None:
+        try:
+            data = ws.snapshot(name)
+            if data is None:
+                return None
+            check_snapshot(data, f"snapshot {name!r}")
+        except (ValueError, SnapshotError):  # a damaged row: show no comparison
             return None
         return cls(name, data, snapshot_ranks(data))
 
@@ -51,6 +55,12 @@ def snapshot_choices(ws: Workspace) -> list[str]:
     return [name for name, _ in reversed(ws.snapshots())]
 
 
+def delta_text(diff: float) -> str:
+    """A change as `` +.012`` / `` -1.00`` (five characters after the space)."""
+    text = f"{diff:+.3f}".replace("0.", ".", 1)
+    return " " + (text if len(text) <= 5 else f"{diff:+.2f}")
+
+
 def metric_cell(value: float, then: float | None, style: str = "") -> Text:
     """A metric value, with its change since the snapshot when there is one."""
     cell = Text(f"{value:.3f}", style=style, justify="right")
@@ -58,9 +68,9 @@ def metric_cell(value: float, then: float | None, style: str = "") -> Text:
         return cell
     diff = value - then
     if abs(diff) < EPS:
-        cell.append("      ", style="dim")
+        cell.append("     ", style="dim")
     else:
-        cell.append(f" {diff:+.3f}"[:7].rjust(7), style="green" if diff > 0 else "red")
+        cell.append(delta_text(diff), style="green" if diff > 0 else "red")
     return cell
 
 
