@@ -888,7 +888,14 @@ class Workspace:
         r = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
         if r is None:
             return None
-        data: dict[str, Any] = json.loads(r[0])
+        try:
+            data = json.loads(r[0])
+        except (TypeError, ValueError) as exc:
+            raise WorkspaceError(
+                f"{self.path}: table snapshots, row {name!r}: not readable JSON ({exc})"
+            ) from None
+        if not isinstance(data, dict):
+            raise WorkspaceError(f"{self.path}: table snapshots, row {name!r}: not a JSON object")
         return data
 
     def save_snapshot(

@@ -97,3 +97,19 @@ def test_bad_against_and_flags(
     assert {k: v for k, v in after.items() if k not in ("snapshots", "runs")} == {
         k: v for k, v in before.items() if k not in ("snapshots", "runs")
     }
+
+
+def test_damaged_snapshot_row_names_the_table(
+    tiny_ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = str(tiny_ws)
+    assert main(["snapshot", ws, "base", "--retriever", "bm25-word"]) == 0
+    w = Workspace.open(tiny_ws)
+    w.conn.execute("UPDATE snapshots SET data = '{broken' WHERE name = 'base'")
+    w.conn.commit()
+    w.close()
+    capsys.readouterr()
+    assert main(["score", ws, "--against", "base", "--no-pool"]) == 2
+    assert "table snapshots, row 'base'" in capsys.readouterr().err
+    assert main(["snapshot", "show", ws, "base"]) == 2
+    assert main(["snapshot", "remove", ws, "base"]) == 0  # a damaged one can be removed

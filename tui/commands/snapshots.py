@@ -172,15 +172,16 @@ def cmd_snapshot(args: argparse.Namespace) -> None:
             out.print(table)
             return
         assert name is not None
+        if action == "remove":  # without reading it: a damaged snapshot can be removed too
+            ws.remove_snapshot(name)
+            out.print(literal(f"removed snapshot {name}"))
+            return
         stored = ws.snapshot(name)
         if stored is None:
             known = ", ".join(n for n, _ in ws.snapshots()) or "none"
             raise SnapshotError(f"no snapshot named {name!r} in {path}; snapshots: {known}")
         data = stored
-        if action == "remove":
-            ws.remove_snapshot(name)
-            out.print(literal(f"removed snapshot {name}"))
-        elif action == "export":
+        if action == "export":
             if not args.out:
                 raise UsageError("snapshot export: where to write: --out FILE")
             _write_json(Path(args.out), data)

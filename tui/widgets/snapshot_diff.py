@@ -13,8 +13,8 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.snapshots import SnapshotError, check_snapshot, snapshot_means, snapshot_ranks
-from engine.workspace import Workspace
+from engine.snapshots import check_snapshot, snapshot_means, snapshot_ranks
+from engine.workspace import Workspace, WorkspaceError
 
 WORSE = "on #5f1f1f"
 BETTER = "on #1f4f2f"
@@ -37,7 +37,7 @@ class Baseline:
             if data is None:
                 return None
             check_snapshot(data, f"snapshot {name!r}")
-        except (ValueError, SnapshotError):  # a damaged row: show no comparison
+        except (ValueError, WorkspaceError):  # a damaged row: show no comparison
             return None
         return cls(name, data, snapshot_ranks(data))
 
