@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = _command(sub, "new", "create a workspace with the default BM25 retrievers", cmd_new)
 
     imp = sub.add_parser(
-        "import", help="import docs, questions, qrels, runs, labels, BEIR or SQuAD"
+        "import", help="import docs, questions, qrels, runs, labels, BEIR, SQuAD or a query log"
     )
     isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
     s = isub.add_parser("docs", help="a Markdown folder, JSONL (BEIR corpus shape) or CSV")

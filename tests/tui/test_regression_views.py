@@ -74,7 +74,7 @@ async def test_compare_panel_shows_power(app_factory, demo_ws):
         assert want in " ".join(text(body).split())
 
 
-async def test_write_takes_keeps_rewrites_and_discards_log_queries(app_factory, demo_ws, tmp_path):
+async def test_write_takes_rewrites_and_discards_log_queries(app_factory, demo_ws, tmp_path):
     from engine.querylog import import_querylog
 
     log = tmp_path / "log.txt"
@@ -88,34 +88,32 @@ async def test_write_takes_keeps_rewrites_and_discards_log_queries(app_factory, 
         await pilot.press("w")
         await pilot.press("ctrl+n")
         editor = app.screen.query_one("#write-text", Input)
+        tags = app.screen.query_one("#write-tags", Input)
         assert editor.value == "임신 종사자 선량 한도"  # the most frequent first
-        assert app.screen.query_one("#write-tags", Input).value == "from-log, head"
-        editor.value = "임신한 종사자의 선량 한도는 얼마인가요"
+        assert tags.value == "from-log, head"
+        await pilot.press("ctrl+t")  # discard: the next one comes up
+        second = editor.value
+        assert second in {"팬텀 주기", "야간 연락처"}
+        assert tags.value == "from-log, torso"  # it starts at 50% of the traffic
+        await pilot.press("escape")  # neither kept nor discarded: it waits
+        assert editor.value == ""
+        await pilot.press("ctrl+n")
+        assert editor.value == second
+        editor.value = "야간에 연락할 곳은 어디인가요"
         await pilot.press("ctrl+s")
         assert isinstance(app.screen, JudgeScreen)
         await app.workers.wait_for_complete()
-        # a toast keeps repainting until it times out, and the pilot waits for an idle
-        # app after every key: clear them so the test does not wait seconds per key
-        app.clear_notifications()
-        await pilot.press("w")
-        await pilot.press("ctrl+n")
-        second = app.screen.query_one("#write-text", Input).value
-        app.clear_notifications()
-        await pilot.press("ctrl+t")  # discard: the next one comes up
-        app.clear_notifications()
-        third = app.screen.query_one("#write-text", Input).value
-        assert {second, third} == {"팬텀 주기", "야간 연락처"}
-        await pilot.press("escape")  # neither kept nor discarded: it waits
-        assert app.screen.query_one("#write-text", Input).value == ""
     ws = Workspace.open(demo_ws)
     rows = {r["text"]: r for r in ws.querylog()}
     first = rows["임신 종사자 선량 한도"]
-    assert first["status"] == "rewritten" and first["count"] == 2
-    q = ws.question(first["question_id"])
-    assert q is not None and q.text == "임신한 종사자의 선량 한도는 얼마인가요"
-    assert "from-log" in q.tags and "head" in q.tags
-    assert [h[2] for h in ws.question_history(q.id)] == ["임신 종사자 선량 한도"]
-    assert rows[second]["status"] == "discarded"
-    assert rows[third]["status"] == "pending"
-    assert ws.next_log_query() == rows[third]
+    assert first["status"] == "discarded" and first["count"] == 2
+    assert first["question_id"] is None
+    row = rows[second]
+    assert row["status"] == "rewritten"
+    q = ws.question(row["question_id"])
+    assert q is not None and q.text == "야간에 연락할 곳은 어디인가요" and q.written_blind
+    assert set(q.tags) == {"from-log", "torso"}
+    assert [h[2] for h in ws.question_history(q.id)] == [second]
+    third = ws.next_log_query()
+    assert third is not None and third["text"] not in (second, first["text"])
     ws.close()

@@ -52,10 +52,11 @@ def add_parsers(sub: Any, score: argparse.ArgumentParser, imp_sub: Any) -> None:
         help="store the scores now, to diff against later (save, list, show, remove, export)",
         description="Store, for every retriever, each scored question's first-gold rank and "
         "metric values with the gold they were computed on.",
+        usage="goldpan snapshot [save|list|show|remove|export] WS [NAME] [options]",
         epilog=SNAPSHOT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("words", nargs="+", metavar="[ACTION] WS [NAME]")
+    s.add_argument("words", nargs="+", metavar="WORD", help="[ACTION] WS [NAME], see below")
     s.add_argument("--out", metavar="FILE", help="export: the JSON file to write")
     s.add_argument("--replace", action="store_true", help="save: overwrite a snapshot of that name")
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")

@@ -459,7 +459,8 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
             baseline.means(
                 None
                 if self.tag is None
-                else [q for q in live.question_ids if self.tag in live.tags[q]]
+                else [q for q in live.question_ids if self.tag in live.tags[q]],
+                key=self.tag,
             )
             if baseline
             else {}

@@ -8,7 +8,7 @@ asks :class:`Baseline` for the snapshot's numbers and decorates its own cells wi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
@@ -28,6 +28,7 @@ class Baseline:
     name: str
     data: Mapping[str, Any]
     ranks: dict[str, dict[str, int]]
+    _means: dict[str | None, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
@@ -41,9 +42,17 @@ class Baseline:
             return None
         return cls(name, data, snapshot_ranks(data))
 
-    def means(self, question_ids: Sequence[str] | None) -> dict[str, dict[str, float]]:
-        """Per retriever and metric, the mean over the snapshot's questions among these."""
-        return snapshot_means(self.data, question_ids)
+    def means(
+        self, question_ids: Sequence[str] | None, key: str | None = None
+    ) -> dict[str, dict[str, float]]:
+        """Per retriever and metric, the mean over the snapshot's questions among these.
+
+        The snapshot never changes: the means are kept per ``key`` (the tag filter), so
+        a label change on the review screen does not re-average thousands of values.
+        """
+        if key not in self._means:
+            self._means[key] = snapshot_means(self.data, question_ids)
+        return self._means[key]
 
     def rank(self, retriever: str, question_id: str) -> int | None:
         """The first-gold rank then (None: not in the snapshot)."""
