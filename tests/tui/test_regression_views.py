@@ -117,3 +117,27 @@ async def test_write_takes_rewrites_and_discards_log_queries(app_factory, demo_w
     third = ws.next_log_query()
     assert third is not None and third["text"] not in (second, first["text"])
     ws.close()
+
+
+async def test_a_pooled_question_is_drawn_once_not_forever(app_factory, demo_ws):
+    """QuestionPooled used to bubble from the screen back to the app, which sent it on to
+    the screen again: after saving a question the judge screen redrew ~50 times a second
+    (and the idle app used half a core)."""
+    ws = Workspace.open(demo_ws)
+    ws.remove_retriever("bm25-kiwi")  # no Kiwi load needed to pool one question
+    ws.close()
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("w")
+        app.screen.query_one("#write-text", Input).value = "야간 비상 연락처"
+        await pilot.press("ctrl+s")
+        judge = app.screen
+        assert isinstance(judge, JudgeScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        calls = []
+        original = judge.show_question
+        judge.show_question = lambda: (calls.append(1), original())[1]  # type: ignore[method-assign]
+        await pilot.pause(0.3)
+        assert calls == []
+        assert not judge.pooling
