@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 
 from engine.ingest import IngestError
+from engine.neardup import char_ngrams, normalize, similar_pairs
 from engine.querylog import (
     LogEntry,
     allocate,
-    char_ngrams,
     group_log,
     import_querylog,
-    normalize,
     read_querylog,
-    similar_pairs,
 )
 from engine.types import Question
 from engine.workspace import Workspace
