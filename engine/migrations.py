@@ -121,7 +121,40 @@ CREATE TABLE leases (
 );
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS, M003_LEASES]
+M_SNAPSHOTS = """
+-- Snapshots of the scores (issue 14): what every retriever scored on every scored question
+-- and the gold it was scored against, so a later `score --against NAME` can say which
+-- questions moved and whether the retriever or the labels changed. data is the JSON
+-- document `snapshot export` writes (engine.snapshots describes its shape).
+CREATE TABLE snapshots (
+    name TEXT PRIMARY KEY,
+    created TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+M_QUERYLOG = """
+-- A query log imported without --sample (issue 14): one row per group of duplicate and
+-- near-duplicate queries, waiting on the write screen to be kept, rewritten or discarded.
+CREATE TABLE querylog (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    text TEXT NOT NULL,                         -- the group's most frequent original form
+    norm TEXT NOT NULL UNIQUE,                  -- NFKC, whitespace collapsed, case-folded
+    count INTEGER NOT NULL,                     -- occurrences in the log, variants included
+    band TEXT NOT NULL CHECK (band IN ('head', 'torso', 'tail')),
+    variants TEXT NOT NULL DEFAULT '[]',        -- JSON array: the other original forms
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'kept', 'rewritten', 'discarded')),
+    question_id TEXT REFERENCES questions(id) ON DELETE SET NULL,
+    source TEXT NOT NULL DEFAULT '',            -- the file it came from (its name)
+    imported TEXT NOT NULL,
+    decided TEXT,
+    by TEXT
+);
+CREATE INDEX querylog_pending ON querylog(status, count);
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS, M003_LEASES, M_SNAPSHOTS, M_QUERYLOG]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

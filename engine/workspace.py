@@ -989,6 +989,125 @@ class Workspace:
         )
         return {r[0]: r[1] for r in rows}
 
+    # -- snapshots (issue 14) ------------------------------------------------------------
+
+    def snapshots(self) -> list[tuple[str, str]]:
+        """(name, created) of every stored snapshot, oldest first."""
+        rows = self.conn.execute("SELECT name, created FROM snapshots ORDER BY created, name")
+        return [(r[0], r[1]) for r in rows]
+
+    def snapshot(self, name: str) -> dict[str, Any] | None:
+        """A stored snapshot's JSON document, or None."""
+        r = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
+        if r is None:
+            return None
+        try:
+            data = json.loads(r[0])
+        except (TypeError, ValueError) as exc:
+            raise WorkspaceError(
+                f"{self.path}: table snapshots, row {name!r}: not readable JSON ({exc})"
+            ) from None
+        if not isinstance(data, dict):
+            raise WorkspaceError(f"{self.path}: table snapshots, row {name!r}: not a JSON object")
+        return data
+
+    def save_snapshot(
+        self, name: str, created: str, data: dict[str, Any], *, replace: bool = False
+    ) -> None:
+        """Store a snapshot; an existing name is an error unless ``replace``."""
+        with self.transaction():
+            exists = self.conn.execute("SELECT 1 FROM snapshots WHERE name = ?", (name,)).fetchone()
+            if exists and not replace:
+                raise WorkspaceError(
+                    f"a snapshot named {name!r} already exists (remove it, or use --replace)"
+                )
+            self.conn.execute(
+                "INSERT INTO snapshots(name, created, data) VALUES (?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET created = excluded.created, data = excluded.data",
+                (name, created, json.dumps(data, ensure_ascii=False, separators=(",", ":"))),
+            )
+
+    def remove_snapshot(self, name: str) -> None:
+        """Remove a snapshot."""
+        with self.transaction():
+            cur = self.conn.execute("DELETE FROM snapshots WHERE name = ?", (name,))
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"no snapshot named {name!r}")
+
+    # -- query log (issue 14) -------------------------------------------------------------
+
+    _LOG_COLUMNS = "id, text, norm, count, band, variants, status, question_id"
+
+    @staticmethod
+    def _log_row(r: Sequence[Any]) -> dict[str, Any]:
+        keys = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
+        row = dict(zip(keys, r, strict=True))
+        row["variants"] = json.loads(row["variants"])
+        return row
+
+    def write_querylog(self, rows: Iterable[dict[str, Any]], source: str) -> tuple[int, int]:
+        """Store query groups (text, norm, count, band, variants); returns (added, merged).
+
+        A group whose normalized text is stored already adds its count to that row.
+        """
+        stamp = now()
+        added = merged = 0
+        with self.transaction():
+            for row in rows:
+                cur = self.conn.execute(
+                    "UPDATE querylog SET count = count + ? WHERE norm = ?",
+                    (int(row["count"]), row["norm"]),
+                )
+                if cur.rowcount:
+                    merged += 1
+                    continue
+                self.conn.execute(
+                    "INSERT INTO querylog(text, norm, count, band, variants, source, imported) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        row["text"],
+                        row["norm"],
+                        int(row["count"]),
+                        row["band"],
+                        json.dumps(list(row["variants"]), ensure_ascii=False),
+                        source,
+                        stamp,
+                    ),
+                )
+                added += 1
+        return added, merged
+
+    def querylog(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Stored query groups (only those with ``status`` if given), most frequent first."""
+        sql = f"SELECT {self._LOG_COLUMNS} FROM querylog"
+        params: tuple[str, ...] = ()
+        if status is not None:
+            sql += " WHERE status = ?"
+            params = (status,)
+        rows = self.conn.execute(sql + " ORDER BY count DESC, id", params)
+        return [self._log_row(r) for r in rows]
+
+    def next_log_query(self) -> dict[str, Any] | None:
+        """The most frequent query of the log still waiting for a decision, or None."""
+        r = self.conn.execute(
+            f"SELECT {self._LOG_COLUMNS} FROM querylog WHERE status = 'pending' "
+            "ORDER BY count DESC, id LIMIT 1"
+        ).fetchone()
+        return self._log_row(r) if r else None
+
+    def decide_log_query(
+        self, log_id: int, status: str, by: str, question_id: str | None = None
+    ) -> None:
+        """Record what became of a logged query: kept, rewritten or discarded; logged."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE querylog SET status = ?, question_id = ?, decided = ?, by = ? WHERE id = ?",
+                (status, question_id, now(), by, log_id),
+            )
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"no query {log_id} in the log")
+            self._event("querylog", by, question_id, None, None, f"{log_id} {status}", now())
+
 
 def _split_sql(script: str) -> list[str]:
     """Split a migration script into statements (no statement contains ';' in a literal)."""

@@ -15,8 +15,13 @@ class LabelSaved(Message):
 
 
 @dataclass
-class QuestionPooled(Message):
-    """Every retriever ranked ``question_id`` (a worker finished)."""
+class QuestionPooled(Message, bubble=False):
+    """Every retriever ranked ``question_id`` (a worker finished).
+
+    It does not bubble: the app hands it on to the current screen, and bubbling back up
+    to the app would hand it on again, forever (the judge screen redrew about 50 times a
+    second after a question was saved).
+    """
 
     question_id: str
     rankings: dict[str, tuple[str, ...]]

@@ -79,9 +79,15 @@ def _command(
     workspace: bool = True,
     json_flag: bool = False,
     options: Options | None = None,
+    **kwargs: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand that takes the workspace first and, optionally, ``--json``."""
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, options=options)
+    """A subcommand that takes the workspace first and, optionally, ``--json``.
+
+    ``kwargs`` go to the subcommand's parser (``usage``, ``formatter_class``).
+    """
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, options=options, **kwargs
+    )
     if workspace:
         parser.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
     if json_flag:
@@ -101,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     imp = sub.add_parser(
-        "import", help="import docs, questions, qrels, runs, labels, BEIR or SQuAD"
+        "import", help="import docs, questions, qrels, runs, labels, BEIR, SQuAD or a query log"
     )
     isub = imp.add_subparsers(dest="what", required=True, metavar="WHAT")
     s = isub.add_parser(
@@ -140,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="FILE")
     s.add_argument("--level", choices=("article", "paragraph"), default="article")
     s.add_argument("--annotator", default="import")
+    s = isub.add_parser(
+        "querylog",
+        help="a query log (text, JSONL or CSV: query, count, timestamp): de-duplicate, "
+        "sample by frequency band",
+        options=_querylog_options,
+    )
+    s.set_defaults(func="snapshots:cmd_import_querylog")
     imp.set_defaults(func="workspace:cmd_import")
 
     s = _command(
@@ -298,6 +311,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     _command(
         sub,
+        "snapshot",
+        "store the scores now, to diff against later (save, list, show, remove, export)",
+        "snapshots:cmd_snapshot",
+        workspace=False,
+        options=_snapshot_options,
+        usage="goldpan snapshot [save|list|show|remove|export] WS [NAME] [options]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _command(
+        sub,
+        "power",
+        "how many questions are enough: detectable difference and questions needed",
+        "snapshots:cmd_power",
+        options=_power_options,
+    )
+
+    _command(
+        sub,
         "serve",
         "serve the app to a team's browsers: one private link per annotator",
         "serve:cmd_serve",
@@ -313,6 +344,25 @@ def _docs_options(s: argparse.ArgumentParser) -> None:
     from engine.readers import DOC_FORMATS
 
     s.add_argument("--format", choices=DOC_FORMATS, default="auto")
+
+
+def _snapshot_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.snapshots import SNAPSHOT_HELP, snapshot_options
+
+    s.epilog = SNAPSHOT_HELP
+    snapshot_options(s)
+
+
+def _power_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.snapshots import power_options
+
+    power_options(s)
+
+
+def _querylog_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.snapshots import querylog_options
+
+    querylog_options(s)
 
 
 def _serve_options(s: argparse.ArgumentParser) -> None:
@@ -384,6 +434,9 @@ def _score_options(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    from tui.cli.commands.snapshots import score_against_options
+
+    score_against_options(s)
 
 
 def _export_options(s: argparse.ArgumentParser) -> None:

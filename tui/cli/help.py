@@ -174,4 +174,23 @@ ABOUT: dict[str, str] = {
         "out so that nobody judges a question someone else has open. Links are kept "
         "(outside the workspace) across restarts; `--links` prints them again."
     ),
+    "snapshot": (
+        "Store, for every retriever, each scored question's first-gold rank and metric "
+        "values with the gold they were computed on; list, show, remove or export them. "
+        "`export --out FILE` writes the snapshot as one JSON document, which `score "
+        "--against FILE` reads (keep it in the repository for a CI gate)."
+    ),
+    "power": (
+        "How many questions are enough to tell retrievers A and B apart on one metric: "
+        "the smallest difference the current questions can detect (80% power, two-sided "
+        "5%) and the questions needed to confirm the observed difference. --json prints "
+        '{"a", "b", "metric", "n", "diff", "sd", "mde", "n_needed"}.'
+    ),
+    "import querylog": (
+        'FILE is a query log: plain text (one query a line), JSONL ({"query", optional '
+        '"count", "timestamp"}) or CSV with a header row query[,count][,timestamp]. Queries '
+        "are de-duplicated (NFKC, whitespace collapsed, case-folded), near-duplicates "
+        "grouped, and either sampled by frequency band (--sample N: questions tagged "
+        "from-log and head/torso/tail) or stored for the Write screen's ctrl+n."
+    ),
 }

@@ -23,6 +23,7 @@ from engine.analysis import (
 )
 from engine.compare import Comparison, FloatArray, compare, question_wins
 from engine.metrics import first_gold_rank, metric_label
+from engine.power import power_of, power_sentence
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
@@ -33,6 +34,13 @@ from tui.widgets.analysis_panels import (
     failure_rows,
     histogram_text,
     sweep_rows,
+)
+from tui.widgets.snapshot_diff import (
+    Baseline,
+    marked_rank,
+    metric_cell,
+    since_text,
+    snapshot_choices,
 )
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
@@ -93,6 +101,11 @@ gold. `t` filters by tag, `enter` judges the selected question.
   that best tells them apart, or a warning that none does.
 - **sweep**: A's MRR over a k1 x b grid (`*` = its own parameters). Picking the best cell
   on a few questions overfits: it is a check, not a tuning knob.
+
+**Since a snapshot** (`goldpan snapshot WS NAME` stores one): each metric shows its
+change since the snapshot (the newest by default; `s` cycles through older ones and
+none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are marked.
+`goldpan score WS --against NAME` lists those questions with the document that now wins.
 """
 
     BINDINGS = [
@@ -115,6 +128,13 @@ gold. `t` filters by tag, `enter` judges the selected question.
         ),
         Binding("a", "next_a", "A", id="review.a", tooltip="Choose retriever A (cycles)"),
         Binding("b", "next_b", "B", id="review.b", tooltip="Choose retriever B (cycles)"),
+        Binding(
+            "s",
+            "next_since",
+            "Since",
+            id="review.since",
+            tooltip="Show changes since another snapshot (cycles: newest first, then none)",
+        ),
     ]
     PALETTE = [
         ("cycle_tag", "Review: filter by tag", "Cycle the tag filter"),
@@ -130,6 +150,10 @@ gold. `t` filters by tag, `enter` judges the selected question.
     """Index of retriever A."""
     b: reactive[int] = reactive(1)
     """Index of retriever B."""
+    since: reactive[int] = reactive(0)
+    """Index of the snapshot compared with, newest first (past the last: none)."""
+    _baseline_cache: Baseline | None = None
+    _snapshot_count = 0
 
     @dataclass
     class Compared(Message):
@@ -178,6 +202,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
 
     def on_screen_resume(self) -> None:
         """Labels may have changed on another screen: rescore (cheap, cached rankings)."""
+        self._baseline_cache = None  # a snapshot may have been taken meanwhile
         self.gp.session.reload_if_changed()
         self.refresh_scores()
 
@@ -192,6 +217,35 @@ gold. `t` filters by tag, `enter` judges the selected question.
     def watch_tag(self) -> None:
         """Rescore for the tag."""
         self.refresh_scores()
+
+    def watch_since(self) -> None:
+        """Compare with another snapshot."""
+        self.refresh_scores()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer `s` only when the workspace has a snapshot to compare with."""
+        if action == "next_since":
+            return self._snapshot_count > 0
+        return True
+
+    def action_next_since(self) -> None:
+        """Next snapshot (newest first), then none."""
+        self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session.ws)) + 1)
+
+    def _baseline(self) -> tuple[Baseline | None, int]:
+        """The snapshot compared with (cached), and how many there are."""
+        choices = snapshot_choices(self.gp.session.ws)
+        name = choices[self.since] if self.since < len(choices) else None
+        cached = self._baseline_cache
+        if name is None:
+            cached = None
+        elif cached is None or cached.name != name:
+            cached = Baseline.load(self.gp.session.ws, name)
+        self._baseline_cache = cached
+        if len(choices) != self._snapshot_count:
+            self._snapshot_count = len(choices)
+            self.refresh_bindings()
+        return cached, len(choices)
 
     def watch_panel(self) -> None:
         """Show another panel."""
@@ -289,7 +343,10 @@ gold. `t` filters by tag, `enter` judges the selected question.
         _, vb = live.values(b, "mrr", self.tag)
         a_wins, b_wins = question_wins(ids, va, vb)
         wins = {a: a_wins, b: b_wins}
-        self.query_one("#compare-body", Static).update(comparison_text(a, b, message.results, wins))
+        body = comparison_text(a, b, message.results, wins)
+        body.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
+        body.append(power_sentence(power_of(a, b, "mrr", va, vb)))
+        self.query_one("#compare-body", Static).update(body)
 
     def _show_tags(self) -> None:
         live = self.gp.session.live
@@ -390,6 +447,17 @@ gold. `t` filters by tag, `enter` judges the selected question.
         live = self.gp.session.live
         means = live.means(self.tag)
         counts = live.counts(self.tag)
+        baseline, n_snapshots = self._baseline()
+        then_means = (
+            baseline.means(
+                None
+                if self.tag is None
+                else [q for q in live.question_ids if self.tag in live.tags[q]],
+                key=self.tag,
+            )
+            if baseline
+            else {}
+        )
         self.query_one("#review-counts", Static).update(
             Text.assemble(
                 ("tag: ", "dim"),
@@ -403,6 +471,7 @@ gold. `t` filters by tag, `enter` judges the selected question.
                 " disputed · ",
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
+                since_text(baseline.name if baseline else None, n_snapshots),
             )
         )
         table = self.query_one("#metrics", DataTable)
@@ -418,16 +487,16 @@ gold. `t` filters by tag, `enter` judges the selected question.
             for m in REVIEW_METRICS:
                 v = means[r][m]
                 style = "bold green" if v == best[m] and v > 0 else ""
-                cells.append(Text(f"{v:.3f}", style=style, justify="right"))
+                cells.append(metric_cell(v, then_means.get(r, {}).get(m), style))
             lat = live.latency.get(r, {})
             cells.append(Text(f"{lat.get('median', 0.0):.2f}", justify="right"))
             cells.append(Text(f"{lat.get('p95', 0.0):.2f}", justify="right"))
             table.add_row(*cells, key=r)
-        self._refresh_grid()
+        self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
 
-    def _refresh_grid(self) -> None:
+    def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live
         grid = self.query_one("#grid", DataTable)
         keep = cursor_key(grid)
@@ -438,7 +507,14 @@ gold. `t` filters by tag, `enter` judges the selected question.
         for row in live.rows(self.tag):
             grid.add_row(
                 literal(row.question_id),
-                *(rank_cell(row.ranks[r]) for r in live.retrievers),
+                *(
+                    marked_rank(
+                        rank_cell(row.ranks[r]),
+                        row.ranks[r],
+                        baseline.rank(r, row.question_id) if baseline else None,
+                    )
+                    for r in live.retrievers
+                ),
                 key=row.question_id,
             )
         if keep is not None and keep in grid.rows:

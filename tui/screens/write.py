@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
+from engine.querylog import FROM_LOG_TAG, question_from_log
 from engine.workspace import Workspace
 from tui.screens.base import GoldpanScreen
 
@@ -37,6 +38,12 @@ question is likely easy: rephrase it the way a user who does not know the title 
 
 Tags (comma separated): `easy`, `hard`, `paraphrase`, `partial-id`, `conditional`, or
 your own. `ctrl+s` saves: the question is pooled by every retriever and opens for judging.
+
+**From the query log** (`goldpan import querylog WS FILE` without `--sample` stores one):
+`ctrl+n` puts the most frequent query not decided yet in the editor, tagged `from-log`
+and its frequency band. Keep it as the user typed it, or rewrite it (the user's text
+stays in the question's history), and save with `ctrl+s`; `ctrl+t` discards it (a
+duplicate, not a question, personal data). Still blind: no document is shown.
 """
 
     BINDINGS = [
@@ -50,8 +57,25 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
         Binding(
             "escape", "clear", "Clear", id="write.clear", tooltip="Clear the question and tags"
         ),
+        Binding(
+            "ctrl+n",
+            "next_from_log",
+            "Next from log",
+            id="write.next_log",
+            tooltip="Put the next query of the imported query log in the editor",
+        ),
+        Binding(
+            "ctrl+t",
+            "discard_log",
+            "Discard log query",
+            id="write.discard_log",
+            tooltip="Discard the query from the log and show the next one",
+        ),
     ]
-    PALETTE = [("save", "Write: save and judge", "Save the question and judge it")]
+    PALETTE = [
+        ("save", "Write: save and judge", "Save the question and judge it"),
+        ("next_from_log", "Write: next query from the log", "Keep, rewrite or discard it"),
+    ]
 
     def compose(self) -> ComposeResult:
         """Question, tags, overlap meter."""
@@ -79,6 +103,8 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
     def on_mount(self) -> None:
         """Focus the editor; index the titles (never displayed) in a worker."""
         self._titles: TitleOverlap | None = None
+        self._log_row: dict[str, object] | None = None  # the logged query being written
+        self._log_waiting = self.gp.session.ws.next_log_query() is not None
         self._titles_lock = threading.Lock()  # one build, even when a keystroke cancels it
         for field in self.query(Input):
             field.cursor_blink = self.gp.blink
@@ -144,13 +170,72 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
             return
         raw = self.query_one("#write-tags", Input).value
         tags = [t.strip() for t in raw.replace(";", ",").split(",") if t.strip()]
+        if self._log_row is not None:
+            session = self.gp.session
+            q, status = question_from_log(session.ws, self._log_row, text, tags, session.annotator)
+            session.reload()
+            self.action_clear()
+            self.notify(f"Saved {q.id} from the log ({status}); pooling it now.", markup=False)
+            self.gp.judge(q.id, session.live.question_ids)
+            return
         q = self.gp.session.add_question(text, tags)
         self.action_clear()
         self.notify(f"Saved {q.id}; pooling it now.", markup=False)
         self.gp.judge(q.id, self.gp.session.live.question_ids)
 
+    def on_screen_resume(self) -> None:
+        """A log may have been imported meanwhile: offer ctrl+n only when one waits."""
+        self._set_log(self._log_row)
+
+    def _set_log(self, row: dict[str, object] | None) -> None:
+        self._log_row = row
+        self._log_waiting = self.gp.session.ws.next_log_query() is not None
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer the log's keys only when a query from the log waits or is in the editor."""
+        if action == "next_from_log":
+            return getattr(self, "_log_waiting", False)
+        if action == "discard_log":
+            return getattr(self, "_log_row", None) is not None
+        return True
+
+    def action_next_from_log(self) -> None:
+        """Put the most frequent undecided query of the log in the editor."""
+        if self.refuse_read_only("Taking a query from the log"):
+            return
+        row = self.gp.session.ws.next_log_query()
+        if row is None:
+            self.notify(
+                "No query waiting in the log (goldpan import querylog WS FILE stores one).",
+                severity="warning",
+            )
+            return
+        self._set_log(row)
+        self.query_one("#write-text", Input).value = str(row["text"])
+        self.query_one("#write-tags", Input).value = f"{FROM_LOG_TAG}, {row['band']}"
+        self.query_one("#write-text", Input).focus()
+        self.notify(
+            f"From the log ({row['count']}x, {row['band']}): keep it or rewrite it, then "
+            "ctrl+s; ctrl+t discards it.",
+            markup=False,
+        )
+
+    def action_discard_log(self) -> None:
+        """Discard the logged query in the editor, then show the next one."""
+        if self._log_row is None:
+            self.notify("No query from the log in the editor (ctrl+n takes one).")
+            return
+        if self.refuse_read_only("Discarding a query"):
+            return
+        session = self.gp.session
+        session.ws.decide_log_query(int(str(self._log_row["id"])), "discarded", session.annotator)
+        self.action_clear()
+        self.action_next_from_log()
+
     def action_clear(self) -> None:
         """Empty the form."""
+        self._set_log(None)
         self.query_one("#write-text", Input).value = ""
         self.query_one("#write-tags", Input).value = ""
         self.query_one("#write-text", Input).focus()

@@ -70,7 +70,14 @@ def score_table(
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    """Score every retriever; optionally gate on floors."""
+    """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
+    if getattr(args, "against", None):
+        from tui.cli.commands.snapshots import cmd_score_against
+
+        cmd_score_against(args)
+        return
+    if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
+        raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
     from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
     from engine.scoring import metric_names, score_workspace
 

@@ -1,0 +1,139 @@
+"""How many questions are enough? Power of a paired comparison of two retrievers.
+
+With ``n`` questions scored by retrievers A and B, let ``d_i`` be question *i*'s value of
+A minus B's (one metric) and ``sd`` the sample standard deviation of the ``d_i``. For a
+two-sided test at level ``alpha`` with power ``1 - beta`` the normal approximation of the
+paired t-test (Sakai 2016, "Statistical significance, power, and sample sizes: a
+systematic review of SIGIR and TOIS, 2006-2015", SIGIR; Webber, Moffat & Zobel 2008,
+"Statistical power in retrieval experimentation", CIKM) gives
+
+* the **minimum detectable difference** at the current ``n``::
+
+      MDE = (z_{1-alpha/2} + z_{1-beta}) * sd / sqrt(n)
+
+* the **number of questions needed** to detect a true difference ``d`` (the observed
+  mean difference is the estimate)::
+
+      n_needed = ceil(((z_{1-alpha/2} + z_{1-beta}) * sd / |d|) ** 2)
+
+With ``alpha`` = 0.05 and power 0.8, ``z_{0.975} + z_{0.8}`` = 1.960 + 0.842 = 2.802. The
+``sd`` is the one observed on the current questions: new questions are assumed to vary as
+much as these. The paired bootstrap interval of :mod:`engine.compare` excludes 0 at about
+the same ``n`` (tests/engine/test_power.py checks it by simulation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.metrics import parse_metric
+from engine.scoring import score_workspace
+from engine.workspace import Workspace
+
+ALPHA = 0.05
+POWER = 0.8
+
+
+def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
+    """``z_{1-alpha/2} + z_{power}`` of the standard normal distribution."""
+    z = NormalDist()
+    return z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)
+
+
+@dataclass(frozen=True)
+class Power:
+    """The ``goldpan power --json`` shape."""
+
+    a: str
+    b: str
+    metric: str
+    n: int
+    diff: float
+    """Observed mean of A - B."""
+    sd: float
+    """Sample standard deviation of the per-question differences."""
+    mde: float | None
+    """Minimum detectable difference at ``n`` (None with fewer than 2 questions)."""
+    n_needed: int | None
+    """Questions needed to detect ``diff`` (None when ``diff`` is 0 or ``n`` < 2)."""
+
+    def to_json(self) -> dict[str, object]:
+        """Plain JSON types."""
+        return asdict(self)
+
+
+def n_needed(diff: float, sd: float, alpha: float = ALPHA, power: float = POWER) -> int | None:
+    """Questions needed to detect a true mean difference ``diff`` (None for 0)."""
+    if diff == 0 or not math.isfinite(diff):
+        return None
+    return max(2, math.ceil((z_sum(alpha, power) * sd / abs(diff)) ** 2))
+
+
+def mde(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float | None:
+    """The minimum detectable difference with ``n`` questions (None for n < 2)."""
+    if n < 2:
+        return None
+    return z_sum(alpha, power) * sd / math.sqrt(n)
+
+
+def power_of(
+    a_name: str,
+    b_name: str,
+    metric: str,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> Power:
+    """MDE and questions needed from per-question values of A and B (same questions)."""
+    va = np.asarray(a, dtype=np.float64)
+    vb = np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape:
+        raise ValueError("A and B must be scored on the same questions")
+    d = va - vb
+    n = int(d.size)
+    diff = float(d.mean()) if n else 0.0
+    sd = float(d.std(ddof=1)) if n >= 2 else 0.0
+    return Power(
+        a=a_name,
+        b=b_name,
+        metric=metric,
+        n=n,
+        diff=diff,
+        sd=sd,
+        mde=mde(sd, n, alpha, power),
+        n_needed=n_needed(diff, sd, alpha, power) if n >= 2 else None,
+    )
+
+
+def power_sentence(p: Power) -> str:
+    """One line for people: what this many questions can show, and what it would take."""
+    if p.mde is None:
+        return f"{p.n} question{'s' if p.n != 1 else ''}: too few to say anything about power"
+    head = f"at {p.n} questions you can see differences >= {p.mde:.2f}"
+    if p.n_needed is None:
+        return head + f"; the observed {p.metric} difference is 0"
+    if p.n_needed <= p.n:
+        return head + f"; the observed {abs(p.diff):.2f} is within reach"
+    return head + f"; to confirm {abs(p.diff):.2f} you need ~{p.n_needed}"
+
+
+def workspace_power(
+    ws: Workspace, a: str, b: str, metric: str = "mrr", *, tag: str | None = None
+) -> Power:
+    """:func:`power_of` for two retrievers of a workspace on its scored questions."""
+    m = parse_metric(metric)
+    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
+    return power_of(
+        a,
+        b,
+        m.name,
+        board.retrievers[a].per_question[m.name],
+        board.retrievers[b].per_question[m.name],
+    )

@@ -1,0 +1,395 @@
+"""Snapshots of the scores, and what changed since one: the test set as a unit-test suite.
+
+A snapshot stores, for every retriever, each scored question's first-gold rank, the
+document it ranked first and every metric value, together with the label state those
+numbers were computed on (the gold of each scored question) and each retriever's
+configuration. :func:`diff_against` then compares the scores now with a snapshot:
+
+* per retriever and metric, the mean now and then and their difference, with a paired
+  bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
+  retriever and metric), all over the questions scored both now and then (a paired
+  comparison needs the same questions; ``only_now`` / ``only_then`` count the others);
+* the questions whose first-gold rank got worse (``regressed``) or better (``improved``),
+  with both ranks and the document that now ranks first; a rank of 0 means no gold in the
+  cached ranking (worse than any rank).
+
+Each moved question says **why** (``cause``): ``retriever`` when its gold is unchanged
+(the ranking moved), ``labels`` when the gold changed and the current ranking scored
+against the old gold gives the old rank (only the labels moved), ``both`` otherwise.
+
+The document format (the ``snapshots.data`` column and ``snapshot export`` files)::
+
+    {"goldpan_snapshot": 1, "name", "created", "metrics": [...],
+     "golds": {question: {doc: grade}},
+     "retrievers": {R: {"kind", "params", "hash",
+                        "questions": {question: {"rank", "top", "values": {metric: v}}}}}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
+from engine.metrics import first_gold_rank, mean
+from engine.scoring import metric_names, score_workspace
+from engine.workspace import Workspace, WorkspaceError, now
+
+FORMAT = 1
+"""The version of the snapshot document."""
+
+
+class SnapshotError(WorkspaceError):
+    """A snapshot file or name that cannot be used; the message says which and why."""
+
+
+def take_snapshot(
+    ws: Workspace, name: str, *, retrievers: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The snapshot document of the workspace's scores now (from the cached rankings)."""
+    names = metric_names()
+    board = score_workspace(ws, metrics=names, retrievers=retrievers)
+    qids = board.question_ids
+    out: dict[str, Any] = {
+        "goldpan_snapshot": FORMAT,
+        "name": name,
+        "created": now(),
+        "metrics": names,
+        "golds": {q: dict(board.golds[q].gold) for q in qids},
+        "retrievers": {},
+    }
+    for r, rs in board.retrievers.items():
+        spec = ws.retriever(r)
+        runs = ws.runs(r, qids)
+        questions = {}
+        for i, q in enumerate(qids):
+            ranking = runs[q].doc_ids if q in runs else ()
+            questions[q] = {
+                "rank": int(rs.first_gold_rank[i]),
+                "top": ranking[0] if ranking else None,
+                "values": {m: float(rs.per_question[m][i]) for m in names},
+            }
+        out["retrievers"][r] = {
+            "kind": spec.kind if spec else "",
+            "params": dict(spec.params) if spec else {},
+            "hash": spec.hash if spec else "",
+            "questions": questions,
+        }
+    return out
+
+
+def check_name(name: str) -> str:
+    """``name`` when usable as a snapshot name: printable, no spaces."""
+    if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
+        raise SnapshotError(f"snapshot name {name!r}: use printable text without spaces")
+    return name
+
+
+def save_snapshot(
+    ws: Workspace,
+    name: str,
+    *,
+    replace: bool = False,
+    retrievers: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Take a snapshot and store it in the workspace under ``name``."""
+    name = check_name(name)
+    data = take_snapshot(ws, name, retrievers=retrievers)
+    ws.save_snapshot(name, data["created"], data, replace=replace)
+    return data
+
+
+def check_snapshot(data: Any, where: str) -> dict[str, Any]:
+    """``data`` when it has the snapshot document's shape; else :class:`SnapshotError`."""
+
+    def bad(what: str) -> SnapshotError:
+        return SnapshotError(f"{where}: not a goldpan snapshot ({what})")
+
+    if not isinstance(data, dict) or data.get("goldpan_snapshot") is None:
+        raise bad("expected a JSON object with a goldpan_snapshot key")
+    if data["goldpan_snapshot"] != FORMAT:
+        raise bad(f"format {data['goldpan_snapshot']!r}; this goldpan reads format {FORMAT}")
+    metrics = data.get("metrics")
+    golds = data.get("golds")
+    rets = data.get("retrievers")
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise bad("`metrics` must be a list of metric names")
+    if not isinstance(golds, dict) or not all(
+        isinstance(g, dict) and all(isinstance(v, int) for v in g.values()) for g in golds.values()
+    ):
+        raise bad("`golds` must map question ids to {doc: grade}")
+    if not isinstance(rets, dict):
+        raise bad("`retrievers` must be an object")
+    for r, body in rets.items():
+        qs = body.get("questions") if isinstance(body, dict) else None
+        if not isinstance(qs, dict):
+            raise bad(f"retriever {r!r} has no `questions` object")
+        for q, row in qs.items():
+            ok = (
+                isinstance(row, dict)
+                and isinstance(row.get("rank"), int)
+                and row["rank"] >= 0
+                and (row.get("top") is None or isinstance(row.get("top"), str))
+                and isinstance(row.get("values"), dict)
+                and all(
+                    isinstance(row["values"].get(m), int | float)
+                    and math.isfinite(row["values"][m])
+                    for m in metrics
+                )
+                and q in golds
+            )
+            if not ok:
+                raise bad(
+                    f"retriever {r!r}, question {q!r}: expected rank, top and a value per "
+                    "metric, and the question's gold"
+                )
+    return data
+
+
+def load_snapshot_file(path: Path) -> dict[str, Any]:
+    """Read a snapshot written by ``goldpan snapshot export``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot be read ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(
+            f"{path}:{exc.lineno}: malformed JSON ({exc.msg}); expected a goldpan snapshot"
+        ) from None
+    return check_snapshot(data, str(path))
+
+
+def resolve_snapshot(ws: Workspace, against: str) -> dict[str, Any]:
+    """The snapshot named ``against`` in the workspace, else the snapshot file at that path."""
+    data = ws.snapshot(against)
+    if data is not None:
+        return check_snapshot(data, f"snapshot {against!r}")
+    path = Path(against)
+    if path.is_file():
+        return load_snapshot_file(path)
+    known = ", ".join(n for n, _ in ws.snapshots()) or "none yet (goldpan snapshot WS NAME)"
+    raise SnapshotError(
+        f"{against!r} is neither a snapshot of {ws.path} nor a snapshot file; snapshots: {known}"
+    )
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """One metric of one retriever, now and then, over the questions scored in both."""
+
+    now: float
+    then: float
+    diff: float
+    ci95: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A question whose first-gold rank changed (0 = no gold in the ranking)."""
+
+    question: str
+    rank_then: int
+    rank_now: int
+    winner: str | None
+    """The document the retriever ranks first now."""
+    cause: str
+    """``retriever``, ``labels`` or ``both``."""
+
+    def worse_by(self) -> float:
+        """How many ranks worse now (a lost gold counts as infinitely worse)."""
+        if self.rank_now == self.rank_then:
+            return 0.0
+        if self.rank_now == 0:
+            return math.inf
+        if self.rank_then == 0:
+            return -math.inf
+        return float(self.rank_now - self.rank_then)
+
+
+@dataclass
+class RetrieverDiff:
+    """What changed for one retriever since the snapshot."""
+
+    metrics: dict[str, MetricChange]
+    regressed: list[Moved]
+    improved: list[Moved]
+    changed_config: bool
+    """The retriever's kind or parameters differ from the snapshot's."""
+    paired: int
+    only_now: list[str]
+    only_then: list[str]
+
+
+@dataclass
+class SnapshotDiff:
+    """Everything ``goldpan score --against`` reports."""
+
+    against: str
+    created: str
+    retrievers: dict[str, RetrieverDiff] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    """Retrievers of the snapshot that are not in the workspace any more."""
+    labels_changed: list[str] = field(default_factory=list)
+    """Questions scored both then and now whose gold differs."""
+
+    def regressions(self, tolerance: float = 0) -> dict[str, list[Moved]]:
+        """Per retriever, the questions that got more than ``tolerance`` ranks worse."""
+        out = {}
+        for r, d in self.retrievers.items():
+            worse = [m for m in d.regressed if m.worse_by() > tolerance]
+            if worse:
+                out[r] = worse
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape."""
+
+        def moved(m: Moved) -> dict[str, Any]:
+            return {
+                "question": m.question,
+                "rank_then": m.rank_then,
+                "rank_now": m.rank_now,
+                "winner": m.winner,
+                "cause": m.cause,
+            }
+
+        return {
+            "against": self.against,
+            "created": self.created,
+            "labels_changed": self.labels_changed,
+            "missing": self.missing,
+            "retrievers": {
+                r: {
+                    "metrics": {
+                        m: {"now": c.now, "then": c.then, "diff": c.diff, "ci95": list(c.ci95)}
+                        for m, c in d.metrics.items()
+                    },
+                    "regressed": [moved(m) for m in d.regressed],
+                    "improved": [moved(m) for m in d.improved],
+                    "changed_config": d.changed_config,
+                    "questions": {
+                        "paired": d.paired,
+                        "only_now": d.only_now,
+                        "only_then": d.only_then,
+                    },
+                }
+                for r, d in self.retrievers.items()
+            },
+        }
+
+
+def _cause(
+    gold_then: Mapping[str, int], gold_now: Mapping[str, int], ranking: Sequence[str], then: int
+) -> str:
+    if dict(gold_then) == dict(gold_now):
+        return "retriever"
+    return "labels" if first_gold_rank(ranking, gold_then) == then else "both"
+
+
+def diff_against(
+    ws: Workspace,
+    snap: Mapping[str, Any],
+    *,
+    retrievers: Sequence[str] | None = None,
+    tag: str | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+) -> SnapshotDiff:
+    """Compare the scores now (cached rankings, current labels) with a snapshot."""
+    metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
+    board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag)
+    golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
+    now_ids = board.question_ids
+    tagged = set(now_ids) if tag is None else {q.id for q in ws.questions() if tag in q.tags}
+    then_ids = sorted(q for q in golds_then if tag is None or q in tagged)
+    common = sorted(set(now_ids) & set(then_ids))
+    out = SnapshotDiff(str(snap.get("name", "")), str(snap.get("created", "")))
+    out.labels_changed = [q for q in common if dict(golds_then[q]) != dict(board.golds[q].gold)]
+    wanted = set(retrievers) if retrievers else None
+    out.missing = sorted(
+        r
+        for r in snap["retrievers"]
+        if r not in board.retrievers and (wanted is None or r in wanted)
+    )
+    row_now = {q: i for i, q in enumerate(now_ids)}
+    for r, rs in board.retrievers.items():
+        then = snap["retrievers"].get(r)
+        if then is None:
+            continue
+        tq: Mapping[str, Any] = then["questions"]
+        pairs = [q for q in common if q in tq]
+        idx = [row_now[q] for q in pairs]
+        now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
+        then_vals = np.array(
+            [[float(tq[q]["values"][m]) for m in metrics] for q in pairs], dtype=np.float64
+        ).reshape(len(pairs), len(metrics))
+        boot = bootstrap_means(now_vals - then_vals, samples, seed)
+        changes = {}
+        for k, m in enumerate(metrics):
+            a, b = now_vals[:, k], then_vals[:, k]
+            ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
+            changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
+        runs = ws.runs(r, pairs)
+        regressed: list[Moved] = []
+        improved: list[Moved] = []
+        for q in pairs:
+            rank_now = int(rs.first_gold_rank[row_now[q]])
+            rank_then = int(tq[q]["rank"])
+            if rank_now == rank_then:
+                continue
+            ranking = runs[q].doc_ids if q in runs else ()
+            moved = Moved(
+                q,
+                rank_then,
+                rank_now,
+                ranking[0] if ranking else None,
+                _cause(golds_then[q], board.golds[q].gold, ranking, rank_then),
+            )
+            (regressed if moved.worse_by() > 0 else improved).append(moved)
+        regressed.sort(key=lambda m: (-m.worse_by(), m.question))
+        improved.sort(key=lambda m: (m.worse_by(), m.question))
+        spec = ws.retriever(r)
+        out.retrievers[r] = RetrieverDiff(
+            metrics=changes,
+            regressed=regressed,
+            improved=improved,
+            changed_config=spec is not None and spec.hash != then.get("hash"),
+            paired=len(pairs),
+            only_now=[q for q in now_ids if q not in tq or q not in golds_then],
+            only_then=[q for q in then_ids if q in tq and q not in row_now],
+        )
+    return out
+
+
+def snapshot_means(
+    snap: Mapping[str, Any], question_ids: Sequence[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Per retriever and metric, the mean over the snapshot's questions (or ``question_ids``)."""
+    out: dict[str, dict[str, float]] = {}
+    wanted = None if question_ids is None else set(question_ids)
+    for r, body in snap["retrievers"].items():
+        qs: Mapping[str, Any] = body["questions"]
+        chosen = [q for q in qs if wanted is None or q in wanted]
+        out[r] = {
+            m: mean(np.array([float(qs[q]["values"][m]) for q in chosen], dtype=np.float64))
+            for m in snap["metrics"]
+        }
+    return out
+
+
+def snapshot_ranks(snap: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per retriever and question, the first-gold rank in the snapshot."""
+    return {
+        r: {q: int(row["rank"]) for q, row in body["questions"].items()}
+        for r, body in snap["retrievers"].items()
+    }

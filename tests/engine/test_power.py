@@ -1,0 +1,98 @@
+"""Power: minimum detectable difference and questions needed, checked by simulation."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.compare import bootstrap_means
+from engine.power import mde, n_needed, power_of, power_sentence, z_sum
+
+
+def test_formula_by_hand() -> None:
+    assert z_sum() == pytest.approx(1.959964 + 0.841621, abs=1e-5)
+    # d = (0.5, 0, 0, -0.5, 1.0): mean 0.2, sample sd sqrt(0.325) = 0.570088
+    p = power_of("A", "B", "mrr", [1.0, 0.5, 1.0, 0.0, 1.0], [0.5, 0.5, 1.0, 0.5, 0.0])
+    assert (p.n, p.diff) == (5, pytest.approx(0.2))
+    assert p.sd == pytest.approx(math.sqrt(0.325))
+    assert p.mde == pytest.approx(2.801585 * 0.570088 / math.sqrt(5), rel=1e-5)  # 0.714
+    assert p.n_needed == math.ceil((2.801585 * 0.570088 / 0.2) ** 2)  # 63.8 -> 64
+    assert power_sentence(p) == (
+        "at 5 questions you can see differences >= 0.71; to confirm 0.20 you need ~64"
+    )
+    assert set(p.to_json()) == {"a", "b", "metric", "n", "diff", "sd", "mde", "n_needed"}
+
+
+def test_edge_cases() -> None:
+    assert n_needed(0.0, 0.3) is None
+    assert mde(0.3, 1) is None
+    same = power_of("A", "B", "mrr", [1.0, 0.5], [1.0, 0.5])
+    assert same.n_needed is None and same.mde == 0.0
+    assert "difference is 0" in power_sentence(same)
+    one = power_of("A", "B", "mrr", [1.0], [0.0])
+    assert one.mde is None and one.n_needed is None
+    with pytest.raises(ValueError):
+        power_of("A", "B", "mrr", [1.0], [1.0, 0.0])
+
+
+def simulated_n80(draw: object, n_grid: np.ndarray, reps: int = 1500, boots: int = 400) -> float:
+    """The n at which 80% of paired bootstrap 95% intervals exclude 0 (interpolated)."""
+    rng = np.random.default_rng(11)
+    power = []
+    for k, n in enumerate(n_grid.tolist()):
+        d = draw(rng, (n, reps))  # type: ignore[operator]
+        # every column is one simulated experiment; the engine's bootstrap resamples
+        # questions (rows), the same resamples for every column
+        means = bootstrap_means(d, samples=boots, seed=k)
+        lo, hi = np.percentile(means, [2.5, 97.5], axis=0)
+        power.append(float(((lo > 0) | (hi < 0)).mean()))
+    p = np.maximum.accumulate(np.array(power))  # power grows with n; smooth the noise
+    assert p[0] < 0.8 < p[-1], power
+    return float(np.interp(0.8, p, n_grid))
+
+
+@pytest.mark.parametrize(
+    ("name", "delta", "sd", "draw"),
+    [
+        (
+            "normal differences",
+            0.1,
+            0.35,
+            lambda rng, shape: rng.normal(0.1, 0.35, shape),
+        ),
+        (
+            # hit@1-like: A wins 25% of questions, loses 15%, ties 60%
+            "win/tie/loss differences",
+            0.1,
+            math.sqrt(0.4 - 0.01),
+            lambda rng, shape: rng.choice([1.0, 0.0, -1.0], size=shape, p=[0.25, 0.6, 0.15]),
+        ),
+    ],
+)
+def test_n_needed_matches_bootstrap_simulation(
+    name: str, delta: float, sd: float, draw: object
+) -> None:
+    want = n_needed(delta, sd)
+    assert want is not None
+    grid = np.unique(np.linspace(0.55 * want, 1.45 * want, 10).astype(int))
+    got = simulated_n80(draw, grid)
+    assert abs(want - got) / got < 0.15, (name, want, got)
+
+
+def test_cli_power_json(tiny_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tui.cli import main
+
+    argv = ["power", str(tiny_ws), "bm25-word", "bm25-bigram", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["a"] == "bm25-word" and data["metric"] == "mrr" and data["n"] == 3
+    assert data["mde"] == pytest.approx(z_sum() * data["sd"] / math.sqrt(3))
+    assert main(["power", str(tiny_ws), "bm25-word", "nope"]) == 2
+    assert main(["power", str(tiny_ws), "bm25-word", "bm25-bigram", "--metric", "x@"]) == 2
+    assert main(["power", str(tiny_ws), "bm25-word", "bm25-bigram"]) == 0
+    assert "at 3 questions you can see differences" in capsys.readouterr().out

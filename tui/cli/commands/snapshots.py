@@ -1,0 +1,454 @@
+"""Commands of the regression workflow: snapshot, score --against, power, import querylog."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from engine.compare import DEFAULT_SAMPLES
+from engine.metrics import parse_metric
+from engine.retrieve import DEFAULT_DEPTH
+from engine.snapshots import (
+    SnapshotDiff,
+    SnapshotError,
+    check_name,
+    diff_against,
+    resolve_snapshot,
+    save_snapshot,
+)
+from tui.cli.commands.common import (
+    GateFailed,
+    UsageError,
+    err,
+    open_workspace,
+    out,
+    pool_stale,
+    print_json,
+)
+from tui.literal import literal
+
+CAUSES = {
+    "retriever": "the retriever changed",
+    "labels": "the labels changed",
+    "both": "retriever and labels changed",
+}
+SNAPSHOT_ACTIONS = ("save", "list", "show", "remove", "export")
+
+SNAPSHOT_HELP = """\
+forms:
+  goldpan snapshot WS NAME             store the scores now as NAME (same as save)
+  goldpan snapshot save WS NAME        the same, explicitly
+  goldpan snapshot list WS             the stored snapshots
+  goldpan snapshot show WS NAME        a snapshot's means per retriever
+  goldpan snapshot remove WS NAME      delete a snapshot
+  goldpan snapshot export WS NAME --out FILE
+                                       write it as JSON (keep it in git for CI;
+                                       `goldpan score WS --against FILE` reads it)
+"""
+
+
+def snapshot_options(s: argparse.ArgumentParser) -> None:
+    """The options of ``goldpan snapshot``."""
+    s.add_argument("words", nargs="+", metavar="WORD", help="[ACTION] WS [NAME], see below")
+    s.add_argument("--out", metavar="FILE", help="export: the JSON file to write")
+    s.add_argument("--replace", action="store_true", help="save: overwrite a snapshot of that name")
+    s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
+    s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
+    s.add_argument("--json", action="store_true", help="list/show as JSON")
+
+
+def score_against_options(score: argparse.ArgumentParser) -> None:
+    """``goldpan score``'s regression-gate options (``--against`` and friends)."""
+    g = score.add_argument_group("regression gate")
+    g.add_argument(
+        "--against",
+        metavar="NAME_OR_FILE",
+        help="compare with a snapshot (its name in WS, or a file from `snapshot export`)",
+    )
+    g.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="with --against: exit 1 when a question's first-gold rank got worse",
+    )
+    g.add_argument(
+        "--tolerance",
+        type=int,
+        metavar="RANKS",
+        help="with --fail-on-regression: allow this many ranks worse (default 0); a lost "
+        "gold is always a regression",
+    )
+    g.add_argument(
+        "--samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (--against)"
+    )
+
+
+def power_options(s: argparse.ArgumentParser) -> None:
+    """The options of ``goldpan power``."""
+    s.add_argument("a", metavar="A")
+    s.add_argument("b", metavar="B")
+    s.add_argument("--metric", default="mrr", help="mrr, hit@k, recall@k, ndcg@k, p@k")
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--json", action="store_true")
+
+
+def querylog_options(s: argparse.ArgumentParser) -> None:
+    """The options of ``goldpan import querylog``."""
+    s.add_argument("workspace", metavar="WS")
+    s.add_argument("path", metavar="FILE")
+    s.add_argument("--sample", type=int, metavar="N", help="draw N groups as questions")
+    s.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    s.add_argument("--min-count", type=int, default=1, metavar="K", help="skip rarer queries")
+    s.add_argument(
+        "--similarity",
+        type=float,
+        default=None,
+        metavar="J",
+        help="near-duplicate threshold: Jaccard of character 3-grams (default 0.7)",
+    )
+    s.add_argument("--format", choices=("auto", "text", "jsonl", "csv"), default="auto")
+    s.add_argument("--json", action="store_true")
+
+
+# -- snapshot ------------------------------------------------------------------------------
+
+
+def _snapshot_words(words: list[str]) -> tuple[str, str, str | None]:
+    """(action, workspace, name) from the positional words."""
+    if words[0] in SNAPSHOT_ACTIONS:
+        action, rest = words[0], words[1:]
+    else:
+        action, rest = "save", words
+    needs_name = action != "list"
+    want = 2 if needs_name else 1
+    if len(rest) != want:
+        shape = "WS NAME" if needs_name else "WS"
+        raise UsageError(f"snapshot {action}: expected {shape}, got {' '.join(rest) or 'nothing'}")
+    return action, rest[0], rest[1] if needs_name else None
+
+
+def cmd_snapshot(args: argparse.Namespace) -> None:
+    """Save, list, show, remove or export snapshots."""
+    action, path, name = _snapshot_words(args.words)
+    if args.out and action != "export":
+        raise UsageError("--out is for `snapshot export`")
+    with open_workspace(path) as ws:
+        if action == "save":
+            assert name is not None
+            check_name(name)
+            if ws.snapshot(name) is not None and not args.replace:
+                raise SnapshotError(
+                    f"a snapshot named {name!r} already exists (remove it, or use --replace)"
+                )
+            if not args.no_pool:
+                pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=True)
+            data = save_snapshot(ws, name, replace=args.replace, retrievers=args.retriever)
+            n = len(data["golds"])
+            rets = ", ".join(data["retrievers"]) or "no retrievers"
+            out.print(literal(f"saved snapshot {name}: {n} scored questions; {rets}"))
+            return
+        if action == "list":
+            rows = ws.snapshots()
+            if args.json:
+                print_json([{"name": n, "created": c} for n, c in rows])
+                return
+            if not rows:
+                out.print(Text("no snapshots yet: goldpan snapshot WS NAME"))
+                return
+            table = Table(title="snapshots", title_justify="left")
+            table.add_column("name")
+            table.add_column("created (UTC)")
+            for snap_name, created in rows:
+                table.add_row(literal(snap_name), created)
+            out.print(table)
+            return
+        assert name is not None
+        if action == "remove":  # without reading it: a damaged snapshot can be removed too
+            ws.remove_snapshot(name)
+            out.print(literal(f"removed snapshot {name}"))
+            return
+        stored = ws.snapshot(name)
+        if stored is None:
+            known = ", ".join(n for n, _ in ws.snapshots()) or "none"
+            raise SnapshotError(f"no snapshot named {name!r} in {path}; snapshots: {known}")
+        data = stored
+        if action == "export":
+            if not args.out:
+                raise UsageError("snapshot export: where to write: --out FILE")
+            _write_json(Path(args.out), data)
+            out.print(literal(f"wrote snapshot {name} to {args.out}"))
+        else:
+            _show(data, as_json=args.json)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write atomically (a temporary file renamed over the target)."""
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a folder; expected a file name")
+    if not path.parent.exists():
+        raise UsageError(f"--out {path}: folder {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(
+        json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    tmp.replace(path)
+
+
+def _show(data: dict[str, Any], *, as_json: bool) -> None:
+    from engine.snapshots import snapshot_means
+
+    means = snapshot_means(data)
+    if as_json:
+        print_json(
+            {
+                "name": data["name"],
+                "created": data["created"],
+                "questions": len(data["golds"]),
+                "retrievers": means,
+            }
+        )
+        return
+    metrics = data["metrics"]
+    table = Table(
+        title=literal(f"snapshot {data['name']} ({data['created']}, {len(data['golds'])} scored)"),
+        title_justify="left",
+    )
+    table.add_column("retriever")
+    for m in metrics:
+        table.add_column(m, justify="right")
+    for r, vals in means.items():
+        table.add_row(literal(r), *(f"{vals[m]:.3f}" for m in metrics))
+    out.print(table)
+
+
+# -- score --against -----------------------------------------------------------------------
+
+
+def cmd_score_against(args: argparse.Namespace) -> None:
+    """Scores now vs a snapshot, per question; exit 1 on a regression when asked."""
+    if args.fail_under:
+        raise UsageError("--fail-under and --against are separate gates; run score twice")
+    if args.tolerance is not None and not args.fail_on_regression:
+        raise UsageError("--tolerance goes with --fail-on-regression")
+    tolerance = args.tolerance or 0
+    if tolerance < 0:
+        raise UsageError("--tolerance must be 0 or more ranks")
+    if args.samples < 1:
+        raise UsageError("--samples must be at least 1")
+    with open_workspace(args.workspace) as ws:
+        snap = resolve_snapshot(ws, args.against)
+        if not args.no_pool:
+            pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
+        diff = diff_against(ws, snap, retrievers=args.retriever, tag=args.tag, samples=args.samples)
+    if args.json:
+        print_json(diff.to_json())
+    else:
+        _print_diff(diff)
+    if args.fail_on_regression:
+        bad = diff.regressions(tolerance)
+        if bad:
+            parts = []
+            for r, moved in bad.items():
+                shown = ", ".join(
+                    f"{m.question} {m.rank_then or '-'}->{m.rank_now or '-'}" for m in moved[:5]
+                )
+                more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
+                parts.append(f"{r}: {len(moved)} question(s) ({shown}{more})")
+            raise GateFailed(
+                f"regressed since {diff.against} (tolerance {tolerance} ranks): " + "; ".join(parts)
+            )
+
+
+def _rank(r: int) -> str:
+    return str(r) if r else "-"
+
+
+def _print_diff(diff: SnapshotDiff) -> None:
+    out.print(literal(f"against snapshot {diff.against} ({diff.created})", style="bold"))
+    if diff.labels_changed:
+        out.print(
+            literal(
+                f"labels changed since then on {len(diff.labels_changed)} question(s): "
+                + ", ".join(diff.labels_changed[:10])
+                + (" ..." if len(diff.labels_changed) > 10 else "")
+            )
+        )
+    for r in diff.missing:
+        err.print(literal(f"{r} is in the snapshot but not in the workspace now"))
+    for r, d in diff.retrievers.items():
+        title = f"{r}: {d.paired} questions scored then and now"
+        if d.changed_config:
+            title += " (its configuration changed)"
+        table = Table(title=literal(title), title_justify="left")
+        for col in ("metric", "then", "now", "diff", "95% interval"):
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for m, c in d.metrics.items():
+            lo, hi = c.ci95
+            sure = lo > 0 or hi < 0
+            style = ("bold green" if c.diff > 0 else "bold red") if sure else ""
+            table.add_row(
+                m,
+                f"{c.then:.3f}",
+                f"{c.now:.3f}",
+                Text(f"{c.diff:+.3f}", style=style),
+                f"[{lo:+.3f}, {hi:+.3f}]",
+            )
+        out.print(table)
+        for label, rows, style in (
+            ("got worse", d.regressed, "red"),
+            ("got better", d.improved, "green"),
+        ):
+            if not rows:
+                out.print(literal(f"{r}: no question {label}", style="dim"))
+                continue
+            t = Table(title=literal(f"{r}: {len(rows)} question(s) {label}"), title_justify="left")
+            for col in ("question", "rank then", "rank now", "rank 1 now", "because"):
+                t.add_column(col, justify="right" if col.startswith("rank ") else "left")
+            for mv in rows:
+                t.add_row(
+                    literal(mv.question),
+                    _rank(mv.rank_then),
+                    Text(_rank(mv.rank_now), style=style),
+                    literal(mv.winner or "-"),
+                    CAUSES[mv.cause],
+                )
+            out.print(t)
+        if d.only_now or d.only_then:
+            out.print(
+                literal(
+                    f"{r}: not compared: {len(d.only_now)} question(s) scored only now, "
+                    f"{len(d.only_then)} only then",
+                    style="dim",
+                )
+            )
+
+
+# -- power ---------------------------------------------------------------------------------
+
+
+def cmd_power(args: argparse.Namespace) -> None:
+    """Minimum detectable difference and questions needed for A vs B."""
+    from engine.power import power_sentence, workspace_power
+
+    metric = parse_metric(args.metric).name
+    with open_workspace(args.workspace) as ws:
+        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
+        p = workspace_power(ws, args.a, args.b, metric, tag=args.tag)
+    if args.json:
+        print_json(p.to_json())
+        return
+    table = Table(
+        title=literal(f"{args.a} vs {args.b} on {metric}: power (80%, two-sided 5%)"),
+        title_justify="left",
+        show_header=False,
+    )
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("questions", str(p.n))
+    table.add_row("difference (A - B)", f"{p.diff:+.4f}")
+    table.add_row("sd of the differences", f"{p.sd:.4f}")
+    table.add_row("minimum detectable difference", "-" if p.mde is None else f"{p.mde:.4f}")
+    table.add_row(
+        "questions needed for the difference", "-" if p.n_needed is None else str(p.n_needed)
+    )
+    out.print(table)
+    out.print(Text(power_sentence(p)))
+
+
+# -- import querylog -----------------------------------------------------------------------
+
+
+def cmd_import_querylog(args: argparse.Namespace) -> None:
+    """Read a query log; sample questions from it, or store it for the write screen."""
+    from engine.querylog import DEFAULT_SIMILARITY, band_summary, import_querylog
+
+    similarity = DEFAULT_SIMILARITY if args.similarity is None else args.similarity
+    if not (math.isfinite(similarity) and 0 < similarity <= 1):
+        raise UsageError(f"--similarity {similarity}: expected a number in (0, 1]")
+    if args.sample is not None and args.sample < 1:
+        raise UsageError("--sample must be at least 1")
+    if args.min_count < 1:
+        raise UsageError("--min-count must be at least 1")
+    with open_workspace(args.workspace) as ws:
+        report = import_querylog(
+            ws,
+            Path(args.path),
+            sample=args.sample,
+            seed=args.seed,
+            min_count=args.min_count,
+            similarity=similarity,
+            fmt=args.format,
+        )
+    if args.json:
+        print_json(report.to_json())
+        return
+    g = report.grouping
+    out.print(
+        literal(
+            f"read {report.source}: {g.lines} lines, {g.queries} queries, {g.distinct} distinct "
+            f"after normalization, {len(g.groups) + len(g.existing)} groups with "
+            f"near-duplicates (3-gram Jaccard >= {report.similarity:g})"
+        )
+    )
+    bands = band_summary(g.groups + [x for x, _ in g.existing])
+    table = Table(title="frequency bands (groups by count, cumulative share of traffic)")
+    for col in ("band", "cut", "groups", "traffic", "counts"):
+        table.add_column(col, justify="left" if col == "band" else "right")
+    for name, b in bands.items():
+        lo, hi = b["cut"]
+        table.add_row(
+            name,
+            f"{lo:.0%}-{hi:.0%}",
+            str(b["groups"]),
+            f"{b['traffic']:.0%}",
+            f"{b['min_count']}-{b['max_count']}" if b["groups"] else "-",
+        )
+    out.print(table)
+    near = [x for x in g.groups if x.near]
+    if near:
+        t = Table(title=f"near-duplicates grouped ({len(near)} groups)", title_justify="left")
+        t.add_column("kept as")
+        t.add_column("count", justify="right")
+        t.add_column("merged (similarity)")
+        for x in near[:20]:
+            t.add_row(
+                literal(x.text),
+                str(x.count),
+                literal("; ".join(f"{txt} ({s:.2f})" for txt, s in x.near)),
+            )
+        out.print(t)
+        if len(near) > 20:
+            out.print(Text(f"... and {len(near) - 20} more (--json lists all)", style="dim"))
+    if g.existing:
+        out.print(
+            literal(
+                f"left out {len(g.existing)} near-duplicate(s) of existing questions: "
+                + "; ".join(f"{x.text} ~ {q}" for x, q in g.existing[:5])
+                + (" ..." if len(g.existing) > 5 else "")
+            )
+        )
+    dropped = len(g.groups) - len(report.kept)
+    if dropped:
+        out.print(literal(f"skipped {dropped} group(s) seen fewer than {report.min_count} times"))
+    if report.stored is not None:
+        added, merged = report.stored
+        out.print(
+            literal(
+                f"stored {added} new queries in the workspace's log ({merged} already there: "
+                "counts added); open the write screen and press ctrl+n for the next one"
+            )
+        )
+    else:
+        by_band = {b: sum(1 for x, _ in report.sampled if x.band == b) for b in bands}
+        out.print(
+            literal(
+                f"sampled {len(report.sampled)} questions (seed {report.seed}): "
+                + ", ".join(f"{b} {n}" for b, n in by_band.items())
+                + "; tagged from-log and their band"
+            )
+        )
