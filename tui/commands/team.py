@@ -10,6 +10,7 @@ from rich.text import Text
 
 from engine.retrieve import DEFAULT_DEPTH
 from engine.scoring import workspace_golds
+from engine.workspace import WorkspaceError
 from tui.commands.common import (
     UsageError,
     _annotator,
@@ -24,29 +25,29 @@ from tui.literal import literal
 
 def cmd_label(args: argparse.Namespace) -> None:
     """Grade one document for one question (what the judge screen's keys do)."""
-    from engine.types import Label
+    from engine.session import LabelingSession
 
-    if not 0 <= args.grade <= 3:
-        raise UsageError(f"grade {args.grade} is out of range; expected 0-3")
     who = _annotator(args.annotator)
     with _open(args.workspace) as ws:
-        if ws.question(args.question) is None:
-            raise UsageError(f"unknown question {args.question!r}")
-        if ws.doc(args.doc) is None:
-            raise UsageError(f"unknown document {args.doc!r}")
-        ws.write_labels([Label(args.question, args.doc, who, args.grade)])
+        session = LabelingSession(ws, who)
+        try:
+            session.set_grade(args.question, args.doc, args.grade)
+        except WorkspaceError as exc:  # unknown question or document, grade out of range
+            raise UsageError(str(exc)) from None
     out.print(literal(f"{who}: {args.question} {args.doc} = {args.grade}"))
 
 
 def cmd_verdict(args: argparse.Namespace) -> None:
     """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
-    from engine.types import Verdict
+    from engine.session import LabelingSession
 
     who = _annotator(args.annotator)
     with _open(args.workspace) as ws:
-        if ws.question(args.question) is None:
-            raise UsageError(f"unknown question {args.question!r}")
-        ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
+        session = LabelingSession(ws, who)
+        try:
+            session.set_verdict(args.question, args.verdict, args.note)
+        except WorkspaceError as exc:
+            raise UsageError(str(exc)) from None
     out.print(literal(f"{who}: {args.question} is {args.verdict}"))
 
 

@@ -13,7 +13,6 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.agreement import agreement_report
 from engine.gold import Status
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
 from tui.screens.questions import STATUS_STYLE
@@ -135,23 +134,20 @@ grades, which tell how far to trust the labels.
         """Fill the list."""
         table = self.query_one("#adjudicate-list", DataTable)
         table.add_columns("question", "status")
-        self.refresh_list()
-        self.show_agreement()
+        self.redraw()
         table.focus()
 
-    def on_screen_resume(self) -> None:
-        """Labels may have changed elsewhere."""
-        self.gp.session.reload_if_changed()
+    def redraw(self) -> None:
+        """The workspace changed: redraw the list, the sides and the agreement."""
+        super().redraw()
         self.refresh_list()
         self.show_agreement()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """Redraw."""
-        self.refresh_list()
-
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A split question was pooled."""
-        self.refresh_list()
+    def follow_current(self) -> None:
+        """Rest the list's cursor on the current question when it is listed."""
+        table = self.query_one("#adjudicate-list", DataTable)
+        self.place_cursor(table, self.gp.current_question)
+        self.question_id = cursor_key(table)
 
     def candidates(self) -> list[str]:
         """Disputed and ambiguous questions first, then the adjudicated ones."""
@@ -182,15 +178,14 @@ grades, which tell how far to trust the labels.
             label = "adjudicated" if gold.adjudicated else gold.status.value
             style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
             table.add_row(literal(q), Text(label, style=style), key=q)
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+        self.place_cursor(table, keep)
         self.question_id = cursor_key(table)
         self.show_sides()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Follow the list."""
         if event.data_table.id == "adjudicate-list":
-            self.question_id = cursor_key(event.data_table)
+            self.question_id = self.cursor_moved(event.data_table)
             self.show_sides()
 
     def annotators(self) -> list[str]:
@@ -300,14 +295,39 @@ grades, which tell how far to trust the labels.
             return self.question_id is not None
         return True
 
-    def _settle(self, gold: dict[str, int], *, no_answer: bool = False, note: str = "") -> None:
+    def _settle(
+        self,
+        gold: dict[str, int],
+        *,
+        no_answer: bool = False,
+        note: str = "",
+        advance: bool = True,
+    ) -> None:
+        """Record the decision; with ``advance`` (and auto-advance on), on to the next one."""
         assert self.question_id is not None
         if self.refuse_read_only("Adjudicating"):
             return
-        self.gp.session.adjudicate(self.question_id, gold, no_answer=no_answer, note=note)
-        self.post_message(LabelSaved(self.question_id))
-        self.refresh_list()
-        self.show_agreement()
+        settled = self.question_id
+        live = self.gp.session.live
+        pending = [q for q in self.candidates() if not live.golds[q].adjudicated]
+        self.gp.session.adjudicate(settled, gold, no_answer=no_answer, note=note)
+        self.redraw()
+        self.gp.announce(settled)
+        if not (advance and self.gp.auto_advance):
+            return
+        # on to the next question still to settle (the settled one moved down the list)
+        later = pending[pending.index(settled) + 1 :] if settled in pending else []
+        following = next((q for q in later + pending if q != settled), None)
+        if following is None:
+            self.notify(
+                visible(f"Settled {settled}; nothing else is left to settle."), markup=False
+            )
+            return
+        self.place_cursor(self.query_one("#adjudicate-list", DataTable), following)
+        self.gp.current_question = following
+        self.question_id = following
+        self.show_sides()
+        self.notify(visible(f"Settled {settled}; next to settle: {following}."), markup=False)
 
     def action_take_side(self, index: int) -> None:
         """The final gold is one annotator's relevant documents."""
@@ -341,7 +361,7 @@ grades, which tell how far to trust the labels.
             return
         final = self.final()
         final[doc] = min(3, max(0, final.get(doc, 0) + delta))
-        self._settle(final, note="set by hand")
+        self._settle(final, note="set by hand", advance=False)
 
     def action_raise_grade(self) -> None:
         """Raise the selected document's final grade."""

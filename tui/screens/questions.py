@@ -18,8 +18,8 @@ from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
+from tui.widgets.progress import progress_text
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -116,6 +116,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         yield Header()
         yield Static(id="filters")
         yield DataTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield Static(id="question-full")
+        yield Static(id="progress")
         yield Footer()
 
     @dataclass
@@ -130,7 +132,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Question id -> (share of its words in the nearest title, in its gold text)."""
         table = self.query_one(DataTable)
         table.add_columns("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
-        self.refresh_rows()
+        self.redraw()
         self.measure_overlap()
 
     @work(thread=True, exclusive=True, group="overlap")
@@ -148,18 +150,40 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.overlap = message.overlap
         self.refresh_rows()
 
-    def on_screen_resume(self) -> None:
-        """Show what changed while another screen was active."""
-        self.gp.session.reload_if_changed()
+    def redraw(self) -> None:
+        """The workspace changed: redraw the rows."""
+        super().redraw()
         self.refresh_rows()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """A label changed somewhere."""
-        self.refresh_rows()
+    def follow_current(self) -> None:
+        """Rest the cursor on the current question (chosen on any screen)."""
+        self.place_cursor(self.query_one(DataTable), self.gp.current_question)
+        self.show_selected()
 
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A question was pooled."""
-        self.refresh_rows()
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The selected row is the current question; show its full text."""
+        self.cursor_moved(event.data_table)
+        self.show_selected()
+
+    def show_selected(self) -> None:
+        """The selected question's full text (the column cuts it) and the progress line."""
+        if not self.is_mounted:
+            return
+        session = self.gp.session
+        qid = cursor_key(self.query_one(DataTable))
+        q = session.ws.question(qid) if qid else None
+        full = self.query_one("#question-full", Static)
+        if q is None:
+            full.update(Text("No question selected.", style="dim"))
+        else:
+            text = Text.assemble((visible(q.id), "bold"), "  ")
+            text.append_text(literal(q.text))
+            if q.tags:
+                text.append(visible("  " + " ".join(f"#{t}" for t in q.tags)), style="dim")
+            full.update(text)
+        self.query_one("#progress", Static).update(
+            progress_text(session, self.gp.question_order, qid)
+        )
 
     def watch_status_filter(self) -> None:
         """Re-filter."""
@@ -233,7 +257,9 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
         golds = self.golds()
-        for qid in self.visible_ids(golds):
+        shown = self.visible_ids(golds)
+        self.gp.question_order = shown  # what `]` walks on the label screen
+        for qid in shown:
             gold = golds[qid]
             table.add_row(
                 literal(qid),
@@ -245,10 +271,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 one_line(texts.get(qid, ""), 70),
                 key=qid,
             )
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
-        elif self.gp.current_question is not None and self.gp.current_question in table.rows:
-            table.move_cursor(row=table.get_row_index(self.gp.current_question))
+        self.place_cursor(table, self.gp.current_question, keep)
+        self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
         counts = session.live.counts()
         self.query_one("#filters", Static).update(

@@ -25,7 +25,6 @@ from engine.compare import Comparison, FloatArray, compare, question_wins
 from engine.metrics import first_gold_rank
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.analysis_panels import (
     comparison_text,
@@ -179,22 +178,19 @@ gold. `t` filters by tag, `enter` judges the selected question.
 
     def on_mount(self) -> None:
         """Draw."""
-        self.refresh_scores()
-        self.refresh_panel()
+        self.redraw()
+        if self.panel == "scores":
+            self.refresh_panel()
         self.query_one("#grid", DataTable).focus()
 
-    def on_screen_resume(self) -> None:
-        """Labels may have changed on another screen: rescore (cheap, cached rankings)."""
-        self.gp.session.reload_if_changed()
+    def redraw(self) -> None:
+        """The workspace changed: rescore (cheap, cached rankings) and redraw."""
+        super().redraw()
         self.refresh_scores()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """A label changed."""
-        self.refresh_scores()
-
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A question got new rankings."""
-        self.refresh_scores()
+    def follow_current(self) -> None:
+        """Rest the grid's cursor on the current question when it is scored."""
+        self.place_cursor(self.query_one("#grid", DataTable), self.gp.current_question)
 
     def watch_tag(self) -> None:
         """Rescore for the tag."""
@@ -448,13 +444,13 @@ gold. `t` filters by tag, `enter` judges the selected question.
                 *(rank_cell(row.ranks[r]) for r in live.retrievers),
                 key=row.question_id,
             )
-        if keep is not None and keep in grid.rows:
-            grid.move_cursor(row=grid.get_row_index(keep))
+        self.place_cursor(grid, self.gp.current_question, keep)
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Follow the grid's cursor."""
         if event.data_table.id == "grid":
+            self.cursor_moved(event.data_table)
             self._show_detail()
 
     def selected_question(self) -> str | None:
