@@ -10,6 +10,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widget import AwaitMount
 
 from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
@@ -154,6 +155,8 @@ class GoldpanApp(App[None]):
         self.auto_advance = True
         """After a judgment, move on: to the next candidate after a grade, to the next
         question after a verdict or when every candidate is judged."""
+        self.previous_mode = self.DEFAULT_MODE
+        """The screen shown before the current one."""
         self.live_screens: set[GoldpanScreen] = set()
         """The mounted goldpan screens (every mode's), told of each change once."""
 
@@ -199,6 +202,12 @@ class GoldpanApp(App[None]):
         """
         for screen in list(self.live_screens):
             screen.post_message(WorkspaceChanged(question_id, pooled))
+
+    def switch_mode(self, mode: str) -> AwaitMount:
+        """Switch screens, remembering the one left (escape on Write goes back to it)."""
+        if mode != self.current_mode:
+            self.previous_mode = self.current_mode
+        return super().switch_mode(mode)
 
     def judge(self, question_id: str, order: list[str] | None = None) -> None:
         """Open the judge screen on a question."""

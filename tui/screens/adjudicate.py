@@ -16,6 +16,7 @@ from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
 from tui.screens.questions import STATUS_STYLE
+from tui.widgets.tables import fill
 
 ORDER = {Status.DISPUTED: 0, Status.AMBIGUOUS: 1}
 SIDE = Binding.Group("Take side", compact=True)
@@ -133,7 +134,6 @@ grades, which tell how far to trust the labels.
     def on_mount(self) -> None:
         """Fill the list."""
         table = self.query_one("#adjudicate-list", DataTable)
-        table.add_columns("question", "status")
         self.redraw()
         table.focus()
 
@@ -171,13 +171,15 @@ grades, which tell how far to trust the labels.
             return
         table = self.query_one("#adjudicate-list", DataTable)
         keep = cursor_key(table) or self.question_id
-        table.clear()
         live = self.gp.session.live
-        for q in self.candidates():
+        listed = self.candidates()
+        rows = []
+        for q in listed:
             gold = live.golds[q]
             label = "adjudicated" if gold.adjudicated else gold.status.value
             style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
-            table.add_row(literal(q), Text(label, style=style), key=q)
+            rows.append([literal(q), Text(label, style=style)])
+        fill(table, ("question", "status"), rows, listed)
         self.place_cursor(table, keep)
         self.question_id = cursor_key(table)
         self.show_sides()

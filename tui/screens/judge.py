@@ -431,16 +431,18 @@ moment you make it; `u` undoes your last change.
 
     @work
     async def action_search(self) -> None:
-        """Find a document the pool missed; it becomes relevant (grade 1)."""
+        """Find a document the pool missed and grade it (enter: relevant, 1)."""
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
-        doc_id = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
-        if doc_id:
-            self._saved(self.gp.session.set_grade(q.id, doc_id, 1))
+        picked = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
+        if picked:
+            doc_id, grade = picked
+            self._saved(self.gp.session.set_grade(q.id, doc_id, grade))
             self.show_question()
             self.query_one(CandidateList).select(doc_id)
             self.show_document()
+            self.notify(visible(f"Added {doc_id} with grade {grade}."), markup=False)
 
     @work
     async def action_edit(self) -> None:

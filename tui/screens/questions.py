@@ -20,6 +20,7 @@ from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.progress import progress_text
+from tui.widgets.tables import fill
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -30,6 +31,7 @@ STATUS_STYLE = {
     Status.DISPUTED: "bold red",
 }
 STATUS_FILTERS: list[Status | None] = [None, *Status]
+COLUMNS = ("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
 
 
 class QuestionsScreen(GoldpanScreen):
@@ -130,8 +132,6 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Build the table; measure title overlap in a worker."""
         self.overlap: dict[str, tuple[float, float | None]] = {}
         """Question id -> (share of its words in the nearest title, in its gold text)."""
-        table = self.query_one(DataTable)
-        table.add_columns("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
         self.redraw()
         self.measure_overlap()
 
@@ -254,23 +254,25 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         table = self.query_one(DataTable)
         session = self.gp.session
         keep = cursor_key(table)
-        table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
         golds = self.golds()
         shown = self.visible_ids(golds)
         self.gp.question_order = shown  # what `]` walks on the label screen
+        rows: list[list[str | Text]] = []
         for qid in shown:
             gold = golds[qid]
-            table.add_row(
-                literal(qid),
-                Text(gold.status.value, style=STATUS_STYLE[gold.status]),
-                str(len(gold.gold)) if gold.gold else "-",
-                *self._overlap_cells(qid),
-                one_line(", ".join(session.live.tags[qid]), 24),
-                one_line(", ".join(gold.annotators), 14),
-                one_line(texts.get(qid, ""), 70),
-                key=qid,
+            rows.append(
+                [
+                    literal(qid),
+                    Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                    str(len(gold.gold)) if gold.gold else "-",
+                    *self._overlap_cells(qid),
+                    one_line(", ".join(session.live.tags[qid]), 24),
+                    one_line(", ".join(gold.annotators), 14),
+                    one_line(texts.get(qid, ""), 70),
+                ]
             )
+        fill(table, COLUMNS, rows, shown)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"

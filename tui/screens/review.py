@@ -33,6 +33,7 @@ from tui.widgets.analysis_panels import (
     histogram_text,
     sweep_rows,
 )
+from tui.widgets.tables import fill
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 PANEL_TITLES = {
@@ -219,13 +220,21 @@ gold. `t` filters by tag, `enter` judges the selected question.
         """Cycle the panels."""
         self.panel = PANELS[(PANELS.index(self.panel) + 1) % len(PANELS)]
 
+    def _next_other(self, index: int, other: int) -> int:
+        """The retriever after ``index``, never ``other`` (A and B always differ)."""
+        n = len(self.gp.session.live.retrievers)
+        if n < 2:
+            return 0
+        nxt = (index + 1) % n
+        return (nxt + 1) % n if nxt == other % n else nxt
+
     def action_next_a(self) -> None:
-        """Next retriever as A."""
-        self.a = (self.a + 1) % max(1, len(self.gp.session.live.retrievers))
+        """Next retriever as A (skipping B)."""
+        self.a = self._next_other(self.a, self.b)
 
     def action_next_b(self) -> None:
-        """Next retriever as B."""
-        self.b = (self.b + 1) % max(1, len(self.gp.session.live.retrievers))
+        """Next retriever as B (skipping A)."""
+        self.b = self._next_other(self.b, self.a)
 
     def refresh_panel(self) -> None:
         """Redraw the panel on screen (the scores panel follows refresh_scores)."""
@@ -241,7 +250,12 @@ gold. `t` filters by tag, `enter` judges the selected question.
         if not a:
             return
         if self.panel == "compare":
-            self._start_compare(a, b)
+            if a == b:
+                self.query_one("#compare-body", Static).update(
+                    Text("Comparing needs two retrievers; this workspace has one.", style="dim")
+                )
+            else:
+                self._start_compare(a, b)
         elif self.panel == "tags":
             self._show_tags()
         elif self.panel == "failures":
@@ -257,12 +271,11 @@ gold. `t` filters by tag, `enter` judges the selected question.
     def _show_pool(self) -> None:
         ws = self.gp.session.ws
         contributions = pool_contributions(ws)
-        table = self.query_one("#pool", DataTable)
-        table.clear(columns=True)
-        for col in ("retriever", "only it found", "of them gold", "for example"):
-            table.add_column(col)
-        for cells in contribution_rows(contributions, ws.doc):
-            table.add_row(*cells)
+        fill(
+            self.query_one("#pool", DataTable),
+            ("retriever", "only it found", "of them gold", "for example"),
+            contribution_rows(contributions, ws.doc),
+        )
 
     def _start_compare(self, a: str, b: str) -> None:
         live = self.gp.session.live
@@ -305,18 +318,18 @@ gold. `t` filters by tag, `enter` judges the selected question.
             "hi-ov": live.means_for(high),
             "lo-ov": live.means_for(low),
         }
-        table = self.query_one("#tags-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
+        labels: list[str | Text] = ["retriever"]
         for g in groups:
             for m in ("hit@1", "mrr"):
-                table.add_column(Text(f"{g} {HEADERS[m]}", justify="right"))
+                labels.append(Text(f"{g} {HEADERS[m]}", justify="right"))
+        rows = []
         for r in live.retrievers:
             cells = [literal(r)]
             for means in groups.values():
                 for m in ("hit@1", "mrr"):
                     cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
-            table.add_row(*cells)
+            rows.append(cells)
+        fill(self.query_one("#tags-table", DataTable), labels, rows)
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
         self.query_one("#tags-note", Static).update(
             Text(
@@ -335,12 +348,11 @@ gold. `t` filters by tag, `enter` judges the selected question.
         for f in rows:
             doc = ws.doc(f.top_doc) if f.top_doc else None
             titles[f.top_doc or ""] = doc.title if doc else ""
-        table = self.query_one("#failures", DataTable)
-        table.clear(columns=True)
-        for col in ("question", "gold rank", "rank-1 document", "title", "relation"):
-            table.add_column(col)
-        for cells in failure_rows(rows, titles):
-            table.add_row(*cells)
+        fill(
+            self.query_one("#failures", DataTable),
+            ("question", "gold rank", "rank-1 document", "title", "relation"),
+            failure_rows(rows, titles),
+        )
 
     def _start_sweep(self, a: str) -> None:
         spec = self.gp.session.ws.retriever(a)
@@ -408,13 +420,10 @@ gold. `t` filters by tag, `enter` judges the selected question.
                 " unlabeled",
             )
         )
-        table = self.query_one("#metrics", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
-        for m in REVIEW_METRICS:
-            table.add_column(Text(HEADERS[m], justify="right"))
-        table.add_column(Text("ms p50", justify="right"))
-        table.add_column(Text("ms p95", justify="right"))
+        labels: list[str | Text] = ["retriever"]
+        labels += [Text(HEADERS[m], justify="right") for m in REVIEW_METRICS]
+        labels += [Text("ms p50", justify="right"), Text("ms p95", justify="right")]
+        rows = []
         best = {m: max((means[r][m] for r in live.retrievers), default=0.0) for m in REVIEW_METRICS}
         for r in live.retrievers:
             cells: list[Text] = [literal(r)]
@@ -425,7 +434,8 @@ gold. `t` filters by tag, `enter` judges the selected question.
             lat = live.latency.get(r, {})
             cells.append(Text(f"{lat.get('median', 0.0):.2f}", justify="right"))
             cells.append(Text(f"{lat.get('p95', 0.0):.2f}", justify="right"))
-            table.add_row(*cells, key=r)
+            rows.append(cells)
+        fill(self.query_one("#metrics", DataTable), labels, rows, live.retrievers)
         self._refresh_grid()
         if self.panel != "scores":
             self.refresh_panel()
@@ -434,16 +444,17 @@ gold. `t` filters by tag, `enter` judges the selected question.
         live = self.gp.session.live
         grid = self.query_one("#grid", DataTable)
         keep = cursor_key(grid)
-        grid.clear(columns=True)
-        grid.add_column("question", key="question")
-        for r in live.retrievers:
-            grid.add_column(literal(r.removeprefix("bm25-")), key=r)
-        for row in live.rows(self.tag):
-            grid.add_row(
-                literal(row.question_id),
-                *(rank_cell(row.ranks[r]) for r in live.retrievers),
-                key=row.question_id,
-            )
+        shown = live.rows(self.tag)
+        fill(
+            grid,
+            ["question", *(literal(r.removeprefix("bm25-")) for r in live.retrievers)],
+            [
+                [literal(row.question_id), *(rank_cell(row.ranks[r]) for r in live.retrievers)]
+                for row in shown
+            ],
+            [row.question_id for row in shown],
+            column_keys=["question", *live.retrievers],
+        )
         self.place_cursor(grid, self.gp.current_question, keep)
         self._show_detail()
 
