@@ -134,8 +134,8 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         with Vertical(classes="dialog search"):
             yield Label(
                 Text(
-                    "Search the corpus: down moves to the results; enter adds the highlighted "
-                    "document as relevant (1), 0-3 with that grade; escape closes",
+                    "Search the corpus · down: results · enter: add as relevant (1) · "
+                    "0-3: add with that grade · escape: close",
                     style="bold",
                 )
             )
@@ -149,7 +149,9 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         field = self.query_one(Input)
         field.cursor_blink = self.gp.blink
         field.focus()
-        self.query_one(DocumentView).show(None, [])
+        self.query_one(DocumentView).show(
+            None, [], "Press down to move to the results: the highlighted one is shown here."
+        )
         self.search(field.value)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
