@@ -107,3 +107,21 @@ def test_unknown_question_or_document_changes_nothing(tiny_ws):
         assert kim.undo_stack == []
     finally:
         kim.ws.close()
+
+
+def test_goldpan_label_is_seen_by_an_open_session_at_its_next_write(tiny_ws, capsys):
+    from tui.cli import main
+
+    kim = open_session(tiny_ws, "kim")
+    try:
+        assert kim.live.golds["q4"].status is Status.UNLABELED
+        assert main(["label", str(tiny_ws), "q4", "d4", "2", "--annotator", "lee"]) == 0
+        assert main(["verdict", str(tiny_ws), "q2", "ambiguous", "--annotator", "lee"]) == 0
+        capsys.readouterr()
+        kim.set_grade("q1", "d3", 0)
+        assert kim.live.golds["q4"].status is Status.LABELED
+        assert kim.live.golds["q2"].status is Status.AMBIGUOUS
+        assert main(["label", str(tiny_ws), "q4", "nope", "2", "--annotator", "lee"]) == 2
+        assert "unknown document 'nope'" in capsys.readouterr().err
+    finally:
+        kim.ws.close()

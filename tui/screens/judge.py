@@ -41,6 +41,12 @@ note) for an adjudicator; `s` skips it (you cannot judge it).
 
 `/` searches the whole corpus for a document the pool missed. Every change is saved the
 moment you make it; `u` undoes your last change.
+
+**Auto-advance** (on by default, `m` toggles it; the footer shows which): a grade moves
+to the next candidate you have not judged; `n`, `a`, `s`, or the last candidate judged,
+open the next question of the list you have not judged. `n` on a question you marked
+relevant clears those grades (one `u` restores them). The line above the footer shows
+your progress and what `]` opens next.
 """
 
     BINDINGS = [

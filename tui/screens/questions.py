@@ -58,6 +58,8 @@ is the share found in its gold documents' text (a question that copies its answe
 **judging queue**: questions whose pooled documents (every retriever's top 10) are
 least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
+Under the table: the selected question's full text (the column cuts long ones) and
+your progress. The selected question is the current one on every screen: `l` opens it.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
