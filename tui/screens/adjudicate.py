@@ -215,9 +215,9 @@ grades, which tell how far to trust the labels.
         head = self.query_one("#adjudicate-question", Static)
         sides = self.query_one("#sides", DataTable)
         keep = cursor_key(sides)
-        sides.clear(columns=True)
         qid = self.question_id
         if qid is None:
+            sides.clear(columns=True)
             head.update(
                 Text("Nothing to adjudicate: no disputed or ambiguous question.", style="dim")
             )
@@ -240,12 +240,11 @@ grades, which tell how far to trust the labels.
         names = self.annotators()
         grades = self.grades()
         final = self.final()
-        sides.add_column("document", key="doc")
-        sides.add_column("title", key="title")
-        for i, a in enumerate(names, start=1):
-            sides.add_column(Text(visible(f"{i} {a}"), justify="right"), key=f"a:{a}")
-        sides.add_column(Text("final", justify="right"), key="final")
+        labels: list[str | Text] = ["document", "title"]
+        labels += [Text(visible(f"{i} {a}"), justify="right") for i, a in enumerate(names, 1)]
+        labels.append(Text("final", justify="right"))
         docs = sorted({d for g in grades.values() for d in g} | set(final))
+        rows: list[list[Text]] = []
         for d in docs:
             doc = session.ws.doc(d)
             cells: list[Text] = [literal(d), one_line(doc.title if doc else "", 34)]
@@ -261,9 +260,10 @@ grades, which tell how far to trust the labels.
                     justify="right",
                 )
             )
-            sides.add_row(*cells, key=d)
-        if keep is not None and keep in sides.rows:
-            sides.move_cursor(row=sides.get_row_index(keep))
+            rows.append(cells)
+        column_keys = ["doc", "title", *(f"a:{a}" for a in names), "final"]
+        fill(sides, labels, rows, docs, column_keys=column_keys)
+        self.place_cursor(sides, keep)
 
     def show_agreement(self) -> None:
         """Kappa per pair and alpha over everyone (how far to trust the labels)."""
