@@ -7,9 +7,13 @@ import asyncio
 import sqlite3
 from collections import Counter
 
+import pytest
 from textual.message_pump import MessagePump
 from textual.widgets import DataTable, Input, OptionList, Static
 
+from engine.retrieve import bm25_spec
+from engine.retrieve.runner import refresh_runs
+from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.judge import JudgeScreen
@@ -85,14 +89,29 @@ async def visit_every_screen(pilot) -> None:
         await pilot.pause()
 
 
-async def test_one_save_one_delivery_per_live_screen_then_quiet(app_factory, monkeypatch):
+@pytest.fixture
+def pooled_tiny(tiny_ws):
+    """The tiny workspace with the two retrievers the issue saw cut to one name."""
+    ws = Workspace.open(tiny_ws)
+    for spec in ws.retrievers():
+        ws.remove_retriever(spec.name)
+    ws.add_retriever(bm25_spec("bm25-word", "word"))
+    ws.add_retriever(bm25_spec("bm25-word+bigram", "word+bigram"))
+    refresh_runs(ws)
+    ws.close()
+    return tiny_ws
+
+
+async def test_one_save_one_delivery_per_live_screen_then_quiet(
+    app_factory, pooled_tiny, monkeypatch
+):
     seen = Deliveries(monkeypatch)
-    app = app_factory()
+    app = app_factory(pooled_tiny)
     async with app.run_test(size=APP_SIZE) as pilot:
         await visit_every_screen(pilot)
         assert len(app.live_screens) == 5
         seen.per_screen.clear()
-        await pilot.press("w", *"숨 쉴 때 생기는 어긋남", "ctrl+s")
+        await pilot.press("w", *"금속 보정 방법", "ctrl+s")
         assert isinstance(app.screen, JudgeScreen)
         await app.workers.wait_for_complete()
         await wait_for(pilot, lambda: sum(seen.per_screen.values()) >= 5)
@@ -126,20 +145,12 @@ async def test_one_save_one_delivery_per_live_screen_then_quiet(app_factory, mon
         screen = app.screen
         metrics = screen.query_one("#metrics", DataTable)
         means = app.session.live.means()
-        wanted = ["bm25-word ", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi"]
+        assert means["bm25-word"]["mrr"] > 0
+        wanted = ["bm25-word ", "bm25-word+bigram"]
         wanted += [f"{means[name]['mrr']:.3f}" for name in ("bm25-word", "bm25-word+bigram")]
         await wait_for(pilot, lambda: all(w in painted(app) for w in wanted))
         first = next(iter(metrics.columns.values()))
         assert first.get_render_width(metrics) >= len("bm25-word+bigram")
-        await pilot.press("p", "p", "p")  # failures: question and document ids whole
-        assert screen.panel == "failures"
-        failures = screen.query_one("#failures", DataTable)
-        assert failures.row_count
-        ids = []
-        for i in range(min(5, failures.row_count)):
-            row = failures.get_row_at(i)
-            ids += [f"{row[0]} ", str(row[2])]
-        await wait_for(pilot, lambda: all(i in painted(app) for i in ids))
 
 
 async def test_a_grade_moves_on_and_the_last_candidate_opens_the_next_question(
