@@ -18,12 +18,12 @@ SIZE = (120, 36)
 
 
 async def shoot(path: Path) -> None:
-    """Judge an unlabeled question as mina, then show the review."""
+    """Judge two candidates of an unlabeled question as mina, then show the review."""
     app = GoldpanApp(path, annotator="mina", animations=False, blink=False, warm_indexes=False)
     async with app.run_test(size=SIZE) as pilot:
         app.judge("q47")  # one of the demo's unlabeled questions
         await pilot.pause()
-        await pilot.press("j", "2")
+        await pilot.press("2", "0")  # auto-advance: on to the third candidate
         app.save_screenshot("judge.svg", str(OUT))
         await pilot.press("r")
         await pilot.pause()

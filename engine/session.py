@@ -7,7 +7,8 @@ row in the live scores are updated at once. Undo walks back this session's own c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from engine.analysis import latency
@@ -31,24 +32,120 @@ class Change:
     """The previous grade, (verdict, note) or question text; None when there was none."""
 
 
+@dataclass(frozen=True)
+class QuestionState:
+    """Everything judged on one question, as committed, seen by one annotator."""
+
+    question_id: str
+    annotator: str
+    labels: tuple[Label, ...]
+    """Every annotator's labels of the question."""
+    verdicts: tuple[Verdict, ...]
+    """Every annotator's verdict on the question."""
+    adjudication: Adjudication | None
+    gold: Gold
+    """The question's resolved gold."""
+
+    @classmethod
+    def of(
+        cls,
+        question_id: str,
+        annotator: str,
+        labels: Sequence[Label],
+        verdicts: Sequence[Verdict],
+        adjudication: Adjudication | None,
+    ) -> QuestionState:
+        """Resolve the gold of these rows."""
+        by: dict[str, dict[str, int]] = {}
+        for lab in labels:
+            by.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
+        said = {v.annotator: v.verdict for v in verdicts}
+        gold = resolve_one(question_id, by, said, adjudication)
+        return cls(question_id, annotator, tuple(labels), tuple(verdicts), adjudication, gold)
+
+    @property
+    def mine(self) -> dict[str, int]:
+        """This annotator's grades: doc id -> grade."""
+        return {lab.doc_id: lab.grade for lab in self.labels if lab.annotator == self.annotator}
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """This annotator's verdict, or None."""
+        return next((v for v in self.verdicts if v.annotator == self.annotator), None)
+
+    @property
+    def judged(self) -> list[str]:
+        """Every document anyone graded, in order."""
+        return list(dict.fromkeys(lab.doc_id for lab in self.labels))
+
+    def with_label(self, doc_id: str, grade: int | None) -> QuestionState:
+        """The state after this annotator set (or, with None, removed) one grade."""
+        labels = [
+            lab
+            for lab in self.labels
+            if not (lab.annotator == self.annotator and lab.doc_id == doc_id)
+        ]
+        if grade is not None:
+            labels.append(Label(self.question_id, doc_id, self.annotator, grade))
+        labels.sort(key=lambda lab: (lab.doc_id, lab.annotator))
+        return QuestionState.of(
+            self.question_id, self.annotator, labels, self.verdicts, self.adjudication
+        )
+
+    def with_verdict(self, verdict: Verdict | None) -> QuestionState:
+        """The state after this annotator set (or, with None, took back) a verdict."""
+        verdicts = [v for v in self.verdicts if v.annotator != self.annotator]
+        if verdict is not None:
+            verdicts.append(verdict)
+        verdicts.sort(key=lambda v: v.annotator)
+        return QuestionState.of(
+            self.question_id, self.annotator, self.labels, verdicts, self.adjudication
+        )
+
+    def with_adjudication(self, adjudication: Adjudication) -> QuestionState:
+        """The state after an adjudication."""
+        return QuestionState.of(
+            self.question_id, self.annotator, self.labels, self.verdicts, adjudication
+        )
+
+
 class LabelingSession:
-    """One annotator working on one workspace (main-thread connection)."""
+    """One annotator working on one workspace (main-thread connection).
+
+    Another process (an annotator on the same file, ``goldpan label``, a pooling worker)
+    may commit at any time. The session notices through SQLite's ``PRAGMA data_version``,
+    which moves when *another* connection commits: every write checks it before and after
+    its own commit, and reloads when it moved, so no one else's change is ever absorbed.
+    """
 
     def __init__(self, ws: Workspace, annotator: str) -> None:
-        """Load gold and cached rankings into live scores."""
+        """Start a session; live scores load on first use (the CLI never needs them)."""
         if not annotator.strip():
             raise WorkspaceError("an annotator name is needed")
         self.ws = ws
         self.annotator = annotator
         self.undo_stack: list[Change] = []
-        self._data_version = -1
-        self.live = self._load_live()
+        self._seen = self.data_version()
+        """``data_version`` when the session last read the workspace."""
+        self._writes = 0
+        """Commits made through this session (they do not move ``data_version``)."""
+        self._states: dict[str, QuestionState] = {}
+        """Per-question rows read since the last reload, kept current by own writes."""
+        self._live: LiveScores | None = None
+        self._judged: set[str] | None = None
+        """Questions this annotator judged (read once, then kept by own writes)."""
 
     # -- loading -------------------------------------------------------------------------
 
+    @property
+    def live(self) -> LiveScores:
+        """Every retriever's live scores over the labels as they are (loaded once)."""
+        if self._live is None:
+            self._live = self._load_live()
+        return self._live
+
     def _load_live(self) -> LiveScores:
         ws = self.ws
-        self._data_version = self.data_version()
         questions = ws.questions()
         golds = workspace_golds(ws)
         return LiveScores(
@@ -63,96 +160,192 @@ class LabelingSession:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
         return int(self.ws.conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def change_token(self) -> tuple[int, int]:
+        """A value that changes whenever the workspace changed.
+
+        Own commits count up the first part; any other connection's commit (another
+        annotator, ``goldpan label``, a pooling worker) moves the second. Equal tokens mean
+        nothing was committed in between, so whatever was computed from the workspace
+        under the old token is still true. Call :meth:`reload_if_changed` before drawing
+        from :attr:`live`.
+        """
+        return (self._writes, self.data_version())
+
     def reload(self) -> None:
         """Re-read everything (another annotator or process changed the workspace)."""
-        self.live = self._load_live()
+        self._seen = self.data_version()
+        self._states.clear()
+        self._judged = None
+        if self._live is not None:
+            self._live = self._load_live()
 
     def reload_if_changed(self) -> bool:
-        """Reload when another connection has committed since the last load."""
-        if self.data_version() != self._data_version:
+        """Reload when another connection has committed since the last read."""
+        if self.data_version() != self._seen:
             self.reload()
             return True
         return False
 
     # -- reading -------------------------------------------------------------------------
 
+    def state(self, question_id: str) -> QuestionState:
+        """Everything judged on one question (read once, then kept by this session)."""
+        cached = self._states.get(question_id)
+        if cached is not None:
+            return cached
+        ws = self.ws
+        state = QuestionState.of(
+            question_id,
+            self.annotator,
+            ws.labels_for(question_id),
+            ws.verdicts_for(question_id),
+            ws.adjudication(question_id),
+        )
+        self._states[question_id] = state
+        return state
+
     def gold(self, question_id: str) -> Gold:
-        """The resolved gold of one question, read from the workspace now."""
-        labels: dict[str, dict[str, int]] = {}
-        for lab in self.ws.labels_for(question_id):
-            labels.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
-        verdicts = {v.annotator: v.verdict for v in self.ws.verdicts_for(question_id)}
-        return resolve_one(question_id, labels, verdicts, self.ws.adjudication(question_id))
+        """The resolved gold of one question."""
+        return self.state(question_id).gold
 
     def my_grades(self, question_id: str) -> dict[str, int]:
         """This annotator's grades of one question."""
-        return {
-            lab.doc_id: lab.grade
-            for lab in self.ws.labels_for(question_id)
-            if lab.annotator == self.annotator
-        }
+        return self.state(question_id).mine
 
     def my_verdict(self, question_id: str) -> Verdict | None:
         """This annotator's verdict on one question."""
-        for v in self.ws.verdicts_for(question_id):
-            if v.annotator == self.annotator:
-                return v
-        return None
+        return self.state(question_id).verdict
 
     def candidates(self, question_id: str, depth: int = DEFAULT_POOL_DEPTH) -> list[Candidate]:
         """The pooled candidates of a question, with every document anyone judged."""
         rankings = {r: self.live.rankings[r].get(question_id, ()) for r in self.live.retrievers}
-        judged = [lab.doc_id for lab in self.ws.labels_for(question_id)]
-        return pool(question_id, rankings, depth, extra=judged)
+        return pool(question_id, rankings, depth, extra=self.state(question_id).judged)
+
+    def judged_questions(self) -> set[str]:
+        """The questions this annotator has judged: a grade or a verdict given."""
+        if self._judged is None:
+            me = self.annotator
+            self._judged = {lab.question_id for lab in self.ws.labels() if lab.annotator == me}
+            self._judged |= {v.question_id for v in self.ws.verdicts() if v.annotator == me}
+        return set(self._judged)
 
     # -- changing ------------------------------------------------------------------------
 
-    def _refresh(self, question_id: str) -> Gold:
-        gold = self.gold(question_id)
-        self.live.update(gold)
-        self._data_version = self.data_version()
-        return gold
+    def _commit(
+        self,
+        question_id: str,
+        write: Callable[[], object],
+        after: Callable[[QuestionState], QuestionState] | None,
+    ) -> QuestionState:
+        """Run one write; return the question's state after it.
 
-    def set_grade(self, question_id: str, doc_id: str, grade: int) -> Gold:
-        """Grade a document (0-3) for a question; committed when this returns."""
+        ``data_version`` is checked before the write (a commit from elsewhere since the
+        last read) and after it (a commit that slipped in between): either way the session
+        reloads instead of recording the new version as seen, so nothing is dropped.
+        ``after`` derives the new state from the old one without reading it back.
+        """
+        before = self.data_version()
+        old = self._states.get(question_id) if before == self._seen else None
+        write()
+        self._writes += 1
+        if self.data_version() != before or before != self._seen:
+            self.reload()
+            old = None
+        if old is not None and after is not None:
+            state = after(old)
+            self._states[question_id] = state
+        else:
+            self._states.pop(question_id, None)
+            state = self.state(question_id)
+        if self._live is not None and question_id in self._live.golds:
+            self._live.update(state.gold)
+        if self._judged is not None:
+            if state.mine or state.verdict is not None:
+                self._judged.add(question_id)
+            else:
+                self._judged.discard(question_id)
+        return state
+
+    def _known(self, question_id: str, doc_id: str | None = None) -> None:
+        if question_id not in self._states and self.ws.question(question_id) is None:
+            raise WorkspaceError(f"unknown question {question_id!r}")
+        if doc_id is not None and self.ws.doc(doc_id) is None:
+            raise WorkspaceError(f"unknown document {doc_id!r}")
+
+    def set_grade(self, question_id: str, doc_id: str, grade: int) -> QuestionState:
+        """Grade a document (0-3) for a question; committed when this returns.
+
+        Returns the question's state after the change: its resolved gold and this
+        annotator's grades (nothing is read back unless another process committed).
+        """
         if grade not in GRADES:
             raise WorkspaceError(f"grade {grade} is out of range; expected {GRADE_RANGE}")
+        self._known(question_id, doc_id)
         old = self.my_grades(question_id).get(doc_id)
         if old == grade:
-            return self.gold(question_id)
-        self.ws.write_labels([Label(question_id, doc_id, self.annotator, grade)])
+            return self.state(question_id)
+        state = self._commit(
+            question_id,
+            lambda: self.ws.write_labels([Label(question_id, doc_id, self.annotator, grade)]),
+            lambda s: s.with_label(doc_id, grade),
+        )
         self.undo_stack.append(Change("label", question_id, doc_id, old))
-        return self._refresh(question_id)
+        return state
 
-    def set_verdict(self, question_id: str, verdict: str, note: str = "") -> Gold:
+    def clear_grades(self, question_id: str, min_grade: int = 0) -> QuestionState:
+        """Take back this annotator's grades (from ``min_grade`` up) on a question.
+
+        One :meth:`undo` restores them all.
+        """
+        with self.grouped():
+            for doc_id, grade in sorted(self.my_grades(question_id).items()):
+                if grade < min_grade:
+                    continue
+                self._revert(Change("label", question_id, doc_id, None))
+                self.undo_stack.append(Change("label", question_id, doc_id, grade))
+        return self.state(question_id)
+
+    def set_verdict(self, question_id: str, verdict: str, note: str = "") -> QuestionState:
         """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
         if verdict not in VERDICTS:
             raise WorkspaceError(f"unknown verdict {verdict!r}; expected one of {VERDICTS}")
+        self._known(question_id)
         old = self.my_verdict(question_id)
-        self.ws.write_verdicts([Verdict(question_id, self.annotator, verdict, note)])
+        new = Verdict(question_id, self.annotator, verdict, note)
+        state = self._commit(
+            question_id,
+            lambda: self.ws.write_verdicts([new]),
+            lambda s: s.with_verdict(new),
+        )
         self.undo_stack.append(
             Change("verdict", question_id, None, None if old is None else (old.verdict, old.note))
         )
-        return self._refresh(question_id)
+        return state
 
-    def clear_verdict(self, question_id: str) -> Gold:
+    def clear_verdict(self, question_id: str) -> QuestionState:
         """Take back this annotator's verdict on a question."""
         old = self.my_verdict(question_id)
         if old is None:
-            return self.gold(question_id)
-        self.ws.delete_verdict(question_id, self.annotator)
+            return self.state(question_id)
+        state = self._commit(
+            question_id,
+            lambda: self.ws.delete_verdict(question_id, self.annotator),
+            lambda s: s.with_verdict(None),
+        )
         self.undo_stack.append(Change("verdict", question_id, None, (old.verdict, old.note)))
-        return self._refresh(question_id)
+        return state
 
     def adjudicate(
         self, question_id: str, gold: dict[str, int], *, no_answer: bool = False, note: str = ""
-    ) -> Gold:
+    ) -> QuestionState:
         """Settle a question: the final gold (grades >= 1 kept) or no answer; logged."""
         final = {d: g for d, g in gold.items() if g >= 1}
-        self.ws.write_adjudication(
-            Adjudication(question_id, no_answer, {} if no_answer else final, self.annotator, note)
+        adj = Adjudication(question_id, no_answer, {} if no_answer else final, self.annotator, note)
+        return self._commit(
+            question_id,
+            lambda: self.ws.write_adjudication(adj),
+            lambda s: s.with_adjudication(adj),
         )
-        return self._refresh(question_id)
 
     def split_question(self, question_id: str, text: str) -> Question:
         """Split a question: a new question with the same tags plus ``split``."""
@@ -167,39 +360,83 @@ class LabelingSession:
     def add_question(self, text: str, tags: Sequence[str]) -> Question:
         """A question written blind in goldpan."""
         q = self.ws.add_question(text, tags, self.annotator, written_blind=True)
-        self.live = self._load_live()
+        self._writes += 1
+        self.reload()  # a new row in every live score table
         return q
 
     def edit_question(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
         """Rewrite a question (the old text stays in the event log)."""
         old = self.ws.question(question_id)
-        q = self.ws.edit_question(question_id, text, tags, self.annotator)
+        q = self._edit(question_id, text, tags)
         if old is not None and old.text != q.text:
             self.undo_stack.append(Change("question", question_id, None, old.text))
-        self.live.tags[question_id] = q.tags
         return q
+
+    def _edit(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
+        done: list[Question] = []
+        self._commit(
+            question_id,
+            lambda: done.append(self.ws.edit_question(question_id, text, tags, self.annotator)),
+            lambda s: s,
+        )
+        if self._live is not None:
+            self._live.tags[question_id] = done[0].tags
+        return done[0]
+
+    @contextlib.contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Changes made inside are undone together, by one :meth:`undo`."""
+        mark = len(self.undo_stack)
+        yield
+        changes = tuple(self.undo_stack[mark:])
+        if len(changes) > 1:
+            del self.undo_stack[mark:]
+            self.undo_stack.append(Change("group", changes[0].question_id, None, changes))
 
     def undo(self) -> Change | None:
         """Revert this session's last change; None when there is nothing to undo."""
         if not self.undo_stack:
             return None
         change = self.undo_stack.pop()
+        if change.kind == "group":
+            assert isinstance(change.old, tuple)
+            for part in reversed(change.old):
+                self._revert(part)
+        else:
+            self._revert(change)
+        return change
+
+    def _revert(self, change: Change) -> None:
         q = change.question_id
         if change.kind == "label":
-            assert change.doc_id is not None
+            doc = change.doc_id
+            assert doc is not None
             if change.old is None:
-                self.ws.delete_label(q, change.doc_id, self.annotator)
+                self._commit(
+                    q,
+                    lambda: self.ws.delete_label(q, doc, self.annotator),
+                    lambda s: s.with_label(doc, None),
+                )
             else:
                 grade = int(str(change.old))
-                self.ws.write_labels([Label(q, change.doc_id, self.annotator, grade)])
+                self._commit(
+                    q,
+                    lambda: self.ws.write_labels([Label(q, doc, self.annotator, grade)]),
+                    lambda s: s.with_label(doc, grade),
+                )
         elif change.kind == "verdict":
             if change.old is None:
-                self.ws.delete_verdict(q, self.annotator)
+                self._commit(
+                    q,
+                    lambda: self.ws.delete_verdict(q, self.annotator),
+                    lambda s: s.with_verdict(None),
+                )
             else:
                 old = change.old
                 assert isinstance(old, tuple)
-                self.ws.write_verdicts([Verdict(q, self.annotator, str(old[0]), str(old[1]))])
+                verdict = Verdict(q, self.annotator, str(old[0]), str(old[1]))
+                self._commit(
+                    q, lambda: self.ws.write_verdicts([verdict]), lambda s: s.with_verdict(verdict)
+                )
         else:
-            self.ws.edit_question(q, str(change.old), None, self.annotator)
-        self._refresh(q)
-        return change
+            self._edit(q, str(change.old), None)

@@ -18,8 +18,9 @@ from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
 from tui.literal import visible
-from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
+from tui.messages import IndexesReady, PoolFailed, QuestionPooled, WorkspaceChanged
 from tui.screens.adjudicate import AdjudicateScreen
+from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
@@ -155,7 +156,15 @@ class GoldpanApp(App[None]):
         self.question_order: list[str] = ids
         """The order `[` and `]` walk (the questions screen's filtered list)."""
         self.current_question: str | None = ids[0] if ids else None
-        """The question the judge screen shows."""
+        """The question every screen means by "current": the judge screen shows it, and
+        the cursor of the questions, review and adjudicate lists rests on it."""
+        self.auto_advance = True
+        """After a judgment, move on: to the next candidate after a grade, to the next
+        question after a verdict or when every candidate is judged."""
+        self.previous_mode = self.DEFAULT_MODE
+        """The screen shown before the current one."""
+        self.live_screens: set[GoldpanScreen] = set()
+        """The mounted goldpan screens (every mode's), told of each change once."""
         self.served = served
         """How `goldpan serve` runs this session (None: a terminal)."""
         self.assigner: Assigner | None = None
@@ -225,19 +234,8 @@ class GoldpanApp(App[None]):
         """Renew the open question's lease; take in other annotators' changes."""
         if self.assigner is not None:
             self.assigner.renew()
-        if self.session.reload_if_changed() and self.screen_stack:
-            self.screen.post_message(LabelSaved(""))
-
-    def switch_mode(self, mode: str) -> AwaitMount:
-        """Switch screens; served, adjudicating is only for the adjudicators."""
-        if mode == "adjudicate" and self.served is not None and not self.served.adjudicates:
-            self.notify(
-                "Adjudicating is for the adjudicators of this labeling session.",
-                title="Not yours",
-                severity="warning",
-            )
-            return AwaitMount(self.screen, [])
-        return super().switch_mode(mode)
+        if self.session.reload_if_changed():
+            self.announce(None)
 
     # -- actions -------------------------------------------------------------------------
 
@@ -251,8 +249,34 @@ class GoldpanApp(App[None]):
     def action_reload(self) -> None:
         """Re-read labels and rankings from the workspace."""
         self.session.reload()
-        self.screen.post_message(LabelSaved(""))
+        self.announce(None)
         self.notify("Reloaded the workspace.")
+
+    def announce(self, question_id: str | None, *, pooled: bool = False) -> None:
+        """Tell every live screen, once, that the workspace changed.
+
+        The one refresh path: :class:`WorkspaceChanged` does not bubble, so a screen's
+        handler can never hand it back to the app. Screens not on top only note it; they
+        compare the session's change token when they resume.
+        """
+        for screen in list(self.live_screens):
+            screen.post_message(WorkspaceChanged(question_id, pooled))
+
+    def switch_mode(self, mode: str) -> AwaitMount:
+        """Switch screens, remembering the one left (escape on Write goes back to it).
+
+        Served, adjudicating is only for the adjudicators.
+        """
+        if mode == "adjudicate" and self.served is not None and not self.served.adjudicates:
+            self.notify(
+                "Adjudicating is for the adjudicators of this labeling session.",
+                title="Not yours",
+                severity="warning",
+            )
+            return AwaitMount(self.screen, [])
+        if mode != self.current_mode:
+            self.previous_mode = self.current_mode
+        return super().switch_mode(mode)
 
     def judge(self, question_id: str, order: list[str] | None = None) -> None:
         """Open the judge screen on a question."""
@@ -324,13 +348,14 @@ class GoldpanApp(App[None]):
         self.post_message(QuestionPooled(question_id, rankings))
 
     def on_question_pooled(self, message: QuestionPooled) -> None:
-        """Take the new rankings into the live scores and tell the screens."""
-        live = self.session.live
+        """Take the new rankings into the live scores and tell the screens (once each)."""
+        session = self.session
+        session.reload_if_changed()  # the worker committed the rankings on its connection
+        live = session.live
         for name, ranking in message.rankings.items():
             if name in live.rankings:
                 live.set_ranking(name, message.question_id, ranking)
-        if self.screen_stack:  # not while the app is shutting down
-            self.screen.post_message(QuestionPooled(message.question_id, message.rankings))
+        self.announce(message.question_id, pooled=True)
 
     def on_pool_failed(self, message: PoolFailed) -> None:
         """Say so; the question stays, unpooled."""

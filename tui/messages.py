@@ -8,20 +8,22 @@ from textual.message import Message
 
 
 @dataclass
-class LabelSaved(Message):
-    """A label or verdict was committed; scores for ``question_id`` changed."""
+class WorkspaceChanged(Message, bubble=False):
+    """Something was committed (``question_id``: where, when one question is concerned).
 
-    question_id: str
+    The app sends one to each live screen; it never bubbles, so it cannot come back to
+    the app. A screen compares ``LabelingSession.change_token()`` with the one it last
+    drew under, redraws now when it is the screen on top, and otherwise when it resumes.
+    """
+
+    question_id: str | None
+    pooled: bool = False
+    """The question was (re)ranked by every retriever."""
 
 
 @dataclass
 class QuestionPooled(Message, bubble=False):
-    """Every retriever ranked ``question_id`` (a worker finished).
-
-    It does not bubble: the app hands it on to the current screen, and bubbling back up
-    to the app would hand it on again, forever (the judge screen redrew about 50 times a
-    second after a question was saved).
-    """
+    """Every retriever ranked ``question_id`` (a worker finished; for the app alone)."""
 
     question_id: str
     rankings: dict[str, tuple[str, ...]]

@@ -9,6 +9,7 @@ from textual.widgets import DataTable, HelpPanel, Input, OptionList, Static
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
+from tui.screens.base import cursor_key
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.screens.questions import QuestionsScreen
@@ -85,6 +86,7 @@ async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
 async def test_judging_with_every_key_is_durable(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
+        app.auto_advance = False  # the keys alone (the flow is tested below)
         screen = await open_judge(pilot, "q04")
         cands = screen.query_one(CandidateList)
         first, second = cands.candidates[0].doc_id, cands.candidates[1].doc_id
@@ -116,14 +118,20 @@ async def test_judging_with_every_key_is_durable(app_factory, demo_ws):
 async def test_undo_walks_back_changes(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
+        app.auto_advance = False
         screen = await open_judge(pilot, "q05")
         assert not screen.check_action("undo", ())  # nothing to undo: not in the footer
         doc = screen.query_one(CandidateList).current.doc_id
         await pilot.press("2", "3", "n")
-        assert my_labels(demo_ws, "q05") == {doc: 3}
+        # no answer on a question you graded relevant: the grade is cleared, with a notice
+        assert my_labels(demo_ws, "q05") == {}
+        assert my_verdict(demo_ws, "q05") == ("no_answer", "")
+        assert "[3]" not in str(screen.query_one(CandidateList).get_option_at_index(0).prompt)
         assert screen.check_action("undo", ())
-        await pilot.press("u")
+        await pilot.press("u")  # one undo: the verdict goes and the grade comes back
         assert my_verdict(demo_ws, "q05") is None
+        assert my_labels(demo_ws, "q05") == {doc: 3}
+        assert "[3]" in str(screen.query_one(CandidateList).get_option_at_index(0).prompt)
         await pilot.press("u")
         assert my_labels(demo_ws, "q05") == {doc: 2}
         await pilot.press("u")
@@ -133,12 +141,13 @@ async def test_undo_walks_back_changes(app_factory, demo_ws):
             demo_ws,
             "SELECT count(*) FROM events WHERE question_id = 'q05' AND annotator = 'tester'",
         )[0][0]
-        assert undo_events == 6  # every change and every undo is in the log
+        assert undo_events == 8  # every change and every undo is in the log
 
 
 async def test_ambiguous_with_note_and_question_edit(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
+        app.auto_advance = False  # stay on q06 to edit it after the flag
         await open_judge(pilot, "q06")
         await pilot.press("a")
         assert isinstance(app.screen, PromptScreen)
@@ -239,17 +248,20 @@ async def test_review_updates_after_a_label_change(app_factory):
         before = str(metrics.get_row("bm25-word")[4])  # MRR
         counts_before = plain(app.screen.query_one("#review-counts", Static))
         assert "35 scored" in counts_before
-        await pilot.press("l")  # judge q01, the first question
-        assert app.screen.question_id == "q01"
-        await pilot.press("n")  # no answer: q01 leaves the scored questions
+        grid = app.screen.query_one("#grid", DataTable)
+        await pilot.press("down")
+        selected = str(grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value)
+        await pilot.press("l")  # judge the question selected on the review
+        assert app.screen.question_id == selected
+        await pilot.press("n")  # no answer: it leaves the scored questions
         await pilot.press("r")
         metrics = app.screen.query_one("#metrics", DataTable)
         after = str(metrics.get_row("bm25-word")[4])
         assert after != before
         assert "34 scored" in plain(app.screen.query_one("#review-counts", Static))
-        # the per-question grid no longer lists q01
+        # the per-question grid no longer lists it
         grid = app.screen.query_one("#grid", DataTable)
-        assert "q01" not in [str(k.value) for k in grid.rows]
+        assert selected not in [str(k.value) for k in grid.rows]
 
 
 async def test_review_tag_filter_and_detail(app_factory):
@@ -258,9 +270,11 @@ async def test_review_tag_filter_and_detail(app_factory):
         await pilot.press("r")
         screen = app.screen
         grid = screen.query_one("#grid", DataTable)
-        hardest = str(next(iter(grid.rows)).value)
+        # the cursor rests on the current question (q01, the first), hardest rows first
+        assert cursor_key(grid) == app.current_question == "q01"
+        assert str(next(iter(grid.rows)).value) == "q24"
         detail = plain(screen.query_one("#detail", Static))
-        assert hardest in detail and "rank 1:" in detail
+        assert "q01" in detail and "rank 1:" in detail
         await pilot.press("t")
         assert screen.tag == "conditional"
         assert "tag: conditional" in plain(screen.query_one("#review-counts", Static))

@@ -95,7 +95,8 @@ async def test_write_takes_rewrites_and_discards_log_queries(app_factory, demo_w
         second = editor.value
         assert second in {"팬텀 주기", "야간 연락처"}
         assert tags.value == "from-log, torso"  # it starts at 50% of the traffic
-        await pilot.press("escape")  # neither kept nor discarded: it waits
+        await pilot.press("escape", "y")  # leave, dropping the text: the query waits
+        await pilot.press("w")
         assert editor.value == ""
         await pilot.press("ctrl+n")
         assert editor.value == second

@@ -27,24 +27,40 @@ def test_questions_screen(snap_compare, app_factory):
     """The questions screen on the demo: 49 rows with Korean question text, statuses
     coloured (labeled green, disputed red, no_answer cyan), the title-overlap column
     (yellow from 60%: likely easy), the filter line reading `status: all   tag: all`
-    with the counts, and the footer offering the filters."""
-    assert snap_compare(app_factory(), run_before=_overlap_measured, terminal_size=APP_SIZE)
-
-
-def test_questions_filtered_to_disputed(snap_compare, app_factory):
-    """After `f` five times: only the five disputed questions, `status: disputed`."""
+    with the counts, and the footer offering the filters. The cursor is on q22, whose
+    text the question column cuts: the line under the table shows it whole (`지금 기준으로
+    FDG 찍은 환자한테 아기랑 몇 시간 떨어져 있으라고 안내해요?` with its tags), and the
+    progress line reads `you: 0/49 questions judged · q22: 0/N candidates judged ·
+    ] opens q23`."""
 
     async def run_before(pilot) -> None:
         await _overlap_measured(pilot)
-        await pilot.press(*["f"] * 5)
+        table = pilot.app.screen.query_one("#questions")
+        table.move_cursor(row=table.get_row_index("q22"))
+        await pilot.pause()
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
+
+
+def test_questions_filtered_to_disputed(snap_compare, app_factory):
+    """After `f` six times: only the five disputed questions, `status: disputed`; the
+    first of them, q32, selected: its full text under the table, and the progress line
+    (`] opens q33`, the next in this filtered list)."""
+
+    async def run_before(pilot) -> None:
+        await _overlap_measured(pilot)
+        await pilot.press(*["f"] * 6)
 
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 
 
 def test_judge_screen_after_grading(snap_compare, app_factory):
     """Judging q16 (`0137 문서에서 ...`, tags hard and partial-id): the first candidate
-    carries `[2]`, its text is on the right with question words highlighted, the status
-    line shows the resolved gold, and the footer shows `0123 Grade` and `u Undo`."""
+    carries `[2]` and auto-advance moved the cursor to the second, whose text is on the
+    right with question words highlighted; the status line shows the resolved gold; the
+    progress line reads `you: 1/49 questions judged · q16: 1/N candidates judged ·
+    ] opens q17 · auto-advance on (m)`; the footer shows `0123 Grade`, `u Undo` and
+    `m Auto-advance: on`."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q16")
@@ -58,7 +74,8 @@ def test_review_screen(snap_compare, app_factory):
     """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10 and
     ms/q (best value per column in bold green), the counts line (35 scored, 5 no answer,
     6 disputed, 3 unlabeled), the grid of gold ranks hardest first (`-` in red for
-    misses) and the detail of the hardest question with each retriever's rank-1 doc."""
+    misses) with the cursor on the current question (q01, the questions screen's first
+    row), and its detail with each retriever's rank-1 doc."""
 
     async def run_before(pilot) -> None:
         _pin_latency(pilot.app)
@@ -93,8 +110,11 @@ def test_help_panel_on_the_judge_screen(snap_compare, app_factory):
 
 
 def test_search_modal(snap_compare, app_factory):
-    """`/` on the judge screen: the corpus search dialog over the judge screen, the query
-    prefilled with the question, results with titles and ids."""
+    """`/` then one `down` on the judge screen: the corpus search dialog over the judge
+    screen, the query prefilled with the question, results with titles and ids, the
+    first highlighted and previewed on the right (title, id, fields, text with the
+    question's words highlighted); the top line says enter adds it as relevant and
+    0-3 with a grade."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q16")
@@ -102,6 +122,8 @@ def test_search_modal(snap_compare, app_factory):
         await pilot.press("slash")
         results = pilot.app.screen.query_one(OptionList)
         await wait_for(pilot, lambda: results.option_count > 0)
+        await pilot.press("down")
+        await pilot.pause()
 
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 

@@ -13,10 +13,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.agreement import agreement_report
 from engine.gold import Status
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
 from tui.screens.questions import STATUS_STYLE
+from tui.widgets.tables import fill
 
 ORDER = {Status.DISPUTED: 0, Status.AMBIGUOUS: 1}
 SIDE = Binding.Group("Take side", compact=True)
@@ -134,24 +134,20 @@ grades, which tell how far to trust the labels.
     def on_mount(self) -> None:
         """Fill the list."""
         table = self.query_one("#adjudicate-list", DataTable)
-        table.add_columns("question", "status")
-        self.refresh_list()
-        self.show_agreement()
+        self.redraw()
         table.focus()
 
-    def on_screen_resume(self) -> None:
-        """Labels may have changed elsewhere."""
-        self.gp.session.reload_if_changed()
+    def redraw(self) -> None:
+        """The workspace changed: redraw the list, the sides and the agreement."""
+        super().redraw()
         self.refresh_list()
         self.show_agreement()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """Redraw."""
-        self.refresh_list()
-
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A split question was pooled."""
-        self.refresh_list()
+    def follow_current(self) -> None:
+        """Rest the list's cursor on the current question when it is listed."""
+        table = self.query_one("#adjudicate-list", DataTable)
+        self.place_cursor(table, self.gp.current_question)
+        self.question_id = cursor_key(table)
 
     def candidates(self) -> list[str]:
         """Disputed and ambiguous questions first, then the adjudicated ones."""
@@ -175,22 +171,23 @@ grades, which tell how far to trust the labels.
             return
         table = self.query_one("#adjudicate-list", DataTable)
         keep = cursor_key(table) or self.question_id
-        table.clear()
         live = self.gp.session.live
-        for q in self.candidates():
+        listed = self.candidates()
+        rows = []
+        for q in listed:
             gold = live.golds[q]
             label = "adjudicated" if gold.adjudicated else gold.status.value
             style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
-            table.add_row(literal(q), Text(label, style=style), key=q)
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+            rows.append([literal(q), Text(label, style=style)])
+        fill(table, ("question", "status"), rows, listed)
+        self.place_cursor(table, keep)
         self.question_id = cursor_key(table)
         self.show_sides()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Follow the list."""
         if event.data_table.id == "adjudicate-list":
-            self.question_id = cursor_key(event.data_table)
+            self.question_id = self.cursor_moved(event.data_table)
             self.show_sides()
 
     def annotators(self) -> list[str]:
@@ -218,9 +215,9 @@ grades, which tell how far to trust the labels.
         head = self.query_one("#adjudicate-question", Static)
         sides = self.query_one("#sides", DataTable)
         keep = cursor_key(sides)
-        sides.clear(columns=True)
         qid = self.question_id
         if qid is None:
+            sides.clear(columns=True)
             head.update(
                 Text("Nothing to adjudicate: no disputed or ambiguous question.", style="dim")
             )
@@ -243,12 +240,11 @@ grades, which tell how far to trust the labels.
         names = self.annotators()
         grades = self.grades()
         final = self.final()
-        sides.add_column("document", key="doc")
-        sides.add_column("title", key="title")
-        for i, a in enumerate(names, start=1):
-            sides.add_column(Text(visible(f"{i} {a}"), justify="right"), key=f"a:{a}")
-        sides.add_column(Text("final", justify="right"), key="final")
+        labels: list[str | Text] = ["document", "title"]
+        labels += [Text(visible(f"{i} {a}"), justify="right") for i, a in enumerate(names, 1)]
+        labels.append(Text("final", justify="right"))
         docs = sorted({d for g in grades.values() for d in g} | set(final))
+        rows: list[list[Text]] = []
         for d in docs:
             doc = session.ws.doc(d)
             cells: list[Text] = [literal(d), one_line(doc.title if doc else "", 34)]
@@ -264,9 +260,10 @@ grades, which tell how far to trust the labels.
                     justify="right",
                 )
             )
-            sides.add_row(*cells, key=d)
-        if keep is not None and keep in sides.rows:
-            sides.move_cursor(row=sides.get_row_index(keep))
+            rows.append(cells)
+        column_keys = ["doc", "title", *(f"a:{a}" for a in names), "final"]
+        fill(sides, labels, rows, docs, column_keys=column_keys)
+        self.place_cursor(sides, keep)
 
     def show_agreement(self) -> None:
         """Kappa per pair and alpha over everyone (how far to trust the labels)."""
@@ -300,14 +297,39 @@ grades, which tell how far to trust the labels.
             return self.question_id is not None
         return True
 
-    def _settle(self, gold: dict[str, int], *, no_answer: bool = False, note: str = "") -> None:
+    def _settle(
+        self,
+        gold: dict[str, int],
+        *,
+        no_answer: bool = False,
+        note: str = "",
+        advance: bool = True,
+    ) -> None:
+        """Record the decision; with ``advance`` (and auto-advance on), on to the next one."""
         assert self.question_id is not None
         if self.refuse_read_only("Adjudicating"):
             return
-        self.gp.session.adjudicate(self.question_id, gold, no_answer=no_answer, note=note)
-        self.post_message(LabelSaved(self.question_id))
-        self.refresh_list()
-        self.show_agreement()
+        settled = self.question_id
+        live = self.gp.session.live
+        pending = [q for q in self.candidates() if not live.golds[q].adjudicated]
+        self.gp.session.adjudicate(settled, gold, no_answer=no_answer, note=note)
+        self.redraw()
+        self.gp.announce(settled)
+        if not (advance and self.gp.auto_advance):
+            return
+        # on to the next question still to settle (the settled one moved down the list)
+        later = pending[pending.index(settled) + 1 :] if settled in pending else []
+        following = next((q for q in later + pending if q != settled), None)
+        if following is None:
+            self.notify(
+                visible(f"Settled {settled}; nothing else is left to settle."), markup=False
+            )
+            return
+        self.place_cursor(self.query_one("#adjudicate-list", DataTable), following)
+        self.gp.current_question = following
+        self.question_id = following
+        self.show_sides()
+        self.notify(visible(f"Settled {settled}; next to settle: {following}."), markup=False)
 
     def action_take_side(self, index: int) -> None:
         """The final gold is one annotator's relevant documents."""
@@ -341,7 +363,7 @@ grades, which tell how far to trust the labels.
             return
         final = self.final()
         final[doc] = min(3, max(0, final.get(doc, 0) + delta))
-        self._settle(final, note="set by hand")
+        self._settle(final, note="set by hand", advance=False)
 
     def action_raise_grade(self) -> None:
         """Raise the selected document's final grade."""

@@ -8,6 +8,7 @@ from textual import events, on
 from textual.screen import Screen
 from textual.widgets import DataTable, Header
 
+from tui.messages import WorkspaceChanged
 from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
@@ -15,12 +16,79 @@ if TYPE_CHECKING:
 
 
 class GoldpanScreen(Screen[None]):
-    """A screen of the goldpan app."""
+    """A screen of the goldpan app.
+
+    Redrawing follows one path: :meth:`redraw` draws everything that comes from the
+    workspace and records the session's change token; :meth:`sync` calls it only when the
+    token moved. The app's :class:`WorkspaceChanged` (sent once to each live screen, never
+    bubbling) syncs the screen on top; any other screen syncs when it resumes.
+    """
+
+    def __init__(self) -> None:
+        """A screen that has drawn nothing yet."""
+        super().__init__()
+        self.drawn: object = None
+        """The session's change token when :meth:`redraw` last ran."""
 
     @property
     def gp(self) -> GoldpanApp:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
+
+    @on(events.Mount)
+    def _register(self) -> None:
+        self.gp.live_screens.add(self)
+
+    @on(events.Unmount)
+    def _unregister(self) -> None:
+        self.gp.live_screens.discard(self)
+
+    @on(events.ScreenResume)
+    def _resumed(self) -> None:
+        """Another screen may have changed the workspace or the current question."""
+        self.gp.session.reload_if_changed()
+        self.follow_current()
+        self.sync()
+
+    def on_workspace_changed(self, message: WorkspaceChanged) -> None:
+        """Redraw now when on top; otherwise the token is compared on resume."""
+        if self.is_current:
+            self.sync()
+
+    def sync(self) -> None:
+        """Redraw when the workspace changed since the last drawing."""
+        if self.gp.session.change_token() != self.drawn:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw everything that comes from the workspace (subclasses; call this first).
+
+        Before the screen is mounted nothing is drawn, so nothing is recorded: the first
+        resume draws.
+        """
+        if self.is_mounted:
+            self.drawn = self.gp.session.change_token()
+
+    def follow_current(self) -> None:
+        """Show the app's current question (subclasses with a question list)."""
+
+    def place_cursor(self, table: DataTable[object], *keys: str | None) -> None:
+        """Put a table's cursor on the first of ``keys`` it has (else leave it)."""
+        for key in keys:
+            if key is not None and key in table.rows:
+                table.move_cursor(row=table.get_row_index(key))
+                return
+
+    def cursor_moved(self, table: DataTable[object]) -> str | None:
+        """The row under a question list's cursor: it becomes the current question.
+
+        So `l` (and enter) opens what is selected, and every screen means the same
+        question by "current".
+        """
+        key = cursor_key(table)
+        if key is not None and self.is_current:
+            self.gp.current_question = key
+        return key
 
     @on(events.Mount)
     def _show_read_only_banner(self) -> None:

@@ -10,14 +10,15 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, OptionList, Static
 
-from engine.gold import Gold
 from engine.retrieve import STORED_KINDS
+from engine.session import QuestionState
 from tui.literal import literal, visible
-from tui.messages import LabelSaved, QuestionPooled
+from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
+from tui.widgets.progress import next_question, next_unjudged, progress_text
 
 GRADE = Binding.Group("Grade", compact=True)
 
@@ -40,6 +41,12 @@ note) for an adjudicator; `s` skips it (you cannot judge it).
 
 `/` searches the whole corpus for a document the pool missed. Every change is saved the
 moment you make it; `u` undoes your last change.
+
+**Auto-advance** (on by default, `m` toggles it; the footer shows which): a grade moves
+to the next candidate you have not judged; `n`, `a`, `s`, or the last candidate judged,
+open the next question of the list you have not judged. `n` on a question you marked
+relevant clears those grades (one `u` restores them). The line above the footer shows
+your progress and what `]` opens next.
 """
 
     BINDINGS = [
@@ -64,6 +71,7 @@ moment you make it; `u` undoes your last change.
             "space",
             "toggle_relevant",
             "Relevant",
+            show=False,
             id="judge.toggle",
             tooltip="Toggle relevant (grade 1) and not relevant (grade 0)",
         ),
@@ -115,6 +123,20 @@ moment you make it; `u` undoes your last change.
             id="judge.edit",
             tooltip="Rewrite the question (its old text is kept)",
         ),
+        Binding(
+            "m",
+            "set_advance(False)",
+            "Auto-advance: on",
+            id="judge.advance_off",
+            tooltip="Auto-advance is on: a judgment moves on; press to stay put instead",
+        ),
+        Binding(
+            "m",
+            "set_advance(True)",
+            "Auto-advance: off",
+            id="judge.advance_on",
+            tooltip="Auto-advance is off; press to move on after each judgment",
+        ),
         Binding("j", "cursor_down", "Down", show=False, id="judge.down", tooltip="Next candidate"),
         Binding("k", "cursor_up", "Up", show=False, id="judge.up", tooltip="Previous candidate"),
     ]
@@ -125,6 +147,7 @@ moment you make it; `u` undoes your last change.
         ("search", "Label: search the corpus", "Find a document the pool missed"),
         ("edit", "Label: edit question", "Rewrite the question"),
         ("undo", "Label: undo", "Undo your last change"),
+        ("toggle_advance", "Label: auto-advance on / off", "Move on after each judgment, or not"),
         ("next", "Label: next question", "Go to the next question"),
         ("previous", "Label: previous question", "Go to the previous question"),
     ]
@@ -144,20 +167,28 @@ moment you make it; `u` undoes your last change.
             yield CandidateList(id="candidates")
             yield DocumentView(id="document")
         yield Static(id="status")
+        yield Static(id="progress")
         yield Footer()
 
     def on_mount(self) -> None:
         """Show the app's current question."""
         self.question_id = self.gp.current_question
 
-    def on_screen_resume(self) -> None:
+    def follow_current(self) -> None:
         """Another screen may have chosen a different question."""
-        self.gp.session.reload_if_changed()
         if self.question_id != self.gp.current_question:
             self.question_id = self.gp.current_question
-        else:
-            self.show_question()
         self.query_one(CandidateList).focus()
+
+    def redraw(self) -> None:
+        """The workspace changed: redraw the question."""
+        self.show_question()
+
+    def on_workspace_changed(self, message: WorkspaceChanged) -> None:
+        """Our question was pooled: redraw it even if no ranking changed."""
+        if message.pooled and message.question_id == self.question_id:
+            self.pooling = False
+            self.drawn = None  # the base handler (after this one) redraws when on top
 
     def watch_question_id(self) -> None:
         """Load the question."""
@@ -171,6 +202,7 @@ moment you make it; `u` undoes your last change.
         """Redraw everything for the current question."""
         if not self.is_mounted:
             return
+        super().redraw()
         session = self.gp.session
         qid = self.question_id
         candidates = self.query_one(CandidateList)
@@ -181,6 +213,7 @@ moment you make it; `u` undoes your last change.
             candidates.show([], {})
             self.query_one(DocumentView).show(None, [])
             self.query_one("#status", Static).update("")
+            self.query_one("#progress", Static).update("")
             return
         q = session.ws.question(qid)
         assert q is not None
@@ -220,13 +253,17 @@ moment you make it; `u` undoes your last change.
         self.query_one(DocumentView).show(doc, question_terms(q.text) if q else [])
 
     def show_status(self) -> None:
-        """Your verdict and the question's resolved gold."""
+        """Your verdict, the question's resolved gold, and how far along you are."""
         qid = self.question_id
         if qid is None:
             return
         session = self.gp.session
-        gold: Gold = session.live.golds[qid]
-        mine = session.my_verdict(qid)
+        self.query_one("#progress", Static).update(
+            progress_text(session, self.gp.question_order, qid, advance=self.gp.auto_advance)
+        )
+        state = session.state(qid)
+        gold = state.gold
+        mine = state.verdict
         text = Text.assemble(
             ("you: ", "dim"),
             (mine.verdict if mine else "-", "bold"),
@@ -251,18 +288,14 @@ moment you make it; `u` undoes your last change.
         """Follow the cursor."""
         self.show_document()
 
-    def on_question_pooled(self, message: QuestionPooled) -> None:
-        """The worker ranked a question: redraw if it is ours."""
-        if message.question_id == self.question_id:
-            self.pooling = False
-            self.show_question()
-
     # -- actions -------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Only offer what works now (the footer follows)."""
         if action == "undo":
             return self.can_undo
+        if action == "set_advance":
+            return parameters[0] != self.gp.auto_advance
         if action in {
             "grade",
             "toggle_relevant",
@@ -277,12 +310,14 @@ moment you make it; `u` undoes your last change.
             return self.question_id is not None
         return True
 
-    def _saved(self, gold: Gold) -> None:
-        qid = gold.question_id
-        self.query_one(CandidateList).set_grades(self.gp.session.my_grades(qid))
+    def _saved(self, state: QuestionState) -> None:
+        """Show a committed change and tell the other screens (once)."""
+        qid = state.question_id
+        self.query_one(CandidateList).set_grades(state.mine)
         self.show_status()
         self.can_undo = bool(self.gp.session.undo_stack)
-        self.post_message(LabelSaved(qid))
+        self.drawn = self.gp.session.change_token()  # this screen shows it already
+        self.gp.announce(qid)
 
     def action_grade(self, grade: int) -> None:
         """Grade the highlighted candidate (committed before the screen moves on)."""
@@ -291,7 +326,41 @@ moment you make it; `u` undoes your last change.
             return
         if self.refuse_read_only("Grading a document"):
             return
-        self._saved(self.gp.session.set_grade(self.question_id, cand.doc_id, grade))
+        state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
+        self._saved(state)
+        if self.gp.auto_advance:
+            self._advance_candidate(state)
+
+    def _advance_candidate(self, state: QuestionState) -> None:
+        """On to the next candidate you have not judged; the next question when none is left."""
+        candidates = self.query_one(CandidateList)
+        ids = [c.doc_id for c in candidates.candidates]
+        here = candidates.highlighted or 0
+        mine = state.mine
+        for doc_id in ids[here + 1 :] + ids[:here]:
+            if doc_id not in mine:
+                candidates.select(doc_id)
+                return
+        self._advance_question(f"All {len(ids)} candidates of {state.question_id} judged")
+
+    def _advance_question(self, why: str) -> None:
+        """On to the next question in the list that you have not judged yet."""
+        if self.gp.assigner is not None:
+            self._take_handed_out(why)
+            return
+        qid = self.question_id
+        order = self.gp.question_order or self.gp.session.live.question_ids
+        target = next_unjudged(order, qid, self.gp.session.judged_questions())
+        if target is None:
+            self.notify(
+                visible(f"{why}. No question after it in this list is left to judge."),
+                title="Done with this list",
+                markup=False,
+            )
+            return
+        self.notify(visible(f"{why}; on to {target}."), markup=False)
+        self.gp.current_question = target
+        self.question_id = target
 
     def action_toggle_relevant(self) -> None:
         """Relevant (1) <-> not relevant (0)."""
@@ -302,16 +371,35 @@ moment you make it; `u` undoes your last change.
         self.action_grade(0 if grade else 1)
 
     def _verdict(self, verdict: str, note: str = "") -> None:
-        assert self.question_id is not None
+        qid = self.question_id
+        assert qid is not None
         if self.refuse_read_only("A verdict"):
             return
         session = self.gp.session
-        mine = session.my_verdict(self.question_id)
+        mine = session.my_verdict(qid)
         if mine is not None and mine.verdict == verdict and not note:
-            gold = session.clear_verdict(self.question_id)
+            self._saved(session.clear_verdict(qid))
+            return
+        relevant = {d: g for d, g in session.my_grades(qid).items() if g >= 1}
+        if verdict == "no_answer" and relevant:
+            with session.grouped():  # one `u` brings both back
+                session.clear_grades(qid, min_grade=1)
+                state = session.set_verdict(qid, verdict, note)
+            self.notify(
+                visible(
+                    f"No answer: cleared your {len(relevant)} relevant grade(s) on {qid} "
+                    f"({', '.join(f'{d} [{g}]' for d, g in sorted(relevant.items()))}). "
+                    "Press u to undo."
+                ),
+                title="Grades cleared",
+                severity="warning",
+                markup=False,
+            )
         else:
-            gold = session.set_verdict(self.question_id, verdict, note)
-        self._saved(gold)
+            state = session.set_verdict(qid, verdict, note)
+        self._saved(state)
+        if self.gp.auto_advance:
+            self._advance_question(f"{qid}: {verdict.replace('_', ' ')}")
 
     def action_no_answer(self) -> None:
         """No answer in the corpus (pressing it again takes it back)."""
@@ -320,6 +408,23 @@ moment you make it; `u` undoes your last change.
     def action_skip(self) -> None:
         """Cannot judge (pressing it again takes it back)."""
         self._verdict("skip")
+
+    def action_set_advance(self, on: bool) -> None:
+        """Auto-advance on or off (the footer shows which)."""
+        self.gp.auto_advance = on
+        self.refresh_bindings()
+        self.show_status()
+        self.notify(
+            "Auto-advance on: a grade moves to the next candidate; a verdict or the last "
+            "candidate to the next question."
+            if on
+            else "Auto-advance off: the cursor stays where it is.",
+            markup=False,
+        )
+
+    def action_toggle_advance(self) -> None:
+        """Auto-advance on / off."""
+        self.action_set_advance(not self.gp.auto_advance)
 
     @work
     async def action_ambiguous(self) -> None:
@@ -333,21 +438,22 @@ moment you make it; `u` undoes your last change.
             )
         )
         if note is not None and self.question_id is not None:
-            self.gp.session.set_verdict(self.question_id, "ambiguous", note.strip())
-            self._saved(self.gp.session.gold(self.question_id))
+            self._verdict("ambiguous", note.strip())
 
     @work
     async def action_search(self) -> None:
-        """Find a document the pool missed; it becomes relevant (grade 1)."""
+        """Find a document the pool missed and grade it (enter: relevant, 1)."""
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
-        doc_id = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
-        if doc_id:
-            self._saved(self.gp.session.set_grade(q.id, doc_id, 1))
+        picked = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
+        if picked:
+            doc_id, grade = picked
+            self._saved(self.gp.session.set_grade(q.id, doc_id, grade))
             self.show_question()
             self.query_one(CandidateList).select(doc_id)
             self.show_document()
+            self.notify(visible(f"Added {doc_id} with grade {grade}."), markup=False)
 
     @work
     async def action_edit(self) -> None:
@@ -377,29 +483,54 @@ moment you make it; `u` undoes your last change.
         if change.kind == "question":
             self.pooling = True
             self.gp.pool_question(change.question_id)
-        self.post_message(LabelSaved(change.question_id))
-        self.notify(visible(f"Undid a {change.kind} change on {change.question_id}."), markup=False)
+        self.drawn = self.gp.session.change_token()
+        self.gp.announce(change.question_id)
+        grouped = change.kind == "group" and isinstance(change.old, tuple)
+        what = f"{len(change.old)} changes" if grouped else f"a {change.kind} change"  # type: ignore[arg-type]
+        self.notify(visible(f"Undid {what} on {change.question_id}."), markup=False)
 
     def _step(self, delta: int) -> None:
         order = self.gp.question_order or self.gp.session.live.question_ids
         if not order or self.question_id is None:
             return
-        i = order.index(self.question_id) if self.question_id in order else -1
-        j = min(max(i + delta, 0), len(order) - 1)
-        self.gp.current_question = order[j]
-        self.question_id = order[j]
+        if delta > 0:
+            target = next_question(order, self.question_id)
+        else:
+            target = next_question(order[::-1], self.question_id)
+        if target is None:
+            where = "last" if delta > 0 else "first"
+            self.notify(
+                visible(
+                    f"{self.question_id} is the {where} question of this list "
+                    f"({len(order)} questions). q lists them all."
+                ),
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.gp.current_question = target
+        self.question_id = target
 
     def action_next(self) -> None:
-        """Next question (the app decides which: see GoldpanApp.next_question)."""
+        """Next question (says so on the last one). Served: the app hands one out."""
+        if self.gp.assigner is not None:
+            self._take_handed_out()
+            return
+        self._step(1)
+
+    def _take_handed_out(self, why: str | None = None) -> None:
+        """Served to an annotator: open the question the app hands out (leased)."""
         nxt = self.gp.next_question(self.question_id)
         if nxt is None:
             self.notify("No question is left for you right now.", title="Done")
             return
+        if why is not None:
+            self.notify(visible(f"{why}; on to {nxt}."), markup=False)
         self.gp.current_question = nxt
         self.question_id = nxt
 
     def action_previous(self) -> None:
-        """Previous question."""
+        """Previous question (says so on the first one)."""
         self._step(-1)
 
     def action_cursor_down(self) -> None:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
@@ -20,6 +20,7 @@ from engine.retrieve import bm25_spec
 from engine.types import Question
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
+from tui.widgets.document_view import DocumentView, question_terms
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
@@ -62,8 +63,39 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class SearchScreen(ModalScreen[str | None]):
-    """Search the whole corpus (titles shown) for a document the pool missed."""
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask a yes / no question: `y` or enter says yes, `n` or escape no."""
+
+    BINDINGS = [
+        Binding("y,enter", "answer(True)", "Yes", tooltip="Yes"),
+        Binding("n,escape", "answer(False)", "No", tooltip="No"),
+    ]
+
+    def __init__(self, question: str, detail: str = "") -> None:
+        """A question and a line saying what yes does."""
+        super().__init__()
+        self.question = question
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        """The question and the keys."""
+        with Vertical(classes="dialog"):
+            yield Label(literal(self.question, style="bold"))
+            if self.detail:
+                yield Label(literal(self.detail))
+            yield Label(Text("y / enter: yes    n / escape: no", style="dim"))
+
+    def action_answer(self, yes: bool) -> None:
+        """Close with the answer."""
+        self.dismiss(yes)
+
+
+class SearchScreen(ModalScreen[tuple[str, int] | None]):
+    """Search the whole corpus (titles shown) for a document the pool missed.
+
+    Returns ``(doc id, grade)``: enter picks the highlighted result as relevant (1), the
+    keys `0`-`3` pick it with that grade; None when closed with escape.
+    """
 
     @dataclass
     class Found(Message):
@@ -74,12 +106,23 @@ class SearchScreen(ModalScreen[str | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", tooltip="Close without adding a document"),
         Binding("down", "focus_results", "Results", show=False, tooltip="Move to the results"),
+        *(
+            Binding(
+                str(g),
+                f"pick({g})",
+                "Grade",
+                show=g == 0,
+                tooltip=f"Add the highlighted document with grade {g}",
+            )
+            for g in range(4)
+        ),
     ]
 
     def __init__(self, question: str) -> None:
         """Start with the question's text as the query."""
         super().__init__()
         self.query_text = question
+        self.terms = question_terms(question)
 
     @property
     def gp(self) -> GoldpanApp:
@@ -87,22 +130,36 @@ class SearchScreen(ModalScreen[str | None]):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        """Query input and results."""
+        """Query input, results beside a preview of the highlighted document."""
         with Vertical(classes="dialog search"):
             yield Label(
                 Text(
-                    "Search the corpus: enter picks a document as relevant (grade 1)", style="bold"
+                    "Search the corpus · down: results · enter: add as relevant (1) · "
+                    "0-3: add with that grade · escape: close",
+                    style="bold",
                 )
             )
             yield Input(value=self.query_text, id="search-query")
-            yield OptionList(id="search-results")
+            with Horizontal(id="search-body"):
+                yield OptionList(id="search-results")
+                yield DocumentView(id="search-preview")
 
     def on_mount(self) -> None:
         """Focus the query and search at once."""
         field = self.query_one(Input)
         field.cursor_blink = self.gp.blink
         field.focus()
+        self.query_one(DocumentView).show(
+            None, [], "Press down to move to the results: the highlighted one is shown here."
+        )
         self.search(field.value)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Grade keys only while a result is highlighted in the list (digits type a query)."""
+        if action == "pick":
+            results = self.query_one(OptionList)
+            return results.has_focus and results.highlighted is not None
+        return True
 
     @on(Input.Changed)
     def changed(self, event: Input.Changed) -> None:
@@ -114,16 +171,31 @@ class SearchScreen(ModalScreen[str | None]):
         """Enter in the query picks the first result."""
         results = self.query_one(OptionList)
         if results.option_count:
-            self.dismiss(results.get_option_at_index(0).id)
+            self.dismiss((str(results.get_option_at_index(0).id), 1))
 
     @on(OptionList.OptionSelected)
     def picked(self, event: OptionList.OptionSelected) -> None:
-        """Return the chosen document id."""
-        self.dismiss(event.option.id)
+        """Enter on a result: relevant (grade 1)."""
+        self.dismiss((str(event.option.id), 1))
+
+    @on(OptionList.OptionHighlighted)
+    def previewed(self, event: OptionList.OptionHighlighted) -> None:
+        """Show the highlighted document."""
+        doc = self.gp.session.ws.doc(str(event.option.id))
+        self.query_one(DocumentView).show(doc, self.terms)
+
+    def action_pick(self, grade: int) -> None:
+        """Add the highlighted document with a grade."""
+        results = self.query_one(OptionList)
+        if results.highlighted is not None:
+            self.dismiss((str(results.get_option_at_index(results.highlighted).id), grade))
 
     def action_focus_results(self) -> None:
-        """Move from the query to the results."""
-        self.query_one(OptionList).focus()
+        """Move from the query to the results, on the first one."""
+        results = self.query_one(OptionList)
+        results.focus()
+        if results.option_count and results.highlighted is None:
+            results.highlighted = 0
 
     def action_cancel(self) -> None:
         """Return None."""

@@ -18,8 +18,9 @@ from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
+from tui.widgets.progress import progress_text
+from tui.widgets.tables import fill
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -30,6 +31,7 @@ STATUS_STYLE = {
     Status.DISPUTED: "bold red",
 }
 STATUS_FILTERS: list[Status | None] = [None, *Status]
+COLUMNS = ("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
 
 
 class QuestionsScreen(GoldpanScreen):
@@ -56,6 +58,8 @@ is the share found in its gold documents' text (a question that copies its answe
 **judging queue**: questions whose pooled documents (every retriever's top 10) are
 least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
+Under the table: the selected question's full text (the column cuts long ones) and
+your progress. The selected question is the current one on every screen: `l` opens it.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
@@ -116,6 +120,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         yield Header()
         yield Static(id="filters")
         yield DataTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield Static(id="question-full")
+        yield Static(id="progress")
         yield Footer()
 
     @dataclass
@@ -128,12 +134,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Build the table; measure title overlap in a worker."""
         self.overlap: dict[str, tuple[float, float | None]] = {}
         """Question id -> (share of its words in the nearest title, in its gold text)."""
-        table = self.query_one(DataTable)
-        on = ("on",) if self.gp.served is not None else ()  # served: who is judging what now
-        table.add_columns(
-            "id", "status", *on, "gold", "title ov.", "gold ov.", "tags", "by", "question"
-        )
-        self.refresh_rows()
+        self.redraw()
         self.measure_overlap()
 
     @work(thread=True, exclusive=True, group="overlap")
@@ -151,18 +152,40 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.overlap = message.overlap
         self.refresh_rows()
 
-    def on_screen_resume(self) -> None:
-        """Show what changed while another screen was active."""
-        self.gp.session.reload_if_changed()
+    def redraw(self) -> None:
+        """The workspace changed: redraw the rows."""
+        super().redraw()
         self.refresh_rows()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """A label changed somewhere."""
-        self.refresh_rows()
+    def follow_current(self) -> None:
+        """Rest the cursor on the current question (chosen on any screen)."""
+        self.place_cursor(self.query_one(DataTable), self.gp.current_question)
+        self.show_selected()
 
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A question was pooled."""
-        self.refresh_rows()
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The selected row is the current question; show its full text."""
+        self.cursor_moved(event.data_table)
+        self.show_selected()
+
+    def show_selected(self) -> None:
+        """The selected question's full text (the column cuts it) and the progress line."""
+        if not self.is_mounted:
+            return
+        session = self.gp.session
+        qid = cursor_key(self.query_one(DataTable))
+        q = session.ws.question(qid) if qid else None
+        full = self.query_one("#question-full", Static)
+        if q is None:
+            full.update(Text("No question selected.", style="dim"))
+        else:
+            text = Text.assemble((visible(q.id), "bold"), "  ")
+            text.append_text(literal(q.text))
+            if q.tags:
+                text.append(visible("  " + " ".join(f"#{t}" for t in q.tags)), style="dim")
+            full.update(text)
+        self.query_one("#progress", Static).update(
+            progress_text(session, self.gp.question_order, qid)
+        )
 
     def watch_status_filter(self) -> None:
         """Re-filter."""
@@ -233,29 +256,32 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         table = self.query_one(DataTable)
         session = self.gp.session
         keep = cursor_key(table)
-        table.clear()
         texts = {q.id: q.text for q in session.ws.questions()}
         golds = self.golds()
+        shown = self.visible_ids(golds)
+        self.gp.question_order = shown  # what `]` walks on the label screen
         served = self.gp.served is not None
-        on = session.ws.leases() if served else {}
-        for qid in self.visible_ids(golds):
+        on = session.ws.leases() if served else {}  # served: who is judging what now
+        rows: list[list[str | Text]] = []
+        for qid in shown:
             gold = golds[qid]
-            extra = (Text(visible(on.get(qid, "")), style="bold yellow"),) if served else ()
-            table.add_row(
-                literal(qid),
-                Text(gold.status.value, style=STATUS_STYLE[gold.status]),
-                *extra,
-                str(len(gold.gold)) if gold.gold else "-",
-                *self._overlap_cells(qid),
-                one_line(", ".join(session.live.tags[qid]), 24),
-                one_line(", ".join(gold.annotators), 14),
-                one_line(texts.get(qid, ""), 70),
-                key=qid,
+            extra = [Text(visible(on.get(qid, "")), style="bold yellow")] if served else []
+            rows.append(
+                [
+                    literal(qid),
+                    Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                    *extra,
+                    str(len(gold.gold)) if gold.gold else "-",
+                    *self._overlap_cells(qid),
+                    one_line(", ".join(session.live.tags[qid]), 24),
+                    one_line(", ".join(gold.annotators), 14),
+                    one_line(texts.get(qid, ""), 70),
+                ]
             )
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
-        elif self.gp.current_question is not None and self.gp.current_question in table.rows:
-            table.move_cursor(row=table.get_row_index(self.gp.current_question))
+        columns = (*COLUMNS[:2], "on", *COLUMNS[2:]) if served else COLUMNS
+        fill(table, columns, rows, shown)
+        self.place_cursor(table, self.gp.current_question, keep)
+        self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
         counts = session.live.counts()
         self.query_one("#filters", Static).update(

@@ -26,7 +26,6 @@ from engine.metrics import first_gold_rank, metric_label
 from engine.power import power_of, power_sentence
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
-from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.analysis_panels import (
     comparison_text,
@@ -42,6 +41,7 @@ from tui.widgets.snapshot_diff import (
     since_text,
     snapshot_choices,
 )
+from tui.widgets.tables import fill
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 PANEL_TITLES = {
@@ -196,23 +196,20 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
 
     def on_mount(self) -> None:
         """Draw."""
-        self.refresh_scores()
-        self.refresh_panel()
+        self.redraw()
+        if self.panel == "scores":
+            self.refresh_panel()
         self.query_one("#grid", DataTable).focus()
 
-    def on_screen_resume(self) -> None:
-        """Labels may have changed on another screen: rescore (cheap, cached rankings)."""
+    def redraw(self) -> None:
+        """The workspace changed: rescore (cheap, cached rankings) and redraw."""
+        super().redraw()
         self._baseline_cache = None  # a snapshot may have been taken meanwhile
-        self.gp.session.reload_if_changed()
         self.refresh_scores()
 
-    def on_label_saved(self, _: LabelSaved) -> None:
-        """A label changed."""
-        self.refresh_scores()
-
-    def on_question_pooled(self, _: QuestionPooled) -> None:
-        """A question got new rankings."""
-        self.refresh_scores()
+    def follow_current(self) -> None:
+        """Rest the grid's cursor on the current question when it is scored."""
+        self.place_cursor(self.query_one("#grid", DataTable), self.gp.current_question)
 
     def watch_tag(self) -> None:
         """Rescore for the tag."""
@@ -270,13 +267,21 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         """Cycle the panels."""
         self.panel = PANELS[(PANELS.index(self.panel) + 1) % len(PANELS)]
 
+    def _next_other(self, index: int, other: int) -> int:
+        """The retriever after ``index``, never ``other`` (A and B always differ)."""
+        n = len(self.gp.session.live.retrievers)
+        if n < 2:
+            return 0
+        nxt = (index + 1) % n
+        return (nxt + 1) % n if nxt == other % n else nxt
+
     def action_next_a(self) -> None:
-        """Next retriever as A."""
-        self.a = (self.a + 1) % max(1, len(self.gp.session.live.retrievers))
+        """Next retriever as A (skipping B)."""
+        self.a = self._next_other(self.a, self.b)
 
     def action_next_b(self) -> None:
-        """Next retriever as B."""
-        self.b = (self.b + 1) % max(1, len(self.gp.session.live.retrievers))
+        """Next retriever as B (skipping A)."""
+        self.b = self._next_other(self.b, self.a)
 
     def refresh_panel(self) -> None:
         """Redraw the panel on screen (the scores panel follows refresh_scores)."""
@@ -292,7 +297,12 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         if not a:
             return
         if self.panel == "compare":
-            self._start_compare(a, b)
+            if a == b:
+                self.query_one("#compare-body", Static).update(
+                    Text("Comparing needs two retrievers; this workspace has one.", style="dim")
+                )
+            else:
+                self._start_compare(a, b)
         elif self.panel == "tags":
             self._show_tags()
         elif self.panel == "failures":
@@ -308,12 +318,11 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
     def _show_pool(self) -> None:
         ws = self.gp.session.ws
         contributions = pool_contributions(ws)
-        table = self.query_one("#pool", DataTable)
-        table.clear(columns=True)
-        for col in ("retriever", "only it found", "of them gold", "for example"):
-            table.add_column(col)
-        for cells in contribution_rows(contributions, ws.doc):
-            table.add_row(*cells)
+        fill(
+            self.query_one("#pool", DataTable),
+            ("retriever", "only it found", "of them gold", "for example"),
+            contribution_rows(contributions, ws.doc),
+        )
 
     def _start_compare(self, a: str, b: str) -> None:
         live = self.gp.session.live
@@ -359,18 +368,18 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
             "hi-ov": live.means_for(high),
             "lo-ov": live.means_for(low),
         }
-        table = self.query_one("#tags-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
+        labels: list[str | Text] = ["retriever"]
         for g in groups:
             for m in ("hit@1", "mrr"):
-                table.add_column(Text(f"{g} {HEADERS[m]}", justify="right"))
+                labels.append(Text(f"{g} {HEADERS[m]}", justify="right"))
+        rows = []
         for r in live.retrievers:
             cells = [literal(r)]
             for means in groups.values():
                 for m in ("hit@1", "mrr"):
                     cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
-            table.add_row(*cells)
+            rows.append(cells)
+        fill(self.query_one("#tags-table", DataTable), labels, rows)
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
         self.query_one("#tags-note", Static).update(
             Text(
@@ -389,12 +398,11 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         for f in rows:
             doc = ws.doc(f.top_doc) if f.top_doc else None
             titles[f.top_doc or ""] = doc.title if doc else ""
-        table = self.query_one("#failures", DataTable)
-        table.clear(columns=True)
-        for col in ("question", "gold rank", "rank-1 document", "title", "relation"):
-            table.add_column(col)
-        for cells in failure_rows(rows, titles):
-            table.add_row(*cells)
+        fill(
+            self.query_one("#failures", DataTable),
+            ("question", "gold rank", "rank-1 document", "title", "relation"),
+            failure_rows(rows, titles),
+        )
 
     def _start_sweep(self, a: str) -> None:
         spec = self.gp.session.ws.retriever(a)
@@ -474,13 +482,10 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
                 since_text(baseline.name if baseline else None, n_snapshots),
             )
         )
-        table = self.query_one("#metrics", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
-        for m in REVIEW_METRICS:
-            table.add_column(Text(HEADERS[m], justify="right"))
-        table.add_column(Text("ms p50", justify="right"))
-        table.add_column(Text("ms p95", justify="right"))
+        labels: list[str | Text] = ["retriever"]
+        labels += [Text(HEADERS[m], justify="right") for m in REVIEW_METRICS]
+        labels += [Text("ms p50", justify="right"), Text("ms p95", justify="right")]
+        rows = []
         best = {m: max((means[r][m] for r in live.retrievers), default=0.0) for m in REVIEW_METRICS}
         for r in live.retrievers:
             cells: list[Text] = [literal(r)]
@@ -491,7 +496,8 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
             lat = live.latency.get(r, {})
             cells.append(Text(f"{lat.get('median', 0.0):.2f}", justify="right"))
             cells.append(Text(f"{lat.get('p95', 0.0):.2f}", justify="right"))
-            table.add_row(*cells, key=r)
+            rows.append(cells)
+        fill(self.query_one("#metrics", DataTable), labels, rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
@@ -500,30 +506,34 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         live = self.gp.session.live
         grid = self.query_one("#grid", DataTable)
         keep = cursor_key(grid)
-        grid.clear(columns=True)
-        grid.add_column("question", key="question")
-        for r in live.retrievers:
-            grid.add_column(literal(r.removeprefix("bm25-")), key=r)
-        for row in live.rows(self.tag):
-            grid.add_row(
-                literal(row.question_id),
-                *(
-                    marked_rank(
-                        rank_cell(row.ranks[r]),
-                        row.ranks[r],
-                        baseline.rank(r, row.question_id) if baseline else None,
-                    )
-                    for r in live.retrievers
-                ),
-                key=row.question_id,
-            )
-        if keep is not None and keep in grid.rows:
-            grid.move_cursor(row=grid.get_row_index(keep))
+        shown = live.rows(self.tag)
+        fill(
+            grid,
+            ["question", *(literal(r.removeprefix("bm25-")) for r in live.retrievers)],
+            [
+                [
+                    literal(row.question_id),
+                    *(
+                        marked_rank(
+                            rank_cell(row.ranks[r]),
+                            row.ranks[r],
+                            baseline.rank(r, row.question_id) if baseline else None,
+                        )
+                        for r in live.retrievers
+                    ),
+                ]
+                for row in shown
+            ],
+            [row.question_id for row in shown],
+            column_keys=["question", *live.retrievers],
+        )
+        self.place_cursor(grid, self.gp.current_question, keep)
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Follow the grid's cursor."""
         if event.data_table.id == "grid":
+            self.cursor_moved(event.data_table)
             self._show_detail()
 
     def selected_question(self) -> str | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -17,9 +19,19 @@ from textual.worker import get_current_worker
 from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
 from engine.querylog import FROM_LOG_TAG, question_from_log
 from engine.workspace import Workspace
+from tui.literal import visible
 from tui.screens.base import GoldpanScreen
+from tui.screens.modals import ConfirmScreen
 
 SUGGESTED_TAGS = ("easy", "hard", "paraphrase", "partial-id", "conditional")
+"""Tags offered on a workspace whose questions have none yet."""
+GENERIC_PLACEHOLDER = "Ask the way a user would, without looking at any document"
+
+
+def workspace_tags(tag_lists: Iterable[Sequence[str]], most: int = 8) -> list[str]:
+    """The workspace's own tags, most used first (ties by name)."""
+    counts = Counter(t for tags in tag_lists for t in tags)
+    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:most]
 
 
 class WriteScreen(GoldpanScreen):
@@ -36,8 +48,10 @@ The **overlap meter** shows the highest share of your question's words (whole wo
 Hangul bigrams) found in any one document title, without saying which. Above 60% the
 question is likely easy: rephrase it the way a user who does not know the title would.
 
-Tags (comma separated): `easy`, `hard`, `paraphrase`, `partial-id`, `conditional`, or
-your own. `ctrl+s` saves: the question is pooled by every retriever and opens for judging.
+Tags (comma separated): the field suggests this workspace's own tags, most used first;
+`easy` and `hard` feed the review's by-tag panel. `ctrl+s` saves: the question is pooled
+by every retriever and opens for judging. `escape` goes back to the screen before
+(asking first when there is unsaved text).
 
 **From the query log** (`goldpan import querylog WS FILE` without `--sample` stores one):
 `ctrl+n` puts the most frequent query not decided yet in the editor, tagged `from-log`
@@ -55,7 +69,11 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             tooltip="Save the question, pool it and open it for judging",
         ),
         Binding(
-            "escape", "clear", "Clear", id="write.clear", tooltip="Clear the question and tags"
+            "escape",
+            "leave",
+            "Leave",
+            id="write.leave",
+            tooltip="Back to the screen before (asks first when there is unsaved text)",
         ),
         Binding(
             "ctrl+n",
@@ -74,6 +92,8 @@ duplicate, not a question, personal data). Still blind: no document is shown.
     ]
     PALETTE = [
         ("save", "Write: save and judge", "Save the question and judge it"),
+        ("leave", "Write: leave", "Back to the screen before"),
+        ("clear", "Write: clear", "Empty the question and the tags"),
         ("next_from_log", "Write: next query from the log", "Keep, rewrite or discard it"),
     ]
 
@@ -82,10 +102,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         yield Header()
         with Vertical(id="write-form"):
             yield Label(Text("Question (written blind: no document is shown here)", style="bold"))
-            yield Input(
-                placeholder="e.g. 예전 버전 말고 현행 매뉴얼에서 임신 종사자 선량 한도는?",
-                id="write-text",
-            )
+            yield Input(placeholder=GENERIC_PLACEHOLDER, id="write-text")
             yield Label(Text("Tags", style="bold"))
             yield Input(placeholder=", ".join(SUGGESTED_TAGS), id="write-tags")
             yield Label(Text("Overlap with the closest document title", style="bold"))
@@ -111,6 +128,23 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         self.query_one("#write-text", Input).focus()
         self.query_one("#overlap-note", Static).update(Text("Indexing titles…", style="dim"))
         self.measure("")
+
+    def redraw(self) -> None:
+        """Placeholder and tag suggestions from this workspace's own questions."""
+        super().redraw()
+        if not self.is_mounted:
+            return
+        ws = self.gp.session.ws
+        questions = ws.questions()
+        text = self.query_one("#write-text", Input)
+        text.placeholder = (
+            f"e.g. like {questions[-1].id}: {visible(questions[-1].text)}"[:100]
+            if questions
+            else GENERIC_PLACEHOLDER
+        )
+        self.query_one("#write-tags", Input).placeholder = ", ".join(
+            workspace_tags([q.tags for q in questions]) or SUGGESTED_TAGS
+        )
 
     @on(Input.Changed, "#write-text")
     def typed(self, event: Input.Changed) -> None:
@@ -232,6 +266,24 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         session.ws.decide_log_query(int(str(self._log_row["id"])), "discarded", session.annotator)
         self.action_clear()
         self.action_next_from_log()
+
+    @work
+    async def action_leave(self) -> None:
+        """Back to the screen before; asks first when there is unsaved text."""
+        text = self.query_one("#write-text", Input).value.strip()
+        tags = self.query_one("#write-tags", Input).value.strip()
+        if text or tags:
+            discard = await self.app.push_screen_wait(
+                ConfirmScreen(
+                    "Leave and discard the unsaved question?",
+                    "ctrl+s saves it instead; n keeps you here with the text as it is.",
+                )
+            )
+            if not discard:
+                return
+            self.action_clear()
+        back = self.gp.previous_mode
+        self.gp.switch_mode(back if back != "write" else "questions")
 
     def action_clear(self) -> None:
         """Empty the form."""

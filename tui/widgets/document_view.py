@@ -29,12 +29,14 @@ class DocumentView(VerticalScroll, can_focus=False):
         yield Static(id="doc-head")
         yield Static(id="doc-body")
 
-    def show(self, doc: Doc | None, terms: list[str]) -> None:
-        """Show a document (None: nothing selected)."""
+    def show(
+        self, doc: Doc | None, terms: list[str], empty: str = "No candidate selected."
+    ) -> None:
+        """Show a document (None: nothing selected, said with ``empty``)."""
         head = self.query_one("#doc-head", Static)
         body = self.query_one("#doc-body", Static)
         if doc is None:
-            head.update(Text("No candidate selected.", style="dim"))
+            head.update(Text(empty, style="dim"))
             body.update("")
             return
         title = literal(doc.title, style="bold")

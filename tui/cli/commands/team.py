@@ -26,29 +26,33 @@ from tui.literal import literal
 
 def cmd_label(args: argparse.Namespace) -> None:
     """Grade one document for one question (what the judge screen's keys do)."""
-    from engine.types import Label
+    from engine.session import LabelingSession
+    from engine.workspace import WorkspaceError
 
     if args.grade not in GRADES:
         raise UsageError(f"grade {args.grade} is out of range; expected {GRADE_RANGE}")
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
-        if ws.question(args.question) is None:
-            raise UsageError(f"unknown question {args.question!r}")
-        if ws.doc(args.doc) is None:
-            raise UsageError(f"unknown document {args.doc!r}")
-        ws.write_labels([Label(args.question, args.doc, who, args.grade)])
+        session = LabelingSession(ws, who)
+        try:
+            session.set_grade(args.question, args.doc, args.grade)
+        except WorkspaceError as exc:  # unknown question or document
+            raise UsageError(str(exc)) from None
     out.print(literal(f"{who}: {args.question} {args.doc} = {args.grade}"))
 
 
 def cmd_verdict(args: argparse.Namespace) -> None:
     """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
-    from engine.types import Verdict
+    from engine.session import LabelingSession
+    from engine.workspace import WorkspaceError
 
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
-        if ws.question(args.question) is None:
-            raise UsageError(f"unknown question {args.question!r}")
-        ws.write_verdicts([Verdict(args.question, who, args.verdict, args.note)])
+        session = LabelingSession(ws, who)
+        try:
+            session.set_verdict(args.question, args.verdict, args.note)
+        except WorkspaceError as exc:
+            raise UsageError(str(exc)) from None
     out.print(literal(f"{who}: {args.question} is {args.verdict}"))
 
 

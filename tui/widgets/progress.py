@@ -1,0 +1,72 @@
+"""The progress line of the label and questions screens: how far along you are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from engine.session import LabelingSession
+from tui.literal import visible
+
+
+def next_question(order: Sequence[str], current: str | None) -> str | None:
+    """The question after ``current`` in ``order`` (what `]` opens); None after the last."""
+    if not order:
+        return None
+    if current is None or current not in order:
+        return order[0]
+    i = list(order).index(current)
+    return order[i + 1] if i + 1 < len(order) else None
+
+
+def next_unjudged(order: Sequence[str], current: str | None, judged: set[str]) -> str | None:
+    """The first question after ``current`` in ``order`` that is not in ``judged``."""
+    items = list(order)
+    start = items.index(current) + 1 if current in items else 0
+    return next((q for q in items[start:] if q not in judged), None)
+
+
+def progress_text(
+    session: LabelingSession,
+    order: Sequence[str],
+    current: str | None,
+    *,
+    advance: bool | None = None,
+) -> Text:
+    """``you: 12/49 questions judged · q05: 3/14 candidates · ] opens q06 · auto-advance on``.
+
+    ``advance`` is shown when given (the label screen, where `m` toggles it).
+    """
+    total = len(session.live.question_ids)
+    mine = len(session.judged_questions() & set(session.live.question_ids))
+    out = Text.assemble(
+        ("you: ", "dim"),
+        (f"{mine}/{total}", "bold"),
+        (" questions judged", "dim"),
+    )
+    if current is not None and current in session.live.golds:
+        pool = [c.doc_id for c in session.candidates(current)]
+        graded = session.my_grades(current)
+        done = sum(1 for d in pool if d in graded)
+        out.append(" · ", "dim")
+        out.append(visible(current), "bold")
+        out.append(": ", "dim")
+        out.append(f"{done}/{len(pool)}", "bold green" if pool and done == len(pool) else "bold")
+        out.append(" candidates judged", "dim")
+        verdict = session.my_verdict(current)
+        if verdict is not None:
+            out.append(f" ({verdict.verdict})", "dim")
+    following = next_question(order, current)
+    out.append(" · ", "dim")
+    if following is None:
+        out.append("] last question", "yellow")
+    else:
+        out.append("] opens ", "dim")
+        out.append(visible(following), "bold")
+    if advance is not None:
+        out.append(" · ", "dim")
+        out.append("auto-advance ", "dim")
+        out.append("on" if advance else "off", "bold green" if advance else "bold yellow")
+        out.append(" (m)", "dim")
+    return out
