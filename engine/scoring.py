@@ -24,7 +24,6 @@ from engine.metrics import (
     parse_metric,
     per_question,
 )
-from engine.retrieve.runner import select_retrievers
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
@@ -108,6 +107,9 @@ def score_workspace(
         counts[g.count_as] += 1
     scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
     board = Scoreboard(counts, scored, golds=golds)
+    # imported here: the retriever modules (scipy, tokenizers) are not needed to score
+    from engine.retrieve.runner import select_retrievers
+
     for spec in select_retrievers(ws, retrievers):
         cached = ws.runs(spec.name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
@@ -125,3 +127,15 @@ def score_workspace(
             missing=sum(1 for q in scored if q not in cached),
         )
     return board
+
+
+def latency(ws: Workspace) -> dict[str, dict[str, float]]:
+    """Per retriever: mean, median and 95th percentile ms per query of its cached runs."""
+    out = {}
+    for name, values in ws.latencies().items():
+        out[name] = {
+            "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "p95": float(np.percentile(values, 95)),
+        }
+    return out

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.analysis import latency
 from engine.gold import Gold, resolve_one
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
-from engine.scoring import workspace_golds
+from engine.scoring import latency, workspace_golds
 from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
@@ -62,6 +61,15 @@ class LabelingSession:
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
         return int(self.ws.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def change_token(self) -> tuple[int, int]:
+        """A hashable token that changes whenever the workspace changed.
+
+        ``PRAGMA data_version`` moves when another connection commits; the connection's
+        ``total_changes`` moves with every row this session writes. Caches of
+        whole-workspace analyses are keyed on it.
+        """
+        return self.data_version(), self.ws.conn.total_changes
 
     def reload(self) -> None:
         """Re-read everything (another annotator or process changed the workspace)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 import os
 import sqlite3
@@ -25,8 +26,6 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-
-import sqlite_utils
 
 from engine import __version__
 from engine.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -144,8 +143,18 @@ class Workspace:
         """The schema version this open migrated the workspace from (None: no migration)."""
         self.backup_path: Path | None = None
         """The copy of the old version written before that migration."""
-        self.db = sqlite_utils.Database(conn)
         self.conn = conn
+
+    @functools.cached_property
+    def db(self) -> Any:
+        """The connection as a ``sqlite_utils.Database``.
+
+        Built on first use: sqlite-utils imports pandas when it is installed, which a TUI
+        that only opens the workspace should not wait for.
+        """
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     # -- opening -------------------------------------------------------------------
 

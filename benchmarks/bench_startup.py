@@ -1,0 +1,92 @@
+"""How long reopening a workspace takes until its first screen is painted.
+
+Run: ``python benchmarks/bench_startup.py [--runs 5] [--workspace workspaces/demo.db]
+[--command open|demo]``.
+
+Each run starts ``python -m tui.cli open WS`` (or ``demo``) in a fresh detached tmux
+session of 120x40 cells, polls the pane every 10 ms and stops the clock when the
+Questions screen shows its filter line and its first question row: what a user sees. The
+time includes Python's own start, every import and opening the workspace. The demo
+workspace is built first when it is missing (not timed). Prints each run, the median and
+the machine's load average (the number means little on a busy machine). Target: median
+1.0 s or less on a quiet 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def first_paint(command: list[str], markers: tuple[str, ...], timeout: float) -> float:
+    """Seconds from launching ``command`` in tmux until every marker is on screen."""
+    session = f"goldpan-bench-{os.getpid()}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shell = " ".join(f"'{c}'" for c in command)
+    exports = f"export PYTHONPATH='{env['PYTHONPATH']}'; cd '{ROOT}'; "
+    started = time.perf_counter()
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", exports + "exec " + shell)
+    try:
+        while True:
+            elapsed = time.perf_counter() - started
+            screen = tmux("capture-pane", "-p", "-t", session)
+            if all(m in screen for m in markers):
+                return elapsed
+            if elapsed > timeout:
+                raise SystemExit(f"no first paint after {timeout:.0f} s; the pane shows:\n{screen}")
+            time.sleep(0.01)
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workspace", default="workspaces/demo.db")
+    parser.add_argument("--command", choices=("open", "demo"), default="open")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("needs tmux")
+    ws = ROOT / args.workspace
+    if not ws.exists():
+        subprocess.run(
+            [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws), "--no-open"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=True,
+            capture_output=True,
+        )
+    if args.command == "open":
+        command = [sys.executable, "-m", "tui.cli", "open", str(ws)]
+    else:
+        command = [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws)]
+    # the filter line and the first demo question: the table is drawn, not just the frame
+    markers = ("status:", "order:")
+    times = []
+    for i in range(args.runs):
+        t = first_paint(command, markers, args.timeout)
+        times.append(t)
+        print(f"run {i + 1}: {t:.3f} s")
+    load = os.getloadavg()
+    print(
+        f"median {statistics.median(times):.3f} s over {len(times)} runs "
+        f"(min {min(times):.3f}, max {max(times):.3f}); "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores"
+    )
+
+
+if __name__ == "__main__":
+    main()
