@@ -80,9 +80,12 @@ def test_write_screen_warns_of_an_easy_question(snap_compare, app_factory):
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 
 
-def test_help_panel_on_the_judge_screen(snap_compare, app_factory):
-    """`?` on the judge screen: the help panel on the right explains grades, pooling and
-    the blinded order above the live key list."""
+def test_help_on_the_label_screen(snap_compare, app_factory):
+    """`?` on the Label screen at 120x40, nothing clipped: first the screens line
+    (q Questions · w Write · l Label (here) · r Review · d Adjudicate) and how to leave;
+    then, on the left, every Label key (0-3 grades, space, n, /, u greyed because there
+    is nothing to undo, ], [, a, s, e, j, k) and the keys that work everywhere; on the
+    right the Label text explaining pooling, the blinded order and the grades."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q01")

@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, OptionList, Static
 
 from engine.gold import Gold
-from engine.retrieve import STORED_KINDS
+from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen
@@ -42,92 +42,133 @@ note) for an adjudicator; `s` skips it (you cannot judge it).
 moment you make it; `u` undoes your last change.
 """
 
-    BINDINGS = [
-        Binding(
-            "0", "grade(0)", "Grade", group=GRADE, id="judge.grade0", tooltip="Judged not relevant"
+    AREA = "Label"
+    ACTIONS = (
+        *(
+            Command(
+                str(grade),
+                f"grade({grade})",
+                "Grade",
+                meaning,
+                f"judge.grade{grade}",
+                title=f"Label: grade {grade} ({meaning.split(':')[0].lower()})",
+                group=GRADE,
+                when="has_question",
+            )
+            for grade, meaning in enumerate(
+                (
+                    "Judged not relevant",
+                    "Relevant: partly answers the question",
+                    "Highly relevant",
+                    "The perfect answer",
+                )
+            )
         ),
-        Binding(
-            "1",
-            "grade(1)",
-            "Grade",
-            group=GRADE,
-            id="judge.grade1",
-            tooltip="Relevant: partly answers the question",
-        ),
-        Binding(
-            "2", "grade(2)", "Grade", group=GRADE, id="judge.grade2", tooltip="Highly relevant"
-        ),
-        Binding(
-            "3", "grade(3)", "Grade", group=GRADE, id="judge.grade3", tooltip="The perfect answer"
-        ),
-        Binding(
+        Command(
             "space",
             "toggle_relevant",
             "Relevant",
-            id="judge.toggle",
-            tooltip="Toggle relevant (grade 1) and not relevant (grade 0)",
+            "Toggle relevant (grade 1) and not relevant (grade 0)",
+            "judge.toggle",
+            title="Label: toggle relevant",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "n",
             "no_answer",
             "No answer",
-            id="judge.no_answer",
-            tooltip="Nothing in the corpus answers this question (again: take back)",
+            "Nothing in the corpus answers this question (again: take back)",
+            "judge.no_answer",
+            title="Label: no answer in the corpus",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "slash",
             "search",
             "Search",
-            id="judge.search",
-            tooltip="Search the whole corpus for a document the pool missed",
+            "Search the whole corpus for a document the pool missed",
+            "judge.search",
+            title="Label: search the corpus",
+            when="has_question",
         ),
-        Binding("u", "undo", "Undo", id="judge.undo", tooltip="Undo your last change"),
-        Binding("right_square_bracket", "next", "Next", id="judge.next", tooltip="Next question"),
-        Binding(
+        Command(
+            "u",
+            "undo",
+            "Undo",
+            "Undo your last change",
+            "judge.undo",
+            title="Label: undo",
+            when="can_undo",
+        ),
+        Command(
+            "right_square_bracket",
+            "next",
+            "Next",
+            "Next question",
+            "judge.next",
+            title="Label: next question",
+            when="has_question",
+        ),
+        Command(
             "left_square_bracket",
             "previous",
             "Previous",
+            "Previous question",
+            "judge.previous",
+            title="Label: previous question",
             show=False,
-            id="judge.previous",
-            tooltip="Previous question",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "a",
             "ambiguous",
             "Ambiguous",
+            "Flag the question as ambiguous, with a note for the adjudicator",
+            "judge.ambiguous",
+            title="Label: flag ambiguous",
             show=False,
-            id="judge.ambiguous",
-            tooltip="Flag the question as ambiguous, with a note for the adjudicator",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "s",
             "skip",
             "Skip",
+            "You cannot judge this question",
+            "judge.skip",
+            title="Label: skip question",
             show=False,
-            id="judge.skip",
-            tooltip="You cannot judge this question",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "e",
             "edit",
             "Edit question",
+            "Rewrite the question (its old text is kept)",
+            "judge.edit",
+            title="Label: edit question",
             show=False,
-            id="judge.edit",
-            tooltip="Rewrite the question (its old text is kept)",
+            when="has_question",
         ),
-        Binding("j", "cursor_down", "Down", show=False, id="judge.down", tooltip="Next candidate"),
-        Binding("k", "cursor_up", "Up", show=False, id="judge.up", tooltip="Previous candidate"),
-    ]
-    PALETTE = [
-        ("no_answer", "Label: no answer in the corpus", "Mark the question as unanswerable"),
-        ("ambiguous", "Label: flag ambiguous", "Flag the question for an adjudicator"),
-        ("skip", "Label: skip question", "You cannot judge this question"),
-        ("search", "Label: search the corpus", "Find a document the pool missed"),
-        ("edit", "Label: edit question", "Rewrite the question"),
-        ("undo", "Label: undo", "Undo your last change"),
-        ("next", "Label: next question", "Go to the next question"),
-        ("previous", "Label: previous question", "Go to the previous question"),
-    ]
+        Command(
+            "j",
+            "cursor_down",
+            "Down",
+            "Next candidate",
+            "judge.down",
+            title="Label: next candidate",
+            show=False,
+        ),
+        Command(
+            "k",
+            "cursor_up",
+            "Up",
+            "Previous candidate",
+            "judge.up",
+            title="Label: previous candidate",
+            show=False,
+        ),
+    )
+    BINDINGS = bindings(ACTIONS)
 
     question_id: reactive[str | None] = reactive(None, bindings=True)
     """The question on screen."""
@@ -192,6 +233,8 @@ moment you make it; `u` undoes your last change.
         cands = session.candidates(qid)
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
         candidates.show(cands, titles, session.my_grades(qid))
+        from engine.retrieve import STORED_KINDS  # not at import: the retrievers load scipy
+
         imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
         missing = [
             r
@@ -256,24 +299,6 @@ moment you make it; `u` undoes your last change.
             self.show_question()
 
     # -- actions -------------------------------------------------------------------------
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Only offer what works now (the footer follows)."""
-        if action == "undo":
-            return self.can_undo
-        if action in {
-            "grade",
-            "toggle_relevant",
-            "no_answer",
-            "ambiguous",
-            "skip",
-            "search",
-            "edit",
-            "next",
-            "previous",
-        }:
-            return self.question_id is not None
-        return True
 
     def _saved(self, gold: Gold) -> None:
         qid = gold.question_id

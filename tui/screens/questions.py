@@ -7,16 +7,15 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.analysis import question_overlaps
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
+from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -59,48 +58,50 @@ coverage@10, the share of its top 10 that someone has judged.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Questions"
+    ACTIONS = (
+        Command(
             "enter",
             "judge",
             "Judge",
-            id="questions.judge",
-            tooltip="Judge the selected question's pooled candidates",
+            "Judge the selected question's pooled candidates",
+            "questions.judge",
+            title="Questions: judge selected",
         ),
-        Binding(
+        Command(
             "f",
             "cycle_status",
             "Status filter",
-            id="questions.status",
-            tooltip="Show only questions of one status (cycles)",
+            "Show only questions of one status (cycles)",
+            "questions.status",
+            title="Questions: filter by status",
         ),
-        Binding(
+        Command(
             "t",
             "cycle_tag",
             "Tag filter",
-            id="questions.tag",
-            tooltip="Show only questions with one tag (cycles)",
+            "Show only questions with one tag (cycles)",
+            "questions.tag",
+            title="Questions: filter by tag",
         ),
-        Binding(
+        Command(
             "v",
             "cycle_view",
             "Annotator view",
-            id="questions.view",
-            tooltip="Show statuses as one annotator's labels alone make them (cycles)",
+            "Show statuses as one annotator's labels alone make them (cycles)",
+            "questions.view",
+            title="Questions: annotator view",
         ),
-        Binding(
+        Command(
             "o",
             "toggle_queue",
             "Queue order",
-            id="questions.queue",
-            tooltip="Order by the judging queue: most unjudged pooled documents first",
+            "Order by the judging queue: most unjudged pooled documents first",
+            "questions.queue",
+            title="Questions: queue order",
         ),
-    ]
-    PALETTE = [
-        ("judge", "Questions: judge selected", "Judge the selected question"),
-        ("cycle_status", "Questions: filter by status", "Cycle the status filter"),
-        ("cycle_tag", "Questions: filter by tag", "Cycle the tag filter"),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     status_filter: reactive[Status | None] = reactive(None)
     """Only questions of this status (None: all)."""
@@ -136,6 +137,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     @work(thread=True, exclusive=True, group="overlap")
     def measure_overlap(self) -> None:
         """Title overlap of every question (titles are read here, never shown)."""
+        from engine.analysis import question_overlaps  # loads the retrievers: not at start
+
         ws = Workspace.open(self.gp.workspace_path, readonly=True)
         try:
             overlap = {o.question_id: (o.title, o.gold) for o in question_overlaps(ws)}

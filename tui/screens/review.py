@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
@@ -24,6 +23,7 @@ from engine.analysis import (
 from engine.compare import Comparison, FloatArray, compare, question_wins
 from engine.metrics import first_gold_rank
 from engine.workspace import Workspace
+from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -76,58 +76,73 @@ class ReviewScreen(GoldpanScreen):
     HELP = """
 ## Review
 
-The table on top scores every retriever on the **scored** questions (those with agreed
-gold): Hit@k (a gold document in the top k), MRR (1 / rank of the first gold),
-Recall@5, nDCG@10 (graded), and milliseconds per query. The numbers follow every label
-at once; retrievers are never re-run, their cached rankings are rescored.
+The table scores every retriever on the **scored** questions (agreed gold): Hit@k (a
+gold document in the top k), MRR (1 / rank of the first gold), Recall@5, nDCG@10
+(graded) and ms per query. It follows every label at once: cached rankings are
+rescored, never re-run.
 
-The grid gives, per question and retriever, the **rank of the first gold document**
-(`-`: not in the cached top 100), hardest questions first. The panel on the right shows
-the selected question's gold and, for each retriever, the rank-1 document that beat the
-gold. `t` filters by tag, `enter` judges the selected question.
+The grid gives the **rank of the first gold document** per question and retriever
+(`-`: not in the top 100), hardest first; beside it, the selected question's gold and
+the rank-1 document that beat it.
 
-`p` cycles the analysis panels; `a` and `b` choose retrievers A and B:
+`p` cycles the panels; `a` / `b` choose retrievers A and B:
 
-- **compare**: A vs B per question: win / tie / loss, the difference of means with a
-  paired bootstrap 95% interval and a randomization p-value, and the questions each wins.
-  A few dozen questions make noisy numbers: trust a difference only when its interval
+- **compare**: A vs B per question, win / tie / loss, the difference with a paired
+  bootstrap 95% interval and a p-value. Trust a difference only when its interval
   excludes 0.
-- **by tag**: scores on `easy` vs `hard` questions side by side, and on questions with a
-  high vs low overlap with some title (an easy test hides differences).
-- **failures**: questions where A does not put a gold document first, with the document
-  that won and whether it is a neighbour (same series) or an overview post.
-- **no-answer**: A's top-1 scores of answerable vs no-answer questions and the threshold
-  that best tells them apart, or a warning that none does.
-- **sweep**: A's MRR over a k1 x b grid (`*` = its own parameters). Picking the best cell
-  on a few questions overfits: it is a check, not a tuning knob.
+- **by tag**: `easy` vs `hard`, high vs low title overlap (an easy test hides
+  differences).
+- **failures**: where A misses rank 1, what won, and whether it is a neighbour (same
+  series) or an overview post.
+- **no-answer**: A's top-1 scores, answerable vs no-answer, and the best threshold.
+- **sweep**: A's MRR over k1 x b (`*` = its own); a check, not a tuning knob.
+- **pool**: what only each retriever put in the pool.
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Review"
+    ACTIONS = (
+        Command(
             "t",
             "cycle_tag",
             "Tag filter",
-            id="review.tag",
-            tooltip="Score only questions with one tag (cycles)",
+            "Score only questions with one tag (cycles)",
+            "review.tag",
+            title="Review: filter by tag",
         ),
-        Binding(
-            "enter", "judge", "Judge", id="review.judge", tooltip="Judge the selected question"
+        Command(
+            "enter",
+            "judge",
+            "Judge",
+            "Judge the selected question",
+            "review.judge",
+            title="Review: judge selected question",
         ),
-        Binding(
+        Command(
             "p",
             "next_panel",
             "Panel",
-            id="review.panel",
-            tooltip="Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
+            "Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
+            "review.panel",
+            title="Review: next analysis panel",
         ),
-        Binding("a", "next_a", "A", id="review.a", tooltip="Choose retriever A (cycles)"),
-        Binding("b", "next_b", "B", id="review.b", tooltip="Choose retriever B (cycles)"),
-    ]
-    PALETTE = [
-        ("cycle_tag", "Review: filter by tag", "Cycle the tag filter"),
-        ("judge", "Review: judge selected question", "Open the selected question"),
-        ("next_panel", "Review: next analysis panel", "Compare, by tag, failures, ..."),
-    ]
+        Command(
+            "a",
+            "next_a",
+            "A",
+            "Choose retriever A (cycles)",
+            "review.a",
+            title="Review: choose retriever A",
+        ),
+        Command(
+            "b",
+            "next_b",
+            "B",
+            "Choose retriever B (cycles)",
+            "review.b",
+            title="Review: choose retriever B",
+        ),
+    )
+    BINDINGS = bindings(ACTIONS)
 
     tag: reactive[str | None] = reactive(None)
     """Score only questions with this tag (None: all)."""

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
@@ -16,6 +15,7 @@ from textual.worker import get_current_worker
 
 from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
 from engine.workspace import Workspace
+from tui.actions import Command, bindings
 from tui.screens.base import GoldpanScreen
 
 SUGGESTED_TAGS = ("easy", "hard", "paraphrase", "partial-id", "conditional")
@@ -39,19 +39,30 @@ Tags (comma separated): `easy`, `hard`, `paraphrase`, `partial-id`, `conditional
 your own. `ctrl+s` saves: the question is pooled by every retriever and opens for judging.
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Write"
+    LEAVE = (
+        "letters type into the form here: open the palette with ctrl+p and pick "
+        "'Go: questions' (or another screen); ctrl+q quits goldpan"
+    )
+    ACTIONS = (
+        Command(
             "ctrl+s",
             "save",
             "Save and judge",
-            id="write.save",
-            tooltip="Save the question, pool it and open it for judging",
+            "Save the question, pool it and open it for judging",
+            "write.save",
+            title="Write: save and judge",
         ),
-        Binding(
-            "escape", "clear", "Clear", id="write.clear", tooltip="Clear the question and tags"
+        Command(
+            "escape",
+            "clear",
+            "Clear",
+            "Clear the question and tags",
+            "write.clear",
+            title="Write: clear the form",
         ),
-    ]
-    PALETTE = [("save", "Write: save and judge", "Save the question and judge it")]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     def compose(self) -> ComposeResult:
         """Question, tags, overlap meter."""
