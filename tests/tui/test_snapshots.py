@@ -116,12 +116,9 @@ def _panel(name: str):
         screen = pilot.app.screen
         while screen.panel != name:
             await pilot.press("p")
-        if name == "compare":
-            body = screen.query_one("#compare-body")
-            await wait_for(pilot, lambda: "W/T/L" in str(body.render()))
-        if name == "sweep":
-            table = screen.query_one("#sweep-table")
-            await wait_for(pilot, lambda: table.row_count == 4)
+        panel = screen.current_panel()
+        await wait_for(pilot, lambda: panel.computed == 1)  # its worker finished
+        await pilot.pause()
 
     return run_before
 

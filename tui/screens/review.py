@@ -2,53 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
+from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
-from engine.analysis import (
-    SweepCell,
-    failures,
-    noanswer_calibration,
-    pool_contributions,
-    question_overlaps,
-    sweep,
-)
-from engine.compare import Comparison, FloatArray, compare, question_wins
+from engine.compare import FloatArray
 from engine.metrics import first_gold_rank
-from engine.workspace import Workspace
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
 from tui.screens.base import GoldpanScreen, cursor_key
-from tui.widgets.analysis_panels import (
-    comparison_text,
-    contribution_rows,
-    failure_rows,
-    histogram_text,
-    sweep_rows,
+from tui.widgets.review_panels import (
+    AnalysisPanel,
+    ComparePanel,
+    FailuresPanel,
+    NoAnswerPanel,
+    PanelRequest,
+    PoolPanel,
+    SweepPanel,
+    TagsPanel,
 )
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
-PANEL_TITLES = {
-    "scores": "scores per question",
-    "compare": "compare {a} vs {b}",
-    "tags": "by tag and overlap",
-    "failures": "failures of {a}",
-    "noanswer": "no-answer calibration of {a}",
-    "sweep": "k1 x b sweep of {a}",
-    "pool": "what each retriever alone put in the pool (top 10)",
-}
-COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
-SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
-SWEEP_B = (0.4, 0.6, 0.75, 0.9)
-
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
 HEADERS = {
     "hit@1": "Hit@1",
@@ -148,24 +125,12 @@ the rank-1 document that beat it.
     """Score only questions with this tag (None: all)."""
     panel: reactive[str] = reactive("scores")
     """The analysis panel shown under the metrics table."""
+    _drawn: object = None
+    """The change token and tag the tables were last drawn for."""
     a: reactive[int] = reactive(0)
     """Index of retriever A."""
     b: reactive[int] = reactive(1)
     """Index of retriever B."""
-
-    @dataclass
-    class Compared(Message):
-        """A vs B comparisons were computed (in a worker)."""
-
-        key: tuple[str, str, str | None]
-        results: list[Comparison]
-
-    @dataclass
-    class Swept(Message):
-        """A sweep finished (in a worker)."""
-
-        retriever: str
-        cells: list[SweepCell]
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
@@ -178,18 +143,12 @@ the rank-1 document that beat it.
                 yield DataTable(id="grid", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="detail-scroll"):
                     yield Static(id="detail")
-            with VerticalScroll(id="compare"):
-                yield Static(id="compare-body")
-            with Vertical(id="tags"):
-                yield DataTable(id="tags-table", cursor_type="none", show_cursor=False)
-                yield Static(id="tags-note")
-            yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
-            with VerticalScroll(id="noanswer"):
-                yield Static(id="noanswer-body")
-            with Vertical(id="sweep"):
-                yield Static(id="sweep-note")
-                yield DataTable(id="sweep-table", cursor_type="none", show_cursor=False)
-            yield DataTable(id="pool", cursor_type="row", zebra_stripes=True)
+            yield ComparePanel(id="panel-compare", values=self._values)
+            yield TagsPanel(id="panel-tags", means=self._group_means)
+            yield FailuresPanel(id="panel-failures")
+            yield NoAnswerPanel(id="panel-noanswer")
+            yield SweepPanel(id="panel-sweep")
+            yield PoolPanel(id="panel-pool")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -199,9 +158,10 @@ the rank-1 document that beat it.
         self.query_one("#grid", DataTable).focus()
 
     def on_screen_resume(self) -> None:
-        """Labels may have changed on another screen: rescore (cheap, cached rankings)."""
+        """Redraw only when the workspace changed while another screen was active."""
         self.gp.session.reload_if_changed()
-        self.refresh_scores()
+        if self._drawn != self._draw_key():
+            self.refresh_scores()
 
     def on_label_saved(self, _: LabelSaved) -> None:
         """A label changed."""
@@ -217,7 +177,9 @@ the rank-1 document that beat it.
 
     def watch_panel(self) -> None:
         """Show another panel."""
-        self.query_one(ContentSwitcher).current = self.panel
+        self.query_one(ContentSwitcher).current = (
+            "scores" if self.panel == "scores" else f"panel-{self.panel}"
+        )
         self.refresh_panel()
 
     def watch_a(self) -> None:
@@ -246,169 +208,70 @@ the rank-1 document that beat it.
         """Next retriever as B."""
         self.b = (self.b + 1) % max(1, len(self.gp.session.live.retrievers))
 
+    def current_panel(self) -> AnalysisPanel | None:
+        """The analysis panel on screen (None on the scores panel)."""
+        if self.panel == "scores":
+            return None
+        return self.query_one(f"#panel-{self.panel}", AnalysisPanel)
+
     def refresh_panel(self) -> None:
-        """Redraw the panel on screen (the scores panel follows refresh_scores)."""
+        """Show the panel on screen for A, B and the tag (computed only when new)."""
         if not self.is_mounted:
             return
         a, b = self._names()
-        title = PANEL_TITLES[self.panel].format(a=a or "-", b=b or "-")
+        panel = self.current_panel()
+        title = "scores per question" if panel is None else panel.TITLE
         self.query_one("#panel-title", Static).update(
             Text.assemble(
-                ("panel: ", "dim"), (visible(title), "bold"), ("   p next · a/b retrievers", "dim")
+                ("panel: ", "dim"),
+                (visible(title.format(a=a or "-", b=b or "-")), "bold"),
+                ("   p next · a/b retrievers", "dim"),
             )
         )
-        if not a:
+        if panel is None or not a:
             return
-        if self.panel == "compare":
-            self._start_compare(a, b)
-        elif self.panel == "tags":
-            self._show_tags()
-        elif self.panel == "failures":
-            self._show_failures(a)
-        elif self.panel == "noanswer":
-            cal = noanswer_calibration(self.gp.session.ws, a)
-            self.query_one("#noanswer-body", Static).update(histogram_text(cal))
-        elif self.panel == "sweep":
-            self._start_sweep(a)
-        elif self.panel == "pool":
-            self._show_pool()
+        panel.show(PanelRequest(self.gp.workspace_path, self._token(), a, b, self.tag))
 
-    def _show_pool(self) -> None:
-        ws = self.gp.session.ws
-        contributions = pool_contributions(ws)
-        table = self.query_one("#pool", DataTable)
-        table.clear(columns=True)
-        for col in ("retriever", "only it found", "of them gold", "for example"):
-            table.add_column(col)
-        for cells in contribution_rows(contributions, ws.doc):
-            table.add_row(*cells)
+    def _token(self) -> object:
+        return self.gp.session.change_token()
 
-    def _start_compare(self, a: str, b: str) -> None:
+    def _draw_key(self) -> tuple[object, str | None]:
+        return self._token(), self.tag
+
+    def _values(
+        self, a: str, b: str, metric: str, tag: str | None
+    ) -> tuple[list[str], FloatArray, FloatArray]:
+        """Per-question values of A and B from the live scores (for the compare panel)."""
         live = self.gp.session.live
-        values = {
-            m: (live.values(a, m, self.tag)[1], live.values(b, m, self.tag)[1])
-            for m in COMPARE_METRICS
-        }
-        self.query_one("#compare-body", Static).update(Text("Resampling…", style="dim"))
-        self._compare((a, b, self.tag), values)
+        ids, va = live.values(a, metric, tag)
+        _, vb = live.values(b, metric, tag)
+        return list(ids), va, vb
 
-    @work(thread=True, exclusive=True, group="compare")
-    def _compare(
-        self, key: tuple[str, str, str | None], values: dict[str, tuple[FloatArray, FloatArray]]
-    ) -> None:
-        """Bootstrap and randomization for each metric, off the UI thread."""
-        a, b, _ = key
-        results = [compare(a, b, m, va, vb) for m, (va, vb) in values.items()]
-        self.post_message(self.Compared(key, results))
-
-    def on_review_screen_compared(self, message: ReviewScreen.Compared) -> None:
-        """Show the comparison if it is still the one asked for."""
-        a, b = self._names()
-        if message.key != (a, b, self.tag) or self.panel != "compare":
-            return
+    def _group_means(
+        self, high: list[str], low: list[str]
+    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
+        """Live means on easy / hard / high-overlap / low-overlap questions."""
         live = self.gp.session.live
-        ids, va = live.values(a, "mrr", self.tag)
-        _, vb = live.values(b, "mrr", self.tag)
-        a_wins, b_wins = question_wins(ids, va, vb)
-        wins = {a: a_wins, b: b_wins}
-        self.query_one("#compare-body", Static).update(comparison_text(a, b, message.results, wins))
-
-    def _show_tags(self) -> None:
-        live = self.gp.session.live
-        overlaps = question_overlaps(self.gp.session.ws)
-        high = [o.question_id for o in overlaps if o.high]
-        low = [o.question_id for o in overlaps if not o.high]
         groups = {
             "easy": live.means("easy"),
             "hard": live.means("hard"),
             "hi-ov": live.means_for(high),
             "lo-ov": live.means_for(low),
         }
-        table = self.query_one("#tags-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
-        for g in groups:
-            for m in ("hit@1", "mrr"):
-                table.add_column(Text(f"{g} {HEADERS[m]}", justify="right"))
-        for r in live.retrievers:
-            cells = [literal(r)]
-            for means in groups.values():
-                for m in ("hit@1", "mrr"):
-                    cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
-            table.add_row(*cells)
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
-        self.query_one("#tags-note", Static).update(
-            Text(
-                f"scored questions: easy {live.counts('easy')['scored']}, hard "
-                f"{live.counts('hard')['scored']}, high title overlap (hi-ov, 60% or more) "
-                f"{len(scored & set(high))}, low (lo-ov) {len(scored & set(low))}. An easy "
-                "test hides differences: read the columns, not only the totals.",
-                style="dim",
-            )
-        )
-
-    def _show_failures(self, a: str) -> None:
-        ws = self.gp.session.ws
-        rows = failures(ws, a, tag=self.tag)
-        titles = {}
-        for f in rows:
-            doc = ws.doc(f.top_doc) if f.top_doc else None
-            titles[f.top_doc or ""] = doc.title if doc else ""
-        table = self.query_one("#failures", DataTable)
-        table.clear(columns=True)
-        for col in ("question", "gold rank", "rank-1 document", "title", "relation"):
-            table.add_column(col)
-        for cells in failure_rows(rows, titles):
-            table.add_row(*cells)
-
-    def _start_sweep(self, a: str) -> None:
-        spec = self.gp.session.ws.retriever(a)
-        note = self.query_one("#sweep-note", Static)
-        if spec is None or spec.kind != "bm25":
-            note.update(literal(f"{a} has no k1 and b to sweep.", style="dim"))
-            return
-        note.update(Text("Ranking the scored questions for every cell…", style="dim"))
-        self._sweep(a, self.tag)
-
-    @work(thread=True, exclusive=True, group="sweep")
-    def _sweep(self, retriever: str, tag: str | None) -> None:
-        ws = Workspace.open(self.gp.workspace_path, readonly=True)
-        try:
-            cells = sweep(ws, retriever, SWEEP_K1, SWEEP_B, "mrr", tag=tag)
-        finally:
-            ws.close()
-        self.post_message(self.Swept(retriever, cells))
-
-    def on_review_screen_swept(self, message: ReviewScreen.Swept) -> None:
-        """Draw the heat table."""
-        if self.panel != "sweep" or self._names()[0] != message.retriever:
-            return
-        spec = self.gp.session.ws.retriever(message.retriever)
-        own = (
-            (float(spec.params.get("k1", 1.5)), float(spec.params.get("b", 0.75)))
-            if spec
-            else (0.0, 0.0)
-        )
-        table = self.query_one("#sweep-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("k1 \\ b")
-        for b in SWEEP_B:
-            table.add_column(Text(f"b {b:g}", justify="right"))
-        for row in sweep_rows(message.cells, SWEEP_K1, SWEEP_B, own):
-            table.add_row(*row)
-        self.query_one("#sweep-note", Static).update(
-            literal(
-                f"MRR of {message.retriever} over k1 x b (* = its own parameters, equal to the "
-                "scores above). Choosing the best cell on a few questions overfits: this grid is "
-                "a check, not a tuning knob.",
-                style="dim",
-            )
-        )
+        counts = {
+            "easy": live.counts("easy")["scored"],
+            "hard": live.counts("hard")["scored"],
+            "hi-ov": len(scored & set(high)),
+            "lo-ov": len(scored & set(low)),
+        }
+        return groups, list(live.retrievers), counts
 
     def refresh_scores(self) -> None:
         """Redraw the metrics table, counts and grid from the live scores."""
         if not self.is_mounted:
             return
+        self._drawn = self._draw_key()
         live = self.gp.session.live
         means = live.means(self.tag)
         counts = live.counts(self.tag)
