@@ -113,18 +113,33 @@ class HelpScreen(ModalScreen[None]):
         height: auto;
         border-bottom: solid $panel;
     }
-    #help-keys-scroll {
-        width: 62;
+    #help-body {
         height: 1fr;
     }
-    #help-text-scroll {
-        width: 1fr;
-        height: 1fr;
-        border-left: solid $panel;
-        padding-left: 1;
+    #help-columns {
+        height: auto;
+    }
+    #help-keys {
+        width: 62;
+        height: auto;
     }
     #help-text {
+        width: 1fr;
+        height: auto;
         margin: 0;
+        padding: 0 0 0 1;
+        border-left: solid $panel;
+    }
+    /* narrow terminals: the keys above the text, one scroll for both */
+    HelpScreen.-narrow #help-columns {
+        layout: vertical;
+    }
+    HelpScreen.-narrow #help-keys {
+        width: 100%;
+    }
+    HelpScreen.-narrow #help-text {
+        width: 100%;
+        border-left: none;
         padding: 0;
     }
     """
@@ -140,25 +155,29 @@ class HelpScreen(ModalScreen[None]):
 
         with Vertical(id="help-dialog"):
             yield Static(navigation_text(self.about, GoldpanApp.SCREEN_KEYS), id="help-nav")
-            with Horizontal():
-                with VerticalScroll(id="help-keys-scroll"):
-                    yield Static(keys_renderable(self.about, GoldpanApp.ACTIONS), id="help-keys")
-                with VerticalScroll(id="help-text-scroll"):
-                    yield Markdown(self.about.HELP or "", id="help-text")
+            with VerticalScroll(id="help-body"), Horizontal(id="help-columns"):
+                yield Static(keys_renderable(self.about, GoldpanApp.ACTIONS), id="help-keys")
+                yield Markdown(self.about.HELP or "", id="help-text")
 
     def on_mount(self) -> None:
         """Say what the dialog is."""
         dialog = self.query_one("#help-dialog")
         dialog.border_title = f"Help: {self.about.AREA}"
         dialog.border_subtitle = "escape closes"
-        self.query_one("#help-text-scroll").focus()  # up / down / page keys scroll the text
+        self.query_one("#help-body").focus()  # up / down / page keys scroll
+        self.set_class(self.size.width < 110, "-narrow")
+        self.call_after_refresh(self._say_when_it_scrolls)
+
+    def on_resize(self) -> None:
+        """Side by side from 110 columns, stacked below."""
+        self.set_class(self.size.width < 110, "-narrow")
         self.call_after_refresh(self._say_when_it_scrolls)
 
     def _say_when_it_scrolls(self) -> None:
-        if any(s.max_scroll_y for s in self.query(VerticalScroll)):
-            self.query_one(
-                "#help-dialog"
-            ).border_subtitle = "escape closes · ↑ ↓ page keys scroll · tab: the other column"
+        scrolls = self.query_one("#help-body", VerticalScroll).max_scroll_y > 0
+        self.query_one("#help-dialog").border_subtitle = (
+            "escape closes · ↑ ↓ and page keys scroll" if scrolls else "escape closes"
+        )
 
     def action_close(self) -> None:
         """Back to the screen."""

@@ -147,9 +147,8 @@ async def test_help_shows_screens_first_then_this_screens_keys_and_concepts(app_
             assert "d Adjudicate" in first and f"{under.AREA} (here)" in first
             assert second.startswith("Leave")
             await pilot.pause()
-            for column in ("#help-keys-scroll", "#help-text-scroll"):
-                # everything fits at 120x40: nothing clipped, nothing to scroll to
-                assert help_screen.query_one(column).max_scroll_y == 0, (mode, column)
+            # everything fits at 120x40: nothing clipped, nothing to scroll to
+            assert help_screen.query_one("#help-body").max_scroll_y == 0, mode
             keys = as_text(help_screen.query_one("#help-keys", Static).content)
             for c in under.ACTIONS:
                 assert c.footer in keys
@@ -160,3 +159,20 @@ async def test_help_shows_screens_first_then_this_screens_keys_and_concepts(app_
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("question_mark")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_on_a_small_terminal_stacks_and_scrolls(app_factory):
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen) and help_screen.has_class("-narrow")
+        body = help_screen.query_one("#help-body")
+        assert body.max_scroll_y > 0 and help_screen.focused is body
+        assert "scroll" in str(help_screen.query_one("#help-dialog").border_subtitle)
+        await pilot.press("end")
+        await pilot.pause()
+        assert body.scroll_y == body.max_scroll_y  # the end of the text is reachable
