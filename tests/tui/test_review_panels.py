@@ -231,3 +231,26 @@ def test_cli_and_review_panel_render_failures_with_the_same_renderer(demo_ws, ca
         assert header in out
     for row in grid.rows:
         assert str(row[0]) in out and str(row[4]) in out
+
+
+async def test_questions_measure_overlap_again_only_after_a_change(app_factory):
+    from tui.screens.questions import QuestionsScreen
+
+    runs = []
+    real = QuestionsScreen._measure_overlap
+
+    def counting(self):
+        runs.append(1)
+        return real(self)
+
+    app = app_factory()
+    QuestionsScreen._measure_overlap = counting
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await wait_for(pilot, lambda: bool(app.screen.overlap))
+            await pilot.press("r", "q", "r", "q")
+            assert len(runs) == 1
+            await pilot.press("l", "n", "q")  # a verdict changes the gold: measure again
+            await wait_for(pilot, lambda: len(runs) == 2)
+    finally:
+        QuestionsScreen._measure_overlap = real

@@ -131,6 +131,8 @@ grades, which tell how far to trust the labels.
     )
     BINDINGS = bindings(ACTIONS)
 
+    _agreement_token: object = None
+    """The workspace's change token when the agreement line was last drawn."""
     question_id: reactive[str | None] = reactive(None, bindings=True)
     """The question on the right."""
 
@@ -283,7 +285,14 @@ grades, which tell how far to trust the labels.
             sides.move_cursor(row=sides.get_row_index(keep))
 
     def show_agreement(self) -> None:
-        """Kappa per pair and alpha over everyone (how far to trust the labels)."""
+        """Kappa per pair and alpha over everyone (how far to trust the labels).
+
+        Reads every label: redrawn only when the workspace changed since the last time.
+        """
+        token = self.gp.session.change_token()
+        if token == self._agreement_token:
+            return
+        self._agreement_token = token
         ws = self.gp.session.ws
         report = agreement_report(ws.labels(), ws.verdicts())
         out = Text("agreement  ", style="bold")

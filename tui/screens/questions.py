@@ -109,6 +109,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     """Only questions with this tag (None: all)."""
     view: reactive[str | None] = reactive(None)
     """Show one annotator's view of every question (None: the resolved gold)."""
+    _overlap_token: object = None
+    """The workspace's change token when the overlaps were last measured."""
     queue_order: reactive[bool] = reactive(False)
     """Order rows by the judging queue instead of by id."""
 
@@ -134,8 +136,15 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.refresh_rows()
         self.measure_overlap()
 
-    @work(thread=True, exclusive=True, group="overlap")
     def measure_overlap(self) -> None:
+        """Measure the overlaps again when the workspace changed since the last measure."""
+        token = self.gp.session.change_token()
+        if token != self._overlap_token:
+            self._overlap_token = token
+            self._measure_overlap()
+
+    @work(thread=True, exclusive=True, group="overlap")
+    def _measure_overlap(self) -> None:
         """Title overlap of every question (titles are read here, never shown)."""
         from engine.analysis import question_overlaps  # loads the retrievers: not at start
 
@@ -155,6 +164,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Show what changed while another screen was active."""
         self.gp.session.reload_if_changed()
         self.refresh_rows()
+        self.measure_overlap()  # gold overlap follows the labels; nothing new: no work
 
     def on_label_saved(self, _: LabelSaved) -> None:
         """A label changed somewhere."""
