@@ -31,6 +31,8 @@ class Column:
 
     header: str
     justify: Literal["left", "right"] = "left"
+    no_wrap: bool = False
+    """Never wrap the cells (numbers); the CLI's table keeps them whole."""
 
 
 @dataclass
@@ -48,7 +50,7 @@ class Grid:
         """The grid as a Rich table (the CLI prints it)."""
         table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
         for c in self.columns:
-            table.add_column(c.header, justify=c.justify)
+            table.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap)
         for row in self.rows:
             table.add_row(*row)
         return table
@@ -85,6 +87,46 @@ def comparison_text(
         out.append(f" wins on MRR ({len(qs)}): ", style="dim")
         out.append_text(literal(", ".join(qs) if qs else "-"))
     return out
+
+
+def metric_header(name: str) -> str:
+    """A metric as a column header: ``hit@1`` -> ``Hit@1``, ``recall@5`` -> ``R@5``."""
+    return (
+        name.replace("hit", "Hit")
+        .replace("mrr", "MRR")
+        .replace("recall", "R")
+        .replace("ndcg", "nDCG")
+    )
+
+
+def scores_grid(
+    means: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str],
+    latency: Mapping[str, Sequence[float]],
+    latency_headers: Sequence[str],
+) -> Grid:
+    """One row per retriever: means per metric, then its latency columns (ms per query).
+
+    The best value of each metric column is bold green.
+    """
+    grid = Grid(
+        [
+            Column("retriever", no_wrap=True),
+            *(Column(metric_header(m), "right", no_wrap=True) for m in metrics),
+            *(Column(h, "right", no_wrap=True) for h in latency_headers),
+        ]
+    )
+    best = {m: max((means[r][m] for r in means), default=0.0) for m in metrics}
+    for r in means:
+        row = [literal(r)]
+        for m in metrics:
+            v = means[r][m]
+            style = "bold green" if v == best[m] and v > 0 else ""
+            row.append(Text(f"{v:.3f}", style=style, justify="right"))
+        lat = latency.get(r, ())
+        row.extend(Text(f"{v:.2f}", justify="right") for v in lat)
+        grid.rows.append(row)
+    return grid
 
 
 def failures_grid(

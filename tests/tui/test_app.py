@@ -328,11 +328,14 @@ async def test_another_annotators_label_shows_after_reload(app_factory, demo_ws)
 
 
 async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
+    from tui.messages import IndexesReady
+
     app = app_factory(warm_indexes=True)
-    async with app.run_test(size=APP_SIZE) as pilot:
+    seen = []
+    async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
         # the first screen is there before the indexes (Kiwi included) are built
         assert isinstance(app.screen, QuestionsScreen)
-        await app.workers.wait_for_complete()
+        await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
         await pilot.pause()
         ws = app.ws
         assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())

@@ -28,6 +28,7 @@ from tui.render import (
     comparison_facts,
     failures_grid,
     overlap_grid,
+    scores_grid,
     sweep_grid,
     threshold_grid,
 )
@@ -41,32 +42,15 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
         f"{c['unlabeled']} unlabeled"
     )
-    table = Table(
-        title=literal(title), title_justify="left", caption=caption, caption_justify="left"
-    )
-    widest = max((len(n) for n in board.retrievers), default=9)
-    table.add_column("retriever", no_wrap=True, min_width=widest)
     shown = [n for n in names if not n.startswith("recall@") or int(n.split("@")[1]) >= 5]
-    for n in shown:
-        table.add_column(
-            n.replace("hit", "Hit")
-            .replace("mrr", "MRR")
-            .replace("recall", "R")
-            .replace("ndcg", "nDCG"),
-            justify="right",
-            no_wrap=True,
-        )
-    table.add_column("ms/q", justify="right", no_wrap=True)
-    table.add_column("p95 ms", justify="right", no_wrap=True)
-    best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
-    for name, rs in board.retrievers.items():
-        cells: list[Text | str] = [literal(name)]
-        for n in shown:
-            v = rs.means[n]
-            cells.append(Text(f"{v:.3f}", style="bold green" if v == best[n] and v > 0 else ""))
-        cells.append(f"{rs.ms_per_query:.2f}")
-        cells.append(f"{rs.ms_p95:.2f}")
-        table.add_row(*cells)
+    grid = scores_grid(
+        {name: rs.means for name, rs in board.retrievers.items()},
+        shown,
+        {name: (rs.ms_per_query, rs.ms_p95) for name, rs in board.retrievers.items()},
+        ("ms/q", "p95 ms"),
+    )
+    table = grid.rich_table(literal(title), caption)
+    table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
     return table
 
 

@@ -13,6 +13,7 @@ from engine.metrics import first_gold_rank
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.messages import LabelSaved, QuestionPooled
+from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.review_panels import (
     AnalysisPanel,
@@ -27,14 +28,6 @@ from tui.widgets.review_panels import (
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
-HEADERS = {
-    "hit@1": "Hit@1",
-    "hit@3": "Hit@3",
-    "hit@5": "Hit@5",
-    "mrr": "MRR",
-    "recall@5": "R@5",
-    "ndcg@10": "nDCG@10",
-}
 
 
 def rank_cell(rank: int) -> Text:
@@ -290,24 +283,19 @@ the rank-1 document that beat it.
                 " unlabeled",
             )
         )
+        latency = {
+            r: (lat.get("median", 0.0), lat.get("p95", 0.0))
+            for r, lat in ((r, live.latency.get(r, {})) for r in live.retrievers)
+        }
+        grid = scores_grid(
+            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, ("ms p50", "ms p95")
+        )
         table = self.query_one("#metrics", DataTable)
         table.clear(columns=True)
-        table.add_column("retriever")
-        for m in REVIEW_METRICS:
-            table.add_column(Text(HEADERS[m], justify="right"))
-        table.add_column(Text("ms p50", justify="right"))
-        table.add_column(Text("ms p95", justify="right"))
-        best = {m: max((means[r][m] for r in live.retrievers), default=0.0) for m in REVIEW_METRICS}
-        for r in live.retrievers:
-            cells: list[Text] = [literal(r)]
-            for m in REVIEW_METRICS:
-                v = means[r][m]
-                style = "bold green" if v == best[m] and v > 0 else ""
-                cells.append(Text(f"{v:.3f}", style=style, justify="right"))
-            lat = live.latency.get(r, {})
-            cells.append(Text(f"{lat.get('median', 0.0):.2f}", justify="right"))
-            cells.append(Text(f"{lat.get('p95', 0.0):.2f}", justify="right"))
-            table.add_row(*cells, key=r)
+        for header in grid.headers():
+            table.add_column(header)
+        for r, row in zip(live.retrievers, grid.rows, strict=True):
+            table.add_row(*row, key=r)
         self._refresh_grid()
         if self.panel != "scores":
             self.refresh_panel()
