@@ -19,6 +19,7 @@ from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, only_found_by, pool
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
+from engine.scoring import latency as latency  # re-exported: it lived here
 from engine.scoring import score_workspace, workspace_golds
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec

@@ -1,11 +1,12 @@
 import pytest
 
+from engine.analysis import latency
 from engine.gold import resolve_one
 from engine.live import LiveScores
 from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.pooling import blind_key, only_found_by, pool
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
-from engine.scoring import latency, score_workspace, workspace_golds
+from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
 
