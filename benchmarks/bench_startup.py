@@ -32,12 +32,28 @@ def tmux(*args: str) -> str:
 
 def first_paint(command: list[str], markers: tuple[str, ...], timeout: float) -> float:
     """Seconds from launching ``command`` in tmux until every marker is on screen."""
-    session = f"goldpan-bench-{os.getpid()}"
+    session = f"goldpan-bench-{os.getpid()}-{time.monotonic_ns()}"  # one per run
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     shell = " ".join(f"'{c}'" for c in command)
     exports = f"export PYTHONPATH='{env['PYTHONPATH']}'; cd '{ROOT}'; "
     started = time.perf_counter()
-    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", exports + "exec " + shell)
+    started_ok = subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            exports + "exec " + shell,
+        ],
+        check=False,
+    )
+    if started_ok.returncode != 0:
+        raise SystemExit("tmux could not start a session")
     try:
         while True:
             elapsed = time.perf_counter() - started

@@ -309,6 +309,6 @@ class GoldpanApp(App[None]):
         for command in super().get_system_commands(screen):
             if command.title not in {"Keys", "Quit"}:  # goldpan's own help and quit below
                 yield command
-        yield from palette_commands(self, self.ACTIONS)
-        if isinstance(screen, GoldpanScreen):
+        if isinstance(screen, GoldpanScreen):  # not over a dialog (help, a prompt, search)
+            yield from palette_commands(self, self.ACTIONS)
             yield from palette_commands(screen, screen.ACTIONS)
