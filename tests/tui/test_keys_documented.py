@@ -176,3 +176,24 @@ async def test_help_on_a_small_terminal_stacks_and_scrolls(app_factory):
         await pilot.press("end")
         await pilot.pause()
         assert body.scroll_y == body.max_scroll_y  # the end of the text is reachable
+
+
+async def test_the_way_out_of_write_that_help_names_works(app_factory):
+    from tui.screens.write import WriteScreen
+
+    assert "ctrl+p" in WriteScreen.LEAVE and "Go: questions" in WriteScreen.LEAVE
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("w")
+        assert isinstance(app.screen, WriteScreen)
+        await pilot.press("ctrl+p", *"go: questions")
+        palette = app.screen
+        await wait_for(
+            pilot,
+            lambda: any(
+                str(o.prompt).startswith("Go: questions")
+                for o in palette.query_one("CommandList").options
+            ),
+        )
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current_mode == "questions")

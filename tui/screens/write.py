@@ -40,10 +40,7 @@ your own. `ctrl+s` saves: the question is pooled by every retriever and opens fo
 """
 
     AREA = "Write"
-    LEAVE = (
-        "letters type into the form here: open the palette with ctrl+p and pick "
-        "'Go: questions' (or another screen); ctrl+q quits goldpan"
-    )
+    LEAVE = "ctrl+p, then 'Go: questions' or another screen (letters type into the form here)"
     ACTIONS = (
         Command(
             "ctrl+s",
