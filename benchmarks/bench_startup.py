@@ -1,7 +1,7 @@
 """How long reopening a workspace takes until its first screen is painted.
 
 Run: ``python benchmarks/bench_startup.py [--runs 5] [--workspace workspaces/demo.db]
-[--command open|demo]``.
+[--command open|demo|app]`` (``app`` starts the app module without the CLI's imports).
 
 Each run starts ``python -m tui.cli open WS`` (or ``demo``) in a fresh detached tmux
 session of 120x40 cells, polls the pane every 10 ms and stops the clock when the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -44,8 +45,8 @@ def first_paint(
     the CPU seconds the app used until then (what a quiet machine would wait for)."""
     session = f"goldpan-bench-{os.getpid()}-{time.monotonic_ns()}"  # one per run
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    shell = " ".join(f"'{c}'" for c in command)
-    exports = f"export PYTHONPATH='{env['PYTHONPATH']}'; cd '{ROOT}'; "
+    shell = shlex.join(command)
+    exports = f"export PYTHONPATH={shlex.quote(env['PYTHONPATH'])}; cd {shlex.quote(str(ROOT))}; "
     started = time.perf_counter()
     started_ok = subprocess.run(
         [
@@ -82,7 +83,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workspace", default="workspaces/demo.db")
-    parser.add_argument("--command", choices=("open", "demo"), default="open")
+    parser.add_argument(
+        "--command",
+        choices=("open", "demo", "app"),
+        default="open",
+        help="goldpan open / goldpan demo, or app: the app module alone, without the CLI",
+    )
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args()
     if shutil.which("tmux") is None:
@@ -98,6 +104,12 @@ def main() -> None:
         )
     if args.command == "open":
         command = [sys.executable, "-m", "tui.cli", "open", str(ws)]
+    elif args.command == "app":
+        code = (
+            "from pathlib import Path; from tui.app import GoldpanApp; "
+            f"GoldpanApp(Path({str(ws)!r}), annotator='bench').run()"
+        )
+        command = [sys.executable, "-c", code]
     else:
         command = [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws)]
     # the filter line and the first demo question: the table is drawn, not just the frame
