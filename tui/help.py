@@ -46,9 +46,12 @@ def _key_rows(table: Table, commands: Iterable[Command], screen: GoldpanScreen |
         )
 
 
-def keys_renderable(screen: GoldpanScreen, app_commands: Sequence[Command]) -> Group:
-    """The screen's keys, then the keys that work everywhere (screen switches excepted)."""
-    shown = [*screen.ACTIONS, *app_commands[5:]]
+def keys_renderable(screen: GoldpanScreen, everywhere_keys: Sequence[Command]) -> Group:
+    """The screen's keys, then the keys that work everywhere.
+
+    The screen switches are not repeated here: they are on the navigation line above.
+    """
+    shown = [*screen.ACTIONS, *everywhere_keys]
     widths = (
         max(len("ctrl+p"), *(len(c.keys) for c in shown)),
         max(len("Palette"), *(len(c.footer) for c in shown)),
@@ -60,7 +63,7 @@ def keys_renderable(screen: GoldpanScreen, app_commands: Sequence[Command]) -> G
         for width in widths:
             table.add_column(width=width, no_wrap=width is not None)
     _key_rows(mine, screen.ACTIONS, screen)
-    _key_rows(everywhere, app_commands[5:], None)
+    _key_rows(everywhere, everywhere_keys, None)
     everywhere.add_row(
         Text("ctrl+p", style="bold"),
         Text("Palette"),
@@ -156,7 +159,8 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog"):
             yield Static(navigation_text(self.about, GoldpanApp.SCREEN_KEYS), id="help-nav")
             with VerticalScroll(id="help-body"), Horizontal(id="help-columns"):
-                yield Static(keys_renderable(self.about, GoldpanApp.ACTIONS), id="help-keys")
+                everywhere = [c for c in GoldpanApp.ACTIONS if c not in GoldpanApp.SCREEN_KEYS]
+                yield Static(keys_renderable(self.about, everywhere), id="help-keys")
                 yield Markdown(self.about.HELP or "", id="help-text")
 
     def on_mount(self) -> None:
