@@ -1,18 +1,15 @@
 """Analyses over a workspace, as plain data for the CLI and the UI.
 
 Comparisons, failures, no-answer calibration, parameter sweeps, question overlap,
-latency and what each retriever adds to the pool.
+and what each retriever adds to the pool (latency is in :mod:`engine.scoring`).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
 from engine.gold import Status
@@ -22,6 +19,7 @@ from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, only_found_by, pool
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
+from engine.scoring import latency as latency  # re-exported: it lived here
 from engine.scoring import score_workspace, workspace_golds
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
@@ -247,21 +245,6 @@ def question_overlaps(ws: Workspace) -> list[QuestionOverlap]:
                 q.id, titles.overlap(q.text).score, _share(q.text, gold_text) if gold_text else None
             )
         )
-    return out
-
-
-# -- latency -------------------------------------------------------------------------------
-
-
-def latency(ws: Workspace) -> dict[str, dict[str, float]]:
-    """Per retriever: mean, median and 95th percentile ms per query of its cached runs."""
-    out = {}
-    for name, values in ws.latencies().items():
-        out[name] = {
-            "mean": statistics.fmean(values),
-            "median": statistics.median(values),
-            "p95": float(np.percentile(values, 95)),
-        }
     return out
 
 

@@ -106,6 +106,8 @@ def score_workspace(
         counts[g.count_as] += 1
     scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
     board = Scoreboard(counts, scored, golds=golds)
+    # imported here: the retriever modules (scipy, tokenizers) are not needed to score
+
     for spec in select_retrievers(ws, retrievers):
         cached = ws.runs(spec.name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
@@ -123,3 +125,15 @@ def score_workspace(
             missing=sum(1 for q in scored if q not in cached),
         )
     return board
+
+
+def latency(ws: Workspace) -> dict[str, dict[str, float]]:
+    """Per retriever: mean, median and 95th percentile ms per query of its cached runs."""
+    out = {}
+    for name, values in ws.latencies().items():
+        out[name] = {
+            "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "p95": float(np.percentile(values, 95)),
+        }
+    return out

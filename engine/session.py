@@ -10,14 +10,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.analysis import latency
-from engine.gold import Gold, resolve_one
-from engine.live import LiveScores
+from engine.gold import Gold, resolve_one, workspace_golds
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
-from engine.scoring import workspace_golds
 from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
+
+if TYPE_CHECKING:
+    from engine.live import LiveScores
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,10 @@ class LabelingSession:
         return self._live
 
     def _load_live(self) -> LiveScores:
+        # imported here: the live scores need numpy, which `goldpan label` never loads
+        from engine.live import LiveScores
+        from engine.scoring import latency
+
         ws = self.ws
         questions = ws.questions()
         golds = workspace_golds(ws)
@@ -160,16 +165,18 @@ class LabelingSession:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
         return int(self.ws.conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def change_token(self) -> tuple[int, int]:
+    def change_token(self) -> tuple[int, int, int]:
         """A value that changes whenever the workspace changed.
 
-        Own commits count up the first part; any other connection's commit (another
-        annotator, ``goldpan label``, a pooling worker) moves the second. Equal tokens mean
+        Own commits count up the first part, and every row this connection writes (through
+        the session or not: a saved question, a snapshot) the third; any other
+        connection's commit (another annotator, ``goldpan label``, a pooling worker) moves
+        the second. Equal tokens mean
         nothing was committed in between, so whatever was computed from the workspace
         under the old token is still true. Call :meth:`reload_if_changed` before drawing
         from :attr:`live`.
         """
-        return (self._writes, self.data_version())
+        return (self._writes, self.data_version(), self.ws.conn.total_changes)
 
     def reload(self) -> None:
         """Re-read everything (another annotator or process changed the workspace)."""

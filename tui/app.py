@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import AwaitMount
 
 from engine.assign import Assigner
-from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
-from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.session import LabelingSession
 from engine.workspace import Workspace
+from tui.actions import Command, bindings, palette_commands
 from tui.literal import visible
 from tui.messages import IndexesReady, PoolFailed, QuestionPooled, WorkspaceChanged
 from tui.screens.adjudicate import AdjudicateScreen
@@ -26,6 +26,9 @@ from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
 from tui.served import Served
+
+if TYPE_CHECKING:
+    from engine.retrieve.runner import PreparedRetrievers
 
 
 class GoldpanApp(App[None]):
@@ -41,72 +44,84 @@ class GoldpanApp(App[None]):
         "adjudicate": AdjudicateScreen,
     }
     DEFAULT_MODE = "questions"
-    BINDINGS = [
-        Binding(
+    ACTIONS = (
+        Command(
             "q",
             "switch_mode('questions')",
             "Questions",
+            "Every question with its status, tags and labels",
+            "questions",
+            title="Go: questions",
             show=False,
-            id="questions",
-            tooltip="Every question with its status, tags and labels",
         ),
-        Binding(
+        Command(
             "w",
             "switch_mode('write')",
             "Write",
+            "Write a new question without seeing any document",
+            "write",
+            title="Go: write",
             show=False,
-            id="write",
-            tooltip="Write a new question without seeing any document",
         ),
-        Binding(
+        Command(
             "l",
             "switch_mode('judge')",
             "Label",
+            "Judge the pooled candidates of the current question",
+            "judge",
+            title="Go: label",
             show=False,
-            id="judge",
-            tooltip="Judge the pooled candidates of the current question",
         ),
-        Binding(
+        Command(
             "r",
             "switch_mode('review')",
             "Review",
+            "Scores per retriever and per question, live",
+            "review",
+            title="Go: review",
             show=False,
-            id="review",
-            tooltip="Scores per retriever and per question, live",
         ),
-        Binding(
+        Command(
             "d",
             "switch_mode('adjudicate')",
             "Adjudicate",
+            "Settle disputed and ambiguous questions",
+            "adjudicate",
+            title="Go: adjudicate",
             show=False,
-            id="adjudicate",
-            tooltip="Settle disputed and ambiguous questions",
         ),
-        Binding(
+        Command(
             "question_mark,f1",
             "toggle_help",
             "Help",
-            id="help",
-            tooltip="Show or hide the keys and what this screen is for",
+            "Show or hide how to move around, the keys and what this screen is for",
+            "help",
+            title="Help: keys and what this screen is for",
         ),
-        Binding(
+        Command(
             "ctrl+r",
             "reload",
             "Reload",
+            "Re-read the workspace (see other annotators' labels)",
+            "reload",
+            title="Workspace: reload",
             show=False,
-            id="reload",
-            tooltip="Re-read the workspace (see other annotators' labels)",
         ),
-        Binding(
+        Command(
             "ctrl+q",
             "quit",
             "Quit",
+            "Quit goldpan; every label is already saved",
+            "quit",
+            title="App: quit",
             show=False,
             priority=True,
-            id="quit",
-            tooltip="Quit goldpan; every label is already saved",
         ),
-    ]
+    )
+    """The global commands (every screen); the first five switch screens."""
+    BINDINGS = bindings(ACTIONS)
+    SCREEN_KEYS = ACTIONS[:5]
+    """The commands that move between screens (the first line of help)."""
 
     def __init__(
         self,
@@ -139,7 +154,8 @@ class GoldpanApp(App[None]):
         self.backup_path = self.ws.backup_path or backup
         """The copy of the old version written when the workspace was upgraded."""
         self.session = LabelingSession(self.ws, annotator)
-        self.prepared = PreparedRetrievers()
+        self._prepared: PreparedRetrievers | None = None
+        self._prepared_lock = threading.Lock()
         self.pool_tried: set[str] = set()
         """Questions pooled since start: a retriever that cannot run is not retried on
         every redraw (editing a question pools it again)."""
@@ -189,8 +205,8 @@ class GoldpanApp(App[None]):
                 timeout=20,
                 markup=False,
             )
-        if self.warm_on_start:
-            self.warm_indexes()
+        if self.warm_on_start:  # after the first paint: the retrievers' imports are slow
+            self.call_after_refresh(self.warm_indexes)
         if self.served is not None:
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
 
@@ -237,14 +253,30 @@ class GoldpanApp(App[None]):
         if self.session.reload_if_changed():
             self.announce(None)
 
+    @property
+    def prepared(self) -> PreparedRetrievers:
+        """The retrievers' indexes, built once per process and shared by the workers.
+
+        Created on first use (from any thread): importing the retriever modules loads
+        scipy and the tokenizers, which the first screen does not need.
+        """
+        with self._prepared_lock:
+            if self._prepared is None:
+                from engine.retrieve.runner import PreparedRetrievers
+
+                self._prepared = PreparedRetrievers()
+            return self._prepared
+
     # -- actions -------------------------------------------------------------------------
 
     def action_toggle_help(self) -> None:
-        """Show or hide the help panel (live keys plus the screen's HELP)."""
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        """Show help for the current screen (or close it when it is open)."""
+        from tui.help import HelpScreen  # the Markdown widget loads on first use
+
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss()
+        elif isinstance(self.screen, GoldpanScreen):
+            self.push_screen(HelpScreen(self.screen))
 
     def action_reload(self) -> None:
         """Re-read labels and rankings from the workspace."""
@@ -290,6 +322,8 @@ class GoldpanApp(App[None]):
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
         """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
+        from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
+
         started = time.perf_counter()
         ws = Workspace.open(self.workspace_path, readonly=self.readonly_reason is not None)
         failed: list[str] = []
@@ -321,6 +355,8 @@ class GoldpanApp(App[None]):
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def pool_question(self, question_id: str) -> None:
         """Rank one question with every retriever (its own connection) and report."""
+        from engine.retrieve.runner import refresh_runs
+
         self.pool_tried.add(question_id)
         if self.readonly_reason is not None:  # rankings are cached in the workspace
             self.post_message(
@@ -364,37 +400,10 @@ class GoldpanApp(App[None]):
     # -- palette -------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """Palette commands run the same actions as the keys."""
-        yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Go: questions",
-            "Every question, its status and labels",
-            lambda: self.switch_mode("questions"),
-        )
-        yield SystemCommand(
-            "Go: write", "Write a new question blind", lambda: self.switch_mode("write")
-        )
-        yield SystemCommand(
-            "Go: label", "Judge the current question", lambda: self.switch_mode("judge")
-        )
-        yield SystemCommand(
-            "Go: review",
-            "Live scores per retriever and question",
-            lambda: self.switch_mode("review"),
-        )
-        yield SystemCommand(
-            "Go: adjudicate",
-            "Settle disputed and ambiguous questions",
-            lambda: self.switch_mode("adjudicate"),
-        )
-        yield SystemCommand("Workspace: reload", "See other annotators' labels", self.action_reload)
-        for action, title, help_text in getattr(screen, "PALETTE", ()):
-            if screen.check_action(action, ()) is not False:
-                yield SystemCommand(title, help_text, _runner(screen, action))
-
-
-def _runner(screen: Screen[object], action: str) -> Callable[[], Awaitable[None]]:
-    async def run() -> None:
-        await screen.run_action(action)
-
-    return run
+        """Palette entries: every command that works now runs the same action as its key."""
+        for command in super().get_system_commands(screen):
+            if command.title not in {"Keys", "Quit"}:  # goldpan's own help and quit below
+                yield command
+        if isinstance(screen, GoldpanScreen):  # not over a dialog (help, a prompt, search)
+            yield from palette_commands(self, self.ACTIONS)
+            yield from palette_commands(screen, screen.ACTIONS)

@@ -91,3 +91,23 @@ def test_prepared_retrievers_pool_one_question_without_reindexing(tiny_ws):
     assert report.ran == {"bm25-bigram": 1}
     assert prepared.get(ws.retriever("bm25-bigram"), ws.corpus_hash(), []) is retriever
     assert ws.runs("bm25-bigram")[q.id].doc_ids[0] == "d2"
+
+
+def test_change_token_moves_with_own_and_other_writes_only(tiny_ws):
+    from engine.session import LabelingSession
+
+    ws = Workspace.open(tiny_ws)
+    session = LabelingSession(ws, "jun")
+    token = session.change_token()
+    hash(token)  # caches key on it
+    session.gold("q1")
+    ws.labels()
+    assert session.change_token() == token  # reading changes nothing
+    session.set_grade("q1", "d3", 1)  # this session's own write
+    own = session.change_token()
+    assert own != token
+    other = Workspace.open(tiny_ws)  # another annotator, another connection
+    other.write_labels([Label("q2", "d1", "mina", 2)])
+    other.close()
+    assert session.change_token() not in (token, own)
+    ws.close()

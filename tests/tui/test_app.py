@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from textual.widgets import DataTable, HelpPanel, Input, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
@@ -281,16 +281,18 @@ async def test_review_tag_filter_and_detail(app_factory):
         assert grid.row_count <= 3
 
 
-async def test_help_panel_toggles_and_explains(app_factory):
+async def test_help_toggles_and_explains(app_factory):
+    from tui.help import HelpScreen
+
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        await open_judge(pilot, "q01")
+        judge = await open_judge(pilot, "q01")
         await pilot.press("question_mark")
-        assert app.screen.query(HelpPanel)
+        assert isinstance(app.screen, HelpScreen) and app.screen.about is judge
         await pilot.press("question_mark")
-        assert not app.screen.query(HelpPanel)
+        assert app.screen is judge
         await pilot.press("f1")
-        assert app.screen.query(HelpPanel)
+        assert isinstance(app.screen, HelpScreen)
 
 
 async def test_palette_offers_the_screens_actions(app_factory):
@@ -340,11 +342,14 @@ async def test_another_annotators_label_shows_after_reload(app_factory, demo_ws)
 
 
 async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
+    from tui.messages import IndexesReady
+
     app = app_factory(warm_indexes=True)
-    async with app.run_test(size=APP_SIZE) as pilot:
+    seen = []
+    async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
         # the first screen is there before the indexes (Kiwi included) are built
         assert isinstance(app.screen, QuestionsScreen)
-        await app.workers.wait_for_complete()
+        await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
         await pilot.pause()
         ws = app.ws
         assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())

@@ -6,6 +6,7 @@ from textual.widgets import DataTable, Static
 
 from engine.analysis import compare_retrievers, failures, noanswer_calibration
 from engine.scoring import score_workspace, workspace_golds
+from engine.types import Label
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 
@@ -147,3 +148,113 @@ async def test_pool_panel_counts_what_only_one_retriever_found(app_factory, demo
             shown[cells[0]] = (int(cells[1]), int(cells[2]))
     assert shown == expected
     assert any(only for only, _ in expected.values())
+
+
+async def test_panels_compute_in_a_thread_and_post_typed_results(app_factory, monkeypatch):
+    import threading
+
+    from tui.widgets.review_panels import FailuresPanel
+
+    threads = []
+    real = FailuresPanel.analyse
+
+    def spy(self, request):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(self, request)
+
+    monkeypatch.setattr(FailuresPanel, "analyse", spy)
+    seen = []
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
+        screen = await open_panel(pilot, "failures")
+        panel = screen.query_one(FailuresPanel)
+        await wait_for(pilot, lambda: panel.computed == 1)
+    assert threads == [False]  # off the UI thread
+    ready = [m for m in seen if isinstance(m, FailuresPanel.Ready)]
+    assert len(ready) == 1 and ready[0].result[0]  # the failures, as plain data
+
+
+async def test_returning_to_review_recomputes_nothing_until_the_workspace_changes(
+    app_factory, demo_ws
+):
+    from tui.widgets.review_panels import FailuresPanel
+
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "failures")
+        panel = screen.query_one(FailuresPanel)
+        table = screen.query_one("#failures", DataTable)
+        await wait_for(pilot, lambda: panel.computed == 1)
+        redraws = []
+        real = screen.refresh_scores
+        screen.refresh_scores = lambda: (redraws.append(1), real())[1]
+        for _ in range(3):  # back and forth: nothing changed, nothing recomputed
+            await pilot.press("q", "r")
+            await pilot.pause(0.05)
+        assert panel.computed == 1 and redraws == []
+        before = table.row_count
+        # another annotator settles a failing question in their own process
+        failing = str(table.get_row_at(0)[0])
+        other = Workspace.open(demo_ws)
+        other.write_labels([Label(failing, d, "other", 0) for d in other_gold(other, failing)])
+        other.close()
+        await pilot.press("q", "r")
+        await wait_for(pilot, lambda: panel.computed == 2)
+        assert redraws == [1]
+        # and a label of this session's own (no other process) counts as a change too
+        await pilot.press("l", "n", "r")
+        await wait_for(pilot, lambda: panel.computed == 3)
+        assert table.row_count <= before
+
+
+def other_gold(ws, qid):
+    return [lab.doc_id for lab in ws.labels_for(qid) if lab.grade >= 1]
+
+
+def test_cli_and_review_panel_render_failures_with_the_same_renderer(demo_ws, capsys, monkeypatch):
+    from engine.analysis import failures as find_failures
+    from tui.cli import main
+    from tui.render import failures_grid
+
+    ws = Workspace.open(demo_ws)
+    rows = find_failures(ws, "bm25-word")
+    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
+    ws.close()
+    grid = failures_grid(rows, titles)
+    assert [c.header for c in grid.columns] == [
+        "question",
+        "gold rank",
+        "rank-1 document",
+        "title",
+        "relation",
+    ]
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["failures", str(demo_ws), "--retriever", "bm25-word"]) == 0
+    out = capsys.readouterr().out
+    for header in ("question", "gold rank", "rank-1 document", "relation"):
+        assert header in out
+    for row in grid.rows:
+        assert str(row[0]) in out and str(row[4]) in out
+
+
+async def test_questions_measure_overlap_again_only_after_a_change(app_factory):
+    from tui.screens.questions import QuestionsScreen
+
+    runs = []
+    real = QuestionsScreen._measure_overlap
+
+    def counting(self):
+        runs.append(1)
+        return real(self)
+
+    app = app_factory()
+    QuestionsScreen._measure_overlap = counting
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await wait_for(pilot, lambda: bool(app.screen.overlap))
+            await pilot.press("r", "q", "r", "q")
+            assert len(runs) == 1
+            await pilot.press("l", "n", "q")  # a verdict changes the gold: measure again
+            await wait_for(pilot, lambda: len(runs) == 2)
+    finally:
+        QuestionsScreen._measure_overlap = real

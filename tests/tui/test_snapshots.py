@@ -97,9 +97,12 @@ def test_write_screen_warns_of_an_easy_question(snap_compare, app_factory):
     assert snap_compare(app_factory(), run_before=run_before, terminal_size=APP_SIZE)
 
 
-def test_help_panel_on_the_judge_screen(snap_compare, app_factory):
-    """`?` on the judge screen: the help panel on the right explains grades, pooling and
-    the blinded order above the live key list."""
+def test_help_on_the_label_screen(snap_compare, app_factory):
+    """`?` on the Label screen at 120x40, nothing clipped: first the screens line
+    (q Questions · w Write · l Label (here) · r Review · d Adjudicate) and how to leave;
+    then, on the left, every Label key (0-3 grades, space, n, /, u greyed because there
+    is nothing to undo, ], [, a, s, e, j, k) and the keys that work everywhere; on the
+    right the Label text explaining pooling, the blinded order and the grades."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q01")
@@ -135,12 +138,9 @@ def _panel(name: str):
         screen = pilot.app.screen
         while screen.panel != name:
             await pilot.press("p")
-        if name == "compare":
-            body = screen.query_one("#compare-body")
-            await wait_for(pilot, lambda: "W/T/L" in str(body.render()))
-        if name == "sweep":
-            table = screen.query_one("#sweep-table")
-            await wait_for(pilot, lambda: table.row_count == 4)
+        panel = screen.current_panel()
+        await wait_for(pilot, lambda: panel.computed == 1)  # its worker finished
+        await pilot.pause()
 
     return run_before
 

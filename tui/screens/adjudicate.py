@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.agreement import agreement_report
 from engine.gold import Status
+from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
@@ -43,80 +44,95 @@ At the bottom: Cohen's kappa per annotator pair and Krippendorff's alpha over al
 grades, which tell how far to trust the labels.
 """
 
-    BINDINGS = [
+    AREA = "Adjudicate"
+    ACTIONS = (
         *(
-            Binding(
+            Command(
                 str(i),
                 f"take_side({i - 1})",
                 "Take side",
+                f"Final gold: annotator {i}'s relevant documents",
+                f"adjudicate.side{i}",
+                title=f"Adjudicate: take annotator {i}'s side",
                 show=i <= 2,
                 group=SIDE,
-                id=f"adjudicate.side{i}",
-                tooltip=f"Final gold: annotator {i}'s relevant documents",
+                when="has_question",
+                doc_key="1-9",
+                doc_help="Final gold: annotator N's relevant documents (N = the column)",
             )
             for i in range(1, 10)
         ),
-        Binding(
+        Command(
             "u",
             "union",
             "Union",
-            id="adjudicate.union",
-            tooltip="Final gold: every document anyone marked relevant (highest grade)",
+            "Final gold: every document anyone marked relevant (highest grade)",
+            "adjudicate.union",
+            title="Adjudicate: take the union",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "i",
             "intersection",
             "Intersection",
-            id="adjudicate.intersection",
-            tooltip="Final gold: documents everyone marked relevant (lowest grade)",
+            "Final gold: documents everyone marked relevant (lowest grade)",
+            "adjudicate.intersection",
+            title="Adjudicate: take the intersection",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "plus",
             "raise_grade",
             "Grade +",
-            id="adjudicate.raise",
-            tooltip="Raise the selected document's final grade",
+            "Raise the selected document's final grade",
+            "adjudicate.raise",
+            title="Adjudicate: raise the final grade",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "minus",
             "lower_grade",
             "Grade -",
+            "Lower the selected document's final grade",
+            "adjudicate.lower",
+            title="Adjudicate: lower the final grade",
             show=False,
-            id="adjudicate.lower",
-            tooltip="Lower the selected document's final grade",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "n",
             "no_answer",
             "No answer",
-            id="adjudicate.no_answer",
-            tooltip="Settle: nothing in the corpus answers this question",
+            "Settle: nothing in the corpus answers this question",
+            "adjudicate.no_answer",
+            title="Adjudicate: no answer",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "e",
             "edit",
             "Rewrite",
+            "Rewrite the question (its old text is kept)",
+            "adjudicate.edit",
+            title="Adjudicate: rewrite question",
             show=False,
-            id="adjudicate.edit",
-            tooltip="Rewrite the question (its old text is kept)",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "x",
             "split",
             "Split",
+            "Split off a second question (written here, pooled at once)",
+            "adjudicate.split",
+            title="Adjudicate: split question",
             show=False,
-            id="adjudicate.split",
-            tooltip="Split off a second question (written here, pooled at once)",
+            when="has_question",
         ),
-    ]
-    PALETTE = [
-        ("union", "Adjudicate: take the union", "Every document anyone marked relevant"),
-        ("intersection", "Adjudicate: take the intersection", "Documents everyone marked"),
-        ("no_answer", "Adjudicate: no answer", "Nothing in the corpus answers it"),
-        ("edit", "Adjudicate: rewrite question", "Rewrite the question"),
-        ("split", "Adjudicate: split question", "Add a second question split from this one"),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
+    _agreement_token: object = None
+    """The workspace's change token when the agreement line was last drawn."""
     question_id: reactive[str | None] = reactive(None, bindings=True)
     """The question on the right."""
 
@@ -266,7 +282,14 @@ grades, which tell how far to trust the labels.
         self.place_cursor(sides, keep)
 
     def show_agreement(self) -> None:
-        """Kappa per pair and alpha over everyone (how far to trust the labels)."""
+        """Kappa per pair and alpha over everyone (how far to trust the labels).
+
+        Reads every label: redrawn only when the workspace changed since the last time.
+        """
+        token = self.gp.session.change_token()
+        if token == self._agreement_token:
+            return
+        self._agreement_token = token
         ws = self.gp.session.ws
         report = agreement_report(ws.labels(), ws.verdicts())
         out = Text("agreement  ", style="bold")
@@ -281,21 +304,6 @@ grades, which tell how far to trust the labels.
         self.query_one("#agreement", Static).update(out)
 
     # -- decisions -----------------------------------------------------------------------
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Decisions need a question."""
-        if action in {
-            "take_side",
-            "union",
-            "intersection",
-            "raise_grade",
-            "lower_grade",
-            "no_answer",
-            "edit",
-            "split",
-        }:
-            return self.question_id is not None
-        return True
 
     def _settle(
         self,

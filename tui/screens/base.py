@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.screen import Screen
 from textual.widgets import DataTable, Header
 
+from tui.actions import Command, available
 from tui.messages import WorkspaceChanged
 from tui.widgets.banner import ReadOnlyBanner
 
@@ -29,6 +30,24 @@ class GoldpanScreen(Screen[None]):
         super().__init__()
         self.drawn: object = None
         """The session's change token when :meth:`redraw` last ran."""
+
+    AREA: ClassVar[str] = ""
+    """The screen's name as people see it (``Label``): palette titles, help, README."""
+    ACTIONS: ClassVar[tuple[Command, ...]] = ()
+    """Every action of the screen, declared once (see :mod:`tui.actions`)."""
+    LEAVE: ClassVar[str] = (
+        "press another screen's key above; ctrl+q quits goldpan (every label is already saved)"
+    )
+    """How to leave this screen, the second line of its help."""
+
+    @property
+    def has_question(self) -> bool:
+        """A question is on screen (the question actions need one)."""
+        return getattr(self, "question_id", None) is not None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Only offer what works now, as the command's ``when`` says (the footer follows)."""
+        return available(self, self.ACTIONS, action)
 
     @property
     def gp(self) -> GoldpanApp:

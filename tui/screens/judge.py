@@ -10,8 +10,8 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, OptionList, Static
 
-from engine.retrieve import STORED_KINDS
 from engine.session import QuestionState
+from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
@@ -29,128 +29,167 @@ class JudgeScreen(GoldpanScreen):
     HELP = """
 ## Label
 
-The question is on top; below it the **pooled candidates**: the union of every
-retriever's top 10, in a blinded order that shows neither retriever names nor ranks, so
-no method is favoured. The selected document's text is on the right with the question's
-words highlighted.
+Below the question, the **pooled candidates**: every retriever's top 10, blinded (no
+retriever names or ranks); the selected document's text is on the right.
 
 **Grades**: 0 = judged not relevant, 1 = relevant (partly answers), 2 = highly relevant,
 3 = the perfect answer. `space` toggles 1 and 0. Mark several documents when several
 answer. `n` says the corpus has no answer; `a` flags the question as ambiguous (with a
 note) for an adjudicator; `s` skips it (you cannot judge it).
 
-`/` searches the whole corpus for a document the pool missed. Every change is saved the
-moment you make it; `u` undoes your last change.
+`/` searches the whole corpus. Every change is saved at once; `u` undoes the last.
 
-**Auto-advance** (on by default, `m` toggles it; the footer shows which): a grade moves
-to the next candidate you have not judged; `n`, `a`, `s`, or the last candidate judged,
-open the next question of the list you have not judged. `n` on a question you marked
-relevant clears those grades (one `u` restores them). The line above the footer shows
-your progress and what `]` opens next.
+**Auto-advance** (`m` toggles it): a grade moves to the next unjudged candidate; `n`,
+`a`, `s` or the last candidate open the next unjudged question. `n` clears your relevant
+grades (`u` restores them). The line above the footer shows your progress.
 """
 
-    BINDINGS = [
-        Binding(
-            "0", "grade(0)", "Grade", group=GRADE, id="judge.grade0", tooltip="Judged not relevant"
+    AREA = "Label"
+    ACTIONS = (
+        *(
+            Command(
+                str(grade),
+                f"grade({grade})",
+                "Grade",
+                meaning,
+                f"judge.grade{grade}",
+                title=f"Label: grade {grade} ({meaning.split(':')[0].lower()})",
+                group=GRADE,
+                when="has_question",
+            )
+            for grade, meaning in enumerate(
+                (
+                    "Judged not relevant",
+                    "Relevant: partly answers the question",
+                    "Highly relevant",
+                    "The perfect answer",
+                )
+            )
         ),
-        Binding(
-            "1",
-            "grade(1)",
-            "Grade",
-            group=GRADE,
-            id="judge.grade1",
-            tooltip="Relevant: partly answers the question",
-        ),
-        Binding(
-            "2", "grade(2)", "Grade", group=GRADE, id="judge.grade2", tooltip="Highly relevant"
-        ),
-        Binding(
-            "3", "grade(3)", "Grade", group=GRADE, id="judge.grade3", tooltip="The perfect answer"
-        ),
-        Binding(
+        Command(
             "space",
             "toggle_relevant",
             "Relevant",
+            "Toggle relevant (grade 1) and not relevant (grade 0)",
+            "judge.toggle",
+            title="Label: toggle relevant",
             show=False,
-            id="judge.toggle",
-            tooltip="Toggle relevant (grade 1) and not relevant (grade 0)",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "n",
             "no_answer",
             "No answer",
-            id="judge.no_answer",
-            tooltip="Nothing in the corpus answers this question (again: take back)",
+            "Nothing in the corpus answers this question (again: take back)",
+            "judge.no_answer",
+            title="Label: no answer in the corpus",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "slash",
             "search",
             "Search",
-            id="judge.search",
-            tooltip="Search the whole corpus for a document the pool missed",
+            "Search the whole corpus for a document the pool missed",
+            "judge.search",
+            title="Label: search the corpus",
+            when="has_question",
         ),
-        Binding("u", "undo", "Undo", id="judge.undo", tooltip="Undo your last change"),
-        Binding("right_square_bracket", "next", "Next", id="judge.next", tooltip="Next question"),
-        Binding(
+        Command(
+            "u",
+            "undo",
+            "Undo",
+            "Undo your last change",
+            "judge.undo",
+            title="Label: undo",
+            when="can_undo",
+        ),
+        Command(
+            "right_square_bracket",
+            "next",
+            "Next",
+            "Next question",
+            "judge.next",
+            title="Label: next question",
+            when="has_question",
+        ),
+        Command(
             "left_square_bracket",
             "previous",
             "Previous",
+            "Previous question",
+            "judge.previous",
+            title="Label: previous question",
             show=False,
-            id="judge.previous",
-            tooltip="Previous question",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "a",
             "ambiguous",
             "Ambiguous",
+            "Flag the question as ambiguous, with a note for the adjudicator",
+            "judge.ambiguous",
+            title="Label: flag ambiguous",
             show=False,
-            id="judge.ambiguous",
-            tooltip="Flag the question as ambiguous, with a note for the adjudicator",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "s",
             "skip",
             "Skip",
+            "You cannot judge this question",
+            "judge.skip",
+            title="Label: skip question",
             show=False,
-            id="judge.skip",
-            tooltip="You cannot judge this question",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "e",
             "edit",
             "Edit question",
+            "Rewrite the question (its old text is kept)",
+            "judge.edit",
+            title="Label: edit question",
             show=False,
-            id="judge.edit",
-            tooltip="Rewrite the question (its old text is kept)",
+            when="has_question",
         ),
-        Binding(
+        Command(
             "m",
-            "set_advance(False)",
+            "advance_off",
             "Auto-advance: on",
-            id="judge.advance_off",
-            tooltip="Auto-advance is on: a judgment moves on; press to stay put instead",
+            "Auto-advance is on: a judgment moves on; press to stay put instead",
+            "judge.advance_off",
+            title="Label: auto-advance off",
+            when="auto_advancing",
         ),
-        Binding(
+        Command(
             "m",
-            "set_advance(True)",
+            "advance_on",
             "Auto-advance: off",
-            id="judge.advance_on",
-            tooltip="Auto-advance is off; press to move on after each judgment",
+            "Auto-advance is off; press to move on after each judgment",
+            "judge.advance_on",
+            title="Label: auto-advance on",
+            when="not_auto_advancing",
         ),
-        Binding("j", "cursor_down", "Down", show=False, id="judge.down", tooltip="Next candidate"),
-        Binding("k", "cursor_up", "Up", show=False, id="judge.up", tooltip="Previous candidate"),
-    ]
-    PALETTE = [
-        ("no_answer", "Label: no answer in the corpus", "Mark the question as unanswerable"),
-        ("ambiguous", "Label: flag ambiguous", "Flag the question for an adjudicator"),
-        ("skip", "Label: skip question", "You cannot judge this question"),
-        ("search", "Label: search the corpus", "Find a document the pool missed"),
-        ("edit", "Label: edit question", "Rewrite the question"),
-        ("undo", "Label: undo", "Undo your last change"),
-        ("toggle_advance", "Label: auto-advance on / off", "Move on after each judgment, or not"),
-        ("next", "Label: next question", "Go to the next question"),
-        ("previous", "Label: previous question", "Go to the previous question"),
-    ]
+        Command(
+            "j",
+            "cursor_down",
+            "Down",
+            "Next candidate",
+            "judge.down",
+            title="Label: next candidate",
+            show=False,
+        ),
+        Command(
+            "k",
+            "cursor_up",
+            "Up",
+            "Previous candidate",
+            "judge.up",
+            title="Label: previous candidate",
+            show=False,
+        ),
+    )
+    BINDINGS = bindings(ACTIONS)
 
     question_id: reactive[str | None] = reactive(None, bindings=True)
     """The question on screen."""
@@ -227,6 +266,8 @@ your progress and what `]` opens next.
         cands = session.candidates(qid)
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
         candidates.show(cands, titles, session.my_grades(qid))
+        from engine.retrieve import STORED_KINDS  # not at import: the retrievers load scipy
+
         imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
         missing = [
             r
@@ -290,25 +331,15 @@ your progress and what `]` opens next.
 
     # -- actions -------------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Only offer what works now (the footer follows)."""
-        if action == "undo":
-            return self.can_undo
-        if action == "set_advance":
-            return parameters[0] != self.gp.auto_advance
-        if action in {
-            "grade",
-            "toggle_relevant",
-            "no_answer",
-            "ambiguous",
-            "skip",
-            "search",
-            "edit",
-            "next",
-            "previous",
-        }:
-            return self.question_id is not None
-        return True
+    @property
+    def auto_advancing(self) -> bool:
+        """Auto-advance is on (``m`` turns it off)."""
+        return self.gp.auto_advance
+
+    @property
+    def not_auto_advancing(self) -> bool:
+        """Auto-advance is off (``m`` turns it on)."""
+        return not self.gp.auto_advance
 
     def _saved(self, state: QuestionState) -> None:
         """Show a committed change and tell the other screens (once)."""
@@ -422,9 +453,13 @@ your progress and what `]` opens next.
             markup=False,
         )
 
-    def action_toggle_advance(self) -> None:
-        """Auto-advance on / off."""
-        self.action_set_advance(not self.gp.auto_advance)
+    def action_advance_on(self) -> None:
+        """Auto-advance on."""
+        self.action_set_advance(True)
+
+    def action_advance_off(self) -> None:
+        """Auto-advance off."""
+        self.action_set_advance(False)
 
     @work
     async def action_ambiguous(self) -> None:

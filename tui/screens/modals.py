@@ -16,8 +16,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from engine.retrieve import bm25_spec
-from engine.types import Question
+from engine.types import Question, RetrieverSpec
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
 from tui.widgets.document_view import DocumentView, question_terms
@@ -25,8 +24,12 @@ from tui.widgets.document_view import DocumentView, question_terms
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
 
-SEARCH_SPEC = bm25_spec("corpus-search", "word+bigram", fields=("title", "text"))
-"""Corpus search: BM25 over titles and text, words and Hangul bigrams."""
+
+def search_spec() -> RetrieverSpec:
+    """Corpus search: BM25 over titles and text, words and Hangul bigrams."""
+    from engine.retrieve import bm25_spec  # the retriever modules load on first search
+
+    return bm25_spec("corpus-search", "word+bigram", fields=("title", "text"))
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -207,8 +210,9 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         ws = Workspace.open(self.gp.workspace_path)
         try:
             corpus = ws.corpus_hash()
-            docs = [] if self.gp.prepared.has(SEARCH_SPEC, corpus) else ws.docs()
-            retriever = self.gp.prepared.get(SEARCH_SPEC, corpus, docs)
+            spec = search_spec()
+            docs = [] if self.gp.prepared.has(spec, corpus) else ws.docs()
+            retriever = self.gp.prepared.get(spec, corpus, docs)
             ids, _ = retriever.rank([Question("search", query)], 30, [{}])[0]
             titles = [(d, (ws.doc(d) or None)) for d in ids]
         finally:

@@ -7,16 +7,15 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.analysis import question_overlaps
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
+from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.progress import progress_text
@@ -63,48 +62,50 @@ your progress. The selected question is the current one on every screen: `l` ope
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Questions"
+    ACTIONS = (
+        Command(
             "enter",
             "judge",
             "Judge",
-            id="questions.judge",
-            tooltip="Judge the selected question's pooled candidates",
+            "Judge the selected question's pooled candidates",
+            "questions.judge",
+            title="Questions: judge selected",
         ),
-        Binding(
+        Command(
             "f",
             "cycle_status",
             "Status filter",
-            id="questions.status",
-            tooltip="Show only questions of one status (cycles)",
+            "Show only questions of one status (cycles)",
+            "questions.status",
+            title="Questions: filter by status",
         ),
-        Binding(
+        Command(
             "t",
             "cycle_tag",
             "Tag filter",
-            id="questions.tag",
-            tooltip="Show only questions with one tag (cycles)",
+            "Show only questions with one tag (cycles)",
+            "questions.tag",
+            title="Questions: filter by tag",
         ),
-        Binding(
+        Command(
             "v",
             "cycle_view",
             "Annotator view",
-            id="questions.view",
-            tooltip="Show statuses as one annotator's labels alone make them (cycles)",
+            "Show statuses as one annotator's labels alone make them (cycles)",
+            "questions.view",
+            title="Questions: annotator view",
         ),
-        Binding(
+        Command(
             "o",
             "toggle_queue",
             "Queue order",
-            id="questions.queue",
-            tooltip="Order by the judging queue: most unjudged pooled documents first",
+            "Order by the judging queue: most unjudged pooled documents first",
+            "questions.queue",
+            title="Questions: queue order",
         ),
-    ]
-    PALETTE = [
-        ("judge", "Questions: judge selected", "Judge the selected question"),
-        ("cycle_status", "Questions: filter by status", "Cycle the status filter"),
-        ("cycle_tag", "Questions: filter by tag", "Cycle the tag filter"),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     status_filter: reactive[Status | None] = reactive(None)
     """Only questions of this status (None: all)."""
@@ -112,6 +113,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     """Only questions with this tag (None: all)."""
     view: reactive[str | None] = reactive(None)
     """Show one annotator's view of every question (None: the resolved gold)."""
+    _overlap_token: object = None
+    """The workspace's change token when the overlaps were last measured."""
     queue_order: reactive[bool] = reactive(False)
     """Order rows by the judging queue instead of by id."""
 
@@ -137,9 +140,18 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.redraw()
         self.measure_overlap()
 
-    @work(thread=True, exclusive=True, group="overlap")
     def measure_overlap(self) -> None:
+        """Measure the overlaps again when the workspace changed since the last measure."""
+        token = self.gp.session.change_token()
+        if token != self._overlap_token:
+            self._overlap_token = token
+            self._measure_overlap()
+
+    @work(thread=True, exclusive=True, group="overlap")
+    def _measure_overlap(self) -> None:
         """Title overlap of every question (titles are read here, never shown)."""
+        from engine.analysis import question_overlaps  # loads the retrievers: not at start
+
         ws = Workspace.open(self.gp.workspace_path, readonly=True)
         try:
             overlap = {o.question_id: (o.title, o.gold) for o in question_overlaps(ws)}
@@ -156,6 +168,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """The workspace changed: redraw the rows."""
         super().redraw()
         self.refresh_rows()
+        self.measure_overlap()  # gold overlap follows the labels; nothing new: no work
 
     def follow_current(self) -> None:
         """Rest the cursor on the current question (chosen on any screen)."""

@@ -2,37 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
+from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
-from engine.analysis import (
-    SweepCell,
-    failures,
-    noanswer_calibration,
-    pool_contributions,
-    question_overlaps,
-    sweep,
-)
-from engine.compare import Comparison, FloatArray, compare, question_wins
-from engine.metrics import first_gold_rank, metric_label
-from engine.power import power_of, power_sentence
-from engine.workspace import Workspace
+from engine.compare import FloatArray
+from engine.metrics import first_gold_rank
+from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
+from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
-from tui.widgets.analysis_panels import (
-    comparison_text,
-    contribution_rows,
-    failure_rows,
-    histogram_text,
-    sweep_rows,
+from tui.widgets.review_panels import (
+    AnalysisPanel,
+    ComparePanel,
+    FailuresPanel,
+    NoAnswerPanel,
+    PanelRequest,
+    PoolPanel,
+    SweepPanel,
+    TagsPanel,
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
@@ -44,21 +34,7 @@ from tui.widgets.snapshot_diff import (
 from tui.widgets.tables import fill
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
-PANEL_TITLES = {
-    "scores": "scores per question",
-    "compare": "compare {a} vs {b}",
-    "tags": "by tag and overlap",
-    "failures": "failures of {a}",
-    "noanswer": "no-answer calibration of {a}",
-    "sweep": "k1 x b sweep of {a}",
-    "pool": "what each retriever alone put in the pool (top 10)",
-}
-COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
-SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
-SWEEP_B = (0.4, 0.6, 0.75, 0.9)
-
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
-HEADERS = {m: metric_label(m) for m in REVIEW_METRICS}
 
 
 def rank_cell(rank: int) -> Text:
@@ -77,70 +53,78 @@ class ReviewScreen(GoldpanScreen):
     HELP = """
 ## Review
 
-The table on top scores every retriever on the **scored** questions (those with agreed
-gold): Hit@k (a gold document in the top k), MRR (1 / rank of the first gold),
-Recall@5, nDCG@10 (graded), and milliseconds per query. The numbers follow every label
-at once; retrievers are never re-run, their cached rankings are rescored.
+The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
+Recall@5, nDCG@10 and ms per query, rescored (never re-run) at every label.
 
-The grid gives, per question and retriever, the **rank of the first gold document**
-(`-`: not in the cached top 100), hardest questions first. The panel on the right shows
-the selected question's gold and, for each retriever, the rank-1 document that beat the
-gold. `t` filters by tag, `enter` judges the selected question.
+The grid: the **rank of the first gold** per question and retriever (`-`: not in the
+top 100), hardest first, and the rank-1 document that beat it.
 
-`p` cycles the analysis panels; `a` and `b` choose retrievers A and B:
+`p` cycles the panels; `a` / `b` choose retrievers A and B:
 
-- **compare**: A vs B per question: win / tie / loss, the difference of means with a
-  paired bootstrap 95% interval and a randomization p-value, and the questions each wins.
-  A few dozen questions make noisy numbers: trust a difference only when its interval
-  excludes 0.
-- **by tag**: scores on `easy` vs `hard` questions side by side, and on questions with a
-  high vs low overlap with some title (an easy test hides differences).
-- **failures**: questions where A does not put a gold document first, with the document
-  that won and whether it is a neighbour (same series) or an overview post.
-- **no-answer**: A's top-1 scores of answerable vs no-answer questions and the threshold
-  that best tells them apart, or a warning that none does.
-- **sweep**: A's MRR over a k1 x b grid (`*` = its own parameters). Picking the best cell
-  on a few questions overfits: it is a check, not a tuning knob.
+- **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
+  only when it excludes 0), and how many questions a difference needs.
+- **by tag**: `easy` vs `hard`, high vs low title overlap.
+- **failures**: where A misses rank 1 and what won.
+- **no-answer**: A's top-1 scores and the best threshold.
+- **sweep**: A's MRR over k1 x b; a check, not a knob.
+- **pool**: what only each retriever found.
 
-**Since a snapshot** (`goldpan snapshot WS NAME` stores one): each metric shows its
-change since the snapshot (the newest by default; `s` cycles through older ones and
-none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are marked.
-`goldpan score WS --against NAME` lists those questions with the document that now wins.
+`s`: changes since a snapshot (red ▼ worse, green ▲ better).
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Review"
+    ACTIONS = (
+        Command(
             "t",
             "cycle_tag",
             "Tag filter",
-            id="review.tag",
-            tooltip="Score only questions with one tag (cycles)",
+            "Score only questions with one tag (cycles)",
+            "review.tag",
+            title="Review: filter by tag",
         ),
-        Binding(
-            "enter", "judge", "Judge", id="review.judge", tooltip="Judge the selected question"
+        Command(
+            "enter",
+            "judge",
+            "Judge",
+            "Judge the selected question",
+            "review.judge",
+            title="Review: judge selected question",
         ),
-        Binding(
+        Command(
             "p",
             "next_panel",
             "Panel",
-            id="review.panel",
-            tooltip="Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
+            "Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
+            "review.panel",
+            title="Review: next analysis panel",
         ),
-        Binding("a", "next_a", "A", id="review.a", tooltip="Choose retriever A (cycles)"),
-        Binding("b", "next_b", "B", id="review.b", tooltip="Choose retriever B (cycles)"),
-        Binding(
+        Command(
+            "a",
+            "next_a",
+            "A",
+            "Choose retriever A (cycles)",
+            "review.a",
+            title="Review: choose retriever A",
+        ),
+        Command(
+            "b",
+            "next_b",
+            "B",
+            "Choose retriever B (cycles)",
+            "review.b",
+            title="Review: choose retriever B",
+        ),
+        Command(
             "s",
             "next_since",
             "Since",
-            id="review.since",
-            tooltip="Show changes since another snapshot (cycles: newest first, then none)",
+            "Show changes since another snapshot (cycles: newest first, then none)",
+            "review.since",
+            title="Review: changes since a snapshot",
+            when="has_snapshots",
         ),
-    ]
-    PALETTE = [
-        ("cycle_tag", "Review: filter by tag", "Cycle the tag filter"),
-        ("judge", "Review: judge selected question", "Open the selected question"),
-        ("next_panel", "Review: next analysis panel", "Compare, by tag, failures, ..."),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     tag: reactive[str | None] = reactive(None)
     """Score only questions with this tag (None: all)."""
@@ -155,20 +139,6 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
     _baseline_cache: Baseline | None = None
     _snapshot_count = 0
 
-    @dataclass
-    class Compared(Message):
-        """A vs B comparisons were computed (in a worker)."""
-
-        key: tuple[str, str, str | None]
-        results: list[Comparison]
-
-    @dataclass
-    class Swept(Message):
-        """A sweep finished (in a worker)."""
-
-        retriever: str
-        cells: list[SweepCell]
-
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
         yield Header()
@@ -180,18 +150,12 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
                 yield DataTable(id="grid", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="detail-scroll"):
                     yield Static(id="detail")
-            with VerticalScroll(id="compare"):
-                yield Static(id="compare-body")
-            with Vertical(id="tags"):
-                yield DataTable(id="tags-table", cursor_type="none", show_cursor=False)
-                yield Static(id="tags-note")
-            yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
-            with VerticalScroll(id="noanswer"):
-                yield Static(id="noanswer-body")
-            with Vertical(id="sweep"):
-                yield Static(id="sweep-note")
-                yield DataTable(id="sweep-table", cursor_type="none", show_cursor=False)
-            yield DataTable(id="pool", cursor_type="row", zebra_stripes=True)
+            yield ComparePanel(id="panel-compare", values=self._values)
+            yield TagsPanel(id="panel-tags", means=self._group_means)
+            yield FailuresPanel(id="panel-failures")
+            yield NoAnswerPanel(id="panel-noanswer")
+            yield SweepPanel(id="panel-sweep")
+            yield PoolPanel(id="panel-pool")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -219,11 +183,10 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         """Compare with another snapshot."""
         self.refresh_scores()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Offer `s` only when the workspace has a snapshot to compare with."""
-        if action == "next_since":
-            return self._snapshot_count > 0
-        return True
+    @property
+    def has_snapshots(self) -> bool:
+        """The workspace has a snapshot to compare with (``s`` cycles through them)."""
+        return self._snapshot_count > 0
 
     def action_next_since(self) -> None:
         """Next snapshot (newest first), then none."""
@@ -246,7 +209,9 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
 
     def watch_panel(self) -> None:
         """Show another panel."""
-        self.query_one(ContentSwitcher).current = self.panel
+        self.query_one(ContentSwitcher).current = (
+            "scores" if self.panel == "scores" else f"panel-{self.panel}"
+        )
         self.refresh_panel()
 
     def watch_a(self) -> None:
@@ -283,170 +248,61 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
         """Next retriever as B (skipping A)."""
         self.b = self._next_other(self.b, self.a)
 
+    def current_panel(self) -> AnalysisPanel | None:
+        """The analysis panel on screen (None on the scores panel)."""
+        if self.panel == "scores":
+            return None
+        return self.query_one(f"#panel-{self.panel}", AnalysisPanel)
+
     def refresh_panel(self) -> None:
-        """Redraw the panel on screen (the scores panel follows refresh_scores)."""
+        """Show the panel on screen for A, B and the tag (computed only when new)."""
         if not self.is_mounted:
             return
         a, b = self._names()
-        title = PANEL_TITLES[self.panel].format(a=a or "-", b=b or "-")
+        panel = self.current_panel()
+        title = "scores per question" if panel is None else panel.TITLE
         self.query_one("#panel-title", Static).update(
             Text.assemble(
-                ("panel: ", "dim"), (visible(title), "bold"), ("   p next · a/b retrievers", "dim")
+                ("panel: ", "dim"),
+                (visible(title.format(a=a or "-", b=b or "-")), "bold"),
+                ("   p next · a/b retrievers", "dim"),
             )
         )
-        if not a:
+        if panel is None or not a:
             return
-        if self.panel == "compare":
-            if a == b:
-                self.query_one("#compare-body", Static).update(
-                    Text("Comparing needs two retrievers; this workspace has one.", style="dim")
-                )
-            else:
-                self._start_compare(a, b)
-        elif self.panel == "tags":
-            self._show_tags()
-        elif self.panel == "failures":
-            self._show_failures(a)
-        elif self.panel == "noanswer":
-            cal = noanswer_calibration(self.gp.session.ws, a)
-            self.query_one("#noanswer-body", Static).update(histogram_text(cal))
-        elif self.panel == "sweep":
-            self._start_sweep(a)
-        elif self.panel == "pool":
-            self._show_pool()
+        panel.show(PanelRequest(self.gp.workspace_path, self._token(), a, b, self.tag))
 
-    def _show_pool(self) -> None:
-        ws = self.gp.session.ws
-        contributions = pool_contributions(ws)
-        fill(
-            self.query_one("#pool", DataTable),
-            ("retriever", "only it found", "of them gold", "for example"),
-            contribution_rows(contributions, ws.doc),
-        )
+    def _token(self) -> object:
+        return self.gp.session.change_token()
 
-    def _start_compare(self, a: str, b: str) -> None:
+    def _values(
+        self, a: str, b: str, metric: str, tag: str | None
+    ) -> tuple[list[str], FloatArray, FloatArray]:
+        """Per-question values of A and B from the live scores (for the compare panel)."""
         live = self.gp.session.live
-        values = {
-            m: (live.values(a, m, self.tag)[1], live.values(b, m, self.tag)[1])
-            for m in COMPARE_METRICS
-        }
-        self.query_one("#compare-body", Static).update(Text("Resampling…", style="dim"))
-        self._compare((a, b, self.tag), values)
+        ids, va = live.values(a, metric, tag)
+        _, vb = live.values(b, metric, tag)
+        return list(ids), va, vb
 
-    @work(thread=True, exclusive=True, group="compare")
-    def _compare(
-        self, key: tuple[str, str, str | None], values: dict[str, tuple[FloatArray, FloatArray]]
-    ) -> None:
-        """Bootstrap and randomization for each metric, off the UI thread."""
-        a, b, _ = key
-        results = [compare(a, b, m, va, vb) for m, (va, vb) in values.items()]
-        self.post_message(self.Compared(key, results))
-
-    def on_review_screen_compared(self, message: ReviewScreen.Compared) -> None:
-        """Show the comparison if it is still the one asked for."""
-        a, b = self._names()
-        if message.key != (a, b, self.tag) or self.panel != "compare":
-            return
+    def _group_means(
+        self, high: list[str], low: list[str]
+    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
+        """Live means on easy / hard / high-overlap / low-overlap questions."""
         live = self.gp.session.live
-        ids, va = live.values(a, "mrr", self.tag)
-        _, vb = live.values(b, "mrr", self.tag)
-        a_wins, b_wins = question_wins(ids, va, vb)
-        wins = {a: a_wins, b: b_wins}
-        body = comparison_text(a, b, message.results, wins)
-        body.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
-        body.append(power_sentence(power_of(a, b, "mrr", va, vb)))
-        self.query_one("#compare-body", Static).update(body)
-
-    def _show_tags(self) -> None:
-        live = self.gp.session.live
-        overlaps = question_overlaps(self.gp.session.ws)
-        high = [o.question_id for o in overlaps if o.high]
-        low = [o.question_id for o in overlaps if not o.high]
         groups = {
             "easy": live.means("easy"),
             "hard": live.means("hard"),
             "hi-ov": live.means_for(high),
             "lo-ov": live.means_for(low),
         }
-        labels: list[str | Text] = ["retriever"]
-        for g in groups:
-            for m in ("hit@1", "mrr"):
-                labels.append(Text(f"{g} {HEADERS[m]}", justify="right"))
-        rows = []
-        for r in live.retrievers:
-            cells = [literal(r)]
-            for means in groups.values():
-                for m in ("hit@1", "mrr"):
-                    cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
-            rows.append(cells)
-        fill(self.query_one("#tags-table", DataTable), labels, rows)
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
-        self.query_one("#tags-note", Static).update(
-            Text(
-                f"scored questions: easy {live.counts('easy')['scored']}, hard "
-                f"{live.counts('hard')['scored']}, high title overlap (hi-ov, 60% or more) "
-                f"{len(scored & set(high))}, low (lo-ov) {len(scored & set(low))}. An easy "
-                "test hides differences: read the columns, not only the totals.",
-                style="dim",
-            )
-        )
-
-    def _show_failures(self, a: str) -> None:
-        ws = self.gp.session.ws
-        rows = failures(ws, a, tag=self.tag)
-        titles = {}
-        for f in rows:
-            doc = ws.doc(f.top_doc) if f.top_doc else None
-            titles[f.top_doc or ""] = doc.title if doc else ""
-        fill(
-            self.query_one("#failures", DataTable),
-            ("question", "gold rank", "rank-1 document", "title", "relation"),
-            failure_rows(rows, titles),
-        )
-
-    def _start_sweep(self, a: str) -> None:
-        spec = self.gp.session.ws.retriever(a)
-        note = self.query_one("#sweep-note", Static)
-        if spec is None or spec.kind != "bm25":
-            note.update(literal(f"{a} has no k1 and b to sweep.", style="dim"))
-            return
-        note.update(Text("Ranking the scored questions for every cell…", style="dim"))
-        self._sweep(a, self.tag)
-
-    @work(thread=True, exclusive=True, group="sweep")
-    def _sweep(self, retriever: str, tag: str | None) -> None:
-        ws = Workspace.open(self.gp.workspace_path, readonly=True)
-        try:
-            cells = sweep(ws, retriever, SWEEP_K1, SWEEP_B, "mrr", tag=tag)
-        finally:
-            ws.close()
-        self.post_message(self.Swept(retriever, cells))
-
-    def on_review_screen_swept(self, message: ReviewScreen.Swept) -> None:
-        """Draw the heat table."""
-        if self.panel != "sweep" or self._names()[0] != message.retriever:
-            return
-        spec = self.gp.session.ws.retriever(message.retriever)
-        own = (
-            (float(spec.params.get("k1", 1.5)), float(spec.params.get("b", 0.75)))
-            if spec
-            else (0.0, 0.0)
-        )
-        table = self.query_one("#sweep-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("k1 \\ b")
-        for b in SWEEP_B:
-            table.add_column(Text(f"b {b:g}", justify="right"))
-        for row in sweep_rows(message.cells, SWEEP_K1, SWEEP_B, own):
-            table.add_row(*row)
-        self.query_one("#sweep-note", Static).update(
-            literal(
-                f"MRR of {message.retriever} over k1 x b (* = its own parameters, equal to the "
-                "scores above). Choosing the best cell on a few questions overfits: this grid is "
-                "a check, not a tuning knob.",
-                style="dim",
-            )
-        )
+        counts = {
+            "easy": live.counts("easy")["scored"],
+            "hard": live.counts("hard")["scored"],
+            "hi-ov": len(scored & set(high)),
+            "lo-ov": len(scored & set(low)),
+        }
+        return groups, list(live.retrievers), counts
 
     def refresh_scores(self) -> None:
         """Redraw the metrics table, counts and grid from the live scores."""
@@ -482,22 +338,19 @@ none), and grid cells whose rank got worse (red, ▼) or better (green, ▲) are
                 since_text(baseline.name if baseline else None, n_snapshots),
             )
         )
-        labels: list[str | Text] = ["retriever"]
-        labels += [Text(HEADERS[m], justify="right") for m in REVIEW_METRICS]
-        labels += [Text("ms p50", justify="right"), Text("ms p95", justify="right")]
-        rows = []
-        best = {m: max((means[r][m] for r in live.retrievers), default=0.0) for m in REVIEW_METRICS}
-        for r in live.retrievers:
-            cells: list[Text] = [literal(r)]
-            for m in REVIEW_METRICS:
-                v = means[r][m]
-                style = "bold green" if v == best[m] and v > 0 else ""
-                cells.append(metric_cell(v, then_means.get(r, {}).get(m), style))
-            lat = live.latency.get(r, {})
-            cells.append(Text(f"{lat.get('median', 0.0):.2f}", justify="right"))
-            cells.append(Text(f"{lat.get('p95', 0.0):.2f}", justify="right"))
-            rows.append(cells)
-        fill(self.query_one("#metrics", DataTable), labels, rows, live.retrievers)
+        latency = {
+            r: (lat.get("median", 0.0), lat.get("p95", 0.0))
+            for r, lat in ((r, live.latency.get(r, {})) for r in live.retrievers)
+        }
+        grid = scores_grid(
+            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, ("ms p50", "ms p95")
+        )
+        for r, row in zip(live.retrievers, grid.rows, strict=True):
+            for j, m in enumerate(REVIEW_METRICS, start=1):
+                then = then_means.get(r, {}).get(m)
+                if then is not None:  # the change since the snapshot, beside the value
+                    row[j] = metric_cell(means[r][m], then, str(row[j].style))
+        fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()

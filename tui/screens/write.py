@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
-from engine.querylog import FROM_LOG_TAG, question_from_log
 from engine.workspace import Workspace
+from tui.actions import Command, bindings
 from tui.literal import visible
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import ConfirmScreen
@@ -60,42 +59,45 @@ stays in the question's history), and save with `ctrl+s`; `ctrl+t` discards it (
 duplicate, not a question, personal data). Still blind: no document is shown.
 """
 
-    BINDINGS = [
-        Binding(
+    AREA = "Write"
+    LEAVE = "escape goes back to the screen before (it asks first when there is unsaved text)"
+    ACTIONS = (
+        Command(
             "ctrl+s",
             "save",
             "Save and judge",
-            id="write.save",
-            tooltip="Save the question, pool it and open it for judging",
+            "Save the question, pool it and open it for judging",
+            "write.save",
+            title="Write: save and judge",
         ),
-        Binding(
+        Command(
             "escape",
             "leave",
             "Leave",
-            id="write.leave",
-            tooltip="Back to the screen before (asks first when there is unsaved text)",
+            "Back to the screen before (asks first when there is unsaved text)",
+            "write.leave",
+            title="Write: leave",
         ),
-        Binding(
+        Command(
             "ctrl+n",
             "next_from_log",
             "Next from log",
-            id="write.next_log",
-            tooltip="Put the next query of the imported query log in the editor",
+            "Put the next query of the imported query log in the editor",
+            "write.next_log",
+            title="Write: next query from the log",
+            when="log_waiting",
         ),
-        Binding(
+        Command(
             "ctrl+t",
             "discard_log",
             "Discard log query",
-            id="write.discard_log",
-            tooltip="Discard the query from the log and show the next one",
+            "Discard the query from the log and show the next one",
+            "write.discard_log",
+            title="Write: discard the query from the log",
+            when="log_in_editor",
         ),
-    ]
-    PALETTE = [
-        ("save", "Write: save and judge", "Save the question and judge it"),
-        ("leave", "Write: leave", "Back to the screen before"),
-        ("clear", "Write: clear", "Empty the question and the tags"),
-        ("next_from_log", "Write: next query from the log", "Keep, rewrite or discard it"),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     def compose(self) -> ComposeResult:
         """Question, tags, overlap meter."""
@@ -206,6 +208,8 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         tags = [t.strip() for t in raw.replace(";", ",").split(",") if t.strip()]
         if self._log_row is not None:
             session = self.gp.session
+            from engine.querylog import question_from_log  # scipy: not before the first paint
+
             q, status = question_from_log(session.ws, self._log_row, text, tags, session.annotator)
             session.reload()
             self.action_clear()
@@ -226,13 +230,15 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         self._log_waiting = self.gp.session.ws.next_log_query() is not None
         self.refresh_bindings()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Offer the log's keys only when a query from the log waits or is in the editor."""
-        if action == "next_from_log":
-            return getattr(self, "_log_waiting", False)
-        if action == "discard_log":
-            return getattr(self, "_log_row", None) is not None
-        return True
+    @property
+    def log_waiting(self) -> bool:
+        """A query of the imported log waits to be taken (``ctrl+n``)."""
+        return bool(getattr(self, "_log_waiting", False))
+
+    @property
+    def log_in_editor(self) -> bool:
+        """The editor holds a query from the log (``ctrl+t`` discards it)."""
+        return getattr(self, "_log_row", None) is not None
 
     def action_next_from_log(self) -> None:
         """Put the most frequent undecided query of the log in the editor."""
@@ -247,6 +253,8 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             return
         self._set_log(row)
         self.query_one("#write-text", Input).value = str(row["text"])
+        from engine.querylog import FROM_LOG_TAG
+
         self.query_one("#write-tags", Input).value = f"{FROM_LOG_TAG}, {row['band']}"
         self.query_one("#write-text", Input).focus()
         self.notify(

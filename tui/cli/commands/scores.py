@@ -25,6 +25,14 @@ from tui.cli.commands.common import (
     print_json,
 )
 from tui.literal import literal
+from tui.render import (
+    comparison_facts,
+    failures_grid,
+    overlap_grid,
+    scores_grid,
+    sweep_grid,
+    threshold_grid,
+)
 
 if TYPE_CHECKING:
     from engine.scoring import Scoreboard
@@ -37,35 +45,23 @@ def score_table(
 
     Recall below @5 is left out (it is in ``--json``) unless it is among ``asked``.
     """
-    from engine.metrics import metric_label
-
     title = "scores" + (f" (tag {tag})" if tag else "")
     c = board.counts
     caption = (
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
         f"{c['unlabeled']} unlabeled"
     )
-    table = Table(
-        title=literal(title), title_justify="left", caption=caption, caption_justify="left"
-    )
-    widest = max((len(n) for n in board.retrievers), default=9)
-    table.add_column("retriever", no_wrap=True, min_width=widest)
     shown = [
         n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
     ]
-    for n in shown:
-        table.add_column(metric_label(n), justify="right", no_wrap=True)
-    table.add_column("ms/q", justify="right", no_wrap=True)
-    table.add_column("p95 ms", justify="right", no_wrap=True)
-    best = {n: max((rs.means[n] for rs in board.retrievers.values()), default=0.0) for n in shown}
-    for name, rs in board.retrievers.items():
-        cells: list[Text | str] = [literal(name)]
-        for n in shown:
-            v = rs.means[n]
-            cells.append(Text(f"{v:.3f}", style="bold green" if v == best[n] and v > 0 else ""))
-        cells.append(f"{rs.ms_per_query:.2f}")
-        cells.append(f"{rs.ms_p95:.2f}")
-        table.add_row(*cells)
+    grid = scores_grid(
+        {name: rs.means for name, rs in board.retrievers.items()},
+        shown,
+        {name: (rs.ms_per_query, rs.ms_p95) for name, rs in board.retrievers.items()},
+        ("ms/q", "p95 ms"),
+    )
+    table = grid.rich_table(literal(title), caption)
+    table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
     return table
 
 
@@ -152,22 +148,12 @@ def cmd_compare(args: argparse.Namespace) -> None:
         print_json(result.to_json())
         return
     lo, hi = result.ci95
-    table = Table(
-        title=literal(
+    table = comparison_facts(args.a, args.b, result).rich_table(
+        literal(
             f"{args.a} vs {args.b} on {result.metric}" + (f" (tag {args.tag})" if args.tag else "")
-        ),
-        title_justify="left",
-        show_header=False,
+        )
     )
-    table.add_column("what")
-    table.add_column("value", justify="right")
-    table.add_row("questions", str(result.n))
-    table.add_row(literal(f"mean {args.a}"), f"{result.mean_a:.4f}")
-    table.add_row(literal(f"mean {args.b}"), f"{result.mean_b:.4f}")
-    table.add_row("difference (A - B)", f"{result.diff:+.4f}")
-    table.add_row("95% bootstrap interval", f"[{lo:+.4f}, {hi:+.4f}]")
-    table.add_row("win / tie / loss (A)", f"{result.wins} / {result.ties} / {result.losses}")
-    table.add_row("randomization p-value", f"{result.p_value:.4f}")
+    table.show_header = False
     out.print(table)
     verdict = (
         "the interval excludes 0"
@@ -203,20 +189,8 @@ def cmd_failures(args: argparse.Namespace) -> None:
             ]
         )
         return
-    table = Table(
-        title=literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})"), title_justify="left"
-    )
-    for col in ("question", "gold rank", "rank-1 document", "title", "relation"):
-        table.add_column(col, justify="right" if col == "gold rank" else "left")
-    for f in rows:
-        table.add_row(
-            literal(f.question_id),
-            str(f.gold_rank or "-"),
-            literal(f.top_doc or "-"),
-            literal(titles.get(f.top_doc, "")),
-            f.relation,
-        )
-    out.print(table)
+    grid = failures_grid(rows, {d or "": t for d, t in titles.items()})
+    out.print(grid.rich_table(literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})")))
 
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
@@ -239,18 +213,7 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
     if cal.best is None:
         out.print(Text("needs both answerable and no-answer questions to calibrate"))
         return
-    table = Table(title="reject when the top-1 score is below", title_justify="left")
-    for col in ("threshold", "answerable rejected", "no-answer caught", "balanced accuracy"):
-        table.add_column(col, justify="right")
-    for row in cal.table:
-        style = "bold green" if row is cal.best else ""
-        table.add_row(
-            f"{row.threshold:.4f}",
-            str(row.answerable_rejected),
-            str(row.no_answer_caught),
-            Text(f"{row.balanced_accuracy:.3f}", style=style),
-        )
-    out.print(table)
+    out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
     out.print(
         Text(
             f"best threshold {cal.best.threshold:.4f} "
@@ -292,19 +255,9 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             }
         )
         return
-    table = Table(title=literal(f"{args.retriever}: {metric} over k1 x b"), title_justify="left")
-    table.add_column("k1 \\ b")
-    for b in bs:
-        table.add_column(f"{b:g}", justify="right")
     own = (spec.params.get("k1"), spec.params.get("b")) if spec else (None, None)
-    for k1 in k1s:
-        row: list[Text | str] = [f"{k1:g}"]
-        for b in bs:
-            cell = next(c for c in cells if c.k1 == k1 and c.b == b)
-            mark = "*" if (k1, b) == own else ""
-            row.append(f"{cell.value:.3f}{mark}")
-        table.add_row(*row)
-    out.print(table)
+    grid = sweep_grid(cells, k1s, bs, own)
+    out.print(grid.rich_table(literal(f"{args.retriever}: {metric} over k1 x b")))
     out.print(Text(f"* the retriever's own parameters. {note}."))
 
 
@@ -322,14 +275,4 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    table = Table(title="question overlap (share of the question's words)", title_justify="left")
-    for col in ("question", "nearest title", "gold text", ""):
-        table.add_column(col, justify="left" if col == "question" else "right")
-    for r in rows:
-        table.add_row(
-            literal(r.question_id),
-            f"{r.title:.0%}",
-            "-" if r.gold is None else f"{r.gold:.0%}",
-            Text("likely easy", style="yellow") if r.high else "",
-        )
-    out.print(table)
+    out.print(overlap_grid(rows).rich_table("question overlap (share of the question's words)"))

@@ -1,0 +1,133 @@
+"""How long reopening a workspace takes until its first screen is painted.
+
+Run: ``python benchmarks/bench_startup.py [--runs 5] [--workspace workspaces/demo.db]
+[--command open|demo|app]`` (``app`` starts the app module without the CLI's imports).
+
+Each run starts ``python -m tui.cli open WS`` (or ``demo``) in a fresh detached tmux
+session of 120x40 cells, polls the pane every 10 ms and stops the clock when the
+Questions screen shows its filter line and its first question row: what a user sees. The
+time includes Python's own start, every import and opening the workspace. The demo
+workspace is built first when it is missing (not timed). Prints each run, the median and
+the machine's load average, and the CPU time the app used before its first paint (the
+part of the wait that does not depend on how busy the machine is). Target: median 1.0 s
+or less on a quiet 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_paint(
+    command: list[str], markers: tuple[str, ...], timeout: float
+) -> tuple[float, float]:
+    """Seconds from launching ``command`` in tmux until every marker is on screen, and
+    the CPU seconds the app used until then (what a quiet machine would wait for)."""
+    session = f"goldpan-bench-{os.getpid()}-{time.monotonic_ns()}"  # one per run
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shell = shlex.join(command)
+    exports = f"export PYTHONPATH={shlex.quote(env['PYTHONPATH'])}; cd {shlex.quote(str(ROOT))}; "
+    started = time.perf_counter()
+    started_ok = subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            exports + "exec " + shell,
+        ],
+        check=False,
+    )
+    if started_ok.returncode != 0:
+        raise SystemExit("tmux could not start a session")
+    try:
+        while True:
+            elapsed = time.perf_counter() - started
+            screen = tmux("capture-pane", "-p", "-t", session)
+            if all(m in screen for m in markers):
+                pid = int(tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
+                return elapsed, cpu_seconds(pid)
+            if elapsed > timeout:
+                raise SystemExit(f"no first paint after {timeout:.0f} s; the pane shows:\n{screen}")
+            time.sleep(0.01)
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workspace", default="workspaces/demo.db")
+    parser.add_argument(
+        "--command",
+        choices=("open", "demo", "app"),
+        default="open",
+        help="goldpan open / goldpan demo, or app: the app module alone, without the CLI",
+    )
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("needs tmux")
+    ws = ROOT / args.workspace
+    if not ws.exists():
+        subprocess.run(
+            [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws), "--no-open"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=True,
+            capture_output=True,
+        )
+    if args.command == "open":
+        command = [sys.executable, "-m", "tui.cli", "open", str(ws)]
+    elif args.command == "app":
+        code = (
+            "from pathlib import Path; from tui.app import GoldpanApp; "
+            f"GoldpanApp(Path({str(ws)!r}), annotator='bench').run()"
+        )
+        command = [sys.executable, "-c", code]
+    else:
+        command = [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws)]
+    # the filter line and the first demo question: the table is drawn, not just the frame
+    markers = ("status:", "order:")
+    times, cpus = [], []
+    for i in range(args.runs):
+        t, cpu = first_paint(command, markers, args.timeout)
+        times.append(t)
+        cpus.append(cpu)
+        print(f"run {i + 1}: {t:.3f} s to the first paint, {cpu:.2f} s of CPU")
+    load = os.getloadavg()
+    print(
+        f"median {statistics.median(times):.3f} s over {len(times)} runs "
+        f"(min {min(times):.3f}, max {max(times):.3f}); CPU before the first paint: median "
+        f"{statistics.median(cpus):.2f} s; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+"""Renderers of the analyses, shared by the review panels and the ``goldpan`` commands.
+
+Plain data in (the engine's results), Rich text out: a :class:`Grid` of cells that the
+TUI puts in a ``DataTable`` and the CLI prints as a ``rich.table.Table``, or a ``Text``
+block. Text from the workspace goes through :func:`tui.literal.literal` (never markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from rich.table import Table
+from rich.text import Text
+
+from tui.literal import literal, one_line, visible
+
+if TYPE_CHECKING:  # the analyses' modules load numpy and the retrievers: not at import
+    from engine.analysis import Contribution, Failure, QuestionOverlap, SweepCell
+    from engine.compare import Comparison
+    from engine.noanswer import Calibration
+    from engine.types import Doc
+
+BAR = "█"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a grid: its header and how its cells are justified."""
+
+    header: str
+    justify: Literal["left", "right"] = "left"
+    no_wrap: bool = False
+    """Never wrap the cells (numbers); the CLI's table keeps them whole."""
+
+
+@dataclass
+class Grid:
+    """A table as plain cells: the same rows fill a DataTable and a printed table."""
+
+    columns: list[Column]
+    rows: list[list[Text]] = field(default_factory=list)
+
+    def headers(self) -> list[Text]:
+        """The column headers as Text (right-justified where the cells are)."""
+        return [Text(c.header, justify=c.justify) for c in self.columns]
+
+    def rich_table(self, title: str | Text | None = None, caption: str | None = None) -> Table:
+        """The grid as a Rich table (the CLI prints it)."""
+        table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+        for c in self.columns:
+            table.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap)
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+
+def comparison_text(
+    a: str, b: str, results: Sequence[Comparison], wins: Mapping[str, list[str]]
+) -> Text:
+    """A vs B on several metrics, and the questions each one wins."""
+    out = Text.assemble(
+        ("A ", "dim"), (visible(a), "bold"), ("  vs  B ", "dim"), (visible(b), "bold"), "\n\n"
+    )
+    out.append(
+        f"{'metric':<9}{'A':>8}{'B':>8}{'A-B':>9}   {'95% interval':<19}{'W/T/L':>11}{'p':>8}\n",
+        style="bold",
+    )
+    for c in results:
+        lo, hi = c.ci95
+        sure = lo > 0 or hi < 0
+        out.append(f"{c.metric:<9}{c.mean_a:>8.3f}{c.mean_b:>8.3f}")
+        out.append(f"{c.diff:>+9.3f}", style="bold green" if sure else "")
+        out.append(f"   [{lo:+.3f}, {hi:+.3f}]  ")
+        out.append(f"{f'{c.wins}/{c.ties}/{c.losses}':>11}{c.p_value:>8.3f}\n")
+    n = results[0].n if results else 0
+    out.append(
+        f"\n{n} scored questions; 10,000 paired bootstrap resamples (seed 0). "
+        "A difference whose interval includes 0 is not reliable.\n",
+        style="dim",
+    )
+    for name in (a, b):
+        qs = wins.get(name, [])
+        out.append("\n")
+        out.append_text(literal(name, style="bold"))
+        out.append(f" wins on MRR ({len(qs)}): ", style="dim")
+        out.append_text(literal(", ".join(qs) if qs else "-"))
+    return out
+
+
+def metric_header(name: str) -> str:
+    """A metric as a column header: ``hit@1`` -> ``Hit@1``, ``recall@5`` -> ``R@5``."""
+    from engine.metrics import metric_label
+
+    return metric_label(name)
+
+
+def scores_grid(
+    means: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str],
+    latency: Mapping[str, Sequence[float]],
+    latency_headers: Sequence[str],
+) -> Grid:
+    """One row per retriever: means per metric, then its latency columns (ms per query).
+
+    The best value of each metric column is bold green.
+    """
+    grid = Grid(
+        [
+            Column("retriever", no_wrap=True),
+            *(Column(metric_header(m), "right", no_wrap=True) for m in metrics),
+            *(Column(h, "right", no_wrap=True) for h in latency_headers),
+        ]
+    )
+    best = {m: max((means[r][m] for r in means), default=0.0) for m in metrics}
+    for r in means:
+        row = [literal(r)]
+        for m in metrics:
+            v = means[r][m]
+            style = "bold green" if v == best[m] and v > 0 else ""
+            row.append(Text(f"{v:.3f}", style=style, justify="right"))
+        lat = latency.get(r, ())
+        row.extend(Text(f"{v:.2f}", justify="right") for v in lat)
+        grid.rows.append(row)
+    return grid
+
+
+def failures_grid(
+    failures: Sequence[Failure], titles: Mapping[str, str], title_width: int | None = None
+) -> Grid:
+    """Questions whose gold is not at rank 1: gold rank, the rank-1 doc, its title, relation.
+
+    ``title_width`` cuts titles to one line of that many cells (None: whole titles).
+    """
+    style = {"overview": "magenta", "neighbour": "yellow", "other": ""}
+    grid = Grid(
+        [
+            Column("question"),
+            Column("gold rank", "right"),
+            Column("rank-1 document"),
+            Column("title"),
+            Column("relation"),
+        ]
+    )
+    for f in failures:
+        title = titles.get(f.top_doc or "", "")
+        grid.rows.append(
+            [
+                literal(f.question_id),
+                Text(str(f.gold_rank) if f.gold_rank else "-", justify="right"),
+                literal(f.top_doc or "-"),
+                literal(title) if title_width is None else one_line(title, title_width),
+                Text(f.relation, style=style[f.relation]),
+            ]
+        )
+    return grid
+
+
+def histogram_text(cal: Calibration, bins: int = 12, width: int = 30) -> Text:
+    """Top-1 scores of answerable vs no-answer questions as side-by-side bars per bin."""
+    out = Text.assemble(("no-answer calibration: ", "bold"), literal(cal.retriever, "bold"), "\n")
+    out.append(
+        f"{len(cal.answerable)} answerable (green), {len(cal.no_answer)} no-answer "
+        "(cyan): top-1 score\n\n",
+        style="dim",
+    )
+    values = cal.answerable + cal.no_answer
+    if not cal.answerable or not cal.no_answer:
+        out.append("Needs both answerable and no-answer questions to calibrate.")
+        return out
+    lo, hi = min(values), max(values)
+    step = (hi - lo) / bins or 1.0
+    counts_a = [0] * bins
+    counts_n = [0] * bins
+    for x in cal.answerable:
+        counts_a[min(int((x - lo) / step), bins - 1)] += 1
+    for x in cal.no_answer:
+        counts_n[min(int((x - lo) / step), bins - 1)] += 1
+    top = max(counts_a + counts_n) or 1
+    for i in range(bins):
+        edge = lo + i * step
+        out.append(f"{edge:>8.2f} ", style="dim")
+        out.append(BAR * round(counts_a[i] / top * width), style="green")
+        out.append(f" {counts_a[i]}\n" if counts_a[i] else "\n")
+        out.append(" " * 9)
+        out.append(BAR * round(counts_n[i] / top * width), style="cyan")
+        out.append(f" {counts_n[i]}\n" if counts_n[i] else "\n")
+    best = cal.best
+    assert best is not None
+    out.append(
+        f"\nbest threshold {best.threshold:.3f}: rejects {best.answerable_rejected} of "
+        f"{len(cal.answerable)} answerable, catches {best.no_answer_caught} of "
+        f"{len(cal.no_answer)} no-answer (balanced accuracy {best.balanced_accuracy:.3f})\n"
+    )
+    if not cal.usable:
+        out.append(
+            "The two distributions overlap so much that no threshold separates them.",
+            style="bold yellow",
+        )
+    return out
+
+
+def heat_style(value: float, lo: float, hi: float) -> str:
+    """A background from red (worst cell) to green (best cell)."""
+    span = hi - lo
+    x = 0.5 if span <= 0 else (value - lo) / span
+    palette = ["#7f1d1d", "#9a3412", "#a16207", "#4d7c0f", "#166534"]
+    return f"on {palette[min(int(x * len(palette)), len(palette) - 1)]}"
+
+
+def sweep_grid(
+    cells: Sequence[SweepCell],
+    k1s: Sequence[float],
+    bs: Sequence[float],
+    own: tuple[float | None, float | None],
+) -> Grid:
+    """The heat table: one row per k1, one cell per b; ``*`` marks the own parameters."""
+    values = [c.value for c in cells]
+    lo, hi = min(values, default=0.0), max(values, default=0.0)
+    by = {(c.k1, c.b): c.value for c in cells}
+    grid = Grid([Column("k1 \\ b"), *(Column(f"b {b:g}", "right") for b in bs)])
+    for k1 in k1s:
+        row = [Text(f"{k1:g}", style="bold")]
+        for b in bs:
+            v = by[(k1, b)]
+            mark = "*" if (k1, b) == own else " "
+            row.append(Text(f" {v:.3f}{mark}", style=heat_style(v, lo, hi), justify="right"))
+        grid.rows.append(row)
+    return grid
+
+
+def contributions_grid(
+    contributions: Mapping[str, Contribution | None],
+    doc: Callable[[str], Doc | None],
+    examples: int = 2,
+) -> Grid:
+    """What each retriever alone put in the pool, how much of it is gold, a few examples."""
+    grid = Grid(
+        [
+            Column("retriever"),
+            Column("only it found", "right"),
+            Column("of them gold", "right"),
+            Column("for example"),
+        ]
+    )
+    rows = grid.rows
+    for name, c in contributions.items():
+        if c is None:
+            rows.append(
+                [
+                    literal(name),
+                    Text("-", justify="right"),
+                    Text("-", justify="right"),
+                    Text("reads other rankings", "dim"),
+                ]
+            )
+            continue
+        shown = Text()
+        for qid, doc_id in c.only[:examples]:
+            d = doc(doc_id)
+            if shown:
+                shown.append("  ·  ", "dim")
+            shown.append(f"{qid} ", "bold")
+            shown.append_text(one_line(d.title if d and d.title else doc_id, 32))
+        style = "bold green" if c.gold else ""
+        rows.append(
+            [
+                literal(name),
+                Text(str(len(c.only)), justify="right"),
+                Text(str(c.gold), style=style, justify="right"),
+                shown,
+            ]
+        )
+    return grid
+
+
+def threshold_grid(cal: Calibration) -> Grid:
+    """Every candidate threshold on the top-1 score; the best one in bold green."""
+    grid = Grid(
+        [
+            Column("threshold", "right"),
+            Column("answerable rejected", "right"),
+            Column("no-answer caught", "right"),
+            Column("balanced accuracy", "right"),
+        ]
+    )
+    for row in cal.table:
+        style = "bold green" if row is cal.best else ""
+        grid.rows.append(
+            [
+                Text(f"{row.threshold:.4f}"),
+                Text(str(row.answerable_rejected)),
+                Text(str(row.no_answer_caught)),
+                Text(f"{row.balanced_accuracy:.3f}", style=style),
+            ]
+        )
+    return grid
+
+
+def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
+    """Each question's overlap with the nearest title and with its gold text."""
+    grid = Grid(
+        [
+            Column("question"),
+            Column("nearest title", "right"),
+            Column("gold text", "right"),
+            Column("", "right"),
+        ]
+    )
+    for r in overlaps:
+        grid.rows.append(
+            [
+                literal(r.question_id),
+                Text(f"{r.title:.0%}"),
+                Text("-" if r.gold is None else f"{r.gold:.0%}"),
+                Text("likely easy", style="yellow") if r.high else Text(""),
+            ]
+        )
+    return grid
+
+
+def comparison_facts(a: str, b: str, result: Comparison) -> Grid:
+    """One comparison, fact by fact (``goldpan compare``)."""
+    lo, hi = result.ci95
+    grid = Grid([Column("what"), Column("value", "right")])
+    for what, value in (
+        (Text("questions"), str(result.n)),
+        (literal(f"mean {a}"), f"{result.mean_a:.4f}"),
+        (literal(f"mean {b}"), f"{result.mean_b:.4f}"),
+        (Text("difference (A - B)"), f"{result.diff:+.4f}"),
+        (Text("95% bootstrap interval"), f"[{lo:+.4f}, {hi:+.4f}]"),
+        (Text("win / tie / loss (A)"), f"{result.wins} / {result.ties} / {result.losses}"),
+        (Text("randomization p-value"), f"{result.p_value:.4f}"),
+    ):
+        grid.rows.append([what, Text(value)])
+    return grid

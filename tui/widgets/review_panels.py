@@ -1,0 +1,519 @@
+"""The review screen's analysis panels: one widget each, the slow work in thread workers.
+
+Each panel is shown for a :class:`PanelRequest` (the workspace file, its change token,
+retrievers A and B, the tag). The whole-workspace analysis runs in a thread worker with
+its own workspace connection (SQLite connections belong to their thread) and posts a
+typed ``Ready`` message; the panel draws it on the UI thread. A panel already showing (or
+computing) the same request does nothing, so returning to the review screen recomputes
+nothing until the workspace changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from tui.literal import literal
+from tui.render import (
+    Grid,
+    comparison_text,
+    contributions_grid,
+    failures_grid,
+    histogram_text,
+    sweep_grid,
+)
+
+if TYPE_CHECKING:
+    from engine.analysis import Contribution, Failure, QuestionOverlap, SweepCell
+    from engine.compare import Comparison, FloatArray
+    from engine.noanswer import Calibration
+    from engine.workspace import Workspace
+
+COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
+SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
+SWEEP_B = (0.4, 0.6, 0.75, 0.9)
+HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
+
+
+@dataclass(frozen=True)
+class PanelRequest:
+    """What a panel is asked to show; plain data, safe to hand to a worker."""
+
+    path: Path
+    """The workspace file (a worker opens its own connection)."""
+    token: Hashable
+    """The workspace's change token: a new one means the analysis may differ."""
+    a: str
+    """Retriever A."""
+    b: str
+    """Retriever B."""
+    tag: str | None
+    """Only questions with this tag (None: all)."""
+
+
+@dataclass
+class PanelReady(Message):
+    """A panel's analysis finished in a worker; ``key`` says for which request."""
+
+    key: Hashable
+    result: object
+
+
+@dataclass
+class PanelFailed(Message):
+    """A panel's analysis raised ``error`` in its worker."""
+
+    key: Hashable
+    error: str
+
+
+def fill(table: DataTable[Text], grid: Grid) -> None:
+    """Replace a DataTable's columns and rows with a grid's."""
+    table.clear(columns=True)
+    for header in grid.headers():
+        table.add_column(header)
+    for row in grid.rows:
+        table.add_row(*row)
+
+
+def _open(path: Path) -> Workspace:
+    from engine.workspace import Workspace
+
+    return Workspace.open(path, readonly=True)
+
+
+class AnalysisPanel(Vertical):
+    """A panel whose content is a whole-workspace analysis, computed off the UI thread."""
+
+    TITLE: ClassVar[str] = ""
+    """The panel's title; ``{a}`` and ``{b}`` are the retrievers."""
+
+    def __init__(self, *, id: str) -> None:  # noqa: A002 - Textual's own keyword
+        """A panel with this DOM id."""
+        super().__init__(id=id)
+        self.shown: Hashable | None = None
+        """The key of the request on screen (None: nothing yet)."""
+        self.pending: Hashable | None = None
+        """The key of the request being computed."""
+        self.computed = 0
+        """How many analyses this panel has drawn (tests count recomputations)."""
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """What the panel's content depends on (the change token always)."""
+        return (request.token, request.a, request.b, request.tag)
+
+    def show(self, request: PanelRequest) -> None:
+        """Show the analysis for ``request``, computing it only when it is new."""
+        key = self.key(request)
+        if key in (self.shown, self.pending):
+            return
+        self.pending = key
+        self.waiting(request)
+        self.start(key, request)
+
+    def start(self, key: Hashable, request: PanelRequest) -> None:
+        """Start the worker (a panel may first read cheap in-memory data here)."""
+        self._analyse(key, request)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _analyse(self, key: Hashable, request: PanelRequest) -> None:
+        try:
+            result = self.analyse(request)
+        except Exception as exc:  # shown on the UI thread, never lost
+            self.post_message(PanelFailed(key, str(exc)))
+            return
+        self.post_message(self.ready(key, result))
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """The typed message for a result (each panel has its own ``Ready``)."""
+        return PanelReady(key, result)
+
+    def analyse(self, request: PanelRequest) -> object:
+        """The analysis, in a thread worker (no widget may be touched here)."""
+        raise NotImplementedError
+
+    def waiting(self, request: PanelRequest) -> None:
+        """Say that the analysis is running (the old content stays until the new one)."""
+
+    def draw(self, result: object) -> None:
+        """Draw a finished analysis."""
+        raise NotImplementedError
+
+    @on(PanelReady)
+    def _ready(self, message: PanelReady) -> None:
+        message.stop()
+        if message.key != self.pending:
+            return  # an older request's result
+        self.pending = None
+        self.shown = message.key
+        self.computed += 1
+        self.draw(message.result)
+
+    @on(PanelFailed)
+    def _failed(self, message: PanelFailed) -> None:
+        message.stop()
+        if message.key != self.pending:
+            return
+        self.pending = None
+        title = self.TITLE.split(" {")[0]
+        self.notify(f"The {title} panel failed: {message.error}", severity="error", markup=False)
+
+
+class ComparePanel(AnalysisPanel):
+    """A vs B per metric: bootstrap interval, randomization p-value, questions won."""
+
+    TITLE = "compare {a} vs {b}"
+
+    @dataclass
+    class Ready(PanelReady):
+        """Comparisons per metric, MRR wins per retriever, and the power line."""
+
+        result: tuple[list[Comparison], dict[str, list[str]], str]
+
+    def __init__(self, *, id: str, values: ValuesSource) -> None:  # noqa: A002
+        """``values`` gives per-question metric values from the live scores."""
+        super().__init__(id=id)
+        self.values = values
+
+    def compose(self) -> ComposeResult:
+        """The comparison text, scrollable."""
+        with VerticalScroll():
+            yield Static(id="compare-body")
+
+    def start(self, key: Hashable, request: PanelRequest) -> None:
+        """Read the live per-question values here; resample in the worker."""
+        if request.a == request.b:  # one retriever: nothing to compare it with
+            self.post_message(self.Ready(key, ([], {request.a: []}, "")))
+            return
+        values = {m: self.values(request.a, request.b, m, request.tag) for m in COMPARE_METRICS}
+        self._compare(key, request, values)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _compare(
+        self,
+        key: Hashable,
+        request: PanelRequest,
+        values: dict[str, tuple[list[str], FloatArray, FloatArray]],
+    ) -> None:
+        from engine.compare import compare, question_wins
+        from engine.power import power_of, power_sentence
+
+        a, b = request.a, request.b
+        try:
+            results = [compare(a, b, m, va, vb) for m, (_, va, vb) in values.items()]
+            ids, va, vb = values["mrr"]
+            a_wins, b_wins = question_wins(ids, va, vb)
+            power = power_sentence(power_of(a, b, "mrr", va, vb))
+        except Exception as exc:  # shown on the UI thread, never lost
+            self.post_message(PanelFailed(key, str(exc)))
+            return
+        self.post_message(self.Ready(key, (results, {a: a_wins, b: b_wins}, power)))
+
+    def waiting(self, request: PanelRequest) -> None:
+        """Resampling takes a moment on many questions."""
+        self.query_one("#compare-body", Static).update(Text("Resampling…", style="dim"))
+
+    def draw(self, result: object) -> None:
+        """The comparison table and the wins."""
+        results, wins, power = cast("tuple[list[Comparison], dict[str, list[str]], str]", result)
+        body = self.query_one("#compare-body", Static)
+        if len(wins) < 2:
+            body.update(
+                Text("Comparing needs two retrievers; this workspace has one.", style="dim")
+            )
+            return
+        a, b = list(wins)
+        text = comparison_text(a, b, results, wins)
+        text.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
+        text.append(power)
+        body.update(text)
+
+
+class TagsPanel(AnalysisPanel):
+    """Scores on easy vs hard questions and on high vs low title overlap, side by side."""
+
+    TITLE = "by tag and overlap"
+
+    @dataclass
+    class Ready(PanelReady):
+        """Every question's title overlap."""
+
+        result: list[QuestionOverlap]
+
+    def __init__(self, *, id: str, means: MeansSource) -> None:  # noqa: A002
+        """``means`` gives the live means per retriever for a tag or a question list."""
+        super().__init__(id=id)
+        self.means = means
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """Every retriever is shown; A, B and the tag do not matter."""
+        return request.token
+
+    def compose(self) -> ComposeResult:
+        """Table and note."""
+        yield DataTable(id="tags-table", cursor_type="none", show_cursor=False)
+        yield Static(id="tags-note")
+
+    def analyse(self, request: PanelRequest) -> object:
+        """Title overlap of every question (reads every title)."""
+        from engine.analysis import question_overlaps
+
+        ws = _open(request.path)
+        try:
+            return question_overlaps(ws)
+        finally:
+            ws.close()
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """Typed."""
+        return self.Ready(key, result)  # type: ignore[arg-type]
+
+    def draw(self, result: object) -> None:
+        """Hit@1 and MRR per group."""
+        overlaps = cast("list[QuestionOverlap]", result)
+        high = [o.question_id for o in overlaps if o.high]
+        low = [o.question_id for o in overlaps if not o.high]
+        groups, retrievers, counts = self.means(high, low)
+        table = self.query_one("#tags-table", DataTable)
+        table.clear(columns=True)
+        table.add_column("retriever")
+        for g in groups:
+            for m in ("hit@1", "mrr"):
+                table.add_column(Text(f"{g} {HEADERS[m]}", justify="right"))
+        for r in retrievers:
+            cells = [literal(r)]
+            for means in groups.values():
+                for m in ("hit@1", "mrr"):
+                    cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
+            table.add_row(*cells)
+        self.query_one("#tags-note", Static).update(
+            Text(
+                f"scored questions: easy {counts['easy']}, hard {counts['hard']}, high title "
+                f"overlap (hi-ov, 60% or more) {counts['hi-ov']}, low (lo-ov) "
+                f"{counts['lo-ov']}. An easy test hides differences: read the columns, not "
+                "only the totals.",
+                style="dim",
+            )
+        )
+
+
+class FailuresPanel(AnalysisPanel):
+    """Where A misses rank 1, the document that won and how it relates to the gold."""
+
+    TITLE = "failures of {a}"
+
+    @dataclass
+    class Ready(PanelReady):
+        """A's failures and the titles of the documents that beat the gold."""
+
+        result: tuple[list[Failure], dict[str, str]]
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """B does not matter."""
+        return (request.token, request.a, request.tag)
+
+    def compose(self) -> ComposeResult:
+        """One table."""
+        yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
+
+    def analyse(self, request: PanelRequest) -> object:
+        """Failures of A (ranks every scored question's cached ranking)."""
+        from engine.analysis import failures
+
+        ws = _open(request.path)
+        try:
+            rows = failures(ws, request.a, tag=request.tag)
+            titles = {}
+            for f in rows:
+                doc = ws.doc(f.top_doc) if f.top_doc else None
+                titles[f.top_doc or ""] = doc.title if doc else ""
+        finally:
+            ws.close()
+        return rows, titles
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """Typed."""
+        return self.Ready(key, result)  # type: ignore[arg-type]
+
+    def draw(self, result: object) -> None:
+        """The failures table (titles cut to one line)."""
+        rows, titles = cast("tuple[list[Failure], dict[str, str]]", result)
+        fill(self.query_one("#failures", DataTable), failures_grid(rows, titles, 40))
+
+
+class NoAnswerPanel(AnalysisPanel):
+    """A's top-1 scores of answerable vs no-answer questions, and the best threshold."""
+
+    TITLE = "no-answer calibration of {a}"
+
+    @dataclass
+    class Ready(PanelReady):
+        """A's calibration."""
+
+        result: Calibration
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """Only A matters (calibration uses every answerable and no-answer question)."""
+        return (request.token, request.a)
+
+    def compose(self) -> ComposeResult:
+        """The histogram, scrollable."""
+        with VerticalScroll():
+            yield Static(id="noanswer-body")
+
+    def analyse(self, request: PanelRequest) -> object:
+        """Calibrate A's top-1 scores."""
+        from engine.analysis import noanswer_calibration
+
+        ws = _open(request.path)
+        try:
+            return noanswer_calibration(ws, request.a)
+        finally:
+            ws.close()
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """Typed."""
+        return self.Ready(key, result)  # type: ignore[arg-type]
+
+    def draw(self, result: object) -> None:
+        """The histogram."""
+        calibration = cast("Calibration", result)
+        self.query_one("#noanswer-body", Static).update(histogram_text(calibration))
+
+
+class SweepPanel(AnalysisPanel):
+    """A's MRR over a k1 x b grid (a check, not a tuning knob)."""
+
+    TITLE = "k1 x b sweep of {a}"
+
+    @dataclass
+    class Ready(PanelReady):
+        """The grid's cells and A's own parameters (None: A is not BM25)."""
+
+        result: tuple[str, list[SweepCell], tuple[float, float] | None]
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """B does not matter."""
+        return (request.token, request.a, request.tag)
+
+    def compose(self) -> ComposeResult:
+        """Note above the heat table."""
+        yield Static(id="sweep-note")
+        yield DataTable(id="sweep-table", cursor_type="none", show_cursor=False)
+
+    def waiting(self, request: PanelRequest) -> None:
+        """Ranking every cell takes a while."""
+        self.query_one("#sweep-note", Static).update(
+            Text("Ranking the scored questions for every cell…", style="dim")
+        )
+
+    def analyse(self, request: PanelRequest) -> object:
+        """Rank the scored questions with A for every (k1, b)."""
+        from engine.analysis import sweep
+
+        ws = _open(request.path)
+        try:
+            spec = ws.retriever(request.a)
+            if spec is None or spec.kind != "bm25":
+                return request.a, [], None
+            own = (float(spec.params.get("k1", 1.5)), float(spec.params.get("b", 0.75)))
+            return request.a, sweep(ws, request.a, SWEEP_K1, SWEEP_B, "mrr", tag=request.tag), own
+        finally:
+            ws.close()
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """Typed."""
+        return self.Ready(key, result)  # type: ignore[arg-type]
+
+    def draw(self, result: object) -> None:
+        """The heat table, or why there is none."""
+        name, cells, own = cast("tuple[str, list[SweepCell], tuple[float, float] | None]", result)
+        table = self.query_one("#sweep-table", DataTable)
+        note = self.query_one("#sweep-note", Static)
+        if own is None:
+            table.clear(columns=True)
+            note.update(literal(f"{name} has no k1 and b to sweep.", style="dim"))
+            return
+        fill(table, sweep_grid(cells, SWEEP_K1, SWEEP_B, own))
+        note.update(
+            literal(
+                f"MRR of {name} over k1 x b (* = its own parameters, equal to the scores "
+                "above). Choosing the best cell on a few questions overfits: this grid is a "
+                "check, not a tuning knob.",
+                style="dim",
+            )
+        )
+
+
+class PoolPanel(AnalysisPanel):
+    """What each retriever alone put in the pool (top 10), and how much of it is gold."""
+
+    TITLE = "what each retriever alone put in the pool (top 10)"
+
+    @dataclass
+    class Ready(PanelReady):
+        """Per retriever: what only it found, with example titles."""
+
+        result: tuple[Mapping[str, Contribution | None], dict[str, str]]
+
+    def key(self, request: PanelRequest) -> Hashable:
+        """Every retriever is shown; only the workspace matters."""
+        return request.token
+
+    def compose(self) -> ComposeResult:
+        """One table."""
+        yield DataTable(id="pool", cursor_type="row", zebra_stripes=True)
+
+    def analyse(self, request: PanelRequest) -> object:
+        """Pool every question and attribute each pooled document."""
+        from engine.analysis import pool_contributions
+
+        ws = _open(request.path)
+        try:
+            contributions = pool_contributions(ws)
+            titles = {}
+            for c in contributions.values():
+                for _, doc_id in c.only[:2] if c else ():
+                    doc = ws.doc(doc_id)
+                    titles[doc_id] = doc.title if doc and doc.title else doc_id
+        finally:
+            ws.close()
+        return contributions, titles
+
+    def ready(self, key: Hashable, result: object) -> PanelReady:
+        """Typed."""
+        return self.Ready(key, result)  # type: ignore[arg-type]
+
+    def draw(self, result: object) -> None:
+        """The contributions table."""
+        from engine.types import Doc
+
+        contributions, titles = cast(
+            "tuple[Mapping[str, Contribution | None], dict[str, str]]", result
+        )
+
+        def doc(doc_id: str) -> Doc | None:
+            return Doc(doc_id, titles.get(doc_id, doc_id), "")
+
+        fill(self.query_one("#pool", DataTable), contributions_grid(contributions, doc))
+
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    ValuesSource = Callable[[str, str, str, str | None], tuple[list[str], FloatArray, FloatArray]]
+    """(a, b, metric, tag) -> question ids and A's and B's per-question values."""
+    MeansSource = Callable[
+        [list[str], list[str]],
+        tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]],
+    ]
+    """(high-overlap ids, low-overlap ids) -> group means, retrievers, scored counts."""
