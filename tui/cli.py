@@ -276,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = _command(
         sub, "export", "write TREC qrels/runs, labels, questions, a BEIR or ranx folder", cmd_export
     )
+    s.description = (
+        "Write the workspace in one format. The output is written to a temporary file (or "
+        "folder) beside OUT and renamed into place, so a failed write leaves no partial "
+        "file and an older OUT intact. An existing OUT is replaced only with --force."
+    )
     s.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     # OUT is optional but takes no nargs="?": argparse (3.11) would fill such a positional
     # with nothing before the options and then refuse `export WS --format F OUT`.
@@ -283,6 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", metavar="PATH", help="a file, or a folder for beir and ranx")
     s.add_argument(
         "--retriever", metavar="NAME", help="trec-run, ranx: one retriever (default all)"
+    )
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT (a folder only if it holds nothing but this format's "
+        "files); without it an existing OUT is refused. Never the workspace or a database.",
     )
 
     s = _command(sub, "info", "counts, annotators and schema version", cmd_info, json_flag=True)

@@ -219,7 +219,7 @@ def cmd_export(args: argparse.Namespace) -> None:
         raise UsageError("where to write: --out PATH")
     with _open(args.workspace, readonly=False) as ws:
         retrievers = [args.retriever] if args.retriever else None
-        line = export_workspace(ws, args.format, Path(raw), retrievers)
+        line = export_workspace(ws, args.format, Path(raw), retrievers, force=args.force)
     out.print(literal(line))
 
 
