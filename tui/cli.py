@@ -117,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="DIR")
     s.add_argument("--split", default="test")
     s.add_argument("--annotator", default="import")
-    s = isub.add_parser("squad", help="SQuAD 1.1 JSON (e.g. KorQuAD); source doc = gold")
+    s = isub.add_parser(
+        "squad",
+        help="SQuAD 1.1 or 2.0 JSON (e.g. KorQuAD); source doc = gold, is_impossible = no answer",
+    )
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="FILE")
     s.add_argument("--level", choices=("article", "paragraph"), default="article")

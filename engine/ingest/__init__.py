@@ -240,7 +240,11 @@ def _unwrap_metadata(doc: Doc) -> Doc:
 def import_squad(
     ws: Workspace, path: Path, level: str = "article", annotator: str = "import"
 ) -> ImportReport:
-    """A SQuAD 1.1 file; each question's source document becomes its gold (grade 1)."""
+    """A SQuAD 1.1 or 2.0 file; each question's source document becomes its gold (grade 1).
+
+    A SQuAD 2.0 unanswerable question (``is_impossible``) gets no gold but a
+    ``no_answer`` verdict of ``annotator``: it is scored as a no-answer question.
+    """
     squad = read_squad(path, level)
     report = ImportReport()
     with ws.transaction():
@@ -249,6 +253,8 @@ def import_squad(
         report.labels = ws.write_labels(
             (Label(q, d, annotator, 1) for q, d in squad.gold), event="import"
         )
+        verdicts = [Verdict(q, annotator, "no_answer") for q in squad.no_answer]
+        _write_judgments(ws, [], verdicts, report)
         _log(ws, f"squad ({level})", path, report)
     return report
 

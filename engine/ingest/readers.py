@@ -9,6 +9,7 @@ accepted.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -563,15 +564,20 @@ class SquadSet:
     docs: list[Doc]
     questions: list[Question]
     gold: list[tuple[str, str]]
-    """(question id, doc id) pairs."""
+    """(question id, doc id) pairs of the answerable questions."""
+    no_answer: list[str] = dataclasses.field(default_factory=list)
+    """Ids of SQuAD 2.0 unanswerable questions (``is_impossible``): no gold."""
 
 
 def read_squad(path: Path, level: str) -> SquadSet:
-    """A SQuAD 1.1 JSON file (such as KorQuAD) at article or paragraph level.
+    """A SQuAD 1.1 or 2.0 JSON file (such as KorQuAD) at article or paragraph level.
 
     Article: doc id = ``title``, doc title = title with ``_`` as spaces, text = the title
     line then the paragraphs, joined by newlines. Paragraph: doc id = ``title#i`` (i the
-    0-based paragraph index), text = the paragraph. Each question's source is its gold.
+    0-based paragraph index), text = the paragraph. Each question's source is its gold,
+    but a SQuAD 2.0 unanswerable question (``"is_impossible": true``; its
+    ``plausible_answers`` are a distractor, not an answer) has none: it is listed in
+    :attr:`SquadSet.no_answer`.
     """
     if level not in ("article", "paragraph"):
         raise IngestError(path, None, f"unknown level {level!r}; expected article or paragraph")
@@ -588,13 +594,14 @@ def read_squad(path: Path, level: str) -> SquadSet:
             raise IngestError(path, None, _surrogate_message(*found))
 
     def shape(where: str, expected: str) -> IngestError:
-        return IngestError(path, None, f"{where}: expected {expected} (SQuAD 1.1 shape)")
+        return IngestError(path, None, f"{where}: expected {expected} (SQuAD 1.1 / 2.0 shape)")
 
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise shape("top level", 'an object with a "data" list')
     docs: list[Doc] = []
     questions: list[Question] = []
     gold: list[tuple[str, str]] = []
+    no_answer: list[str] = []
     seen_q: dict[str, str] = {}
     seen_doc: set[str] = set()
     for ai, article in enumerate(data["data"]):
@@ -641,7 +648,10 @@ def read_squad(path: Path, level: str) -> SquadSet:
                     )
                 seen_q[qid] = qwhere
                 questions.append(Question(qid, qa["question"].strip(), (), author="import"))
-                gold.append((qid, doc_id))
+                if _squad_impossible(qa, qwhere, path):
+                    no_answer.append(qid)
+                else:
+                    gold.append((qid, doc_id))
             if level == "paragraph":
                 docs.append(
                     Doc(
@@ -655,8 +665,24 @@ def read_squad(path: Path, level: str) -> SquadSet:
             display = title.replace("_", " ")
             docs.append(Doc(title, display, "\n".join([display, *contexts]), {}))
     if not questions:
-        raise IngestError(path, None, "no questions found (SQuAD 1.1 shape)")
-    return SquadSet(docs, questions, gold)
+        raise IngestError(path, None, "no questions found (SQuAD 1.1 / 2.0 shape)")
+    return SquadSet(docs, questions, gold, no_answer)
+
+
+def _squad_impossible(qa: Mapping[str, Any], where: str, path: Path) -> bool:
+    """True for a SQuAD 2.0 unanswerable question.
+
+    That is ``"is_impossible": true``, or (a 2.0 file without the flag) an empty
+    ``answers`` list next to ``plausible_answers``.
+    """
+    flag = qa.get("is_impossible")
+    if flag is not None and not isinstance(flag, bool):
+        raise IngestError(
+            path, None, f'{where}: "is_impossible" must be true or false (SQuAD 2.0 shape)'
+        )
+    if flag is not None:
+        return flag
+    return "plausible_answers" in qa and not qa.get("answers")
 
 
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
