@@ -107,7 +107,17 @@ CREATE TABLE embeddings (
 );
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS]
+# Judgments made for an earlier text of their question (issue 12: a re-imported question
+# whose text changed). made_for is NULL for a judgment of the question's current text,
+# else the sha256 (engine.types.sha256_text) of the older text it was made for. Such a
+# judgment is kept, shown and counted as needing re-check, and never counts as gold.
+M003_MADE_FOR = """
+ALTER TABLE labels ADD COLUMN made_for TEXT;
+ALTER TABLE verdicts ADD COLUMN made_for TEXT;
+ALTER TABLE adjudications ADD COLUMN made_for TEXT;
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS, M003_MADE_FOR]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,8 +1,9 @@
 """Scores of every retriever on a workspace's resolved gold.
 
 Only questions whose status is ``labeled`` are scored with ranking metrics; the others
-are counted (no answer, disputed, unlabeled). Rankings come from the cache: scoring never
-re-runs a retriever unless its cache is stale (see :mod:`engine.retrieve.runner`).
+are counted (no answer, disputed, needing re-check, unlabeled). Rankings come from the
+cache: scoring never re-runs a retriever unless its cache is stale (see
+:mod:`engine.retrieve.runner`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.gold import Gold, Status, resolve
+from engine.gold import Gold, Status, resolve, with_recheck
 from engine.metrics import (
     FloatArray,
     IntArray,
@@ -28,7 +29,7 @@ from engine.retrieve.runner import select_retrievers
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
-COUNT_KEYS = ("scored", "no_answer", "disputed", "unlabeled")
+COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
@@ -85,8 +86,16 @@ class Scoreboard:
 
 
 def workspace_golds(ws: Workspace) -> dict[str, Gold]:
-    """Resolved gold of every question of the workspace."""
-    return resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+    """Resolved gold of every question of the workspace.
+
+    Judgments made for an earlier text of a question are not read (the workspace leaves
+    them out); a question with only such judgments is ``recheck``.
+    """
+    golds = resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+    for qid, stale in ws.recheck_counts().items():
+        if qid in golds:
+            golds[qid] = with_recheck(golds[qid], stale)
+    return golds
 
 
 def score_workspace(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.analysis import latency
-from engine.gold import Gold, resolve_one
+from engine.gold import Gold, resolve_one, with_recheck
 from engine.live import LiveScores
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.scoring import workspace_golds
@@ -82,7 +82,8 @@ class LabelingSession:
         for lab in self.ws.labels_for(question_id):
             labels.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
         verdicts = {v.annotator: v.verdict for v in self.ws.verdicts_for(question_id)}
-        return resolve_one(question_id, labels, verdicts, self.ws.adjudication(question_id))
+        gold = resolve_one(question_id, labels, verdicts, self.ws.adjudication(question_id))
+        return with_recheck(gold, self.ws.recheck_counts(question_id).get(question_id, 0))
 
     def my_grades(self, question_id: str) -> dict[str, int]:
         """This annotator's grades of one question."""

@@ -71,6 +71,16 @@ def _command(
     return parser
 
 
+def _replace_labels_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--replace-labels",
+        action="store_true",
+        help="when a known question's text changed, delete the labels, verdicts and "
+        "adjudication made for the old text (default: keep them, marked as needing "
+        "re-check and left out of scores)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     p = argparse.ArgumentParser(
@@ -97,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="PATH")
     s.add_argument("--annotator", default="import", help="whose labels the gold becomes")
+    _replace_labels_flag(s)
     s = isub.add_parser("run", help="a TREC run file as an external retriever's rankings")
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="FILE")
@@ -117,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="DIR")
     s.add_argument("--split", default="test")
     s.add_argument("--annotator", default="import")
+    _replace_labels_flag(s)
     s = isub.add_parser(
         "squad",
         help="SQuAD 1.1 or 2.0 JSON (e.g. KorQuAD); source doc = gold, is_impossible = no answer",
@@ -125,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="FILE")
     s.add_argument("--level", choices=("article", "paragraph"), default="article")
     s.add_argument("--annotator", default="import")
+    _replace_labels_flag(s)
     imp.set_defaults(func=cmd_import)
 
     s = _command(sub, "pool", "run retrievers over every question and cache rankings", cmd_pool)

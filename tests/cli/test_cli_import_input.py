@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
-
-import pytest
 
 from tests.conftest import write_jsonl
 from tui.cli import main
@@ -98,3 +95,88 @@ def test_squad_2_bad_is_impossible_is_refused(tmp_path, capsys):
     assert code == 2
     assert "bad.json: data[0].paragraphs[0].qas[1]" in err and "is_impossible" in err
     assert hashes(tmp_path) == before
+
+
+# -- a re-imported question whose text changed ---------------------------------------------
+
+
+def _questions_file(tmp_path: Path, q1_text: str) -> Path:
+    return write_jsonl(
+        tmp_path / "questions.jsonl",
+        [
+            {"id": "q1", "text": q1_text, "tags": ["easy"]},
+            {"id": "q2", "text": "금속 때문에 생기는 문제", "tags": ["hard"]},
+        ],
+    )
+
+
+def test_a_changed_text_keeps_history_and_its_labels_need_recheck(tiny_ws, tmp_path, capsys):
+    from engine.workspace import Workspace
+
+    assert run(capsys, "verdict", tiny_ws, "q1", "answerable", "--annotator", "jun")[0] == 0
+    path = _questions_file(tmp_path, "감쇠 보정은 언제 하나")
+    code, out, _ = run(capsys, "import", "questions", tiny_ws, path)
+    assert code == 0
+    assert "questions: 0 added, 1 updated, 1 unchanged" in out
+    assert "text changed: 1 questions, whose 3 judgments made for the old text need re-check" in out
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert [h[1:] for h in ws.question_history("q1")] == [("import", "감쇠 보정은 어떻게 하나")]
+        assert ws.question("q1").text == "감쇠 보정은 언제 하나"
+        assert not ws.labels_for("q1")  # kept, but not read as judgments of the new text
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    info = json.loads(out)
+    assert info["question_status"] == {"labeled": 2, "recheck": 1, "unlabeled": 1}
+    assert info["judgments_for_an_old_text"] == 3
+    code, out, _ = run(capsys, "score", tiny_ws, "--json", "--quiet", "--no-pool")
+    assert json.loads(out)["questions"]["recheck"] == 1
+    code, out, _ = run(capsys, "score", tiny_ws, "--quiet", "--no-pool")
+    assert "1 need re-check (text changed)" in out
+    # the old gold does not travel as gold either
+    qrels = tmp_path / "gold.qrels"
+    assert run(capsys, "export", tiny_ws, "--format", "trec-qrels", qrels)[0] == 0
+    assert [ln.split()[0] for ln in qrels.read_text().splitlines()] == ["q2", "q3"]
+    # judged again for the new text: gold again
+    assert run(capsys, "label", tiny_ws, "q1", "d1", "3", "--annotator", "mina")[0] == 0
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    assert json.loads(out)["question_status"] == {"labeled": 3, "unlabeled": 1}
+    assert json.loads(out)["judgments_for_an_old_text"] == 2
+
+
+def test_a_text_changed_back_makes_its_labels_current_again(tiny_ws, tmp_path, capsys):
+    assert (
+        run(capsys, "import", "questions", tiny_ws, _questions_file(tmp_path, "바뀐 질문"))[0] == 0
+    )
+    path = _questions_file(tmp_path, "감쇠 보정은 어떻게 하나")
+    code, out, _ = run(capsys, "import", "questions", tiny_ws, path)
+    assert code == 0 and "text changed: 1 questions, whose 0 judgments" in out
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    info = json.loads(out)
+    assert info["question_status"] == {"labeled": 3, "unlabeled": 1}
+    assert info["judgments_for_an_old_text"] == 0
+
+
+def test_replace_labels_deletes_the_old_texts_labels_and_logs_them(tiny_ws, tmp_path, capsys):
+    from engine.workspace import Workspace
+
+    path = _questions_file(tmp_path, "감쇠 보정은 언제 하나")
+    code, out, _ = run(capsys, "import", "questions", tiny_ws, path, "--replace-labels")
+    assert code == 0
+    assert "whose 2 judgments made for the old text deleted (--replace-labels)" in out
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert ws.recheck_counts() == {}
+        assert not ws.labels_for("q1")
+        deleted = [e for e in ws.events() if e["kind"] == "label" and e["new"] is None]
+        assert sorted((e["doc_id"], e["old"]) for e in deleted) == [("d1", "2"), ("d2", "0")]
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    assert json.loads(out)["question_status"] == {"labeled": 2, "unlabeled": 2}
+
+
+def test_a_file_giving_gold_for_the_new_text_makes_that_gold(tiny_ws, tmp_path, capsys):
+    path = write_jsonl(
+        tmp_path / "q.jsonl",
+        [{"id": "q1", "text": "감쇠 보정은 언제 하나", "gold": ["d2:1"]}],
+    )
+    code, out, _ = run(capsys, "import", "questions", tiny_ws, path, "--annotator", "mina")
+    assert code == 0 and "2 judgments made for the old text need re-check" in out
+    code, out, _ = run(capsys, "info", tiny_ws, "--json")
+    assert json.loads(out)["question_status"] == {"labeled": 3, "unlabeled": 1}

@@ -32,7 +32,8 @@ def score_table(board: Scoreboard, names: Sequence[str], tag: str | None) -> Tab
     c = board.counts
     caption = (
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
-        f"{c['unlabeled']} unlabeled"
+        + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
+        + f"{c['unlabeled']} unlabeled"
     )
     table = Table(
         title=literal(title), title_justify="left", caption=caption, caption_justify="left"

@@ -408,6 +408,8 @@ gold. `t` filters by tag, `enter` judges the selected question.
                 " no answer · ",
                 (str(counts["disputed"]), "bold red"),
                 " disputed · ",
+                (str(counts["recheck"]) if counts["recheck"] else "", "bold yellow"),
+                " need re-check · " if counts["recheck"] else "",
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
             )
