@@ -27,6 +27,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,9 +107,28 @@ def write_trec_run(out: TextIO, runs: Iterable[CachedRun], tag: str | None = Non
 
 LABEL_COLUMNS: Sequence[str] = ("question_id", "doc_id", "annotator", "grade")
 
+_FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula (CSV injection).
+
+    OWASP's rule: a cell starting with ``=``, ``+``, ``-``, ``@``, tab or CR gets a
+    leading ``'``. A cell that already starts with quotes and then one of those gets one
+    more, so that :func:`engine.ingest.readers.unescape_formula` (goldpan's CSV
+    importers) takes exactly one away and every cell imports back as it was.
+    Numbers are left alone.
+    """
+    if isinstance(cell, str) and _FORMULA_START.match(cell):
+        return "'" + cell
+    return cell
+
 
 def write_labels_csv(out: TextIO, labels: Iterable[Label]) -> int:
-    """Every annotator's labels as CSV ``question_id,doc_id,annotator,grade``."""
+    """Every annotator's labels as CSV ``question_id,doc_id,annotator,grade``.
+
+    Cells are :func:`spreadsheet_safe`.
+    """
     writer = csv.writer(out, lineterminator="\n")
     # the csv module quotes a field holding the line terminator ("\n") but not a bare CR,
     # which every reader takes for a line end: such a row is written fully quoted
@@ -116,7 +136,8 @@ def write_labels_csv(out: TextIO, labels: Iterable[Label]) -> int:
     writer.writerow(LABEL_COLUMNS)
     n = 0
     for lab in labels:
-        row = (lab.question_id, lab.doc_id, lab.annotator, lab.grade)
+        row = tuple(spreadsheet_safe(v) for v in (lab.question_id, lab.doc_id, lab.annotator))
+        row = (*row, lab.grade)
         (quoted if any("\r" in str(v) for v in row) else writer).writerow(row)
         n += 1
     return n
@@ -181,6 +202,8 @@ def write_questions_csv(
 ) -> int:
     """CSV ``id,text,tags,gold,no_answer``: tags comma-joined, gold space-separated.
 
+    Cells are :func:`spreadsheet_safe`.
+
     Raises:
         ValueError: a gold document id holds whitespace (use questions-jsonl), or a tag
             holds a separator that the reader splits tags at.
@@ -199,9 +222,8 @@ def write_questions_csv(
         for tag in q.tags:
             if any(c in tag for c in ",;|"):
                 raise ValueError(f"tag {tag!r} of question {q.id!r} holds , ; or |")
-        writer.writerow(
-            (q.id, q.text, ",".join(q.tags), " ".join(gold_entries(gold)), str(no_answer).lower())
-        )
+        cells = (q.id, q.text, ",".join(q.tags), " ".join(gold_entries(gold)))
+        writer.writerow((*map(spreadsheet_safe, cells), str(no_answer).lower()))
         n += 1
     return n
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,8 @@ from engine.ingest.readers import (
     QrelLine,
     QuestionExtras,
     RunLine,
+    form_clash,
+    nfc,
     read_docs,
     read_labels_csv,
     read_qrels,
@@ -64,6 +66,8 @@ class ImportReport:
     rankings: int = 0
     """Questions given a ranking by an imported run."""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Input left out (e.g. a link out of an imported folder), one line each."""
 
     def summary(self) -> str:
         """One line for people."""
@@ -107,14 +111,28 @@ def _check_qrels(
             raise IngestError(path, q.line, f"unknown document {q.doc_id!r}; not in the corpus")
 
 
+def _check_forms(known: Iterable[str], new: Iterable[str], path: Path, what: str) -> None:
+    """Refuse a new id that differs from a workspace id only in Unicode form (NFC/NFD)."""
+    by_form = {nfc(k): k for k in known if not k.isascii()}
+    if not by_form:
+        return
+    for ident in new:
+        other = by_form.get(nfc(ident))
+        if other is not None and other != ident:
+            raise IngestError(
+                path, None, form_clash(ident, other, what) + " (the workspace has it)"
+            )
+
+
 def _log(ws: Workspace, what: str, path: Path, report: ImportReport) -> None:
     ws.log_event("import", "import", f"{what} {path.name}: {report.summary()}")
 
 
 def import_docs(ws: Workspace, path: Path, fmt: str = "auto") -> ImportReport:
     """Documents from a Markdown folder, JSONL or CSV (new ids added, known ids replaced)."""
-    docs = read_docs(path, fmt)
     report = ImportReport()
+    docs = read_docs(path, fmt, report.warnings)
+    _check_forms(ws.doc_ids(), (d.id for d in docs), path, "document")
     with ws.transaction():
         report.docs = ws.write_docs(docs)
         _log(ws, "docs", path, report)
@@ -122,13 +140,18 @@ def import_docs(ws: Workspace, path: Path, fmt: str = "auto") -> ImportReport:
 
 
 def _write_questions(
-    ws: Workspace, questions: Sequence[Question], report: ImportReport, replace_labels: bool
+    ws: Workspace,
+    path: Path,
+    questions: Sequence[Question],
+    report: ImportReport,
+    replace_labels: bool,
 ) -> None:
     """Write questions inside the caller's transaction.
 
     A changed text keeps the old one in the history and retires the judgments made for
     it (:meth:`Workspace.retext_judgments`).
     """
+    _check_forms(ws.question_ids(), (q.id for q in questions), path, "question")
     old_texts = {}
     for q in questions:
         old = ws.question(q.id)
@@ -202,7 +225,7 @@ def import_questions(
     labels, verdicts = _extras_judgments(ws, path, extras, annotator)
     report = ImportReport()
     with ws.transaction():
-        _write_questions(ws, _with_extras(questions, extras), report, replace_labels)
+        _write_questions(ws, path, _with_extras(questions, extras), report, replace_labels)
         _write_judgments(ws, labels, verdicts, report)
         _log(ws, "questions", path, report)
     return report
@@ -257,8 +280,9 @@ def import_beir(
     labels, verdicts = _extras_judgments(ws, queries_path, extras, annotator, docs)
     report = ImportReport()
     with ws.transaction():
+        _check_forms(ws.doc_ids(), (d.id for d in docs), folder, "document")
         report.docs = ws.write_docs(docs)
-        _write_questions(ws, questions, report, replace_labels)
+        _write_questions(ws, folder, questions, report, replace_labels)
         report.labels = ws.write_labels(
             (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
         )
@@ -298,8 +322,9 @@ def import_squad(
     squad = read_squad(path, level)
     report = ImportReport()
     with ws.transaction():
+        _check_forms(ws.doc_ids(), (d.id for d in squad.docs), path, "document")
         report.docs = ws.write_docs(squad.docs)
-        _write_questions(ws, squad.questions, report, replace_labels)
+        _write_questions(ws, path, squad.questions, report, replace_labels)
         report.labels = ws.write_labels(
             (Label(q, d, annotator, 1) for q, d in squad.gold), event="import"
         )

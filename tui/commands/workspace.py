@@ -81,6 +81,8 @@ def cmd_import(args: argparse.Namespace) -> None:
             report = import_squad(
                 ws, path, args.level, args.annotator, replace_labels=args.replace_labels
             )
+    for warning in report.warnings:
+        err.print(literal(f"goldpan: warning: {warning}"))
     out.print(literal(f"imported {path.name}: {report.summary()}"))
 
 
