@@ -43,7 +43,7 @@ async def test_recheck_status_and_invisible_characters_shown(app_factory, tmp_pa
         table = app.screen.query_one(DataTable)
         assert str(table.get_row(ZW)[1]) == "recheck"
         assert str(table.get_row(RLO)[1]) == "labeled"
-        text = assert_shown(app, "q⟨U+200B⟩1", "q⟨U+202E⟩2", "1 need re-check")
+        text = assert_shown(app, "q⟨U+200B⟩1", "q⟨U+202E⟩2", "1 recheck ·")
         assert "\u200b" not in text and "\u202e" not in text
         # the session (what the judge screen's keys call) sees it so too, until judged again
         assert app.session.gold(ZW).status.value == "recheck"

@@ -268,7 +268,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 (
                     f"{table.row_count} shown · {counts['scored']} scored · "
                     f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
-                    + (f"{counts['recheck']} need re-check · " if counts["recheck"] else "")
+                    + (f"{counts['recheck']} recheck · " if counts["recheck"] else "")
                     + f"{counts['unlabeled']} unlabeled",
                     "dim",
                 ),
