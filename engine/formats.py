@@ -27,12 +27,15 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from engine.gold import Gold, Status
+from engine.outfiles import NAME_MAX, atomic_folder, check_target, write_atomic
+from engine.readers import IngestError
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import workspace_golds
 from engine.types import CachedRun, Doc, Label, Question
@@ -104,9 +107,28 @@ def write_trec_run(out: TextIO, runs: Iterable[CachedRun], tag: str | None = Non
 
 LABEL_COLUMNS: Sequence[str] = ("question_id", "doc_id", "annotator", "grade")
 
+_FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula (CSV injection).
+
+    OWASP's rule: a cell starting with ``=``, ``+``, ``-``, ``@``, tab or CR gets a
+    leading ``'``. A cell that already starts with quotes and then one of those gets one
+    more, so that :func:`engine.readers.unescape_formula` (goldpan's CSV
+    importers) takes exactly one away and every cell imports back as it was.
+    Numbers are left alone.
+    """
+    if isinstance(cell, str) and _FORMULA_START.match(cell):
+        return "'" + cell
+    return cell
+
 
 def write_labels_csv(out: TextIO, labels: Iterable[Label]) -> int:
-    """Every annotator's labels as CSV ``question_id,doc_id,annotator,grade``."""
+    """Every annotator's labels as CSV ``question_id,doc_id,annotator,grade``.
+
+    Cells are :func:`spreadsheet_safe`.
+    """
     writer = csv.writer(out, lineterminator="\n")
     # the csv module quotes a field holding the line terminator ("\n") but not a bare CR,
     # which every reader takes for a line end: such a row is written fully quoted
@@ -114,7 +136,8 @@ def write_labels_csv(out: TextIO, labels: Iterable[Label]) -> int:
     writer.writerow(LABEL_COLUMNS)
     n = 0
     for lab in labels:
-        row = (lab.question_id, lab.doc_id, lab.annotator, lab.grade)
+        row = tuple(spreadsheet_safe(v) for v in (lab.question_id, lab.doc_id, lab.annotator))
+        row = (*row, lab.grade)
         (quoted if any("\r" in str(v) for v in row) else writer).writerow(row)
         n += 1
     return n
@@ -179,6 +202,8 @@ def write_questions_csv(
 ) -> int:
     """CSV ``id,text,tags,gold,no_answer``: tags comma-joined, gold space-separated.
 
+    Cells are :func:`spreadsheet_safe`.
+
     Raises:
         ValueError: a gold document id holds whitespace (use questions-jsonl), or a tag
             holds a separator that the reader splits tags at.
@@ -197,9 +222,8 @@ def write_questions_csv(
         for tag in q.tags:
             if any(c in tag for c in ",;|"):
                 raise ValueError(f"tag {tag!r} of question {q.id!r} holds , ; or |")
-        writer.writerow(
-            (q.id, q.text, ",".join(q.tags), " ".join(gold_entries(gold)), str(no_answer).lower())
-        )
+        cells = (q.id, q.text, ",".join(q.tags), " ".join(gold_entries(gold)))
+        writer.writerow((*map(spreadsheet_safe, cells), str(no_answer).lower()))
         n += 1
     return n
 
@@ -325,6 +349,12 @@ def write_ranx(
             export.skipped.append(name)
             continue
         file_name = ranx_file_name(name)
+        if len(file_name.encode("utf-8")) > NAME_MAX:
+            raise ValueError(
+                f"retriever {name[:40]!r}... gives a run file name of "
+                f"{len(file_name.encode('utf-8'))} bytes; file systems allow {NAME_MAX}: "
+                "export the others with --retriever NAME, or add it again under a shorter name"
+            )
         if file_name in names:
             raise ValueError(
                 f"retrievers {names[file_name]!r} and {name!r} both map to {file_name}"
@@ -339,42 +369,83 @@ def write_ranx(
 # -- a workspace to files ------------------------------------------------------------------
 
 
+def _owned(fmt: str, split: str = "test") -> Callable[[Path], bool]:
+    """Which entries of an existing folder a ``fmt`` export writes (and so may replace)."""
+
+    def owned(rel: Path) -> bool:
+        parts = rel.parts
+        if fmt == "beir":
+            return parts in (("corpus.jsonl",), ("queries.jsonl",), ("qrels",)) or (
+                len(parts) == 2 and parts[0] == "qrels" and parts[1].endswith(".tsv")
+            )
+        return len(parts) == 1 and (
+            parts[0] == "qrels.json" or (parts[0].startswith("run-") and parts[0].endswith(".json"))
+        )
+
+    return owned
+
+
 def export_workspace(
-    ws: Workspace, fmt: str, target: Path, retrievers: Sequence[str] | None = None
+    ws: Workspace,
+    fmt: str,
+    target: Path,
+    retrievers: Sequence[str] | None = None,
+    *,
+    force: bool = False,
 ) -> str:
     """Write the workspace in ``fmt`` to ``target``; returns one line saying what was written.
 
-    ``target`` is a file, or a folder for ``beir`` and ``ranx`` (created when missing; the
-    format's files in it are replaced). ``retrievers`` limits ``trec-run`` and ``ranx``
-    (default: all). A single file is written only once all of it is known to be valid.
+    ``target`` is a file, or a folder for ``beir`` and ``ranx``. Everything is built in
+    memory or in a temporary file or folder beside ``target`` and renamed into place
+    (:mod:`engine.outfiles`): a failure leaves no partial output and an older ``target``
+    intact. An existing ``target`` is replaced only with ``force`` (a folder only when it
+    holds nothing but this format's files); the workspace itself, any SQLite file and
+    devices are never written. ``retrievers`` limits ``trec-run`` and ``ranx`` (default:
+    all).
 
     Raises:
-        ValueError: unknown format, a target of the wrong kind, or ids the format cannot
-            hold (the message says which).
+        ValueError: unknown format.
+        IngestError: a target that cannot be written as asked, ids the format cannot hold,
+            or a failed write; the message names ``target`` and says why.
     """
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
-    if fmt in FOLDER_FORMATS:
-        if target.exists() and not target.is_dir():
-            raise ValueError(f"{target} is a file; {fmt} writes a folder")
-    elif target.is_dir():
-        raise ValueError(f"{target} is a folder; {fmt} writes a file")
+    protect = [ws.path]
+    folder = fmt in FOLDER_FORMATS
+    check_target(target, force=force, protect=protect, folder=folder)  # before any work
+    try:
+        return _export(ws, fmt, target, retrievers, force=force, protect=protect)
+    except ValueError as exc:
+        raise IngestError(target, None, str(exc)) from None
+
+
+def _export(
+    ws: Workspace,
+    fmt: str,
+    target: Path,
+    retrievers: Sequence[str] | None,
+    *,
+    force: bool,
+    protect: Sequence[Path],
+) -> str:
     golds = workspace_golds(ws)
     gold = {q: g.gold for q, g in golds.items() if g.status is Status.LABELED and g.gold}
     specs = select_retrievers(ws, retrievers)
     if fmt == "beir":
-        c = write_beir(target, ws.docs(), ws.questions(), golds)
+        with atomic_folder(target, force=force, protect=protect, owned=_owned(fmt)) as tmp:
+            c = write_beir(tmp, ws.docs(), ws.questions(), golds)
         return (
             f"wrote {c['docs']} documents, {c['queries']} queries and {c['qrels']} qrels "
             f"lines to {target}"
         )
     if fmt == "ranx":
-        export = write_ranx(target, gold, {s.name: ws.runs(s.name) for s in specs})
+        with atomic_folder(target, force=force, protect=protect, owned=_owned(fmt)) as tmp:
+            export = write_ranx(tmp, gold, {s.name: ws.runs(s.name) for s in specs})
         line = f"wrote qrels.json and {len(export.runs)} runs to {target}"
         if export.skipped:
             line += f" (no ranking of a scored question: {', '.join(export.skipped)})"
         return line
-    buf = io.StringIO()
+    buf = io.StringIO(newline="")
     if fmt == "trec-qrels":
         n = write_trec_qrels(buf, gold)
     elif fmt == "trec-run":
@@ -385,7 +456,6 @@ def export_workspace(
         n = write_questions_jsonl(buf, ws.questions(), golds)
     else:
         n = write_questions_csv(buf, ws.questions(), golds)
-    with target.open("w", encoding="utf-8", newline="") as f:
-        f.write(buf.getvalue())
+    write_atomic(target, buf.getvalue(), force=force, protect=protect)
     what = "questions" if fmt.startswith("questions") else "lines"
     return f"wrote {n} {what} to {target}"

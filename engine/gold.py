@@ -16,7 +16,10 @@ The rules (DESIGN.md, "Workspace"):
    (grade >= 1). The agreed gold grade of a document is the lowest grade given to it
    (the conservative choice; nDCG uses it). An annotator without gold yet disagrees only
    when they graded 0 a document that another annotator marked relevant.
-4. Disagreement makes the question *disputed*. Ambiguous and disputed questions are left
+4. Judgments made for an earlier text of the question (``made_for`` in the workspace, set
+   when a re-import changed the text) are not read at all: a question judged only for
+   an older text is *recheck* (:func:`with_recheck`), left out of scores and counted.
+5. Disagreement makes the question *disputed*. Ambiguous and disputed questions are left
    out of scores until adjudicated; "no gold yet" questions too (trec_eval would score
    them 0), so a half-labeled question never drags a score down silently.
 """
@@ -44,6 +47,9 @@ class Status(StrEnum):
     NO_ANSWER = "no_answer"
     AMBIGUOUS = "ambiguous"
     DISPUTED = "disputed"
+    RECHECK = "recheck"
+    """Every judgment was made for an earlier text of the question (a re-import changed
+    it): nothing holds for the current text until someone judges it again."""
 
 
 SCORED = frozenset({Status.LABELED})
@@ -63,14 +69,27 @@ class Gold:
 
     @property
     def count_as(self) -> str:
-        """The bucket of the score counts: scored, no_answer, disputed or unlabeled."""
+        """The bucket of the score counts: scored, no_answer, disputed, recheck or unlabeled."""
         if self.status is Status.LABELED:
             return "scored"
         if self.status is Status.NO_ANSWER:
             return "no_answer"
         if self.status in (Status.DISPUTED, Status.AMBIGUOUS):
             return "disputed"
+        if self.status is Status.RECHECK:
+            return "recheck"
         return "unlabeled"
+
+
+def with_recheck(gold: Gold, stale: int) -> Gold:
+    """``gold``, or ``recheck`` when only judgments of an older text exist.
+
+    ``stale`` judgments were made for an older text of the question; when none made for
+    the current text gives the question a status of its own, it needs re-check.
+    """
+    if stale and gold.status in (Status.UNLABELED, Status.NO_GOLD_YET):
+        return Gold(gold.question_id, Status.RECHECK, {}, gold.annotators, gold.adjudicated)
+    return gold
 
 
 def resolve(
@@ -94,8 +113,16 @@ def resolve(
 
 
 def workspace_golds(ws: Workspace) -> dict[str, Gold]:
-    """Resolved gold of every question of the workspace."""
-    return resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+    """Resolved gold of every question of the workspace.
+
+    Judgments made for an earlier text of a question are not read (the workspace leaves
+    them out); a question with only such judgments is ``recheck``.
+    """
+    golds = resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+    for qid, stale in ws.recheck_counts().items():
+        if qid in golds:
+            golds[qid] = with_recheck(golds[qid], stale)
+    return golds
 
 
 def resolve_one(

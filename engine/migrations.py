@@ -121,7 +121,7 @@ CREATE TABLE leases (
 );
 """
 
-M_SNAPSHOTS = """
+M004_SNAPSHOTS = """
 -- Snapshots of the scores (issue 14): what every retriever scored on every scored question
 -- and the gold it was scored against, so a later `score --against NAME` can say which
 -- questions moved and whether the retriever or the labels changed. data is the JSON
@@ -133,7 +133,7 @@ CREATE TABLE snapshots (
 );
 """
 
-M_QUERYLOG = """
+M005_QUERYLOG = """
 -- A query log imported without --sample (issue 14): one row per group of duplicate and
 -- near-duplicate queries, waiting on the write screen to be kept, rewritten or discarded.
 CREATE TABLE querylog (
@@ -154,7 +154,24 @@ CREATE TABLE querylog (
 CREATE INDEX querylog_pending ON querylog(status, count);
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_EMBEDDINGS, M003_LEASES, M_SNAPSHOTS, M_QUERYLOG]
+# Judgments made for an earlier text of their question (issue 12: a re-imported question
+# whose text changed). made_for is NULL for a judgment of the question's current text,
+# else the sha256 (engine.types.sha256_text) of the older text it was made for. Such a
+# judgment is kept, shown and counted as needing re-check, and never counts as gold.
+M006_MADE_FOR = """
+ALTER TABLE labels ADD COLUMN made_for TEXT;
+ALTER TABLE verdicts ADD COLUMN made_for TEXT;
+ALTER TABLE adjudications ADD COLUMN made_for TEXT;
+"""
+
+MIGRATIONS: list[str] = [
+    M001_INITIAL,
+    M002_EMBEDDINGS,
+    M003_LEASES,
+    M004_SNAPSHOTS,
+    M005_QUERYLOG,
+    M006_MADE_FOR,
+]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,11 +9,15 @@ accepted.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
 import math
+import os
 import re
+import stat
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +125,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def nfc(ident: str) -> str:
+    """An id in Unicode NFC form, to find ids that differ only in form.
+
+    ``é`` as one code point and ``e`` plus a combining accent look the same. goldpan
+    keeps ids exactly as written (NFC would also change CJK compatibility ideographs
+    such as U+F900, which other tools keep) and refuses two ids that differ only so.
+    """
+    return ident if ident.isascii() else unicodedata.normalize("NFC", ident)
+
+
+def form_clash(ident: str, other: str, what: str) -> str:
+    """The message for two ids equal but for their Unicode form."""
+    return (
+        f"{what} id {ident!r} and {other!r} differ only in Unicode form (NFC/NFD) and look "
+        "the same; write them in one form (NFC) or give them different ids"
+    )
+
+
 def _check_id(ident: str, path: Path, line: int | None, what: str = "id") -> str:
     """``ident`` when usable as an id: not empty, no control characters."""
     if not ident:
@@ -182,12 +204,19 @@ def _text_field(record: Mapping[str, Any], key: str, path: Path, line: int | Non
     return value
 
 
-def _check_unique(seen: dict[str, int], ident: str, path: Path, line: int, what: str) -> None:
-    if ident in seen:
+def _check_unique(
+    seen: dict[str, tuple[str, int]], ident: str, path: Path, line: int, what: str
+) -> None:
+    """Refuse an id seen before, also in another Unicode form (``seen``: NFC -> id, line)."""
+    key = nfc(ident)
+    if key in seen:
+        first, first_line = seen[key]
+        if first != ident:
+            raise IngestError(path, line, form_clash(ident, first, what) + f" (line {first_line})")
         raise IngestError(
-            path, line, f"duplicate {what} id {ident!r} (first seen on line {seen[ident]})"
+            path, line, f"duplicate {what} id {ident!r} (first seen on line {first_line})"
         )
-    seen[ident] = line
+    seen[key] = (ident, line)
 
 
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -212,16 +241,47 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, record
 
 
+_FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
+"""A cell a spreadsheet would run as a formula (OWASP's CSV injection list), possibly
+behind quotes that an exporter added: :func:`engine.formats.spreadsheet_safe`."""
+
+
+def unescape_formula(cell: str) -> str:
+    """A cell as written before :func:`engine.formats.spreadsheet_safe` (one ``'`` less).
+
+    goldpan's CSV exports put ``'`` before a cell starting with ``=``, ``+``, ``-``,
+    ``@``, tab or CR (and before one already starting with quotes and then one of
+    those), so that a spreadsheet shows it as text; its importers of those formats take
+    that quote away again, so an export imports back unchanged.
+    """
+    if cell.startswith("'") and _FORMULA_START.match(cell, 1):
+        return cell[1:]
+    return cell
+
+
 def _csv_records(
-    path: Path, delimiter: str = ",", columns: tuple[str, ...] = ()
+    path: Path, delimiter: str = ",", columns: tuple[str, ...] = (), *, unescape: bool = False
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line, row) for each non-blank row; the header must name ``columns`` (else an id)."""
+    """(line, row) for each non-blank row; the header must name ``columns`` (else an id).
+
+    ``unescape``: cells go through :func:`unescape_formula` (goldpan's own CSV formats).
+    """
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         if not reader.fieldnames:
             raise IngestError(path, 1, "expected a header row")
         header = [h.strip() for h in reader.fieldnames]
+        seen_columns: set[str] = set()
+        for h in header:
+            if h in seen_columns:
+                raise IngestError(
+                    path,
+                    1,
+                    f"column {h!r} appears twice in the header; "
+                    "expected each column once (which one would hold the value?)",
+                )
+            seen_columns.add(h)
         reader.fieldnames = header
         if columns:
             if any(c not in header for c in columns):
@@ -238,6 +298,8 @@ def _csv_records(
                 raise IngestError(path, n, f"fewer fields than the {len(header)} in the header")
             if not any((v or "").strip() for v in row.values()):
                 continue
+            if unescape:
+                row = {k: unescape_formula(v) for k, v in row.items()}
             yield n, row
     except csv.Error as exc:
         # line_num still counts the lines before the broken record: name where it starts
@@ -266,8 +328,11 @@ def detect_doc_format(path: Path) -> str:
     )
 
 
-def read_docs(path: Path, fmt: str = "auto") -> list[Doc]:
-    """Documents from a Markdown folder, a JSONL file or a CSV file."""
+def read_docs(path: Path, fmt: str = "auto", warnings: list[str] | None = None) -> list[Doc]:
+    """Documents from a Markdown folder, a JSONL file or a CSV file.
+
+    ``warnings`` collects what a folder scan skipped (see :func:`read_markdown_docs`).
+    """
     if fmt not in DOC_FORMATS:
         raise IngestError(path, None, f"unknown format {fmt!r}; expected one of {DOC_FORMATS}")
     if fmt == "auto":
@@ -275,7 +340,7 @@ def read_docs(path: Path, fmt: str = "auto") -> list[Doc]:
             raise IngestError(path, None, "no such file or folder")
         fmt = detect_doc_format(path)
     if fmt == "markdown":
-        return read_markdown_docs(path)
+        return read_markdown_docs(path, warnings)
     if fmt == "jsonl":
         return read_jsonl_docs(path)
     return read_csv_docs(path)
@@ -284,7 +349,7 @@ def read_docs(path: Path, fmt: str = "auto") -> list[Doc]:
 def read_jsonl_docs(path: Path) -> list[Doc]:
     """BEIR corpus shape: ``_id``/``id``, ``title``, ``text``; other keys become fields."""
     docs: list[Doc] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}
     for n, rec in _jsonl_records(path):
         ident = _id_of(rec, path, n)
         _check_unique(seen, ident, path, n, "document")
@@ -301,7 +366,7 @@ def read_csv_docs(path: Path) -> list[Doc]:
     """CSV (or TSV) with a header ``id,title,text,...``; other columns become fields."""
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     docs: list[Doc] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}
     for n, row in _csv_records(path, delimiter):
         ident = _id_of(row, path, n)
         _check_unique(seen, ident, path, n, "document")
@@ -403,7 +468,7 @@ def read_markdown_doc(path: Path) -> Doc:
     ident = str(raw_id).strip() if raw_id is not None else path.stem
     if not ident:
         raise IngestError(path, 2, "front matter `id` is empty")
-    _check_id(ident, path, 2 if raw_id is not None else None)
+    ident = _check_id(ident, path, 2 if raw_id is not None else None)
     title = meta.pop("title", None)
     if isinstance(title, dict | list):
         raise IngestError(path, 2, "front matter `title` must be text")
@@ -415,22 +480,58 @@ def read_markdown_doc(path: Path) -> Doc:
     return Doc(ident, str(title), markdown_body(body), fields)
 
 
-def read_markdown_docs(path: Path) -> list[Doc]:
-    """Every ``*.md`` file under a folder (or one file), sorted by path."""
+def _skip_reason(file: Path, root: Path) -> str | None:
+    """Why a ``*.md`` entry of a folder scan is not read; None to read it."""
+    try:
+        real = Path(os.path.realpath(file))
+        mode = real.stat().st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc.__class__.__name__})"
+    if not real.is_relative_to(root):
+        return f"a link to {real}, outside the imported folder"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, device or socket)"
+    return None
+
+
+def read_markdown_docs(path: Path, warnings: list[str] | None = None) -> list[Doc]:
+    """Every ``*.md`` file under a folder (or one file), sorted by path.
+
+    A folder scan skips, and lists in ``warnings``: symbolic links (to files or folders)
+    leading outside the folder, and anything not a regular file (a FIFO named ``x.md``
+    would block the read forever).
+    """
     if path.is_file():
         return [read_markdown_doc(path)]
     if not path.exists():
         raise IngestError(path, None, "no such folder")
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".md", ".markdown"))
+    if not path.is_dir():
+        raise IngestError(path, None, "not a regular file or folder (a FIFO, device or socket)")
+    root = Path(os.path.realpath(path))
+    files = []
+    for p in sorted(path.rglob("*")):
+        if p.suffix.lower() not in (".md", ".markdown"):
+            continue
+        reason = _skip_reason(p, root)
+        if reason is None:
+            files.append(p)
+        elif warnings is not None:
+            warnings.append(f"skipped {p}: {reason}")
     if not files:
         raise IngestError(path, None, "no Markdown files (*.md) in this folder")
     docs: list[Doc] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, tuple[str, Path]] = {}
     for f in files:
         doc = read_markdown_doc(f)
-        if doc.id in seen:
-            raise IngestError(f, None, f"duplicate document id {doc.id!r} (also in {seen[doc.id]})")
-        seen[doc.id] = f
+        key = nfc(doc.id)
+        if key in seen:
+            first, where = seen[key]
+            if first != doc.id:
+                raise IngestError(f, None, form_clash(doc.id, first, "document") + f" (in {where})")
+            raise IngestError(f, None, f"duplicate document id {doc.id!r} (also in {where})")
+        seen[key] = (doc.id, f)
         docs.append(doc)
     return docs
 
@@ -462,11 +563,11 @@ def read_questions(path: Path) -> list[Question]:
     suffix = path.suffix.lower()
     records: Iterator[tuple[int, Mapping[str, Any]]]
     if suffix in (".csv", ".tsv"):
-        records = _csv_records(path, "\t" if suffix == ".tsv" else ",")
+        records = _csv_records(path, "\t" if suffix == ".tsv" else ",", unescape=True)
     else:
         records = _jsonl_records(path)
     out: list[Question] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}
     for n, rec in records:
         ident = _id_of(rec, path, n)
         _check_unique(seen, ident, path, n, "question")
@@ -565,15 +666,20 @@ class SquadSet:
     docs: list[Doc]
     questions: list[Question]
     gold: list[tuple[str, str]]
-    """(question id, doc id) pairs."""
+    """(question id, doc id) pairs of the answerable questions."""
+    no_answer: list[str] = dataclasses.field(default_factory=list)
+    """Ids of SQuAD 2.0 unanswerable questions (``is_impossible``): no gold."""
 
 
 def read_squad(path: Path, level: str) -> SquadSet:
-    """A SQuAD 1.1 JSON file (such as KorQuAD) at article or paragraph level.
+    """A SQuAD 1.1 or 2.0 JSON file (such as KorQuAD) at article or paragraph level.
 
     Article: doc id = ``title``, doc title = title with ``_`` as spaces, text = the title
     line then the paragraphs, joined by newlines. Paragraph: doc id = ``title#i`` (i the
-    0-based paragraph index), text = the paragraph. Each question's source is its gold.
+    0-based paragraph index), text = the paragraph. Each question's source is its gold,
+    but a SQuAD 2.0 unanswerable question (``"is_impossible": true``; its
+    ``plausible_answers`` are a distractor, not an answer) has none: it is listed in
+    :attr:`SquadSet.no_answer`.
     """
     if level not in ("article", "paragraph"):
         raise IngestError(path, None, f"unknown level {level!r}; expected article or paragraph")
@@ -590,15 +696,16 @@ def read_squad(path: Path, level: str) -> SquadSet:
             raise IngestError(path, None, _surrogate_message(*found))
 
     def shape(where: str, expected: str) -> IngestError:
-        return IngestError(path, None, f"{where}: expected {expected} (SQuAD 1.1 shape)")
+        return IngestError(path, None, f"{where}: expected {expected} (SQuAD 1.1 / 2.0 shape)")
 
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise shape("top level", 'an object with a "data" list')
     docs: list[Doc] = []
     questions: list[Question] = []
     gold: list[tuple[str, str]] = []
-    seen_q: dict[str, str] = {}
-    seen_doc: set[str] = set()
+    no_answer: list[str] = []
+    seen_q: dict[str, tuple[str, str]] = {}
+    seen_doc: dict[str, str] = {}
     for ai, article in enumerate(data["data"]):
         where = f"data[{ai}]"
         if not isinstance(article, dict) or not isinstance(article.get("title"), str):
@@ -609,10 +716,13 @@ def read_squad(path: Path, level: str) -> SquadSet:
         title = article["title"]
         if not title.strip():
             raise shape(where, 'a non-empty "title"')
-        _check_id(title, path, None, f"{where}: title")
-        if title in seen_doc:
+        title = _check_id(title, path, None, f"{where}: title")
+        if nfc(title) in seen_doc:
+            first = seen_doc[nfc(title)]
+            if first != title:
+                raise IngestError(path, None, f"{where}: " + form_clash(title, first, "article"))
             raise IngestError(path, None, f"{where}: duplicate article title {title!r}")
-        seen_doc.add(title)
+        seen_doc[nfc(title)] = title
         contexts: list[str] = []
         for pi, para in enumerate(paragraphs):
             pwhere = f"{where}.paragraphs[{pi}]"
@@ -634,16 +744,24 @@ def read_squad(path: Path, level: str) -> SquadSet:
                 qid = str(qa["id"])
                 if not qid.strip():
                     raise shape(qwhere, 'a non-empty "id"')
-                _check_id(qid, path, None, f"{qwhere}: id")
+                qid = _check_id(qid, path, None, f"{qwhere}: id")
                 if not qa["question"].strip():
                     raise IngestError(path, None, f"{qwhere}: question {qid!r} has no text")
-                if qid in seen_q:
+                if nfc(qid) in seen_q:
+                    first, also = seen_q[nfc(qid)]
+                    if first != qid:
+                        raise IngestError(
+                            path, None, f"{qwhere}: " + form_clash(qid, first, "question")
+                        )
                     raise IngestError(
-                        path, None, f"{qwhere}: duplicate question id {qid!r} (also {seen_q[qid]})"
+                        path, None, f"{qwhere}: duplicate question id {qid!r} (also {also})"
                     )
-                seen_q[qid] = qwhere
+                seen_q[nfc(qid)] = (qid, qwhere)
                 questions.append(Question(qid, qa["question"].strip(), (), author="import"))
-                gold.append((qid, doc_id))
+                if _squad_impossible(qa, qwhere, path):
+                    no_answer.append(qid)
+                else:
+                    gold.append((qid, doc_id))
             if level == "paragraph":
                 docs.append(
                     Doc(
@@ -657,8 +775,24 @@ def read_squad(path: Path, level: str) -> SquadSet:
             display = title.replace("_", " ")
             docs.append(Doc(title, display, "\n".join([display, *contexts]), {}))
     if not questions:
-        raise IngestError(path, None, "no questions found (SQuAD 1.1 shape)")
-    return SquadSet(docs, questions, gold)
+        raise IngestError(path, None, "no questions found (SQuAD 1.1 / 2.0 shape)")
+    return SquadSet(docs, questions, gold, no_answer)
+
+
+def _squad_impossible(qa: Mapping[str, Any], where: str, path: Path) -> bool:
+    """True for a SQuAD 2.0 unanswerable question.
+
+    That is ``"is_impossible": true``, or (a 2.0 file without the flag) an empty
+    ``answers`` list next to ``plausible_answers``.
+    """
+    flag = qa.get("is_impossible")
+    if flag is not None and not isinstance(flag, bool):
+        raise IngestError(
+            path, None, f'{where}: "is_impossible" must be true or false (SQuAD 2.0 shape)'
+        )
+    if flag is not None:
+        return flag
+    return "plausible_answers" in qa and not qa.get("answers")
 
 
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
@@ -668,7 +802,8 @@ def read_labels_csv(path: Path) -> list[tuple[Label, int]]:
     """``question_id,doc_id,annotator,grade`` rows, each with its line number."""
     out: list[tuple[Label, int]] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for n, row in _csv_records(path, ",", ("question_id", "doc_id", "annotator", "grade")):
+    columns = ("question_id", "doc_id", "annotator", "grade")
+    for n, row in _csv_records(path, ",", columns, unescape=True):
         grade = _grade(row["grade"], path, n)
         if grade not in GRADES:
             raise IngestError(path, n, f"grade {grade} is out of range; expected {GRADE_RANGE}")
@@ -686,7 +821,7 @@ def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
     """``question_id,annotator,verdict,note`` rows, each with its line number."""
     out: list[tuple[Verdict, int]] = []
     seen: dict[tuple[str, str], int] = {}
-    for n, row in _csv_records(path, ",", ("question_id", "annotator", "verdict")):
+    for n, row in _csv_records(path, ",", ("question_id", "annotator", "verdict"), unescape=True):
         verdict = row["verdict"].strip()
         if verdict not in VERDICTS:
             raise IngestError(
@@ -872,7 +1007,7 @@ def read_question_extras(path: Path) -> list[QuestionExtras]:
     suffix = path.suffix.lower()
     records: Iterator[tuple[int, Mapping[str, Any]]]
     if suffix in (".csv", ".tsv"):
-        records = _csv_records(path, "\t" if suffix == ".tsv" else ",")
+        records = _csv_records(path, "\t" if suffix == ".tsv" else ",", unescape=True)
     else:
         records = _jsonl_records(path)
     out: list[QuestionExtras] = []

@@ -1,8 +1,9 @@
 """Scores of every retriever on a workspace's resolved gold.
 
 Only questions whose status is ``labeled`` are scored with ranking metrics; the others
-are counted (no answer, disputed, unlabeled). Rankings come from the cache: scoring never
-re-runs a retriever unless its cache is stale (see :mod:`engine.retrieve.runner`).
+are counted (no answer, disputed, needing re-check, unlabeled). Rankings come from the
+cache: scoring never re-runs a retriever unless its cache is stale (see
+:mod:`engine.retrieve.runner`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from engine.metrics import (
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
-COUNT_KEYS = ("scored", "no_answer", "disputed", "unlabeled")
+COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.gold import Gold, resolve_one, workspace_golds
+from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
@@ -46,6 +46,8 @@ class QuestionState:
     adjudication: Adjudication | None
     gold: Gold
     """The question's resolved gold."""
+    stale: int = 0
+    """Judgments made for an older text of the question (``recheck`` when only these)."""
 
     @classmethod
     def of(
@@ -55,14 +57,17 @@ class QuestionState:
         labels: Sequence[Label],
         verdicts: Sequence[Verdict],
         adjudication: Adjudication | None,
+        stale: int = 0,
     ) -> QuestionState:
-        """Resolve the gold of these rows."""
+        """Resolve the gold of these rows (``stale``: judgments of an older text)."""
         by: dict[str, dict[str, int]] = {}
         for lab in labels:
             by.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
         said = {v.annotator: v.verdict for v in verdicts}
-        gold = resolve_one(question_id, by, said, adjudication)
-        return cls(question_id, annotator, tuple(labels), tuple(verdicts), adjudication, gold)
+        gold = with_recheck(resolve_one(question_id, by, said, adjudication), stale)
+        return cls(
+            question_id, annotator, tuple(labels), tuple(verdicts), adjudication, gold, stale
+        )
 
     @property
     def mine(self) -> dict[str, int]:
@@ -90,7 +95,7 @@ class QuestionState:
             labels.append(Label(self.question_id, doc_id, self.annotator, grade))
         labels.sort(key=lambda lab: (lab.doc_id, lab.annotator))
         return QuestionState.of(
-            self.question_id, self.annotator, labels, self.verdicts, self.adjudication
+            self.question_id, self.annotator, labels, self.verdicts, self.adjudication, self.stale
         )
 
     def with_verdict(self, verdict: Verdict | None) -> QuestionState:
@@ -100,13 +105,13 @@ class QuestionState:
             verdicts.append(verdict)
         verdicts.sort(key=lambda v: v.annotator)
         return QuestionState.of(
-            self.question_id, self.annotator, self.labels, verdicts, self.adjudication
+            self.question_id, self.annotator, self.labels, verdicts, self.adjudication, self.stale
         )
 
     def with_adjudication(self, adjudication: Adjudication) -> QuestionState:
         """The state after an adjudication."""
         return QuestionState.of(
-            self.question_id, self.annotator, self.labels, self.verdicts, adjudication
+            self.question_id, self.annotator, self.labels, self.verdicts, adjudication, self.stale
         )
 
 
@@ -207,6 +212,7 @@ class LabelingSession:
             ws.labels_for(question_id),
             ws.verdicts_for(question_id),
             ws.adjudication(question_id),
+            ws.recheck_counts(question_id).get(question_id, 0),
         )
         self._states[question_id] = state
         return state

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 _WORD = re.compile(r"\w+")
@@ -53,12 +54,57 @@ class Tokenizer(Protocol):
         ...
 
 
-class _FunctionTokenizer:
-    """A tokenizer made from a plain function of one text."""
+_CHUNK = 1 << 16
+"""Characters per piece when a long text is counted piece by piece (:func:`token_counts`)."""
+_SPACE = re.compile(r"\s")
 
-    def __init__(self, name: str, fn: Callable[[str], list[str]]) -> None:
+
+def text_pieces(text: str, size: int | None = None) -> Iterator[str]:
+    r"""``text`` in pieces of about ``size`` characters, each cut just after a whitespace.
+
+    No ``\w+`` run spans a whitespace, and lowercasing a piece gives the same characters
+    as lowercasing the whole text (a final sigma looks only as far as the space), so the
+    word tokens of the pieces are those of the text, in order.
+    """
+    size = size or _CHUNK
+    start, n = 0, len(text)
+    while start < n:
+        m = _SPACE.search(text, start + size) if start + size < n else None
+        end = m.end() if m else n
+        yield text[start:end]
+        start = end
+
+
+class _FunctionTokenizer:
+    """A tokenizer made from a plain function of one text.
+
+    ``passes`` are the same tokens as functions of the word list, one list after the
+    other: what :meth:`count` uses to count a long text piece by piece.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[str], list[str]],
+        passes: Sequence[Callable[[list[str]], list[str]]] = (),
+    ) -> None:
         self.name = name
         self._fn = fn
+        self._passes = passes
+
+    def count(self, text: str) -> Counter[str]:
+        """How often each token occurs, keys in order of first occurrence.
+
+        The same as ``Counter(self(text))``, without holding every token of the text at
+        once: a 250 MB document made ~45 million token strings (several GB).
+        """
+        if not self._passes or len(text) <= _CHUNK:
+            return Counter(self._fn(text))
+        counts: Counter[str] = Counter()
+        for tokens_of in self._passes:
+            for piece in text_pieces(text):
+                counts.update(tokens_of(_WORD.findall(piece.lower())))
+        return counts
 
     def __call__(self, text: str) -> list[str]:
         return self._fn(text)
@@ -175,13 +221,38 @@ class KiwiTokenizer:
         return "Tokenizer('kiwi')"
 
 
+def _same(words: list[str]) -> list[str]:
+    return words
+
+
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
-    "word": lambda: _FunctionTokenizer("word", word_tokens),
-    "bigram": lambda: _FunctionTokenizer("bigram", bigram_tokens),
-    "word+bigram": lambda: _FunctionTokenizer("word+bigram", word_bigram_tokens),
+    "word": lambda: _FunctionTokenizer("word", word_tokens, [_same]),
+    "bigram": lambda: _FunctionTokenizer("bigram", bigram_tokens, [_bigrams_of]),
+    "word+bigram": lambda: _FunctionTokenizer(
+        "word+bigram", word_bigram_tokens, [_same, _bigrams_of]
+    ),
     "kiwi": KiwiTokenizer,
 }
 """The tokenizer registry: name -> factory."""
+
+
+def token_counts(tokenizer: Tokenizer, texts: Sequence[str]) -> list[Counter[str]]:
+    """Each text's token counts (keys in order of first occurrence), as an index needs.
+
+    Equal to ``[Counter(t) for t in tokenizer.tokenize_many(texts)]``; the built-in
+    word tokenizers count piece by piece, so the memory needed stays a small multiple
+    of the largest text (Kiwi's tokens are counted one text at a time).
+    """
+    count = getattr(tokenizer, "count", None)
+    if count is not None:
+        return [count(t) for t in texts]
+    out: list[Counter[str]] = []
+    for start in range(0, len(texts), _BATCH):  # batches keep Kiwi's threads busy
+        out.extend(Counter(t) for t in tokenizer.tokenize_many(texts[start : start + _BATCH]))
+    return out
+
+
+_BATCH = 256
 
 
 def get_tokenizer(name: str) -> Tokenizer:

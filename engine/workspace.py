@@ -464,8 +464,15 @@ class Workspace:
         """Every question id, in code-point order."""
         return [r[0] for r in self.conn.execute("SELECT id FROM questions ORDER BY id")]
 
-    def write_questions(self, questions: Iterable[Question]) -> tuple[int, int, int]:
-        """Insert or update questions; returns (added, updated, unchanged)."""
+    def write_questions(
+        self, questions: Iterable[Question], *, by: str = "import"
+    ) -> tuple[int, int, int]:
+        """Insert or update questions; returns (added, updated, unchanged).
+
+        A changed text keeps the old one in the question's history (as
+        :meth:`edit_question` does, logged as ``by``); what happens to the judgments made
+        for the old text is :meth:`retext_judgments`'s job.
+        """
         with self.transaction():
             known = {
                 r[0]: (r[1], r[2])
@@ -483,6 +490,8 @@ class Workspace:
                     added += 1
                 else:
                     updated += 1
+                    if old[0] != q.text:
+                        self._event("question", by, q.id, None, old[0], q.text, stamp)
                 self.conn.execute(
                     "INSERT INTO questions(id, text, tags, author, created, written_blind, note)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
@@ -542,12 +551,86 @@ class Workspace:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def retext_judgments(
+        self, question_id: str, old_text: str, new_text: str, by: str, *, replace: bool = False
+    ) -> int:
+        """The question's text changed from ``old_text``: its judgments no longer hold.
+
+        Every current label, verdict and adjudication of the question is marked as made
+        for the old text (``made_for`` = its hash): kept, and counted as needing
+        re-check, but no longer gold. With ``replace`` they are deleted instead (each
+        deletion logged). Judgments earlier marked as made for ``new_text`` (the text
+        came back) become current again. Returns how many judgments were marked or
+        deleted.
+        """
+        old_hash, new_hash = sha256_text(old_text), sha256_text(new_text)
+        n = 0
+        with self.transaction():
+            for table in _JUDGMENT_TABLES:
+                if replace:
+                    n += self._delete_current(table, question_id, by)
+                else:
+                    n += self.conn.execute(
+                        f"UPDATE {table} SET made_for = ? WHERE question_id = ? "
+                        "AND made_for IS NULL",
+                        (old_hash, question_id),
+                    ).rowcount
+            for table in _JUDGMENT_TABLES:
+                # a judgment made for the text now back, unless one for it exists anew
+                self.conn.execute(
+                    f"UPDATE OR IGNORE {table} SET made_for = NULL WHERE question_id = ? "
+                    "AND made_for = ?",
+                    (question_id, new_hash),
+                )
+        return n
+
+    def _delete_current(self, table: str, question_id: str, by: str) -> int:
+        stamp = now()
+        if table == "labels":
+            rows = self.conn.execute(
+                "DELETE FROM labels WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING doc_id, annotator, grade",
+                (question_id,),
+            ).fetchall()
+            for doc, annotator, grade in rows:
+                self._event("label", annotator, question_id, doc, str(grade), None, stamp)
+        elif table == "verdicts":
+            rows = self.conn.execute(
+                "DELETE FROM verdicts WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING annotator, verdict",
+                (question_id,),
+            ).fetchall()
+            for annotator, verdict in rows:
+                self._event("verdict", annotator, question_id, None, verdict, None, stamp)
+        else:
+            rows = self.conn.execute(
+                "DELETE FROM adjudications WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING by, no_answer, gold",
+                (question_id,),
+            ).fetchall()
+            for who, no_answer, gold in rows:
+                old = "no_answer" if no_answer else gold
+                self._event("adjudication", who, question_id, None, old, None, stamp)
+        return len(rows)
+
+    def recheck_counts(self, question_id: str | None = None) -> dict[str, int]:
+        """Question id -> how many of its judgments were made for an earlier text."""
+        where = "made_for IS NOT NULL" + (" AND question_id = ?" if question_id else "")
+        args = (question_id,) if question_id else ()
+        sql = " UNION ALL ".join(
+            f"SELECT question_id FROM {t} WHERE {where}" for t in _JUDGMENT_TABLES
+        )
+        out: dict[str, int] = {}
+        for (qid,) in self.conn.execute(sql, args * len(_JUDGMENT_TABLES)):
+            out[qid] = out.get(qid, 0) + 1
+        return out
+
     # -- labels, verdicts, adjudications ----------------------------------------------
 
     def labels(self) -> list[Label]:
         """Every label of every annotator."""
         rows = self.conn.execute(
-            "SELECT question_id, doc_id, annotator, grade FROM labels "
+            "SELECT question_id, doc_id, annotator, grade FROM labels WHERE made_for IS NULL "
             "ORDER BY question_id, doc_id, annotator"
         )
         return [Label(*r) for r in rows]
@@ -566,7 +649,8 @@ class Workspace:
                 self.conn.execute(
                     "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, doc_id, annotator) "
-                    "DO UPDATE SET grade = excluded.grade, updated = excluded.updated",
+                    "DO UPDATE SET grade = excluded.grade, updated = excluded.updated, "
+                    "made_for = NULL",
                     (lab.question_id, lab.doc_id, lab.annotator, lab.grade, stamp),
                 )
                 self._event(
@@ -585,7 +669,7 @@ class Workspace:
         """Every annotator's labels of one question."""
         rows = self.conn.execute(
             "SELECT question_id, doc_id, annotator, grade FROM labels WHERE question_id = ? "
-            "ORDER BY doc_id, annotator",
+            "AND made_for IS NULL ORDER BY doc_id, annotator",
             (question_id,),
         )
         return [Label(*r) for r in rows]
@@ -605,7 +689,7 @@ class Workspace:
         """Every annotator's verdict on one question."""
         rows = self.conn.execute(
             "SELECT question_id, annotator, verdict, note FROM verdicts WHERE question_id = ? "
-            "ORDER BY annotator",
+            "AND made_for IS NULL ORDER BY annotator",
             (question_id,),
         )
         return [Verdict(*r) for r in rows]
@@ -624,7 +708,7 @@ class Workspace:
         """The adjudication of one question, or None."""
         r = self.conn.execute(
             "SELECT question_id, no_answer, gold, by, note FROM adjudications "
-            "WHERE question_id = ?",
+            "WHERE question_id = ? AND made_for IS NULL",
             (question_id,),
         ).fetchone()
         return Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) if r else None
@@ -632,7 +716,7 @@ class Workspace:
     def verdicts(self) -> list[Verdict]:
         """Every verdict of every annotator."""
         rows = self.conn.execute(
-            "SELECT question_id, annotator, verdict, note FROM verdicts "
+            "SELECT question_id, annotator, verdict, note FROM verdicts WHERE made_for IS NULL "
             "ORDER BY question_id, annotator"
         )
         return [Verdict(*r) for r in rows]
@@ -651,7 +735,7 @@ class Workspace:
                     "INSERT INTO verdicts(question_id, annotator, verdict, note, updated) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, annotator) DO UPDATE "
                     "SET verdict = excluded.verdict, note = excluded.note, "
-                    "updated = excluded.updated",
+                    "updated = excluded.updated, made_for = NULL",
                     (v.question_id, v.annotator, v.verdict, v.note, stamp),
                 )
                 self._event(
@@ -669,7 +753,8 @@ class Workspace:
     def adjudications(self) -> list[Adjudication]:
         """Every adjudication."""
         rows = self.conn.execute(
-            "SELECT question_id, no_answer, gold, by, note FROM adjudications ORDER BY question_id"
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
+            "WHERE made_for IS NULL ORDER BY question_id"
         )
         return [Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) for r in rows]
 
@@ -681,7 +766,7 @@ class Workspace:
                 "INSERT INTO adjudications(question_id, no_answer, gold, by, at, note) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(question_id) DO UPDATE SET "
                 "no_answer = excluded.no_answer, gold = excluded.gold, by = excluded.by, "
-                "at = excluded.at, note = excluded.note",
+                "at = excluded.at, note = excluded.note, made_for = NULL",
                 (
                     adj.question_id,
                     int(adj.no_answer),
@@ -1107,6 +1192,10 @@ class Workspace:
             if cur.rowcount == 0:
                 raise WorkspaceError(f"no query {log_id} in the log")
             self._event("querylog", by, question_id, None, None, f"{log_id} {status}", now())
+
+
+_JUDGMENT_TABLES = ("labels", "verdicts", "adjudications")
+"""The tables whose rows are made for one text of a question (``made_for``)."""
 
 
 def _split_sql(script: str) -> list[str]:

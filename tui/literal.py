@@ -15,18 +15,32 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Invisible format characters (Unicode category Cf) that hide or reorder text: zero-width
+# spaces and joiners, bidirectional marks, embeddings, overrides and isolates (the
+# "Trojan Source" characters), word joiners and invisible operators, the BOM / zero-width
+# no-break space, the soft hyphen, the Arabic letter mark and the Mongolian vowel
+# separator. Two ids that differ only by one of these would look the same.
+_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]")
 
 
 def _picture(m: re.Match[str]) -> str:
     code = ord(m.group())
     if code < 0x20:
         return chr(0x2400 + code)
-    return "\u2421" if code == 0x7F else "\ufffd"  # C1 controls have no pictures
+    if code == 0x7F:
+        return "\u2421"
+    if code <= 0x9F:
+        return "\ufffd"  # C1 controls have no pictures
+    return f"\u27e8U+{code:04X}\u27e9"  # a format character: ⟨U+200B⟩
 
 
 def visible(s: str) -> str:
-    """Control characters (but newline and tab) as Unicode control pictures."""
+    """Control characters (but newline and tab) as Unicode control pictures.
+
+    Invisible format characters (zero-width, bidi overrides, BOM) show as their code
+    point between angle brackets, ``⟨U+202E⟩``, so they can neither hide nor reorder text.
+    """
     return _CONTROL.sub(_picture, s)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,8 @@ from engine.readers import (
     QrelLine,
     QuestionExtras,
     RunLine,
+    form_clash,
+    nfc,
     read_docs,
     read_labels_csv,
     read_qrels,
@@ -57,9 +59,15 @@ class ImportReport:
     questions: tuple[int, int, int] = (0, 0, 0)
     """Questions (added, updated, unchanged)."""
     labels: int = 0
+    recheck: tuple[int, int] = (0, 0)
+    """Questions whose text changed, and their judgments made for the old text (marked
+    as needing re-check, or deleted with ``replace_labels``)."""
+    replaced_labels: bool = False
     rankings: int = 0
     """Questions given a ranking by an imported run."""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Input left out (e.g. a link out of an imported folder), one line each."""
 
     def summary(self) -> str:
         """One line for people."""
@@ -72,6 +80,13 @@ class ImportReport:
             parts.append(f"questions: {a} added, {u} updated, {s} unchanged")
         if self.labels:
             parts.append(f"labels: {self.labels}")
+        if self.recheck[0]:
+            n, judged = self.recheck
+            what = "deleted (--replace-labels)" if self.replaced_labels else "need re-check"
+            parts.append(
+                f"text changed: {n} questions, whose {judged} judgments made for the old "
+                f"text {what}"
+            )
         if self.rankings:
             parts.append(f"rankings: {self.rankings} questions")
         parts.extend(self.notes)
@@ -96,18 +111,59 @@ def _check_qrels(
             raise IngestError(path, q.line, f"unknown document {q.doc_id!r}; not in the corpus")
 
 
+def _check_forms(known: Iterable[str], new: Iterable[str], path: Path, what: str) -> None:
+    """Refuse a new id that differs from a workspace id only in Unicode form (NFC/NFD)."""
+    by_form = {nfc(k): k for k in known if not k.isascii()}
+    if not by_form:
+        return
+    for ident in new:
+        other = by_form.get(nfc(ident))
+        if other is not None and other != ident:
+            raise IngestError(
+                path, None, form_clash(ident, other, what) + " (the workspace has it)"
+            )
+
+
 def _log(ws: Workspace, what: str, path: Path, report: ImportReport) -> None:
     ws.log_event("import", "import", f"{what} {path.name}: {report.summary()}")
 
 
 def import_docs(ws: Workspace, path: Path, fmt: str = "auto") -> ImportReport:
     """Documents from a Markdown folder, JSONL or CSV (new ids added, known ids replaced)."""
-    docs = read_docs(path, fmt)
     report = ImportReport()
+    docs = read_docs(path, fmt, report.warnings)
+    _check_forms(ws.doc_ids(), (d.id for d in docs), path, "document")
     with ws.transaction():
         report.docs = ws.write_docs(docs)
         _log(ws, "docs", path, report)
     return report
+
+
+def _write_questions(
+    ws: Workspace,
+    path: Path,
+    questions: Sequence[Question],
+    report: ImportReport,
+    replace_labels: bool,
+) -> None:
+    """Write questions inside the caller's transaction.
+
+    A changed text keeps the old one in the history and retires the judgments made for
+    it (:meth:`Workspace.retext_judgments`).
+    """
+    _check_forms(ws.question_ids(), (q.id for q in questions), path, "question")
+    old_texts = {}
+    for q in questions:
+        old = ws.question(q.id)
+        if old is not None and old.text != q.text:
+            old_texts[q.id] = (old.text, q.text)
+    report.questions = ws.write_questions(questions, by="import")
+    judged = sum(
+        ws.retext_judgments(qid, old, new, "import", replace=replace_labels)
+        for qid, (old, new) in old_texts.items()
+    )
+    report.recheck = (len(old_texts), judged)
+    report.replaced_labels = replace_labels
 
 
 def _with_extras(questions: Sequence[Question], extras: Sequence[QuestionExtras]) -> list[Question]:
@@ -150,19 +206,26 @@ def _write_judgments(
         report.notes.append(f"no-answer verdicts: {n}")
 
 
-def import_questions(ws: Workspace, path: Path, annotator: str = "import") -> ImportReport:
+def import_questions(
+    ws: Workspace, path: Path, annotator: str = "import", *, replace_labels: bool = False
+) -> ImportReport:
     """Questions from JSONL or CSV, with their gold when the file gives it.
 
     A ``gold`` column or key (``doc:grade`` entries) becomes labels of ``annotator``; a
     true ``no_answer`` becomes that annotator's no-answer verdict. Files without them
     import questions only.
+
+    A known question whose text changed keeps the old text in its history; the labels,
+    verdicts and adjudication made for the old text are marked so (counted as needing
+    re-check, never gold) or, with ``replace_labels``, deleted. The file's own gold is
+    then written for the new text.
     """
     questions = read_questions(path)
     extras = read_question_extras(path)
     labels, verdicts = _extras_judgments(ws, path, extras, annotator)
     report = ImportReport()
     with ws.transaction():
-        report.questions = ws.write_questions(_with_extras(questions, extras))
+        _write_questions(ws, path, _with_extras(questions, extras), report, replace_labels)
         _write_judgments(ws, labels, verdicts, report)
         _log(ws, "questions", path, report)
     return report
@@ -184,7 +247,12 @@ def import_qrels(ws: Workspace, path: Path, annotator: str = "import") -> Import
 
 
 def import_beir(
-    ws: Workspace, folder: Path, split: str = "test", annotator: str = "import"
+    ws: Workspace,
+    folder: Path,
+    split: str = "test",
+    annotator: str = "import",
+    *,
+    replace_labels: bool = False,
 ) -> ImportReport:
     """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{split}.tsv``.
 
@@ -212,8 +280,9 @@ def import_beir(
     labels, verdicts = _extras_judgments(ws, queries_path, extras, annotator, docs)
     report = ImportReport()
     with ws.transaction():
+        _check_forms(ws.doc_ids(), (d.id for d in docs), folder, "document")
         report.docs = ws.write_docs(docs)
-        report.questions = ws.write_questions(questions)
+        _write_questions(ws, folder, questions, report, replace_labels)
         report.labels = ws.write_labels(
             (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
         )
@@ -238,17 +307,29 @@ def _unwrap_metadata(doc: Doc) -> Doc:
 
 
 def import_squad(
-    ws: Workspace, path: Path, level: str = "article", annotator: str = "import"
+    ws: Workspace,
+    path: Path,
+    level: str = "article",
+    annotator: str = "import",
+    *,
+    replace_labels: bool = False,
 ) -> ImportReport:
-    """A SQuAD 1.1 file; each question's source document becomes its gold (grade 1)."""
+    """A SQuAD 1.1 or 2.0 file; each question's source document becomes its gold (grade 1).
+
+    A SQuAD 2.0 unanswerable question (``is_impossible``) gets no gold but a
+    ``no_answer`` verdict of ``annotator``: it is scored as a no-answer question.
+    """
     squad = read_squad(path, level)
     report = ImportReport()
     with ws.transaction():
+        _check_forms(ws.doc_ids(), (d.id for d in squad.docs), path, "document")
         report.docs = ws.write_docs(squad.docs)
-        report.questions = ws.write_questions(squad.questions)
+        _write_questions(ws, path, squad.questions, report, replace_labels)
         report.labels = ws.write_labels(
             (Label(q, d, annotator, 1) for q, d in squad.gold), event="import"
         )
+        verdicts = [Verdict(q, annotator, "no_answer") for q in squad.no_answer]
+        _write_judgments(ws, [], verdicts, report)
         _log(ws, f"squad ({level})", path, report)
     return report
 

@@ -36,7 +36,7 @@ from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
-from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
+from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer, token_counts
 from engine.types import Doc, Question, RetrieverSpec
 
 
@@ -73,10 +73,12 @@ class BM25Retriever:
     ) -> None:
         """Tokenize the documents (shared through ``cache``) and build the index."""
         self._tokenizer = get_tokenizer(self.tokenizer_name)
-        key = ("tokens", self.tokenizer_name, self.fields)
+        key = ("token counts", self.tokenizer_name, self.fields)
         tokens = cache.get(key)
         if tokens is None:
-            tokens = self._tokenizer.tokenize_many([doc_text(d, self.fields) for d in docs])
+            # counts, not token lists: one entry per distinct term keeps the memory a
+            # small multiple of the largest document (token_counts)
+            tokens = token_counts(self._tokenizer, [doc_text(d, self.fields) for d in docs])
             cache[key] = tokens
         ranks_key = ("id_ranks",)
         if ranks_key not in cache:

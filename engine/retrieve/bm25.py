@@ -30,7 +30,8 @@ point; documents with a score <= 0 are not ranked.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,33 +128,38 @@ def top_k(
 class BM25Index:
     """A BM25 index over pre-tokenized documents."""
 
-    def __init__(self, doc_tokens: Sequence[Sequence[str]], params: BM25Params) -> None:
+    def __init__(
+        self, doc_tokens: Sequence[Sequence[str] | Mapping[str, int]], params: BM25Params
+    ) -> None:
         """Build the weight matrix.
 
         Args:
-            doc_tokens: one token list per document, in the order of the doc ids used to
-                read the results.
+            doc_tokens: per document, in the order of the doc ids used to read the
+                results: its tokens, or its token counts (keys in order of first
+                occurrence, :func:`engine.tokenize.token_counts`), which hold one entry
+                per distinct term instead of one per token.
             params: the variant and its parameters.
         """
         check_variant(params.variant)
         self.params = params
         n_docs = len(doc_tokens)
         self.n_docs = n_docs
+        counted = [d if isinstance(d, Mapping) else Counter(d) for d in doc_tokens]
         vocab: dict[str, int] = {}
         setdefault = vocab.setdefault
-        term_ids = [setdefault(t, len(vocab)) for toks in doc_tokens for t in toks]
-        lengths = np.fromiter((len(t) for t in doc_tokens), dtype=np.int64, count=n_docs)
+        term_ids = [setdefault(t, len(vocab)) for c in counted for t in c]
+        pairs = np.fromiter((len(c) for c in counted), dtype=np.int64, count=n_docs)
+        data = np.fromiter((n for c in counted for n in c.values()), np.float64, int(pairs.sum()))
+        cols = np.repeat(np.arange(n_docs, dtype=np.int64), pairs)
+        lengths = np.bincount(cols, weights=data, minlength=n_docs)
         self.vocab = vocab
         self.doc_len = lengths.astype(np.float64)
         n_terms = len(vocab)
-        total = int(lengths.sum())
+        total = float(lengths.sum())
         # rank_bm25 divides the token count by the number of documents.
         self.avgdl = total / n_docs if n_docs else 0.0
         rows = np.asarray(term_ids, dtype=np.int64)
-        cols = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        tf_matrix = sparse.csr_matrix(
-            (np.ones(total, dtype=np.float64), (rows, cols)), shape=(n_terms, n_docs)
-        )
+        tf_matrix = sparse.csr_matrix((data, (rows, cols)), shape=(n_terms, n_docs))
         tf_matrix.sum_duplicates()
         tf_matrix.sort_indices()
         df = np.diff(tf_matrix.indptr).astype(np.float64)

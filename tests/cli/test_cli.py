@@ -46,7 +46,13 @@ def test_new_import_pool_score_json(tmp_path, capsys):
     assert code == 0
     data = json.loads(out)
     # q1, q2 scored; q3 has no labels; q4 only a grade-0 judgment (no gold yet)
-    assert data["questions"] == {"scored": 2, "no_answer": 0, "disputed": 0, "unlabeled": 2}
+    assert data["questions"] == {
+        "scored": 2,
+        "no_answer": 0,
+        "disputed": 0,
+        "recheck": 0,
+        "unlabeled": 2,
+    }
     bigram = data["retrievers"]["bm25-bigram"]
     assert set(bigram) == {
         "hit@1",

@@ -431,7 +431,7 @@ CASES: dict[str, tuple[str, dict[str, bytes], str, str]] = {
         "squad",
         {"s.json": b'[{"title": "A"}]'},
         "s.json",
-        's.json: top level: expected an object with a "data" list (SQuAD 1.1 shape)',
+        's.json: top level: expected an object with a "data" list (SQuAD 1.1 / 2.0 shape)',
     ),
     "squad missing qas": (
         "squad",
@@ -441,7 +441,7 @@ CASES: dict[str, tuple[str, dict[str, bytes], str, str]] = {
             ).encode()
         },
         "s.json",
-        's.json: data[0].paragraphs[0]: expected a "qas" list (SQuAD 1.1 shape)',
+        's.json: data[0].paragraphs[0]: expected a "qas" list (SQuAD 1.1 / 2.0 shape)',
     ),
     "squad question not text": (
         "squad",

@@ -629,7 +629,10 @@ def test_a_bad_file_in_a_markdown_folder_is_named(tmp_path):
             {"data": [{"title": "A\nB", "paragraphs": []}]},
             "data[0]: title 'A\\nB' contains a control character",
         ),
-        ({"data": [{"title": "A", "paragraphs": []}]}, "no questions found (SQuAD 1.1 shape)"),
+        (
+            {"data": [{"title": "A", "paragraphs": []}]},
+            "no questions found (SQuAD 1.1 / 2.0 shape)",
+        ),
     ],
 )
 def test_squad_of_the_wrong_shape(payload, expected, tmp_path):

@@ -76,7 +76,13 @@ def test_live_rows_hardest_first_and_tag_filter(tiny_ws):
     missed = [sum(1 for v in r.ranks.values() if v == 0) for r in rows]
     assert missed == sorted(missed, reverse=True)
     assert [r.question_id for r in live.rows(tag="easy")] == ["q1"]
-    assert live.counts("easy") == {"scored": 1, "no_answer": 0, "disputed": 0, "unlabeled": 0}
+    assert live.counts("easy") == {
+        "scored": 1,
+        "no_answer": 0,
+        "disputed": 0,
+        "recheck": 0,
+        "unlabeled": 0,
+    }
     assert "partial-id" in live.all_tags()
 
 

@@ -133,6 +133,7 @@ def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFi
         "scored": n_gold,
         "no_answer": 0,
         "disputed": 0,
+        "recheck": 0,
         "unlabeled": n_questions - n_gold,
     }
     assert len(beir.qrels) == n_gold

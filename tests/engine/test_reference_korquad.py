@@ -252,6 +252,7 @@ def test_metrics_match_reference(
         "scored": N_QUESTIONS,
         "no_answer": 0,
         "disputed": 0,
+        "recheck": 0,
         "unlabeled": 0,
     }
     for name in RETRIEVERS:

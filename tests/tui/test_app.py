@@ -74,7 +74,7 @@ async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
         await pilot.press("f", "f", "f", "f", "f")  # ... disputed
         assert app.screen.status_filter.value == "disputed"
         assert table.row_count == 5
-        await pilot.press("f", "t")  # back to all statuses; first tag
+        await pilot.press("f", "f", "t")  # recheck, back to all statuses; first tag
         assert app.screen.tag_filter == "conditional"
         assert table.row_count == 3
         await pilot.press("enter")

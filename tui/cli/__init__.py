@@ -96,6 +96,16 @@ def _command(
     return parser
 
 
+def _replace_labels_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--replace-labels",
+        action="store_true",
+        help="when a known question's text changed, delete the labels, verdicts and "
+        "adjudication made for the old text (default: keep them, marked as needing "
+        "re-check and left out of scores)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     p = _Parser(prog="goldpan")
@@ -121,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="PATH")
     s.add_argument("--annotator", default="import", help="whose labels the gold becomes")
+    _replace_labels_flag(s)
     s = isub.add_parser("run", help="a TREC run file as an external retriever's rankings")
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="FILE")
@@ -141,11 +152,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="DIR")
     s.add_argument("--split", default="test")
     s.add_argument("--annotator", default="import")
-    s = isub.add_parser("squad", help="SQuAD 1.1 JSON (e.g. KorQuAD); source doc = gold")
+    _replace_labels_flag(s)
+    s = isub.add_parser(
+        "squad",
+        help="SQuAD 1.1 or 2.0 JSON (e.g. KorQuAD); source doc = gold, is_impossible = no answer",
+    )
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="FILE")
     s.add_argument("--level", choices=("article", "paragraph"), default="article")
     s.add_argument("--annotator", default="import")
+    _replace_labels_flag(s)
     s = isub.add_parser(
         "querylog",
         help="a query log (text, JSONL or CSV: query, count, timestamp): de-duplicate, "
@@ -449,6 +465,12 @@ def _export_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--out", metavar="PATH", help="a file, or a folder for beir and ranx")
     s.add_argument(
         "--retriever", metavar="NAME", help="trec-run, ranx: one retriever (default all)"
+    )
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT (a folder only if it holds nothing but this format's "
+        "files); without it an existing OUT is refused. Never the workspace or a database.",
     )
 
 

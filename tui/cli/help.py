@@ -154,7 +154,10 @@ ABOUT: dict[str, str] = {
         "questions-csv (id,text,tags,gold,no_answer), read back by `import questions`; "
         "beir (a folder: corpus.jsonl, queries.jsonl, qrels/test.tsv, read back by "
         "`import beir`); ranx (a folder: qrels.json, {qid: {doc: grade}}, and "
-        "run-NAME.json, {qid: {doc: score}}, per retriever)."
+        "run-NAME.json, {qid: {doc: score}}, per retriever). The output is written to a "
+        "temporary file (or folder) beside OUT and renamed into place, so a failed write "
+        "leaves no partial file and an older OUT intact. An existing OUT is replaced only "
+        "with --force."
     ),
     "info": (
         "Counts of documents, questions, labels, verdicts, retrievers and cached runs, "

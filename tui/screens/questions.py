@@ -28,6 +28,7 @@ STATUS_STYLE = {
     Status.NO_ANSWER: "cyan",
     Status.AMBIGUOUS: "magenta",
     Status.DISPUTED: "bold red",
+    Status.RECHECK: "bold yellow",
 }
 STATUS_FILTERS: list[Status | None] = [None, *Status]
 COLUMNS = ("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
@@ -47,6 +48,8 @@ Every question of the workspace with its **status**:
 - *no_answer*: the corpus cannot answer it (scored apart);
 - *ambiguous*: flagged for an adjudicator;
 - *disputed*: annotators disagree (left out of scores until adjudicated).
+- *recheck*: a re-import changed the question's text; its judgments were made for the
+  old text (kept, left out of scores): judge it again.
 
 **title ov.** is the highest share of the question's words found in one document title
 (whole words or Hangul bigrams); yellow from 60%: likely an easy question. **gold ov.**
@@ -311,7 +314,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 (
                     f"{table.row_count} shown · {counts['scored']} scored · "
                     f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
-                    f"{counts['unlabeled']} unlabeled",
+                    + (f"{counts['recheck']} recheck · " if counts["recheck"] else "")
+                    + f"{counts['unlabeled']} unlabeled",
                     "dim",
                 ),
             )

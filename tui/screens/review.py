@@ -333,6 +333,8 @@ top 100), hardest first, and the rank-1 document that beat it.
                 " no answer · ",
                 (str(counts["disputed"]), "bold red"),
                 " disputed · ",
+                (str(counts["recheck"]) if counts["recheck"] else "", "bold yellow"),
+                " need re-check · " if counts["recheck"] else "",
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
                 since_text(baseline.name if baseline else None, n_snapshots),

@@ -49,7 +49,8 @@ def score_table(
     c = board.counts
     caption = (
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
-        f"{c['unlabeled']} unlabeled"
+        + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
+        + f"{c['unlabeled']} unlabeled"
     )
     shown = [
         n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5

@@ -56,7 +56,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         if what == "docs":
             report = import_docs(ws, path, args.format)
         elif what == "questions":
-            report = import_questions(ws, path, args.annotator)
+            report = import_questions(ws, path, args.annotator, replace_labels=args.replace_labels)
         elif what == "run":
             if not _NAME.match(args.name):
                 raise UsageError(
@@ -70,9 +70,15 @@ def cmd_import(args: argparse.Namespace) -> None:
         elif what == "verdicts":
             report = import_verdicts(ws, path)
         elif what == "beir":
-            report = import_beir(ws, path, args.split, args.annotator)
+            report = import_beir(
+                ws, path, args.split, args.annotator, replace_labels=args.replace_labels
+            )
         else:
-            report = import_squad(ws, path, args.level, args.annotator)
+            report = import_squad(
+                ws, path, args.level, args.annotator, replace_labels=args.replace_labels
+            )
+    for warning in report.warnings:
+        err.print(literal(f"goldpan: warning: {warning}"))
     out.print(literal(f"imported {path.name}: {report.summary()}"))
 
 
@@ -226,7 +232,7 @@ def cmd_export(args: argparse.Namespace) -> None:
         raise UsageError("where to write: --out PATH")
     with open_workspace(args.workspace, readonly=False) as ws:
         retrievers = [args.retriever] if args.retriever else None
-        line = export_workspace(ws, args.format, Path(raw), retrievers)
+        line = export_workspace(ws, args.format, Path(raw), retrievers, force=args.force)
     out.print(literal(line))
 
 
@@ -252,6 +258,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             "cached_runs": counts["runs"],
             "annotators": ws.annotators(),
             "question_status": dict(sorted(status.items())),
+            "judgments_for_an_old_text": sum(ws.recheck_counts().values()),
         }
     if args.json:
         print_json(info)
