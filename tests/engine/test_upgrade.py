@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import engine.workspace as workspace_module
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from engine.migrations import GOLDPAN_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.types import Adjudication, Doc, Label, Question, Verdict
 from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
@@ -53,6 +53,14 @@ def dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
             )
         ]
         return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def application_id(path: Path) -> int:
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA application_id").fetchone()[0])
     finally:
         conn.close()
 
@@ -112,7 +120,7 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     assert ("q2", "d2", "mina", 1) in [r[:4] for r in before["labels"]]
 
     ws = Workspace.open(path)
-    assert ws.schema_version == SCHEMA_VERSION == 2
+    assert ws.schema_version == SCHEMA_VERSION
     assert ws.upgraded_from == 1
     backup = ws.backup_path
     assert backup is not None and backup.parent == path.parent
@@ -125,7 +133,12 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
 
     after = dump(path)
     assert after.pop("embeddings") == []
+    # the identity migration gave it a random workspace id (the trust record's key)
+    ids = [row for row in after["meta"] if row[0] == "workspace_id"]
+    assert len(ids) == 1 and re.fullmatch(r"[0-9a-f]{32}", ids[0][1])
+    after["meta"].remove(ids[0])
     assert after == before  # every row of every table, as it was
+    assert application_id(path) == GOLDPAN_APPLICATION_ID and application_id(backup) == 0
 
     # the backup is the version-1 workspace, WAL contents included, and a v1 goldpan opens it
     assert user_version(backup) == 1
@@ -153,7 +166,7 @@ def test_cli_says_where_the_backup_is(tmp_path, monkeypatch, capsys):
     assert code == 0
     assert json.loads(out)["schema_version"] == SCHEMA_VERSION
     (backup,) = tmp_path.glob("old.v1-backup-*.db")
-    assert "upgraded" in err and "from schema version 1 to 2" in err
+    assert "upgraded" in err and f"from schema version 1 to {SCHEMA_VERSION}" in err
     assert str(backup) in err.replace("\n", "")
     # the second time there is nothing to say
     code, _, err = run(capsys, "info", path, "--json")
@@ -253,7 +266,7 @@ def test_read_only_open_sees_what_is_still_in_the_wal(tiny_ws):
 def test_a_v1_workspace_cannot_be_reviewed_read_only_without_an_upgrade(tmp_path, monkeypatch):
     path = tmp_path / "v1.db"
     make_v1(path, monkeypatch)
-    with pytest.raises(WorkspaceError, match="must be upgraded to 2.*read-only"):
+    with pytest.raises(WorkspaceError, match=f"must be upgraded to {SCHEMA_VERSION}.*read-only"):
         Workspace.open(path, readonly=True)
     assert user_version(path) == 1 and not list(tmp_path.glob("*backup*"))
 
