@@ -503,6 +503,39 @@ class Workspace:
             )
         self._sound = True
 
+    def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` findings (empty when the file is sound)."""
+        try:
+            found = [str(r[0]) for r in self.conn.execute(f"PRAGMA integrity_check({limit})")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if found == ["ok"] else found
+
+    def foreign_key_problems(self, limit: int = 100) -> list[str]:
+        """Rows that point at a row missing from the table they refer to."""
+        try:
+            found = self.conn.execute("PRAGMA foreign_key_check").fetchmany(limit)
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [f"table {t}, rowid {rowid}: refers to a row {parent} lacks" for t, rowid, parent, _ in found]
+
+    def row_problems(self) -> Iterator[str]:
+        """Every row goldpan could not read back (checked as the readers decode them)."""
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, (sql, read) in _ROW_READERS.items():
+            if table not in present:
+                continue
+            try:
+                for r in self.conn.execute(sql):
+                    try:
+                        read(self.path, r)
+                    except BadRow as exc:
+                        yield f"table {exc.table}, row {exc.row}: {exc.why}"
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table} cannot be read to the end: {exc}"
+
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
@@ -1049,6 +1082,27 @@ class Workspace:
             "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
         )
         return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]
+
+
+_ROW_READERS: dict[str, tuple[str, Any]] = {
+    "meta": ("SELECT key, value FROM meta", decode.meta),
+    "docs": ("SELECT id, title, text, fields FROM docs", decode.doc),
+    "questions": (f"SELECT {Workspace._Q_COLUMNS} FROM questions", decode.question),
+    "labels": ("SELECT question_id, doc_id, annotator, grade FROM labels", decode.label),
+    "verdicts": ("SELECT question_id, annotator, verdict, note FROM verdicts", decode.verdict),
+    "adjudications": (
+        "SELECT question_id, no_answer, gold, by, note FROM adjudications",
+        decode.adjudication,
+    ),
+    "retrievers": ("SELECT name, kind, params FROM retrievers", decode.retriever),
+    "runs": (
+        "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs",
+        lambda path, r: decode.run_row(path, r[0], r[1:]),
+    ),
+    "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
+    "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
+}
+"""Table -> (the query, the decoder) ``row_problems`` reads each row with."""
 
 
 def _split_sql(script: str) -> list[str]:

@@ -124,8 +124,16 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
         known = ", ".join(sorted(RETRIEVER_KINDS))
         if spec.kind in STORED_KINDS:
             raise ValueError(f"{spec.name} is an imported run; it cannot be run") from None
-        raise ValueError(f"unknown retriever kind {spec.kind!r}; known kinds: {known}") from None
-    return factory(spec)
+        raise ValueError(
+            f"retriever {spec.name!r} (table retrievers): unknown kind {spec.kind!r}; "
+            f"known kinds: {known}"
+        ) from None
+    try:
+        return factory(spec)
+    except (TypeError, AttributeError) as exc:  # params of the wrong JSON types
+        raise ValueError(
+            f"retriever {spec.name!r} (table retrievers): parameters of the wrong type ({exc})"
+        ) from None
 
 
 def bases_of(spec: RetrieverSpec) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ from tui.commands.common import (
     _progress,
     err,
     out,
+    say_skipped,
 )
 from tui.commands.scores import score_table
 from tui.literal import literal
@@ -95,6 +96,7 @@ def cmd_pool(args: argparse.Namespace) -> None:
             report = refresh_runs(
                 ws, args.retriever, depth=args.depth, force=args.force, progress=progress
             )
+        say_skipped(args.workspace, report)
         adds = pool_contributions(ws, POOL_DEPTH)
     table = Table(title="pool", title_justify="left")
     columns = (
