@@ -448,6 +448,10 @@ class Workspace:
             ) from None
         return target
 
+    def checkpoint(self) -> None:
+        """Copy every committed page from the ``-wal`` file into the file itself."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()

@@ -13,11 +13,13 @@ from textual.screen import Screen
 
 from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
+from engine.trust import TrustStore, command_of
 from engine.session import LabelingSession
 from engine.workspace import Workspace
-from tui.literal import visible
+from tui.literal import command_shown, visible
 from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
 from tui.screens.adjudicate import AdjudicateScreen
+from tui.screens.modals import TrustScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
@@ -132,6 +134,12 @@ class GoldpanApp(App[None]):
         """The copy of the old version written when the workspace was upgraded."""
         self.session = LabelingSession(self.ws, annotator)
         self.prepared = PreparedRetrievers()
+        self.trust = TrustStore()
+        """The user's record of trusted command retrievers (outside the workspace)."""
+        self.trust_pending: list[str] | None = None
+        """Questions waiting for the answer to the trust question (None: not asking)."""
+        self.trust_asked = False
+        """The trust question is asked once per session; unanswered commands are skipped."""
         self.pool_tried: set[str] = set()
         """Questions pooled since start: a retriever that cannot run is not retried on
         every redraw (editing a question pools it again)."""
@@ -223,8 +231,46 @@ class GoldpanApp(App[None]):
         bar = f" {'█' * filled}{'░' * (20 - filled)} {done}/{total}" if total > 1 else "…"
         self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
 
-    @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def pool_question(self, question_id: str) -> None:
+        """Pool one question; first ask, once, about command retrievers not yet trusted."""
+        if self.trust_pending is not None:  # the question is on screen: pool after it
+            self.trust_pending.append(question_id)
+            return
+        if not self.trust_asked and self.readonly_reason is None:
+            try:
+                untrusted = self.trust.untrusted(self.ws, self.ws.retrievers())
+            except ValueError as exc:  # the trust record is damaged: nothing is trusted
+                self.notify(visible(str(exc)), severity="error", markup=False)
+                untrusted = []
+            if untrusted:
+                self.trust_asked = True
+                self.trust_pending = [question_id]
+                shown = [(s.name, command_shown(command_of(s))) for s in untrusted]
+
+                def answered(trust: bool | None) -> None:
+                    if trust:
+                        try:
+                            self.trust.trust(self.ws, untrusted)
+                        except ValueError as exc:
+                            self.notify(visible(str(exc)), severity="error", markup=False)
+                    else:
+                        self.notify(
+                            visible(
+                                f"Pooling without {', '.join(n for n, _ in shown)}: not "
+                                f"trusted. `goldpan trust {self.workspace_path}` trusts them."
+                            ),
+                            markup=False,
+                        )
+                    pending, self.trust_pending = self.trust_pending or [], None
+                    for qid in dict.fromkeys(pending):
+                        self._pool_worker(qid)
+
+                self.push_screen(TrustScreen(self.workspace_path.name, shown), answered)
+                return
+        self._pool_worker(question_id)
+
+    @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
+    def _pool_worker(self, question_id: str) -> None:
         """Rank one question with every retriever (its own connection) and report."""
         self.pool_tried.add(question_id)
         if self.readonly_reason is not None:  # rankings are cached in the workspace
@@ -236,7 +282,11 @@ class GoldpanApp(App[None]):
             ws = Workspace.open(self.workspace_path)
             try:
                 report = refresh_runs(
-                    ws, question_ids=[question_id], prepared=self.prepared, keep_going=True
+                    ws,
+                    question_ids=[question_id],
+                    prepared=self.prepared,
+                    keep_going=True,
+                    trust=self.trust,
                 )
                 runs = {
                     s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
@@ -246,8 +296,9 @@ class GoldpanApp(App[None]):
         except Exception as exc:  # reported on the UI thread, never lost
             self.post_message(PoolFailed(question_id, str(exc)))
             return
-        if report.errors:  # the other retrievers' rankings still count
-            failed = "; ".join(f"{n}: {e}" for n, e in report.errors.items())
+        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+        if errors:  # the other retrievers' rankings still count
+            failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
         rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
         self.post_message(QuestionPooled(question_id, rankings))

@@ -19,7 +19,7 @@ from tui.commands.common import (
     err,
     out,
 )
-from tui.literal import literal
+from tui.literal import command_shown, literal
 
 
 def cmd_label(args: argparse.Namespace) -> None:
@@ -97,6 +97,14 @@ def cmd_merge(args: argparse.Namespace) -> None:
     out.print(literal(f"merged into {args.out}: {report.summary()}"))
     for conflict in report.conflicts:
         err.print(literal(f"conflict: {conflict}"))
+    for name, command in report.commands_added:
+        err.print(
+            literal(
+                f"goldpan: {args.out} now has command retriever {name}, which runs "
+                f"{command_shown(command)}; it is not trusted there and is skipped until you "
+                f"review it with `goldpan trust {args.out}`"
+            )
+        )
 
 
 def cmd_queue(args: argparse.Namespace) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from rich.table import Table
@@ -11,6 +10,7 @@ from rich.table import Table
 from engine.trust import COMMAND_KIND, TrustStore, command_of
 from engine.types import RetrieverSpec
 from tui.commands.common import UsageError, _open, err, out
+from tui.literal import command_shown as shown
 from tui.literal import literal
 
 WARNING = (
@@ -18,14 +18,6 @@ WARNING = (
     "goldpan pools questions (pool, score, compare, queue, the judge screen). Trust only "
     "commands you have read and expect; a workspace from someone else may name anything."
 )
-
-
-def shown(command: str) -> str:
-    """The command as people should read it: control, invisible and bidi characters
-    escaped, so that what is shown is what runs."""
-    if command.isascii() and command.isprintable():
-        return command
-    return json.dumps(command)  # \\u escapes for everything that is not plain ASCII
 
 
 def _ask(question: str) -> bool:
