@@ -108,8 +108,9 @@ class MergeReport:
         ):
             if added or changed:
                 parts.append(f"{what}: {added} added" + (f", {changed} changed" if changed else ""))
-                if what == "retrievers" and self.commands_added:
-                    parts[-1] += f" ({len(self.commands_added)} running a command, untrusted)"
+        if self.commands_added:
+            n = len(self.commands_added)
+            parts.append(f"{n} command retriever{'' if n == 1 else 's'} brought in, untrusted")
         if self.conflicts:
             n = len(self.conflicts)
             parts.append(f"{n} conflict{'' if n == 1 else 's'}")
