@@ -17,7 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.types import VERDICTS, Adjudication, Doc, Label, Question, RetrieverSpec, Verdict
+from engine.types import (
+    MAX_JSON_DEPTH,
+    RETRIEVER_KIND_NAMES,
+    VERDICTS,
+    Adjudication,
+    Doc,
+    Label,
+    Question,
+    RetrieverSpec,
+    Verdict,
+)
 
 
 class WorkspaceError(Exception):
@@ -69,7 +79,23 @@ def _json(value: Any, path: Path, table: str, row: str, column: str, shape: type
         raise BadRow(path, table, row, f"{column} is not valid JSON ({exc})") from None
     if type(decoded) is not shape:
         raise BadRow(path, table, row, f"{column} is {show(value)}, not a JSON {name}")
+    if too_deep(decoded):
+        raise BadRow(path, table, row, f"{column} nests deeper than {MAX_JSON_DEPTH} levels")
     return decoded
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a decoded JSON value nests more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
 
 
 def _key(*parts: Any) -> str:
@@ -148,6 +174,9 @@ def retriever(path: Path, r: Sequence[Any]) -> RetrieverSpec:
     row = f"name {show(r[0])}"
     name = _text(r[0], path, "retrievers", row, "name")
     kind = _text(r[1], path, "retrievers", row, "kind")
+    if kind not in RETRIEVER_KIND_NAMES:
+        known = ", ".join(RETRIEVER_KIND_NAMES)
+        raise BadRow(path, "retrievers", row, f"kind {show(kind)} is unknown (known: {known})")
     return RetrieverSpec(name, kind, _json(r[2], path, "retrievers", row, "params", dict))
 
 
@@ -183,6 +212,7 @@ def number(path: Path, table: str, row: str, column: str, value: Any) -> float:
 def run_row(path: Path, retriever: str, r: Sequence[Any]) -> tuple[Any, ...]:
     """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked."""
     row = f"(retriever {show(retriever)}, question {show(r[0])})"
+    _text(retriever, path, "runs", row, "retriever")
     ids = run_doc_ids(path, retriever, r[0], r[1])
     scores = run_scores(path, retriever, r[0], r[2], len(ids))
     latency = number(path, "runs", row, "latency_ms", r[3])

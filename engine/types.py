@@ -17,6 +17,14 @@ Run = Mapping[str, Mapping[str, float]]
 VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 """What an annotator can say of a question as a whole."""
 
+RETRIEVER_KIND_NAMES = ("bm25", "dense", "rerank", "rrf", "idboost", "command", "external")
+"""Every retriever kind a workspace may hold (the registry in :mod:`engine.retrieve` and
+the stored ``external`` kind; a test keeps them in agreement)."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of a JSON value goldpan stores or reads back (deeper values would
+overflow the recursion of the code that copies, hashes and prints them)."""
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: the same value always gives the same text."""

@@ -34,6 +34,9 @@ from engine import rows as decode
 from engine.migrations import GOLDPAN_APPLICATION_ID, M003_IDENTITY, MIGRATIONS, SCHEMA_VERSION
 from engine.rows import BadRow, WorkspaceError
 from engine.types import (
+    MAX_JSON_DEPTH,
+    RETRIEVER_KIND_NAMES,
+    VERDICTS,
     Adjudication,
     CachedRun,
     Doc,
@@ -505,7 +508,32 @@ class Workspace:
                 f"`goldpan check {self.path}` lists every problem; restore the workspace "
                 "from a copy, or recover its rows with `sqlite3 FILE .recover`"
             )
+        bad = next(self._bad_rows(), None)
+        if bad is not None:
+            raise WorkspaceError(f"{bad}; nothing was written")
         self._sound = True
+
+    def _bad_rows(self) -> Iterator[BadRow]:
+        """Rows the readers would refuse, found fast: SQL picks every suspect row (a
+        superset: JSON validity, shapes, types, lengths, depth, UTF-8) and the readers'
+        own decoders judge each suspect, so the gate and the readers never disagree."""
+        self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, where in _SUSPECTS.items():
+            if table not in present:
+                continue
+            sql, read = _ROW_READERS[table]
+            suspects = [r[0] for r in self.conn.execute(f"SELECT rowid FROM {table} WHERE {where}")]
+            for rowid in suspects:
+                try:
+                    row = self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone()
+                    read(self.path, row)
+                except BadRow as exc:
+                    yield exc
+                except sqlite3.OperationalError as exc:  # text that is not UTF-8
+                    yield BadRow(self.path, table, f"rowid {rowid}", str(exc))
 
     def integrity_problems(self, limit: int = 100) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` findings (empty when the file is sound)."""
@@ -532,13 +560,29 @@ class Workspace:
             if table not in present:
                 continue
             try:
-                for r in self.conn.execute(sql):
-                    try:
-                        read(self.path, r)
-                    except BadRow as exc:
-                        yield f"table {exc.table}, row {exc.row}: {exc.why}"
+                rows = self.conn.execute(sql).fetchall()
+            except sqlite3.OperationalError:  # a value that does not decode: row by row
+                rows = None
             except sqlite3.DatabaseError as exc:
                 yield f"table {table} cannot be read to the end: {exc}"
+                continue
+            if rows is None:
+                yield from self._row_by_row(table, sql, read)
+                continue
+            for r in rows:
+                try:
+                    read(self.path, r)
+                except BadRow as exc:
+                    yield f"table {exc.table}, row {exc.row}: {exc.why}"
+
+    def _row_by_row(self, table: str, sql: str, read: Any) -> Iterator[str]:
+        for (rowid,) in self.conn.execute(f"SELECT rowid FROM {table}").fetchall():
+            try:
+                read(self.path, self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone())
+            except BadRow as exc:
+                yield f"table {exc.table}, row {exc.row}: {exc.why}"
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table}, rowid {rowid}: {exc}"
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
@@ -1086,6 +1130,84 @@ class Workspace:
             "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
         )
         return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]
+
+
+def _bad_utf8(value: bytes | None) -> bool:
+    if value is None:
+        return False
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _not_text(*columns: str) -> str:
+    """SQL: one of ``columns`` is not valid UTF-8 text."""
+    return " OR ".join(
+        f"typeof({c}) != 'text' OR goldpan_bad_utf8(CAST({c} AS BLOB))" for c in columns
+    )
+
+
+def _not_null_text(*columns: str) -> str:
+    return " OR ".join(
+        f"({c} IS NOT NULL AND (typeof({c}) != 'text' OR goldpan_bad_utf8(CAST({c} AS BLOB))))"
+        for c in columns
+    )
+
+
+def _bad_json(column: str, shape: str, *more: str) -> str:
+    """SQL: ``column`` is not JSON of ``shape`` (or nests too deep, or fails ``more``)."""
+    openers = f"length({column}) - length(replace(replace({column}, '[', ''), '{{', ''))"
+    checks = [
+        f"typeof({column}) != 'text'",
+        f"goldpan_bad_utf8(CAST({column} AS BLOB))",
+        f"instr({column}, char(0)) > 0",
+        f"NOT json_valid({column})",
+        f"json_type({column}) != '{shape}'",
+        f"{openers} > {MAX_JSON_DEPTH}",
+        *more,
+    ]
+    return "(CASE " + " ".join(f"WHEN {c} THEN 1" for c in checks) + " ELSE 0 END)"
+
+
+_SUSPECTS: dict[str, str] = {
+    "meta": _not_text("key", "value"),
+    "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
+    "questions": f"{_not_text('id', 'text', 'author', 'note')} OR "
+    "typeof(written_blind) != 'integer' OR "
+    + _bad_json(
+        "tags", "array", "EXISTS (SELECT 1 FROM json_each(questions.tags) WHERE type != 'text')"
+    ),
+    "labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
+    "typeof(grade) != 'integer' OR grade NOT BETWEEN 0 AND 3",
+    "verdicts": f"{_not_text('question_id', 'annotator', 'verdict', 'note')} OR verdict NOT IN "
+    f"({', '.join(repr(v) for v in VERDICTS)})",
+    "adjudications": f"{_not_text('question_id', 'by', 'note')} OR "
+    "typeof(no_answer) != 'integer' OR "
+    + _bad_json(
+        "gold",
+        "object",
+        "EXISTS (SELECT 1 FROM json_each(adjudications.gold) WHERE type != 'integer' "
+        "OR value NOT BETWEEN 0 AND 3)",
+    ),
+    "retrievers": f"{_not_text('name', 'kind')} OR kind NOT IN "
+    f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
+    "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
+    "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
+    "typeof(scores) != 'blob' OR "
+    + _bad_json(
+        "doc_ids",
+        "array",
+        "length(scores) != 8 * json_array_length(doc_ids)",
+        "EXISTS (SELECT 1 FROM json_each(runs.doc_ids) WHERE type != 'text')",
+    ),
+    "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
+    "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
+    "events": f"{_not_text('at', 'annotator', 'kind')} OR "
+    + _not_null_text("question_id", "doc_id", "old", "new"),
+}
+"""Table -> SQL condition picking every row its reader might refuse (and a few more)."""
 
 
 _ROW_READERS: dict[str, tuple[str, Any]] = {

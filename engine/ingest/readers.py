@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from engine.types import VERDICTS, Doc, Label, Question, Verdict
+from engine.rows import too_deep
+from engine.types import MAX_JSON_DEPTH, VERDICTS, Doc, Label, Question, Verdict
 
 # A document of tens of megabytes may sit in one CSV field; the csv module's default limit
 # (128 KiB) would call that malformed.
@@ -190,25 +191,6 @@ def _check_unique(seen: dict[str, int], ident: str, path: Path, line: int, what:
     seen[ident] = line
 
 
-MAX_JSON_DEPTH = 64
-"""Deepest JSON nesting a record may have: deeper values would overflow the recursion of
-the code that copies, hashes and stores them (Python's json parses ~1000 levels)."""
-
-
-def _too_deep(value: Any) -> bool:
-    """Whether ``value`` nests more than :data:`MAX_JSON_DEPTH` levels (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return False
-
-
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for n, line in _lines(read_text(path)):
         try:
@@ -224,7 +206,7 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise IngestError(path, n, "JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise IngestError(path, n, f"expected a JSON object, got {type(record).__name__}")
-        if _too_deep(record):
+        if too_deep(record):
             raise IngestError(
                 path, n, f"JSON nested too deeply (goldpan reads up to {MAX_JSON_DEPTH} levels)"
             )

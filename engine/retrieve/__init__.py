@@ -37,7 +37,7 @@ from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
-from engine.types import Doc, Question, RetrieverSpec
+from engine.types import RETRIEVER_KIND_NAMES, Doc, Question, RetrieverSpec
 
 
 class BM25Retriever:
@@ -110,6 +110,7 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "command": CommandRetriever,
 }
 """The retriever registry: kind -> constructor."""
+assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine.types names"
 
 
 def build_retriever(spec: RetrieverSpec) -> Retriever:
