@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar
 
 from engine.trust import COMMAND_KIND, command_of
 from engine.types import Adjudication, Label, Question, RetrieverSpec, Verdict, canonical_json
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import Workspace, WorkspaceError, identify
 from engine.workspace_setup import new_workspace
 
 __all__ = ["MergeReport", "merge_workspaces"]
@@ -277,6 +277,9 @@ def merge_workspaces(out_path: Path, inputs: Sequence[Path]) -> MergeReport:
     for p in inputs:
         if _same_file(p, out_path):
             raise WorkspaceError(f"cannot merge {p} into itself")
+    for p in ([out_path] if out_path.exists() else []) + inputs:
+        if p.exists() and not p.is_dir():
+            identify(p)  # every file is goldpan's before any is opened
     out_name, *in_names = _names(out_path, inputs)
     sources: list[_Source] = []
     try:

@@ -68,7 +68,7 @@ def _int(value: Any, path: Path, table: str, row: str, column: str) -> int:
 
 def _json(value: Any, path: Path, table: str, row: str, column: str, shape: type) -> Any:
     """The JSON in a text column, checked to be a ``shape`` (list or dict)."""
-    name = "an array" if shape is list else "an object"
+    name = "array" if shape is list else "object"
     if type(value) is not str:
         raise BadRow(path, table, row, f"{column} is {show(value)}, not JSON text")
     try:

@@ -176,10 +176,30 @@ def identify(path: Path) -> int:
         raise _not_goldpan(path, "the file is empty")
     if not head.startswith(SQLITE_MAGIC):
         raise _not_goldpan(path, "it is not an SQLite file")
+    wal = path.with_name(path.name + "-wal")
+    settled = not (wal.exists() and wal.stat().st_size > 0)
+    if settled and len(head) == 100:
+        # Everything committed is in the file: its header alone can refuse another
+        # program's file without opening it (a connection to a WAL file leaves -shm/-wal).
+        _judge_ids(
+            path,
+            int.from_bytes(head[68:72], "big", signed=True),
+            int.from_bytes(head[60:64], "big", signed=True),
+        )
     try:
-        conn = _connect_readonly(path)
-    except sqlite3.DatabaseError as exc:
+        if settled:  # read as it lies, with no lock or side file (the schema only)
+            uri = f"{path.absolute().as_uri()}?mode=ro&immutable=1"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+            conn.execute("PRAGMA user_version").fetchone()
+        else:
+            conn = _connect_readonly(path)
+    except sqlite3.OperationalError as exc:
         raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        raise WorkspaceError(
+            f"{path} cannot be read: SQLite reports {exc}. If it is a goldpan workspace, it "
+            f"is damaged: `goldpan check {path}` says what is wrong. Nothing was written"
+        ) from None
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -198,6 +218,29 @@ def identify(path: Path) -> int:
         ) from None
     finally:
         conn.close()
+    _judge_ids(path, app_id, version)
+    ours = app_id == GOLDPAN_APPLICATION_ID
+    problems = [f"table {t} is missing" for t in expected if t not in tables]
+    problems += [
+        f"table {t} has columns ({', '.join(columns[t])}), not ({', '.join(expected[t])})"
+        for t in columns
+        if columns[t] != expected[t]
+    ]
+    problems += [f"table {o[2]} has a trigger {o[1]!r}" for o in objects if o[0] == "trigger"]
+    if problems and not ours and len(problems) >= len(expected):
+        raise _not_goldpan(path, f"user_version {version}, but {problems[0]}")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise WorkspaceError(
+            f"{path}: goldpan workspace with a damaged schema: {problems[0]}{more}, which "
+            f"goldpan never writes. Nothing was written; `goldpan check {path}` lists "
+            "every problem"
+        )
+    return version
+
+
+def _judge_ids(path: Path, app_id: int, version: int) -> None:
+    """Refuse by the header's application_id and user_version alone."""
     ours = app_id == GOLDPAN_APPLICATION_ID
     if not ours and app_id != 0:
         raise _not_goldpan(
@@ -217,23 +260,6 @@ def identify(path: Path) -> int:
             f"its user_version {version} is a goldpan schema version, but goldpan's "
             "application_id is missing",
         )
-    problems = [f"table {t} is missing" for t in expected if t not in tables]
-    problems += [
-        f"table {t} has columns ({', '.join(columns[t])}), not ({', '.join(expected[t])})"
-        for t in columns
-        if columns[t] != expected[t]
-    ]
-    problems += [f"table {o[2]} has a trigger {o[1]!r}" for o in objects if o[0] == "trigger"]
-    if problems and not ours and len(problems) >= len(expected):
-        raise _not_goldpan(path, f"user_version {version}, but {problems[0]}")
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise WorkspaceError(
-            f"{path}: goldpan workspace with a damaged schema: {problems[0]}{more}, which "
-            f"goldpan never writes. Nothing was written; `goldpan check {path}` lists "
-            "every problem"
-        )
-    return version
 
 
 def _newer(path: Path, version: int) -> WorkspaceError:
@@ -498,6 +524,12 @@ class Workspace:
         deeper; goldpan stops before the first write instead and points to ``check``. The
         quick check reads every page once (no index cross-check): about 0.1 s per 100 MB.
         """
+        try:  # a bad row first: its message names the row, quick_check's would not
+            bad = next(self._bad_rows(), None)
+        except sqlite3.DatabaseError:
+            bad = None  # unreadable pages: quick_check says so
+        if bad is not None:
+            raise WorkspaceError(f"{bad}; nothing was written")
         try:
             found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
         except sqlite3.DatabaseError as exc:
@@ -508,9 +540,12 @@ class Workspace:
                 f"`goldpan check {self.path}` lists every problem; restore the workspace "
                 "from a copy, or recover its rows with `sqlite3 FILE .recover`"
             )
-        bad = next(self._bad_rows(), None)
-        if bad is not None:
-            raise WorkspaceError(f"{bad}; nothing was written")
+        dangling = self.foreign_key_problems(1)
+        if dangling:
+            raise WorkspaceError(
+                f"{self.path}: {dangling[0]} (the workspace is damaged); nothing was written. "
+                f"`goldpan check {self.path}` lists every problem"
+            )
         self._sound = True
 
     def _bad_rows(self) -> Iterator[BadRow]:
