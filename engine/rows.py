@@ -1,12 +1,11 @@
-"""Decoding workspace rows with every value checked (no SQL here: :mod:`engine.workspace`
-reads the rows and hands them over).
+"""Decoding workspace rows with every value checked.
 
-A workspace is a file people send each other, so a row may hold anything SQLite can
-store: a blob where text belongs, JSON of the wrong shape, a scores blob of the wrong
-length. Each decoder turns one row into the engine's record or raises
-:class:`WorkspaceError` naming the file, the table, the row and what is wrong, so that a
-damaged row is a clear error (and a line of ``goldpan check``), never a ``TypeError`` deep
-in the scoring code.
+There is no SQL here: :mod:`engine.workspace` reads the rows and hands them over. A
+workspace is a file people send each other, so a row may hold anything SQLite can store:
+a blob where text belongs, JSON of the wrong shape, a scores blob of the wrong length.
+Each decoder turns one row into the engine's record or raises :class:`WorkspaceError`
+naming the file, the table, the row and what is wrong, so that a damaged row is a clear
+error (and a line of ``goldpan check``), never a ``TypeError`` deep in the scoring code.
 """
 
 from __future__ import annotations
@@ -157,9 +156,7 @@ def adjudication(path: Path, r: Sequence[Any]) -> Adjudication:
     no_answer = _int(r[1], path, "adjudications", row, "no_answer")
     gold = _json(r[2], path, "adjudications", row, "gold", dict)
     if not all(type(g) is int and 0 <= g <= 3 for g in gold.values()):
-        raise BadRow(
-            path, "adjudications", row, f"gold is {show(r[2])}, not document -> grade 0-3"
-        )
+        raise BadRow(path, "adjudications", row, f"gold is {show(r[2])}, not document -> grade 0-3")
     return Adjudication(
         qid,
         bool(no_answer),
@@ -190,7 +187,9 @@ def run_doc_ids(path: Path, retriever: str, question_id: Any, value: Any) -> tup
     return tuple(ids)
 
 
-def run_scores(path: Path, retriever: str, question_id: Any, blob: Any, n: int) -> tuple[float, ...]:
+def run_scores(
+    path: Path, retriever: str, question_id: Any, blob: Any, n: int
+) -> tuple[float, ...]:
     """A cached ranking's scores: ``n`` little-endian float64 values."""
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     if type(blob) is not bytes:

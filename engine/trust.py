@@ -49,7 +49,7 @@ class HasIdentity(Protocol):
 
 
 def config_dir() -> Path:
-    """goldpan's folder in the user's config: ``$XDG_CONFIG_HOME/goldpan`` or ``~/.config/…``."""
+    """The user's goldpan config folder: ``$XDG_CONFIG_HOME/goldpan`` or ``~/.config/…``."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "goldpan"
 
@@ -139,7 +139,8 @@ class TrustStore:
     def revoke(self, ws: HasIdentity, names: Sequence[str] | None = None) -> list[Trusted]:
         """Forget this workspace's trusted commands (only those of ``names`` if given)."""
         ws_id, path = identity(ws)
-        kept, gone = [], []
+        kept: list[Trusted] = []
+        gone: list[Trusted] = []
         for e in self.entries():
             mine = e.workspace_id == ws_id and e.path == path
             (gone if mine and (not names or e.retriever in names) else kept).append(e)

@@ -32,7 +32,8 @@ import sqlite_utils
 from engine import __version__
 from engine import rows as decode
 from engine.migrations import GOLDPAN_APPLICATION_ID, M003_IDENTITY, MIGRATIONS, SCHEMA_VERSION
-from engine.rows import BadRow, WorkspaceError
+from engine.rows import BadRow as BadRow
+from engine.rows import WorkspaceError as WorkspaceError
 from engine.types import (
     MAX_JSON_DEPTH,
     RETRIEVER_KIND_NAMES,
@@ -549,9 +550,12 @@ class Workspace:
         self._sound = True
 
     def _bad_rows(self) -> Iterator[BadRow]:
-        """Rows the readers would refuse, found fast: SQL picks every suspect row (a
-        superset: JSON validity, shapes, types, lengths, depth, UTF-8) and the readers'
-        own decoders judge each suspect, so the gate and the readers never disagree."""
+        """Rows the readers would refuse, found fast.
+
+        SQL picks every suspect row (a superset: JSON validity, shapes, types, lengths,
+        depth, UTF-8) and the readers' own decoders judge each suspect, so the gate and
+        the readers never disagree.
+        """
         self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
         present = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -584,7 +588,10 @@ class Workspace:
             found = self.conn.execute("PRAGMA foreign_key_check").fetchmany(limit)
         except sqlite3.DatabaseError as exc:
             return [str(exc)]
-        return [f"table {t}, rowid {rowid}: refers to a row {parent} lacks" for t, rowid, parent, _ in found]
+        return [
+            f"table {t}, rowid {rowid}: refers to a row {parent} lacks"
+            for t, rowid, parent, _ in found
+        ]
 
     def row_problems(self) -> Iterator[str]:
         """Every row goldpan could not read back (checked as the readers decode them)."""
@@ -627,7 +634,9 @@ class Workspace:
 
     def meta(self) -> dict[str, str]:
         """Every meta key and value."""
-        return dict(decode.meta(self.path, r) for r in self.conn.execute("SELECT key, value FROM meta"))
+        return dict(
+            decode.meta(self.path, r) for r in self.conn.execute("SELECT key, value FROM meta")
+        )
 
     def _set_meta(self, key: str, value: str) -> None:
         self.conn.execute(
@@ -808,7 +817,10 @@ class Workspace:
             "question_id = ? AND old IS NOT NULL ORDER BY id",
             (question_id,),
         )
-        found = [decode.event(self.path, (r[0], r[1], r[2], "question", question_id, None, r[3], None)) for r in rows]
+        found = [
+            decode.event(self.path, (r[0], r[1], r[2], "question", question_id, None, r[3], None))
+            for r in rows
+        ]
         return [(e["at"], e["annotator"], e["old"]) for e in found]
 
     # -- labels, verdicts, adjudications ----------------------------------------------

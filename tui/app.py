@@ -13,14 +13,14 @@ from textual.screen import Screen
 
 from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
-from engine.trust import TrustStore, command_of
 from engine.session import LabelingSession
+from engine.trust import TrustStore, command_of
 from engine.workspace import Workspace
 from tui.literal import command_shown, visible
 from tui.messages import IndexesReady, LabelSaved, PoolFailed, QuestionPooled
 from tui.screens.adjudicate import AdjudicateScreen
-from tui.screens.modals import TrustScreen
 from tui.screens.judge import JudgeScreen
+from tui.screens.modals import TrustScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen

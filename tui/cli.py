@@ -28,6 +28,7 @@ from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, RetrieverE
 from engine.tokenize import TOKENIZERS
 from engine.types import VERDICTS
 from engine.workspace import WorkspaceError
+from tui.commands.check import add_parser as check_parser
 from tui.commands.common import (
     DEMO_PATH,
     EXIT_CODES,
@@ -52,6 +53,7 @@ from tui.commands.team import (
     cmd_queue,
     cmd_verdict,
 )
+from tui.commands.trust import add_parser as trust_parser
 from tui.commands.workspace import (
     cmd_demo,
     cmd_export,
@@ -62,8 +64,6 @@ from tui.commands.workspace import (
     cmd_pool,
     cmd_retriever,
 )
-from tui.commands.check import add_parser as check_parser
-from tui.commands.trust import add_parser as trust_parser
 from tui.literal import literal
 
 

@@ -55,9 +55,11 @@ def highlighted(s: str, terms: Iterable[str], style: str = "bold reverse") -> Te
 
 
 def command_shown(command: str) -> str:
-    """A command line as people must read it before trusting it: anything but printable
-    ASCII (controls, invisible and bidi characters, look-alike letters) is ``\\u``-escaped,
-    so that what is shown is what runs."""
+    r"""A command line as people must read it before trusting it.
+
+    Anything but printable ASCII (controls, invisible and bidi characters, look-alike
+    letters) is ``\u``-escaped, so that what is shown is what runs.
+    """
     if command.isascii() and command.isprintable():
         return command
     return json.dumps(command)

@@ -108,9 +108,7 @@ DAMAGES: dict[str, Damage] = {
         f"UPDATE questions SET tags = '{'[' * 900}{']' * 900}' WHERE id = 'q4'"
     ),
     "labels.grade 7": _sql("UPDATE labels SET grade = 7 WHERE doc_id = 'd1'", checks=False),
-    "labels.grade text": _sql(
-        "UPDATE labels SET grade = 'two' WHERE doc_id = 'd2'", checks=False
-    ),
+    "labels.grade text": _sql("UPDATE labels SET grade = 'two' WHERE doc_id = 'd2'", checks=False),
     "verdict unknown": _sql("UPDATE verdicts SET verdict = 'maybe'", checks=False),
     "adjudications.gold not an object": _sql("UPDATE adjudications SET gold = '[\"d1\"]'"),
     "retrievers.params not an object": _sql(
@@ -243,4 +241,4 @@ def test_a_damaged_workspace_under_every_command(base, tmp_path, capsys, damage)
 
 def test_the_matrix_is_big_enough():
     assert len(DAMAGES) >= 25 and len(COMMANDS) >= 20
-    assert GOLDPAN_APPLICATION_ID == int.from_bytes(b"GoPn", "big")
+    assert int.from_bytes(b"GoPn", "big") == GOLDPAN_APPLICATION_ID

@@ -93,8 +93,10 @@ FOREIGN = {
         "application_id is 1196444487 (0x47504b47), another program's",
     ),
     "blank SQLite file": (
-        lambda p: sqlite3.connect(p).execute("PRAGMA user_version = 0").connection.close()
-        or p.write_bytes(p.read_bytes() or _blank_sqlite()),
+        lambda p: (
+            sqlite3.connect(p).execute("PRAGMA user_version = 0").connection.close()
+            or p.write_bytes(p.read_bytes() or _blank_sqlite())
+        ),
         "no goldpan schema version",
     ),
 }
@@ -132,9 +134,7 @@ COMMANDS_ON_FOREIGN = [
 
 
 @pytest.mark.parametrize("kind", list(FOREIGN))
-def test_files_that_are_not_goldpans_are_refused_before_anything_is_written(
-    tmp_path, capsys, kind
-):
+def test_files_that_are_not_goldpans_are_refused_before_anything_is_written(tmp_path, capsys, kind):
     make, why = FOREIGN[kind]
     path = tmp_path / "theirs.db"
     make(path)
@@ -175,7 +175,10 @@ def test_jsonl_nested_hundreds_deep_is_an_input_error_naming_file_and_line(
     docs = tmp_path / "deep.jsonl"
     docs.write_text(
         '{"_id": "ok", "text": "x"}\n'
-        + '{"_id": "deep", "text": "x", "fields": ' + "[" * depth + "]" * depth + "}\n",
+        + '{"_id": "deep", "text": "x", "fields": '
+        + "[" * depth
+        + "]" * depth
+        + "}\n",
         encoding="utf-8",
     )
     before = tiny_ws.read_bytes()
@@ -282,9 +285,7 @@ def test_a_missed_floor_is_the_only_exit_1(tiny_ws, capsys):
 # -- case 5: a damaged workspace is never written to ---------------------------------------
 
 
-def test_label_on_a_file_whose_labels_page_fails_integrity_check_writes_nothing(
-    tiny_ws, capsys
-):
+def test_label_on_a_file_whose_labels_page_fails_integrity_check_writes_nothing(tiny_ws, capsys):
     DAMAGES["labels page smashed"](tiny_ws)
     before = folder_state(tiny_ws.parent, wal_side_files=False)
     code, _, err = run(capsys, "label", tiny_ws, "q2", "d3", "2", "--annotator", "lee")

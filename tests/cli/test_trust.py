@@ -88,9 +88,7 @@ POOLING_COMMANDS = [
 
 
 @pytest.mark.parametrize("argv", POOLING_COMMANDS, ids=" ".join)
-def test_untrusted_command_never_runs_and_the_message_says_how_to_trust_it(
-    tmp_path, capsys, argv
-):
+def test_untrusted_command_never_runs_and_the_message_says_how_to_trust_it(tmp_path, capsys, argv):
     path, marker, command = crafted(tmp_path)
     before = digest(path)
     code, _, err = run(capsys, argv[0], path, *argv[1:])
@@ -181,9 +179,7 @@ def test_a_damaged_trust_record_is_an_error_naming_it(tmp_path, capsys):
     assert not marker.exists()
 
 
-def test_merge_reports_command_retrievers_it_brings_in_and_leaves_them_untrusted(
-    tmp_path, capsys
-):
+def test_merge_reports_command_retrievers_it_brings_in_and_leaves_them_untrusted(tmp_path, capsys):
     received, marker, command = crafted(tmp_path)
     assert run(capsys, "trust", received, "--yes")[0] == 0  # trusted in the received file
     mine = tmp_path / "mine.db"

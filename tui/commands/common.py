@@ -68,8 +68,7 @@ def write_crash_log(exc: BaseException, argv: Sequence[str]) -> Path | None:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     text = (
         f"goldpan {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
-        f"command: goldpan {' '.join(argv)}\n\n"
-        + "".join(traceback.format_exception(exc))
+        f"command: goldpan {' '.join(argv)}\n\n" + "".join(traceback.format_exception(exc))
     )
     for folder in (state_dir(), Path(tempfile.gettempdir())):
         try:
