@@ -172,6 +172,20 @@ class GoldpanApp(App[None]):
         if self.warm_on_start:
             self.warm_indexes()
 
+    def _fatal_error(self) -> None:
+        """An unhandled exception ends the app without a traceback on the terminal.
+
+        ``goldpan open`` then reports it in one line and writes the traceback to a log
+        (exit 3); Textual's own handler would print a full traceback.
+        """
+        self.bell()
+        self._close_messages_no_wait()
+
+    @property
+    def crash(self) -> BaseException | None:
+        """The unhandled exception that ended the app, if one did."""
+        return self._exception
+
     def on_unmount(self) -> None:
         """Close the workspace connection."""
         self.ws.close()

@@ -326,3 +326,18 @@ def test_check_reports_every_pass_and_is_clean_on_a_sound_workspace(tiny_ws, cap
     assert "table docs, row id 'd2': fields is '[]', not a JSON object" in text
     assert "will not write into it" in flat(err)
     assert tiny_ws.read_bytes() == before
+
+
+def test_a_crash_inside_the_terminal_ui_exits_3_without_a_traceback(tiny_ws, capsys, monkeypatch):
+    from tui.app import GoldpanApp
+
+    def broken_mount(self):
+        raise AttributeError("'NoneType' object has no attribute 'doc_id'")
+
+    run_app = GoldpanApp.run
+    monkeypatch.setattr(GoldpanApp, "on_mount", broken_mount)
+    monkeypatch.setattr(GoldpanApp, "run", lambda self: run_app(self, headless=True, size=(80, 24)))
+    code, out, err = run(capsys, "open", tiny_ws, "--annotator", "lee")
+    assert code == 3
+    assert "Traceback" not in out + err and "NoneType" in flat(err)
+    assert "the full traceback is in" in flat(err)
