@@ -212,7 +212,7 @@ async def test_tui_asks_once_before_pooling_with_an_untrusted_command(tmp_path):
     async with first.run_test(size=(120, 40)) as pilot:
         first.judge("q1")  # q1 has no ranking by sneaky: pooling it would run the command
         await wait_for(pilot, lambda: isinstance(first.screen, TrustScreen))
-        shown = str(first.screen.query_one("Label").render())
+        shown = str(first.screen.query_one("#trust-commands").render())
         assert "sneaky" in shown and command in shown
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(first.screen, JudgeScreen))

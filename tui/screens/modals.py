@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -192,7 +192,7 @@ class TrustScreen(ModalScreen[bool]):
             text.append("\n")
         text.append("\ny: trust and run them   n: pool without them", style="dim")
         with Vertical(classes="dialog trust"):
-            yield Label(text)
+            yield Static(text, id="trust-commands")
 
     def action_answer(self, trust: bool) -> None:
         """Return the answer."""
