@@ -21,21 +21,28 @@ already exists) followed by the inputs, in the order given.
 Deletions do not travel: a label removed from one input but kept in another is kept.
 Only rows that differ from OUT are written, so merging the same inputs again changes
 nothing, not even the event log. The merge is one transaction on OUT: if it fails, OUT is
-left as it was (and when the merge was creating OUT, the new file is removed).
+left as it was. A new OUT is built aside (a temp file in its folder) and renamed into place
+when the merge succeeded, so a merge that fails or is killed leaves no OUT.
+
+Command retrievers brought into OUT are listed in :attr:`MergeReport.commands_added` and
+stay untrusted there (:mod:`engine.trust`): OUT never runs a colleague's program unasked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from engine.trust import COMMAND_KIND, command_of
 from engine.types import Adjudication, Label, Question, RetrieverSpec, Verdict, canonical_json
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import Workspace, WorkspaceError, identify
 from engine.workspace_setup import new_workspace
 
 __all__ = ["MergeReport", "merge_workspaces"]
@@ -68,6 +75,9 @@ class MergeReport:
     """OUT did not exist and was created from the first input's corpus."""
     conflicts: list[str] = field(default_factory=list)
     """One line per disagreement, saying what each source held and what was kept."""
+    commands_added: list[tuple[str, str]] = field(default_factory=list)
+    """(name, command) of each command retriever OUT did not have: never trusted by the
+    merge (see :mod:`engine.trust`), so skipped until the user reviews it."""
 
     @property
     def changed(self) -> bool:
@@ -98,6 +108,9 @@ class MergeReport:
         ):
             if added or changed:
                 parts.append(f"{what}: {added} added" + (f", {changed} changed" if changed else ""))
+        if self.commands_added:
+            n = len(self.commands_added)
+            parts.append(f"{n} command retriever{'' if n == 1 else 's'} brought in, untrusted")
         if self.conflicts:
             n = len(self.conflicts)
             parts.append(f"{n} conflict{'' if n == 1 else 's'}")
@@ -264,6 +277,9 @@ def merge_workspaces(out_path: Path, inputs: Sequence[Path]) -> MergeReport:
     for p in inputs:
         if _same_file(p, out_path):
             raise WorkspaceError(f"cannot merge {p} into itself")
+    for p in ([out_path] if out_path.exists() else []) + inputs:
+        if p.exists() and not p.is_dir():
+            identify(p)  # every file is goldpan's before any is opened
     out_name, *in_names = _names(out_path, inputs)
     sources: list[_Source] = []
     try:
@@ -281,17 +297,76 @@ def merge_workspaces(out_path: Path, inputs: Sequence[Path]) -> MergeReport:
 
 
 def _merge_into_new(out_path: Path, out_name: str, sources: Sequence[_Source]) -> MergeReport:
-    out = new_workspace(out_path)
+    """Build the new OUT aside (a temp file in its folder) and move it into place whole.
+
+    A merge killed half-way (``kill -9``, a power cut) leaves no OUT, only its temp file,
+    which the next merge into the same OUT removes once its process is gone.
+    """
+    _remove_stale_temps(out_path)
+    tmp = out_path.with_name(f"{_TEMP_PREFIX.format(name=out_path.name)}{os.getpid()}.tmp")
+    _unlink_db(tmp)
+    out = new_workspace(tmp)
     done = False
     try:
         report = _merge_into(_Source(out_name, out), sources, created=True)
+        out.checkpoint()  # every page in the file itself: the -wal is not moved with it
+        out.close()
+        _publish(tmp, out_path)
         done = True
         return report
     finally:
         out.close()
         if not done:  # OUT did not exist before: a failed merge leaves no file behind
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{out_path}{suffix}").unlink(missing_ok=True)
+            _unlink_db(tmp)
+
+
+_TEMP_PREFIX = ".{name}.merging-"
+"""A new OUT is built in ``.OUT.merging-PID.tmp`` next to it."""
+
+
+def _unlink_db(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _remove_stale_temps(out_path: Path) -> None:
+    """Remove temp files of earlier merges into ``out_path`` whose process has ended."""
+    prefix = _TEMP_PREFIX.format(name=out_path.name)
+    for found in out_path.parent.glob(f"{glob_escape(prefix)}*.tmp"):
+        pid = found.name[len(prefix) : -len(".tmp")]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            _unlink_db(found)
+        except OSError:
+            continue  # alive (another user's process): leave it
+
+
+def _publish(tmp: Path, out_path: Path) -> None:
+    """Move the finished merge to OUT, never over a file that appeared meanwhile."""
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, out_path)  # fails if OUT exists: no clobbering, unlike rename
+    except FileExistsError:
+        raise WorkspaceError(
+            f"{out_path} appeared while the merge ran; it was left as it is (merge again "
+            "to merge into it)"
+        ) from None
+    except OSError:  # a file system without hard links
+        if out_path.exists():
+            raise WorkspaceError(f"{out_path} appeared while the merge ran") from None
+        os.replace(tmp, out_path)
+    else:
+        tmp.unlink()
+    with contextlib.suppress(OSError):  # the new name is durable too
+        fd = os.open(out_path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _merge_into(out: _Source, sources: Sequence[_Source], *, created: bool) -> MergeReport:
@@ -301,12 +376,17 @@ def _merge_into(out: _Source, sources: Sequence[_Source], *, created: bool) -> M
         if created:
             ws.write_docs(sources[0].ws.docs())
             _reset_retrievers(ws, sources[0].ws.retrievers())
+            report.commands_added = [
+                (s.name, command_of(s)) for s in ws.retrievers() if s.kind == COMMAND_KIND
+            ]
         else:
             for src in sources:
                 _check_corpus(out, src)
         # An existing OUT is the first source: its rows win unless an input's are newer.
         everyone = list(sources) if created else [out, *sources]
-        report.retrievers_added = _merge_retrievers(out, everyone, report.conflicts)
+        report.retrievers_added = _merge_retrievers(
+            out, everyone, report.conflicts, report.commands_added
+        )
         report.questions_added = _merge_questions(out, everyone, report.conflicts)
         report.labels_added, report.labels_changed = _merge_rows(
             {(x.question_id, x.doc_id, x.annotator): x for x in ws.labels()},
@@ -363,13 +443,20 @@ def _reset_retrievers(ws: Workspace, specs: Sequence[RetrieverSpec]) -> None:
         ws.add_retriever(spec)
 
 
-def _merge_retrievers(out: _Source, everyone: Sequence[_Source], conflicts: list[str]) -> int:
+def _merge_retrievers(
+    out: _Source,
+    everyone: Sequence[_Source],
+    conflicts: list[str],
+    commands: list[tuple[str, str]],
+) -> int:
     kept: dict[str, tuple[_Source, RetrieverSpec]] = {s.name: (out, s) for s in out.ws.retrievers()}
     added = 0
     for src in everyone:
         for spec in src.ws.retrievers():
             if spec.name not in kept:
                 out.ws.add_retriever(spec)
+                if spec.kind == COMMAND_KIND:
+                    commands.append((spec.name, command_of(spec)))
                 kept[spec.name] = (src, spec)
                 added += 1
             elif kept[spec.name][1] != spec:

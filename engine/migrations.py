@@ -164,6 +164,21 @@ ALTER TABLE verdicts ADD COLUMN made_for TEXT;
 ALTER TABLE adjudications ADD COLUMN made_for TEXT;
 """
 
+GOLDPAN_APPLICATION_ID = int.from_bytes(b"GoPn", "big")
+"""``PRAGMA application_id`` of every goldpan workspace (0x476F506E, the bytes ``GoPn``).
+
+``file(1)`` and other programs read it from the header; goldpan refuses to write into an
+SQLite file that carries another program's id.
+"""
+
+M007_IDENTITY = f"""
+-- Own files only: the header says the file is goldpan's (older workspaces have 0 there and
+-- are recognised by their schema), and a random id names this workspace in the user's
+-- trust record of command retrievers (a copy keeps the id, so trust is also keyed by path).
+PRAGMA application_id = {GOLDPAN_APPLICATION_ID};
+INSERT OR IGNORE INTO meta(key, value) VALUES ('workspace_id', lower(hex(randomblob(16))));
+"""
+
 MIGRATIONS: list[str] = [
     M001_INITIAL,
     M002_EMBEDDINGS,
@@ -171,6 +186,7 @@ MIGRATIONS: list[str] = [
     M004_SNAPSHOTS,
     M005_QUERYLOG,
     M006_MADE_FOR,
+    M007_IDENTITY,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

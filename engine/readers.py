@@ -25,7 +25,17 @@ from typing import Any
 
 import yaml
 
-from engine.types import GRADE_RANGE, GRADES, VERDICTS, Doc, Label, Question, Verdict
+from engine.rows import too_deep
+from engine.types import (
+    GRADE_RANGE,
+    GRADES,
+    MAX_JSON_DEPTH,
+    VERDICTS,
+    Doc,
+    Label,
+    Question,
+    Verdict,
+)
 
 # A document of tens of megabytes may sit in one CSV field; the csv module's default limit
 # (128 KiB) would call that malformed.
@@ -234,6 +244,10 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise IngestError(path, n, "JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise IngestError(path, n, f"expected a JSON object, got {type(record).__name__}")
+        if too_deep(record):
+            raise IngestError(
+                path, n, f"JSON nested too deeply (goldpan reads up to {MAX_JSON_DEPTH} levels)"
+            )
         if _SURROGATE_ESCAPE.search(line):
             found = _lone_surrogate(record, "")
             if found:

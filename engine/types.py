@@ -24,6 +24,14 @@ perfect answer (the judge screen's keys)."""
 GRADE_RANGE = f"{GRADES[0]}-{GRADES[-1]}"
 """The grades as messages and help write them: ``0-3``."""
 
+RETRIEVER_KIND_NAMES = ("bm25", "dense", "rerank", "rrf", "idboost", "command", "external")
+"""Every retriever kind a workspace may hold (the registry in :mod:`engine.retrieve` and
+the stored ``external`` kind; a test keeps them in agreement)."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of a JSON value goldpan stores or reads back (deeper values would
+overflow the recursion of the code that copies, hashes and prints them)."""
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: the same value always gives the same text."""

@@ -29,8 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from engine import rows as decode
+from engine.migrations import GOLDPAN_APPLICATION_ID, M007_IDENTITY, MIGRATIONS, SCHEMA_VERSION
+from engine.rows import BadRow as BadRow
+from engine.rows import WorkspaceError as WorkspaceError
 from engine.types import (
+    MAX_JSON_DEPTH,
+    RETRIEVER_KIND_NAMES,
+    VERDICTS,
     Adjudication,
     CachedRun,
     Doc,
@@ -58,10 +64,6 @@ class LeaseState:
     """Question id -> everyone with a label or a verdict on it."""
     adjudicated: set[str]
     """Questions with the final word already given."""
-
-
-class WorkspaceError(Exception):
-    """A workspace cannot be opened or changed as asked; the message says why."""
 
 
 def writable_problem(path: Path) -> str | None:
@@ -122,6 +124,156 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=BUSY_TIMEOUT_S)
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+IDENTITY_VERSION = MIGRATIONS.index(M007_IDENTITY) + 1
+"""From this schema version on, a goldpan workspace carries goldpan's application id."""
+
+
+@functools.lru_cache(maxsize=8)
+def _expected_tables(scripts: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Table -> column names of a workspace built by ``scripts`` (built in memory)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for script in scripts:
+            for statement in _split_sql(script):
+                conn.execute(statement)
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {
+            n: tuple(c[1] for c in conn.execute(f"PRAGMA table_info({_quote(n)})"))
+            for n in names
+            if not n.startswith("sqlite_")
+        }
+    finally:
+        conn.close()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def expected_tables(version: int) -> dict[str, tuple[str, ...]]:
+    """Table -> column names of a goldpan workspace of schema ``version``."""
+    return _expected_tables(tuple(MIGRATIONS[:version]))
+
+
+def _not_goldpan(path: Path, why: str) -> WorkspaceError:
+    return WorkspaceError(
+        f"{path} is not a goldpan workspace: {why}. goldpan leaves it as it is (nothing "
+        "was written); give the path of a workspace, or create one with `goldpan new`"
+    )
+
+
+def identify(path: Path) -> int:
+    """The goldpan schema version of the file at ``path``, read without writing anything.
+
+    A file is goldpan's when it is an SQLite file whose ``application_id`` is goldpan's
+    (:data:`~engine.migrations.GOLDPAN_APPLICATION_ID`) or, for workspaces written before
+    goldpan set one (schema versions below :data:`IDENTITY_VERSION`), 0; whose
+    ``user_version`` is a goldpan schema version; and which holds every table of that
+    schema with exactly its columns and no trigger (goldpan creates none). The header is
+    read first, so that a file that is not SQLite at all is never handed to SQLite.
+
+    Raises:
+        WorkspaceError: the file is empty, not SQLite, another program's SQLite file, a
+            workspace of a newer goldpan, or a goldpan workspace whose schema is damaged.
+    """
+    try:
+        with path.open("rb") as f:
+            head = f.read(100)
+    except OSError as exc:
+        raise WorkspaceError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    if not head:
+        raise _not_goldpan(path, "the file is empty")
+    if not head.startswith(SQLITE_MAGIC):
+        raise _not_goldpan(path, "it is not an SQLite file")
+    wal = path.with_name(path.name + "-wal")
+    settled = not (wal.exists() and wal.stat().st_size > 0)
+    if settled and len(head) == 100:
+        # Everything committed is in the file: its header alone can refuse another
+        # program's file without opening it (a connection to a WAL file leaves -shm/-wal).
+        _judge_ids(
+            path,
+            int.from_bytes(head[68:72], "big", signed=True),
+            int.from_bytes(head[60:64], "big", signed=True),
+        )
+    try:
+        if settled:  # read as it lies, with no lock or side file (the schema only)
+            uri = f"{path.absolute().as_uri()}?mode=ro&immutable=1"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+            conn.execute("PRAGMA user_version").fetchone()
+        else:
+            conn = _connect_readonly(path)
+    except sqlite3.OperationalError as exc:
+        raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        raise WorkspaceError(
+            f"{path} cannot be read: SQLite reports {exc}. If it is a goldpan workspace, it "
+            f"is damaged: `goldpan check {path}` says what is wrong. Nothing was written"
+        ) from None
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        objects = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+        tables = {str(o[1]) for o in objects if o[0] == "table"}
+        expected = expected_tables(version) if 0 < version <= SCHEMA_VERSION else {}
+        columns = {
+            t: tuple(c[1] for c in conn.execute(f"PRAGMA table_info({_quote(t)})"))
+            for t in expected
+            if t in tables
+        }
+    except sqlite3.DatabaseError as exc:
+        raise WorkspaceError(
+            f"{path} cannot be read: SQLite reports {exc}. If it is a goldpan workspace, it "
+            f"is damaged: `goldpan check {path}` says what is wrong. Nothing was written"
+        ) from None
+    finally:
+        conn.close()
+    _judge_ids(path, app_id, version)
+    ours = app_id == GOLDPAN_APPLICATION_ID
+    problems = [f"table {t} is missing" for t in expected if t not in tables]
+    problems += [
+        f"table {t} has columns ({', '.join(columns[t])}), not ({', '.join(expected[t])})"
+        for t in columns
+        if columns[t] != expected[t]
+    ]
+    problems += [f"table {o[2]} has a trigger {o[1]!r}" for o in objects if o[0] == "trigger"]
+    if problems and not ours and len(problems) >= len(expected):
+        raise _not_goldpan(path, f"user_version {version}, but {problems[0]}")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise WorkspaceError(
+            f"{path}: goldpan workspace with a damaged schema: {problems[0]}{more}, which "
+            f"goldpan never writes. Nothing was written; `goldpan check {path}` lists "
+            "every problem"
+        )
+    return version
+
+
+def _judge_ids(path: Path, app_id: int, version: int) -> None:
+    """Refuse by the header's application_id and user_version alone."""
+    ours = app_id == GOLDPAN_APPLICATION_ID
+    if not ours and app_id != 0:
+        raise _not_goldpan(
+            path,
+            f"its SQLite application_id is {app_id} ({app_id & 0xFFFFFFFF:#010x}), another "
+            f"program's (goldpan's is {GOLDPAN_APPLICATION_ID:#010x})",
+        )
+    if version > SCHEMA_VERSION and ours:
+        raise _newer(path, version)
+    if version <= 0 or version > SCHEMA_VERSION:
+        raise _not_goldpan(
+            path, f"an SQLite file whose user_version {version} is no goldpan schema version"
+        )
+    if not ours and version >= IDENTITY_VERSION:
+        raise _not_goldpan(
+            path,
+            f"its user_version {version} is a goldpan schema version, but goldpan's "
+            "application_id is missing",
+        )
+
+
 def _newer(path: Path, version: int) -> WorkspaceError:
     return WorkspaceError(
         f"{path} has workspace schema version {version}, written by a newer "
@@ -139,10 +291,6 @@ def _pack_scores(scores: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(scores)}d", *scores)
 
 
-def _unpack_scores(blob: bytes) -> tuple[float, ...]:
-    return struct.unpack(f"<{len(blob) // 8}d", blob)
-
-
 class Workspace:
     """An open workspace file."""
 
@@ -157,6 +305,8 @@ class Workspace:
         self.backup_path: Path | None = None
         """The copy of the old version written before that migration."""
         self.conn = conn
+        self._sound = False
+        """SQLite's quick check passed (run before the first write of this connection)."""
 
     @functools.cached_property
     def db(self) -> Any:
@@ -182,6 +332,28 @@ class Workspace:
         return cls.open(path, create=True)
 
     @classmethod
+    def inspect(cls, path: str | Path) -> Workspace:
+        """Open a goldpan workspace of any known schema version read-only, to check it.
+
+        Nothing is migrated (an old workspace is looked at as it is).
+
+        Raises:
+            WorkspaceError: the file is missing or not a goldpan workspace (see
+                :func:`identify`).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise WorkspaceError(f"{path}: no such workspace file")
+        identify(path)
+        try:
+            conn = _connect_readonly(path)
+        except sqlite3.DatabaseError as exc:
+            raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
+        ws = cls(path, conn, readonly=True)
+        ws.readonly_reason = "opened for checking"
+        return ws
+
+    @classmethod
     def open(cls, path: str | Path, *, create: bool = False, readonly: bool = False) -> Workspace:
         """Open a workspace, applying pending migrations (after writing a backup copy).
 
@@ -204,8 +376,11 @@ class Workspace:
             raise WorkspaceError(f"{path}: no such workspace (create one with `goldpan new`)")
         if path.is_dir():
             raise WorkspaceError(f"{path} is a folder, not a workspace file")
+        existed = path.exists()
+        if existed:  # before any connection that could write: refuse other programs' files
+            identify(path)
         reason = READ_ONLY_ASKED if readonly else None
-        if reason is None and path.exists():
+        if reason is None and existed:
             reason = writable_problem(path)
         try:
             if reason is None:
@@ -218,14 +393,13 @@ class Workspace:
             raise WorkspaceError(f"{path} is not a goldpan workspace ({exc})") from None
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise WorkspaceError(f"{path} is not a goldpan workspace ({exc})") from None
+            raise WorkspaceError(f"{path} cannot be read ({exc})") from None
         if version > SCHEMA_VERSION:
             conn.close()
             raise _newer(path, version)
-        if version == 0 and has_tables:
+        if existed and version == 0:  # identified a moment ago; replaced since?
             conn.close()
             raise WorkspaceError(f"{path} is an SQLite file but not a goldpan workspace")
         if reason is not None and version < SCHEMA_VERSION:
@@ -325,6 +499,10 @@ class Workspace:
             ) from None
         return target
 
+    def checkpoint(self) -> None:
+        """Copy every committed page from the ``-wal`` file into the file itself."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
@@ -350,6 +528,8 @@ class Workspace:
         if self.conn.in_transaction:  # nested: part of the outer transaction
             yield
             return
+        if not self._sound:
+            self.ensure_sound()
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -359,6 +539,114 @@ class Workspace:
         else:
             self.conn.commit()
 
+    def ensure_sound(self) -> None:
+        """Refuse to write into a file SQLite reports as damaged (``PRAGMA quick_check``).
+
+        A write that lands beside a damaged page succeeds and hides the damage a little
+        deeper; goldpan stops before the first write instead and points to ``check``. The
+        quick check reads every page once (no index cross-check): about 0.1 s per 100 MB.
+        """
+        try:  # a bad row first: its message names the row, quick_check's would not
+            bad = next(self._bad_rows(), None)
+        except sqlite3.DatabaseError:
+            bad = None  # unreadable pages: quick_check says so
+        if bad is not None:
+            raise WorkspaceError(f"{bad}; nothing was written")
+        try:
+            found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            found = [str(exc)]
+        if found != ["ok"]:
+            raise WorkspaceError(
+                f"{self.path} is damaged (SQLite reports: {found[0]}); nothing was written. "
+                f"`goldpan check {self.path}` lists every problem; restore the workspace "
+                "from a copy, or recover its rows with `sqlite3 FILE .recover`"
+            )
+        dangling = self.foreign_key_problems(1)
+        if dangling:
+            raise WorkspaceError(
+                f"{self.path}: {dangling[0]} (the workspace is damaged); nothing was written. "
+                f"`goldpan check {self.path}` lists every problem"
+            )
+        self._sound = True
+
+    def _bad_rows(self) -> Iterator[BadRow]:
+        """Rows the readers would refuse, found fast.
+
+        SQL picks every suspect row (a superset: JSON validity, shapes, types, lengths,
+        depth, UTF-8) and the readers' own decoders judge each suspect, so the gate and
+        the readers never disagree.
+        """
+        self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, where in _SUSPECTS.items():
+            if table not in present:
+                continue
+            sql, read = _ROW_READERS[table]
+            suspects = [r[0] for r in self.conn.execute(f"SELECT rowid FROM {table} WHERE {where}")]
+            for rowid in suspects:
+                try:
+                    row = self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone()
+                    read(self.path, row)
+                except BadRow as exc:
+                    yield exc
+                except sqlite3.OperationalError as exc:  # text that is not UTF-8
+                    yield BadRow(self.path, table, f"rowid {rowid}", str(exc))
+
+    def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` findings (empty when the file is sound)."""
+        try:
+            found = [str(r[0]) for r in self.conn.execute(f"PRAGMA integrity_check({limit})")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if found == ["ok"] else found
+
+    def foreign_key_problems(self, limit: int = 100) -> list[str]:
+        """Rows that point at a row missing from the table they refer to."""
+        try:
+            found = self.conn.execute("PRAGMA foreign_key_check").fetchmany(limit)
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [
+            f"table {t}, rowid {rowid}: refers to a row {parent} lacks"
+            for t, rowid, parent, _ in found
+        ]
+
+    def row_problems(self) -> Iterator[str]:
+        """Every row goldpan could not read back (checked as the readers decode them)."""
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, (sql, read) in _ROW_READERS.items():
+            if table not in present:
+                continue
+            try:
+                rows = self.conn.execute(sql).fetchall()
+            except sqlite3.OperationalError:  # a value that does not decode: row by row
+                rows = None
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table} cannot be read to the end: {exc}"
+                continue
+            if rows is None:
+                yield from self._row_by_row(table, sql, read)
+                continue
+            for r in rows:
+                try:
+                    read(self.path, r)
+                except BadRow as exc:
+                    yield f"table {exc.table}, row {exc.row}: {exc.why}"
+
+    def _row_by_row(self, table: str, sql: str, read: Any) -> Iterator[str]:
+        for (rowid,) in self.conn.execute(f"SELECT rowid FROM {table}").fetchall():
+            try:
+                read(self.path, self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone())
+            except BadRow as exc:
+                yield f"table {exc.table}, row {exc.row}: {exc.why}"
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table}, rowid {rowid}: {exc}"
+
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
@@ -367,7 +655,9 @@ class Workspace:
 
     def meta(self) -> dict[str, str]:
         """Every meta key and value."""
-        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        return dict(
+            decode.meta(self.path, r) for r in self.conn.execute("SELECT key, value FROM meta")
+        )
 
     def _set_meta(self, key: str, value: str) -> None:
         self.conn.execute(
@@ -384,23 +674,29 @@ class Workspace:
 
     def doc_ids(self) -> list[str]:
         """Every document id, in code-point order."""
-        return [r[0] for r in self.conn.execute("SELECT id FROM docs ORDER BY id")]
+        return [
+            decode.text_column(self.path, "docs", "id", r[0])
+            for r in self.conn.execute("SELECT id FROM docs ORDER BY id")
+        ]
 
     def docs(self) -> list[Doc]:
         """Every document, in code-point order of id."""
-        rows = self.conn.execute("SELECT id, title, text, fields FROM docs ORDER BY id")
-        return [Doc(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        found = self.conn.execute("SELECT id, title, text, fields FROM docs ORDER BY id")
+        return [decode.doc(self.path, r) for r in found]
 
     def titles(self) -> list[str]:
         """Every document title (for the title-overlap meter; no text is read)."""
-        return [r[0] for r in self.conn.execute("SELECT title FROM docs ORDER BY id")]
+        return [
+            decode.text_column(self.path, "docs", "title", r[0])
+            for r in self.conn.execute("SELECT title FROM docs ORDER BY id")
+        ]
 
     def doc(self, doc_id: str) -> Doc | None:
         """One document, or None."""
         r = self.conn.execute(
             "SELECT id, title, text, fields FROM docs WHERE id = ?", (doc_id,)
         ).fetchone()
-        return Doc(r[0], r[1], r[2], json.loads(r[3])) if r else None
+        return decode.doc(self.path, r) if r else None
 
     def write_docs(self, docs: Iterable[Doc]) -> tuple[int, int, int]:
         """Insert or replace documents; returns (added, updated, unchanged).
@@ -442,16 +738,15 @@ class Workspace:
 
     # -- questions -----------------------------------------------------------------
 
-    @staticmethod
-    def _question(r: Sequence[Any]) -> Question:
-        return Question(r[0], r[1], tuple(json.loads(r[2])), r[3], bool(r[4]), r[5])
+    def _question(self, r: Sequence[Any]) -> Question:
+        return decode.question(self.path, r)
 
     _Q_COLUMNS = "id, text, tags, author, written_blind, note"
 
     def questions(self) -> list[Question]:
         """Every question, in code-point order of id."""
-        rows = self.conn.execute(f"SELECT {self._Q_COLUMNS} FROM questions ORDER BY id")
-        return [self._question(r) for r in rows]
+        found = self.conn.execute(f"SELECT {self._Q_COLUMNS} FROM questions ORDER BY id")
+        return [self._question(r) for r in found]
 
     def question(self, question_id: str) -> Question | None:
         """One question, or None."""
@@ -462,7 +757,10 @@ class Workspace:
 
     def question_ids(self) -> list[str]:
         """Every question id, in code-point order."""
-        return [r[0] for r in self.conn.execute("SELECT id FROM questions ORDER BY id")]
+        return [
+            decode.text_column(self.path, "questions", "id", r[0])
+            for r in self.conn.execute("SELECT id FROM questions ORDER BY id")
+        ]
 
     def write_questions(
         self, questions: Iterable[Question], *, by: str = "import"
@@ -545,11 +843,15 @@ class Workspace:
     def question_history(self, question_id: str) -> list[tuple[str, str, str]]:
         """(when, who, text) of every earlier text of a question, oldest first."""
         rows = self.conn.execute(
-            "SELECT at, annotator, old FROM events WHERE kind = 'question' AND "
+            "SELECT id, at, annotator, old FROM events WHERE kind = 'question' AND "
             "question_id = ? AND old IS NOT NULL ORDER BY id",
             (question_id,),
         )
-        return [(r[0], r[1], r[2]) for r in rows]
+        found = [
+            decode.event(self.path, (r[0], r[1], r[2], "question", question_id, None, r[3], None))
+            for r in rows
+        ]
+        return [(e["at"], e["annotator"], e["old"]) for e in found]
 
     def retext_judgments(
         self, question_id: str, old_text: str, new_text: str, by: str, *, replace: bool = False
@@ -633,7 +935,7 @@ class Workspace:
             "SELECT question_id, doc_id, annotator, grade FROM labels WHERE made_for IS NULL "
             "ORDER BY question_id, doc_id, annotator"
         )
-        return [Label(*r) for r in rows]
+        return [decode.label(self.path, r) for r in rows]
 
     def write_labels(self, labels: Iterable[Label], *, event: str = "label") -> int:
         """Set labels (replacing the same annotator's earlier grade); logs each change."""
@@ -672,7 +974,7 @@ class Workspace:
             "AND made_for IS NULL ORDER BY doc_id, annotator",
             (question_id,),
         )
-        return [Label(*r) for r in rows]
+        return [decode.label(self.path, r) for r in rows]
 
     def delete_label(self, question_id: str, doc_id: str, annotator: str) -> None:
         """Remove one annotator's label (undo of a first judgment); logged."""
@@ -692,7 +994,7 @@ class Workspace:
             "AND made_for IS NULL ORDER BY annotator",
             (question_id,),
         )
-        return [Verdict(*r) for r in rows]
+        return [decode.verdict(self.path, r) for r in rows]
 
     def delete_verdict(self, question_id: str, annotator: str) -> None:
         """Remove one annotator's verdict; logged."""
@@ -711,7 +1013,7 @@ class Workspace:
             "WHERE question_id = ? AND made_for IS NULL",
             (question_id,),
         ).fetchone()
-        return Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) if r else None
+        return decode.adjudication(self.path, r) if r else None
 
     def verdicts(self) -> list[Verdict]:
         """Every verdict of every annotator."""
@@ -719,7 +1021,7 @@ class Workspace:
             "SELECT question_id, annotator, verdict, note FROM verdicts WHERE made_for IS NULL "
             "ORDER BY question_id, annotator"
         )
-        return [Verdict(*r) for r in rows]
+        return [decode.verdict(self.path, r) for r in rows]
 
     def write_verdicts(self, verdicts: Iterable[Verdict], *, event: str = "verdict") -> int:
         """Set verdicts (one per question and annotator); logs each change."""
@@ -756,7 +1058,7 @@ class Workspace:
             "SELECT question_id, no_answer, gold, by, note FROM adjudications "
             "WHERE made_for IS NULL ORDER BY question_id"
         )
-        return [Adjudication(r[0], bool(r[1]), json.loads(r[2]), r[3], r[4]) for r in rows]
+        return [decode.adjudication(self.path, r) for r in rows]
 
     def write_adjudication(self, adj: Adjudication) -> None:
         """Record (or replace) the final word on a question."""
@@ -804,22 +1106,21 @@ class Workspace:
         """The event log, newest first."""
         sql = "SELECT id, at, annotator, kind, question_id, doc_id, old, new FROM events "
         sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
-        cols = ("id", "at", "annotator", "kind", "question_id", "doc_id", "old", "new")
-        return [dict(zip(cols, r, strict=True)) for r in self.conn.execute(sql)]
+        return [decode.event(self.path, r) for r in self.conn.execute(sql)]
 
     # -- retrievers ------------------------------------------------------------------
 
     def retrievers(self) -> list[RetrieverSpec]:
         """Every configured retriever, in the order they were added."""
         rows = self.conn.execute("SELECT name, kind, params FROM retrievers ORDER BY rowid")
-        return [RetrieverSpec(r[0], r[1], json.loads(r[2])) for r in rows]
+        return [decode.retriever(self.path, r) for r in rows]
 
     def retriever(self, name: str) -> RetrieverSpec | None:
         """One retriever, or None."""
         r = self.conn.execute(
             "SELECT name, kind, params FROM retrievers WHERE name = ?", (name,)
         ).fetchone()
-        return RetrieverSpec(r[0], r[1], json.loads(r[2])) if r else None
+        return decode.retriever(self.path, r) if r else None
 
     def add_retriever(self, spec: RetrieverSpec) -> None:
         """Add a retriever; its name must be new."""
@@ -846,7 +1147,14 @@ class Workspace:
             "SELECT question_id, input_hash, depth FROM runs WHERE retriever = ?",
             (retriever,),
         )
-        return {r[0]: (r[1], r[2]) for r in rows}
+        out = {}
+        for r in rows:
+            row = f"(retriever {decode.show(retriever)}, question {decode.show(r[0])})"
+            out[decode.text_column(self.path, "runs", "question_id", r[0])] = (
+                decode.text_column(self.path, "runs", "input_hash", r[1]),
+                int(decode.number(self.path, "runs", row, "depth", r[2])),
+            )
+        return out
 
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
@@ -885,32 +1193,24 @@ class Workspace:
         if question_ids is not None:
             sql += " AND question_id IN (SELECT value FROM json_each(?))"
             params += (json.dumps(list(question_ids)),)
-        rows = self.conn.execute(sql, params)
-        return {
-            r[0]: CachedRun(
-                retriever,
-                r[0],
-                tuple(json.loads(r[1])),
-                _unpack_scores(r[2]),
-                r[3],
-                r[4],
-                r[5],
-            )
-            for r in rows
-        }
+        found = (decode.run_row(self.path, retriever, r) for r in self.conn.execute(sql, params))
+        return {r[0]: CachedRun(retriever, *r) for r in found}
 
     def latencies(self) -> dict[str, list[float]]:
         """Per-query latencies (ms) of every retriever's cached rankings."""
         out: dict[str, list[float]] = {}
-        for r in self.conn.execute("SELECT retriever, latency_ms FROM runs"):
-            out.setdefault(r[0], []).append(float(r[1]))
+        for r in self.conn.execute("SELECT retriever, question_id, latency_ms FROM runs"):
+            row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
+            out.setdefault(r[0], []).append(
+                decode.number(self.path, "runs", row, "latency_ms", r[2])
+            )
         return out
 
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """Cached rankings (doc ids only) by retriever, then question id."""
         out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}
         for r in self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs"):
-            out.setdefault(r[0], {})[r[1]] = tuple(json.loads(r[2]))
+            out.setdefault(r[0], {})[r[1]] = decode.run_doc_ids(self.path, r[0], r[1], r[2])
         return out
 
     def replace_retriever_runs(self, spec: RetrieverSpec, runs: Iterable[CachedRun]) -> int:
@@ -954,9 +1254,10 @@ class Workspace:
     def embeddings(self, model: str) -> dict[str, tuple[str, bytes]]:
         """Doc id -> (doc hash, float32 little-endian vector bytes), for a model."""
         rows = self.conn.execute(
-            "SELECT doc_id, doc_hash, vector FROM embeddings WHERE model = ?", (model,)
+            "SELECT model, doc_id, doc_hash, dim, vector FROM embeddings WHERE model = ?", (model,)
         )
-        return {r[0]: (r[1], bytes(r[2])) for r in rows}
+        found = (decode.embedding(self.path, r) for r in rows)
+        return {doc_id: (doc_hash, vector) for doc_id, doc_hash, vector in found}
 
     # -- summary ---------------------------------------------------------------------
 
@@ -981,7 +1282,7 @@ class Workspace:
         rows = self.conn.execute(
             "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
         )
-        return [r[0] for r in rows]
+        return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]
 
     # -- leases (`goldpan serve`) -------------------------------------------------------
 
@@ -1193,6 +1494,104 @@ class Workspace:
                 raise WorkspaceError(f"no query {log_id} in the log")
             self._event("querylog", by, question_id, None, None, f"{log_id} {status}", now())
 
+
+def _bad_utf8(value: bytes | None) -> bool:
+    if value is None:
+        return False
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _not_text(*columns: str) -> str:
+    """SQL: one of ``columns`` is not valid UTF-8 text."""
+    return " OR ".join(
+        f"typeof({c}) != 'text' OR goldpan_bad_utf8(CAST({c} AS BLOB))" for c in columns
+    )
+
+
+def _not_null_text(*columns: str) -> str:
+    return " OR ".join(
+        f"({c} IS NOT NULL AND (typeof({c}) != 'text' OR goldpan_bad_utf8(CAST({c} AS BLOB))))"
+        for c in columns
+    )
+
+
+def _bad_json(column: str, shape: str, *more: str) -> str:
+    """SQL: ``column`` is not JSON of ``shape`` (or nests too deep, or fails ``more``)."""
+    openers = f"length({column}) - length(replace(replace({column}, '[', ''), '{{', ''))"
+    checks = [
+        f"typeof({column}) != 'text'",
+        f"goldpan_bad_utf8(CAST({column} AS BLOB))",
+        f"instr({column}, char(0)) > 0",
+        f"NOT json_valid({column})",
+        f"json_type({column}) != '{shape}'",
+        f"{openers} > {MAX_JSON_DEPTH}",
+        *more,
+    ]
+    return "(CASE " + " ".join(f"WHEN {c} THEN 1" for c in checks) + " ELSE 0 END)"
+
+
+_SUSPECTS: dict[str, str] = {
+    "meta": _not_text("key", "value"),
+    "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
+    "questions": f"{_not_text('id', 'text', 'author', 'note')} OR "
+    "typeof(written_blind) != 'integer' OR "
+    + _bad_json(
+        "tags", "array", "EXISTS (SELECT 1 FROM json_each(questions.tags) WHERE type != 'text')"
+    ),
+    "labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
+    "typeof(grade) != 'integer' OR grade NOT BETWEEN 0 AND 3",
+    "verdicts": f"{_not_text('question_id', 'annotator', 'verdict', 'note')} OR verdict NOT IN "
+    f"({', '.join(repr(v) for v in VERDICTS)})",
+    "adjudications": f"{_not_text('question_id', 'by', 'note')} OR "
+    "typeof(no_answer) != 'integer' OR "
+    + _bad_json(
+        "gold",
+        "object",
+        "EXISTS (SELECT 1 FROM json_each(adjudications.gold) WHERE type != 'integer' "
+        "OR value NOT BETWEEN 0 AND 3)",
+    ),
+    "retrievers": f"{_not_text('name', 'kind')} OR kind NOT IN "
+    f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
+    "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
+    "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
+    "typeof(scores) != 'blob' OR "
+    + _bad_json(
+        "doc_ids",
+        "array",
+        "length(scores) != 8 * json_array_length(doc_ids)",
+        "EXISTS (SELECT 1 FROM json_each(runs.doc_ids) WHERE type != 'text')",
+    ),
+    "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
+    "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
+    "events": f"{_not_text('at', 'annotator', 'kind')} OR "
+    + _not_null_text("question_id", "doc_id", "old", "new"),
+}
+"""Table -> SQL condition picking every row its reader might refuse (and a few more)."""
+
+
+_ROW_READERS: dict[str, tuple[str, Any]] = {
+    "meta": ("SELECT key, value FROM meta", decode.meta),
+    "docs": ("SELECT id, title, text, fields FROM docs", decode.doc),
+    "questions": (f"SELECT {Workspace._Q_COLUMNS} FROM questions", decode.question),
+    "labels": ("SELECT question_id, doc_id, annotator, grade FROM labels", decode.label),
+    "verdicts": ("SELECT question_id, annotator, verdict, note FROM verdicts", decode.verdict),
+    "adjudications": (
+        "SELECT question_id, no_answer, gold, by, note FROM adjudications",
+        decode.adjudication,
+    ),
+    "retrievers": ("SELECT name, kind, params FROM retrievers", decode.retriever),
+    "runs": (
+        "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs",
+        lambda path, r: decode.run_row(path, r[0], r[1:]),
+    ),
+    "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
+    "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
+}
+"""Table -> (the query, the decoder) ``row_problems`` reads each row with."""
 
 _JUDGMENT_TABLES = ("labels", "verdicts", "adjudications")
 """The tables whose rows are made for one text of a question (``made_for``)."""

@@ -84,6 +84,16 @@ TINY_QUESTIONS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own user config and state folders: the trust record of command
+    retrievers and crash logs never touch the real user's."""
+    base = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+    return base
+
+
 @pytest.fixture
 def tiny_ws(tmp_path: Path) -> Path:
     """A workspace with 4 docs, 4 questions and a few labels (not pooled)."""

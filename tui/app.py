@@ -15,13 +15,15 @@ from textual.widget import AwaitMount
 
 from engine.assign import Assigner
 from engine.session import LabelingSession
+from engine.trust import TrustStore, command_of
 from engine.workspace import Workspace
 from tui.actions import Command, bindings, palette_commands
-from tui.literal import visible
+from tui.literal import command_shown, visible
 from tui.messages import IndexesReady, PoolFailed, QuestionPooled, WorkspaceChanged
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
+from tui.screens.modals import TrustScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
@@ -156,6 +158,12 @@ class GoldpanApp(App[None]):
         self.session = LabelingSession(self.ws, annotator)
         self._prepared: PreparedRetrievers | None = None
         self._prepared_lock = threading.Lock()
+        self.trust = TrustStore()
+        """The user's record of trusted command retrievers (outside the workspace)."""
+        self.trust_pending: list[str] | None = None
+        """Questions waiting for the answer to the trust question (None: not asking)."""
+        self.trust_asked = False
+        """The trust question is asked once per session; unanswered commands are skipped."""
         self.pool_tried: set[str] = set()
         """Questions pooled since start: a retriever that cannot run is not retried on
         every redraw (editing a question pools it again)."""
@@ -209,6 +217,20 @@ class GoldpanApp(App[None]):
             self.call_after_refresh(self.warm_indexes)
         if self.served is not None:
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
+
+    def _fatal_error(self) -> None:
+        """An unhandled exception ends the app without a traceback on the terminal.
+
+        ``goldpan open`` then reports it in one line and writes the traceback to a log
+        (exit 3); Textual's own handler would print a full traceback.
+        """
+        self.bell()
+        self._close_messages_no_wait()
+
+    @property
+    def crash(self) -> BaseException | None:
+        """The unhandled exception that ended the app, if one did."""
+        return self._exception
 
     def on_unmount(self) -> None:
         """Give up the lease (a browser tab closed), close the workspace connection."""
@@ -352,8 +374,46 @@ class GoldpanApp(App[None]):
         bar = f" {'█' * filled}{'░' * (20 - filled)} {done}/{total}" if total > 1 else "…"
         self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
 
-    @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def pool_question(self, question_id: str) -> None:
+        """Pool one question; first ask, once, about command retrievers not yet trusted."""
+        if self.trust_pending is not None:  # the question is on screen: pool after it
+            self.trust_pending.append(question_id)
+            return
+        if not self.trust_asked and self.readonly_reason is None:
+            try:
+                untrusted = self.trust.untrusted(self.ws, self.ws.retrievers())
+            except ValueError as exc:  # the trust record is damaged: nothing is trusted
+                self.notify(visible(str(exc)), severity="error", markup=False)
+                untrusted = []
+            if untrusted:
+                self.trust_asked = True
+                self.trust_pending = [question_id]
+                shown = [(s.name, command_shown(command_of(s))) for s in untrusted]
+
+                def answered(trust: bool | None) -> None:
+                    if trust:
+                        try:
+                            self.trust.trust(self.ws, untrusted)
+                        except ValueError as exc:
+                            self.notify(visible(str(exc)), severity="error", markup=False)
+                    else:
+                        self.notify(
+                            visible(
+                                f"Pooling without {', '.join(n for n, _ in shown)}: not "
+                                f"trusted. `goldpan trust {self.workspace_path}` trusts them."
+                            ),
+                            markup=False,
+                        )
+                    pending, self.trust_pending = self.trust_pending or [], None
+                    for qid in dict.fromkeys(pending):
+                        self._pool_worker(qid)
+
+                self.push_screen(TrustScreen(self.workspace_path.name, shown), answered)
+                return
+        self._pool_worker(question_id)
+
+    @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
+    def _pool_worker(self, question_id: str) -> None:
         """Rank one question with every retriever (its own connection) and report."""
         from engine.retrieve.runner import refresh_runs
 
@@ -367,7 +427,11 @@ class GoldpanApp(App[None]):
             ws = Workspace.open(self.workspace_path)
             try:
                 report = refresh_runs(
-                    ws, question_ids=[question_id], prepared=self.prepared, keep_going=True
+                    ws,
+                    question_ids=[question_id],
+                    prepared=self.prepared,
+                    keep_going=True,
+                    trust=self.trust,
                 )
                 runs = {
                     s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
@@ -377,8 +441,9 @@ class GoldpanApp(App[None]):
         except Exception as exc:  # reported on the UI thread, never lost
             self.post_message(PoolFailed(question_id, str(exc)))
             return
-        if report.errors:  # the other retrievers' rankings still count
-            failed = "; ".join(f"{n}: {e}" for n, e in report.errors.items())
+        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+        if errors:  # the other retrievers' rankings still count
+            failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
         rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
         self.post_message(QuestionPooled(question_id, rankings))

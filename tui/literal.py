@@ -10,6 +10,7 @@ this by itself: both drop only BEL, BS, VT, FF and CR and pass ESC to the termin
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -65,3 +66,14 @@ def highlighted(s: str, terms: Iterable[str], style: str = "bold reverse") -> Te
         pattern = "|".join(re.escape(w) for w in words)
         text.highlight_regex(re.compile(pattern, re.IGNORECASE), style=style)
     return text
+
+
+def command_shown(command: str) -> str:
+    r"""A command line as people must read it before trusting it.
+
+    Anything but printable ASCII (controls, invisible and bidi characters, look-alike
+    letters) is ``\u``-escaped, so that what is shown is what runs.
+    """
+    if command.isascii() and command.isprintable():
+        return command
+    return json.dumps(command)

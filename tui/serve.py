@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.trust import config_dir
 from tui.served import ROLES, Served
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -41,15 +42,6 @@ class ServeError(Exception):
 
 
 # -- tokens ------------------------------------------------------------------------------
-
-
-def config_dir() -> Path:
-    """Goldpan's per-user configuration folder (not created here)."""
-    if os.environ.get("GOLDPAN_CONFIG_DIR"):
-        return Path(os.environ["GOLDPAN_CONFIG_DIR"])
-    if os.environ.get("XDG_CONFIG_HOME"):
-        return Path(os.environ["XDG_CONFIG_HOME"]) / "goldpan"
-    return Path.home() / ".config" / "goldpan"
 
 
 def workspace_id(workspace: Path) -> str:

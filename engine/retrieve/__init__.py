@@ -37,7 +37,7 @@ from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer, token_counts
-from engine.types import Doc, Question, RetrieverSpec
+from engine.types import RETRIEVER_KIND_NAMES, Doc, Question, RetrieverSpec
 
 
 class BM25Retriever:
@@ -112,6 +112,7 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "command": CommandRetriever,
 }
 """The retriever registry: kind -> constructor."""
+assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine.types names"
 
 
 def build_retriever(spec: RetrieverSpec) -> Retriever:
@@ -126,8 +127,16 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
         known = ", ".join(sorted(RETRIEVER_KINDS))
         if spec.kind in STORED_KINDS:
             raise ValueError(f"{spec.name} is an imported run; it cannot be run") from None
-        raise ValueError(f"unknown retriever kind {spec.kind!r}; known kinds: {known}") from None
-    return factory(spec)
+        raise ValueError(
+            f"retriever {spec.name!r} (table retrievers): unknown kind {spec.kind!r}; "
+            f"known kinds: {known}"
+        ) from None
+    try:
+        return factory(spec)
+    except (TypeError, AttributeError) as exc:  # params of the wrong JSON types
+        raise ValueError(
+            f"retriever {spec.name!r} (table retrievers): parameters of the wrong type ({exc})"
+        ) from None
 
 
 def bases_of(spec: RetrieverSpec) -> tuple[str, ...]:

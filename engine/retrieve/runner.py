@@ -22,6 +22,7 @@ from engine.retrieve import (
     bases_of,
     build_retriever,
 )
+from engine.trust import TrustStore, command_of
 from engine.types import CachedRun, Doc, Question, RetrieverSpec, sha256_text
 from engine.workspace import Workspace, WorkspaceError
 
@@ -38,6 +39,8 @@ class RunReport:
     seconds: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     """Retrievers that could not run (with ``keep_going``), and why."""
+    untrusted: dict[str, str] = field(default_factory=dict)
+    """Command retrievers skipped because this user has not trusted them: name -> command."""
 
 
 class PreparedRetrievers:
@@ -137,6 +140,7 @@ def refresh_runs(
     question_ids: Sequence[str] | None = None,
     prepared: PreparedRetrievers | None = None,
     keep_going: bool = False,
+    trust: TrustStore | None = None,
 ) -> RunReport:
     """Bring every chosen retriever's cached rankings up to date.
 
@@ -153,6 +157,10 @@ def refresh_runs(
         prepared: indexed retrievers to reuse (and fill) across calls.
         keep_going: when a retriever cannot run, note why in the report and go on with
             the others (those that read it are skipped) instead of raising.
+        trust: the user's record of trusted commands (default: the one in the user's
+            config folder). A command retriever this user has not trusted for this
+            workspace is never run: it is listed in :attr:`RunReport.untrusted`, and the
+            retrievers that read it are skipped.
 
     Raises:
         RetrieverError: a retriever could not run (missing extra, bad command output);
@@ -187,7 +195,16 @@ def refresh_runs(
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
     )
+    store = trust if trust is not None else TrustStore()
+    for spec in store.untrusted(ws, specs):
+        report.untrusted[spec.name] = command_of(spec)
     for spec in specs:
+        if spec.name in report.untrusted:
+            continue
+        untrusted = [b for b in bases_of(spec) if b in report.untrusted]
+        if untrusted:
+            report.errors[spec.name] = f"reads {untrusted[0]}, whose command is not trusted"
+            continue
         broken = [b for b in bases_of(spec) if b in report.errors]
         if broken:
             report.errors[spec.name] = f"reads {broken[0]}, which could not run"

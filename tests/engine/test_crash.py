@@ -432,3 +432,40 @@ def test_kill_9_while_labeling_in_the_tui_keeps_every_grade_it_showed(tmp_path):
     shown = complete_saved_lines(seen)
     assert len(shown) >= 20
     assert_saved_survived(path, before, shown, "tui-crash")
+
+
+# -- (e) a merge that creates OUT ---------------------------------------------------------
+
+
+@pytest.mark.timeout(180)
+def test_kill_9_during_a_merge_into_a_new_out_leaves_no_out_and_the_rerun_succeeds(tmp_path):
+    source = tmp_path / "mina.db"
+    rnd = random.Random(3)
+    ws = Workspace.create(source)
+    ws.write_docs(Doc(f"d{i:04d}", f"t{i}", " ".join(rnd.choices(WORDS, k=8))) for i in range(400))
+    ws.write_questions(Question(f"q{i:04d}", f"question {i}") for i in range(400))
+    ws.write_labels(
+        Label(f"q{i:04d}", f"d{j:04d}", "mina", (i + j) % 4) for i in range(400) for j in range(60)
+    )
+    ws.close()
+    out = tmp_path / "merged.db"
+    log = tmp_path / "merge.log"
+
+    def building_aside() -> bool:  # the merge is writing its temp file, not OUT
+        return any(
+            file_size(p) > (256 << 10) for p in tmp_path.glob(".merged.db.merging-*.tmp-wal")
+        )
+
+    proc = goldpan("merge", out, source, log=log)
+    kill_when(proc, building_aside, "the merge writing its temp file", log)
+    assert not out.exists()  # no half-merged (or empty) workspace under OUT's name
+    assert list(tmp_path.glob(".merged.db.merging-*.tmp"))  # what the kill left
+
+    done = goldpan("merge", out, source, log=log)
+    assert done.wait(timeout=DEADLINE_S) == 0, log.read_text(errors="replace")
+    assert "labels: 24000 added" in log.read_text()
+    assert not list(tmp_path.glob(".merged.db.merging-*"))  # the dead merge's file is gone
+    reopen_intact(out)
+    ws = Workspace.open(out, readonly=True)
+    assert len(ws.labels()) == 24_000 and ws.doc_count() == 400
+    ws.close()

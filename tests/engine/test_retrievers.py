@@ -366,6 +366,7 @@ def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path, capsys):
         capsys, "retriever", "add", demo_path, "cmd", "--kind", "command", "--command", command
     )
     assert code == 0, err
+    assert run(capsys, "trust", demo_path, "--yes")[0] == 0  # goldpan runs trusted commands only
     code, _, err = run(capsys, "pool", demo_path, "--retriever", "bm25-word", "--retriever", "cmd")
     assert code == 0, err
 
@@ -456,6 +457,7 @@ def fake_command(tiny_ws, tmp_path, capsys):
         _command(script, mode),
     )
     assert code == 0, err
+    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
     return script, mode
 
 
@@ -501,6 +503,7 @@ def test_command_retriever_timeout(tiny_ws, tmp_path, capsys):
     mode.write_text("sleep", encoding="utf-8")
     argv = ["retriever", "add", tiny_ws, "slow", "--kind", "command"]
     assert run(capsys, *argv, "--command", _command(script, mode), "--timeout", "1")[0] == 0
+    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
     started = time.monotonic()
     code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "slow")
     assert time.monotonic() - started < 30  # the sleeper (60 s) was not waited for
@@ -512,6 +515,7 @@ def test_command_retriever_timeout(tiny_ws, tmp_path, capsys):
 def test_command_retriever_missing_program(tiny_ws, tmp_path, capsys):
     missing = tmp_path / "no-such-program"
     add_retriever(capsys, tiny_ws, "gone", "--kind", "command", "--command", str(missing))
+    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
     code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "gone")
     assert code == 2 and "no-such-program" in err
     assert _runs(tiny_ws, "gone") == {}

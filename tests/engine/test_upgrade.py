@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import engine.workspace as workspace_module
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION
+from engine.migrations import GOLDPAN_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.types import Doc, Label, Question
 from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
@@ -53,6 +53,14 @@ def dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
             )
         ]
         return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def application_id(path: Path) -> int:
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA application_id").fetchone()[0])
     finally:
         conn.close()
 
@@ -141,9 +149,14 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     for table in ("labels", "verdicts", "adjudications"):  # made_for (a later migration): NULL
         assert all(r[-1] is None for r in after[table])
         after[table] = [r[:-1] for r in after[table]]
+    # the identity migration gave it a random workspace id (the trust record's key)
+    ids = [row for row in after["meta"] if row[0] == "workspace_id"]
+    assert len(ids) == 1 and re.fullmatch(r"[0-9a-f]{32}", ids[0][1])
+    after["meta"].remove(ids[0])
     # tables later migrations added start empty; every row of every old table is as it was
     assert all(after[t] == [] for t in after.keys() - before.keys())
     assert {t: after[t] for t in before} == before
+    assert application_id(path) == GOLDPAN_APPLICATION_ID and application_id(backup) == 0
 
     # the backup is the version-1 workspace, WAL contents included, and a v1 goldpan opens it
     assert user_version(backup) == 1

@@ -1,7 +1,10 @@
 """The ``goldpan`` console script: the engine's jobs from a terminal or a CI job.
 
-Exit codes: 0 done; 1 a ``--fail-under`` floor was missed; 2 bad input or usage (the
-message names the file, the line and what was expected; the workspace is unchanged).
+Exit codes (``goldpan --help`` and the README say the same): 0 done; 1 only for a missed
+``--fail-under`` floor or a ``--fail-on-regression`` regression; 2 bad input, usage, or a
+workspace that cannot be used (the message names the file and the line, or the table and
+row; nothing is written); 3 an internal error (one line, the traceback in a log file). No
+traceback ever reaches the terminal.
 
 A command starts fast because it imports only what it uses: building the parser imports
 no numpy, scipy, sqlite-utils or Textual; each subcommand is named ``"module:function"``
@@ -13,7 +16,10 @@ it, ``benchmarks/bench_cli_start.py`` times it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,7 +28,15 @@ from rich.text import Text
 
 from engine import __version__
 from engine.types import GRADE_RANGE, VERDICTS
-from tui.cli.commands.common import DEMO_PATH, GateFailed, UsageError, err
+from tui.cli.commands.common import (
+    DEMO_PATH,
+    EXIT_CODES,
+    GateFailed,
+    Unusable,
+    UsageError,
+    err,
+    write_crash_log,
+)
 from tui.cli.help import ABOUT
 from tui.literal import literal
 
@@ -108,7 +122,9 @@ def _replace_labels_flag(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    p = _Parser(prog="goldpan")
+    p = _Parser(
+        prog="goldpan", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--version", action="version", version=f"goldpan {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -309,6 +325,21 @@ def build_parser() -> argparse.ArgumentParser:
         sub, "info", "counts, annotators and schema version", "workspace:cmd_info", json_flag=True
     )
 
+    _command(
+        sub,
+        "check",
+        "check a workspace: integrity, foreign keys, schema and rows (exit 2 if damaged)",
+        "check:cmd_check",
+        json_flag=True,
+    )
+    _command(
+        sub,
+        "trust",
+        "review a workspace's command retrievers and trust them to run",
+        "trust:cmd_trust",
+        options=_trust_options,
+    )
+
     s = sub.add_parser("demo", help="build the demo workspace and open it")
     s.add_argument("--path", default=str(DEMO_PATH))
     s.add_argument("--force", action="store_true", help="rebuild it")
@@ -379,6 +410,12 @@ def _querylog_options(s: argparse.ArgumentParser) -> None:
     from tui.cli.commands.snapshots import querylog_options
 
     querylog_options(s)
+
+
+def _trust_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.trust import add_options
+
+    add_options(s)
 
 
 def _serve_options(s: argparse.ArgumentParser) -> None:
@@ -503,22 +540,65 @@ def _resolve(func: Command) -> Callable[[argparse.Namespace], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code."""
+    """Entry point; returns the exit code (see ``EXIT_CODES``). Never shows a traceback."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         _resolve(args.func)(args)
     except GateFailed as exc:
         err.print(literal(f"goldpan: {exc}"))
         return 1
+    except Unusable:
+        return 2
     except _bad_input() as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         err.print(literal(f"goldpan: error: {msg}"))
         return 2
+    except sqlite3.Error as exc:
+        err.print(literal(f"goldpan: error: {_database_problem(args, exc)}"))
+        return 2
+    except BrokenPipeError:  # `goldpan ... | head`: the reader left; say nothing more
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.print(literal(f"goldpan: error: {where}{exc.strerror or exc}"))
+        return 2
     except KeyboardInterrupt:
         err.print(Text("goldpan: interrupted; the workspace keeps what was committed"))
         return 130
+    except Exception as exc:  # a bug: one line here, the traceback in a log file
+        log = write_crash_log(exc, argv)
+        where = f"the full traceback is in {log}" if log else "no log file could be written"
+        err.print(
+            literal(
+                f"goldpan: internal error ({type(exc).__name__}: {exc}); this is a bug in "
+                f"goldpan, not in your data: {where}"
+            )
+        )
+        return 3
     return 0
+
+
+def _database_problem(args: argparse.Namespace, exc: sqlite3.Error) -> str:
+    """What an SQLite error while a command ran means, naming the workspace."""
+    names = [getattr(args, "workspace", None), getattr(args, "out", None)]
+    names += getattr(args, "inputs", None) or []
+    where = ", ".join(str(n) for n in names if n) or "the workspace"
+    if isinstance(exc, sqlite3.IntegrityError):
+        return (
+            f"{where}: SQLite refused the change ({exc}): a constraint or trigger in the "
+            f"file that goldpan did not make; nothing was written. `goldpan check` lists "
+            "what is wrong"
+        )
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return f"{where}: {exc} (another program holds it); nothing was written, try again"
+    return (
+        f"{where}: SQLite reports {exc}; the workspace is damaged or not goldpan's. Nothing "
+        f"more was written; `goldpan check {where}` lists every problem"
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from engine.types import GRADE_RANGE, VERDICTS
 ABOUT: dict[str, str] = {
     "": (
         "Make retrieval test sets that are hard and honest, and score retrievers on them."
-        " Exit codes: 0 done, 1 a --fail-under floor missed, 2 bad input."
+        " Exit codes: see below."
     ),
     "new": (
         "Create the workspace file WS (SQLite; it must not exist yet) with one BM25 "
@@ -195,5 +195,20 @@ ABOUT: dict[str, str] = {
         "are de-duplicated (NFKC, whitespace collapsed, case-folded), near-duplicates "
         "grouped, and either sampled by frequency band (--sample N: questions tagged "
         "from-log and head/torso/tail) or stored for the Write screen's ctrl+n."
+    ),
+    "check": (
+        "Check a workspace file, reading only: that it is goldpan's and its schema is whole, "
+        "SQLite's integrity_check and foreign_key_check, and every row decoded as the "
+        "commands decode it (JSON shapes, score blobs, grades, retriever kinds and "
+        "parameters). Exit 0 when sound, 2 with each problem listed by table and row. "
+        '--json prints {"ok", "file", "integrity", "foreign_keys", "rows"}.'
+    ),
+    "trust": (
+        "A command retriever runs a program on this machine, with your rights, each time "
+        "goldpan pools questions. goldpan runs a workspace's commands only once you trusted "
+        "them here: each command is shown and you answer y/N (--yes for scripts). Trust is "
+        "recorded in your config folder ($XDG_CONFIG_HOME/goldpan, else ~/.config/goldpan), "
+        "never in the workspace, for this exact command text, this workspace's id and its "
+        "path: a copied or moved workspace, or a changed command, is asked about again."
     ),
 }

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -231,3 +231,45 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
                 for d, title in message.results
             ]
         )
+
+
+class TrustScreen(ModalScreen[bool]):
+    """Ask once before running a workspace's untrusted command retrievers.
+
+    ``y`` trusts every listed command for this workspace (recorded in the user's config
+    folder, as ``goldpan trust`` does); ``n`` or escape pools without them.
+    """
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Trust and run", tooltip="Trust these commands, then pool"),
+        Binding("n,escape", "answer(False)", "Skip them", tooltip="Pool without these commands"),
+    ]
+
+    def __init__(self, workspace: str, commands: list[tuple[str, str]]) -> None:
+        """``commands``: (retriever name, command as shown) pairs."""
+        super().__init__()
+        self.workspace = workspace
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        """The warning, each command, the keys."""
+        text = Text.assemble(
+            ("Run this workspace's commands?\n\n", "bold"),
+            visible(
+                f"{self.workspace} has command retrievers this user has not trusted. Each "
+                "runs a program on this machine, with your rights, whenever a question is "
+                "pooled. Trust only commands you have read and expect.\n\n"
+            ),
+        )
+        for name, command in self.commands:
+            text.append(visible(name), style="bold")
+            text.append(" runs: ")
+            text.append(visible(command), style="yellow")
+            text.append("\n")
+        text.append("\ny: trust and run them   n: pool without them", style="dim")
+        with Vertical(classes="dialog trust"):
+            yield Static(text, id="trust-commands")
+
+    def action_answer(self, trust: bool) -> None:
+        """Return the answer."""
+        self.dismiss(trust)

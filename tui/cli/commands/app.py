@@ -26,7 +26,10 @@ def _run_app(path: Path, annotator: str | None, *, readonly: bool = False) -> No
     # a clear error (exit 2) before the screen is taken over; an upgrade happens here
     with open_workspace(str(path), readonly=readonly) as ws:
         backup = ws.backup_path
-    GoldpanApp(path, annotator=annotator_name(annotator), readonly=readonly, backup=backup).run()
+    app = GoldpanApp(path, annotator=annotator_name(annotator), readonly=readonly, backup=backup)
+    app.run()
+    if app.crash is not None:  # reported by main: exit 2 or 3, never a traceback
+        raise app.crash
 
 
 def cmd_open(args: argparse.Namespace) -> None:

@@ -23,6 +23,7 @@ from rich.text import Text
 from tui.literal import literal, visible
 
 if TYPE_CHECKING:
+    from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
 DEMO_PATH = Path("workspaces") / "demo.db"
@@ -39,6 +40,53 @@ class UsageError(Exception):
 
 class GateFailed(Exception):
     """A ``--fail-under`` floor was missed; exit code 1."""
+
+
+class Unusable(Exception):
+    """The report is printed already and says what is wrong (``check``); exit code 2."""
+
+
+EXIT_CODES = """exit codes:
+  0    done
+  1    only: a --fail-under floor was missed or --fail-on-regression found a question
+       that got worse (score), so a CI gate can tell it apart from a crash
+  2    bad input, a bad command line, or a workspace that cannot be used (the message
+       names the file and, where there is one, the line or the table and row; nothing
+       was written)
+  3    an internal error (a bug in goldpan): one line on the terminal, the full
+       traceback in a log file whose path the line gives
+  130  interrupted (ctrl+c); every committed change is kept"""
+
+
+def state_dir() -> Path:
+    """Where goldpan keeps logs: ``$XDG_STATE_HOME/goldpan`` or ``~/.local/state/goldpan``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "goldpan"
+
+
+def write_crash_log(exc: BaseException, argv: Sequence[str]) -> Path | None:
+    """Write ``exc``'s full traceback to a new log file; its path (None if none could be made)."""
+    import datetime as dt
+    import tempfile
+    import traceback
+
+    from engine import __version__
+
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    text = (
+        f"goldpan {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
+        f"command: goldpan {' '.join(argv)}\n\n" + "".join(traceback.format_exception(exc))
+    )
+    for folder in (state_dir(), Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"goldpan-crash-{stamp}-{os.getpid()}.log"
+            with path.open("x", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
+            return path
+        except OSError:
+            continue
+    return None
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -105,9 +153,28 @@ def pool_stale(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bo
         return
     with progress_bar(not quiet) as progress:
         report = refresh_runs(ws, names, depth=depth, progress=progress)
+    say_skipped(str(ws.path), report)
     if not quiet and any(report.ran.values()):
         ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
         err.print(literal(f"pooled (questions run): {ran}"))
+
+
+def say_skipped(workspace: str, report: RunReport) -> None:
+    """Name every command retriever skipped as untrusted, its command and how to trust it.
+
+    Said on stderr even with --quiet or --json: a skipped retriever changes the numbers.
+    """
+    for name, command in report.untrusted.items():
+        err.print(
+            literal(
+                f"goldpan: skipped retriever {name}: its command {command!r} is not trusted "
+                f"for {workspace}. goldpan runs a workspace's commands only once you have "
+                f"trusted them: review them with `goldpan trust {workspace}`"
+            )
+        )
+    for name, why in report.errors.items():
+        if "not trusted" in why:
+            err.print(literal(f"goldpan: skipped retriever {name}: it {why}"))
 
 
 _JSON_UNESCAPED_CONTROL = re.compile(r"[\x7f-\x9f]")

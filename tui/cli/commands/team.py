@@ -21,7 +21,7 @@ from tui.cli.commands.common import (
     pool_stale,
     print_json,
 )
-from tui.literal import literal
+from tui.literal import command_shown, literal
 
 
 def cmd_label(args: argparse.Namespace) -> None:
@@ -33,6 +33,7 @@ def cmd_label(args: argparse.Namespace) -> None:
         raise UsageError(f"grade {args.grade} is out of range; expected {GRADE_RANGE}")
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
+        ws.ensure_sound()  # the session reads the question's labels before it writes
         session = LabelingSession(ws, who)
         try:
             session.set_grade(args.question, args.doc, args.grade)
@@ -48,6 +49,7 @@ def cmd_verdict(args: argparse.Namespace) -> None:
 
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
+        ws.ensure_sound()  # the session reads the question's labels before it writes
         session = LabelingSession(ws, who)
         try:
             session.set_verdict(args.question, args.verdict, args.note)
@@ -103,6 +105,14 @@ def cmd_merge(args: argparse.Namespace) -> None:
     out.print(literal(f"merged into {args.out}: {report.summary()}"))
     for conflict in report.conflicts:
         err.print(literal(f"conflict: {conflict}"))
+    for name, command in report.commands_added:
+        err.print(
+            literal(
+                f"goldpan: {args.out} now has command retriever {name}, which runs "
+                f"{command_shown(command)}; it is not trusted there and is skipped until you "
+                f"review it with `goldpan trust {args.out}`"
+            )
+        )
 
 
 def cmd_queue(args: argparse.Namespace) -> None:

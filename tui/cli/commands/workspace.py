@@ -20,6 +20,7 @@ from tui.cli.commands.common import (
     out,
     print_json,
     progress_bar,
+    say_skipped,
 )
 from tui.literal import literal
 
@@ -101,6 +102,7 @@ def cmd_pool(args: argparse.Namespace) -> None:
             report = refresh_runs(
                 ws, args.retriever, depth=args.depth, force=args.force, progress=progress
             )
+        say_skipped(args.workspace, report)
         adds = pool_contributions(ws, POOL_DEPTH)
     table = Table(title="pool", title_justify="left")
     columns = (

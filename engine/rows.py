@@ -1,0 +1,255 @@
+"""Decoding workspace rows with every value checked.
+
+There is no SQL here: :mod:`engine.workspace` reads the rows and hands them over. A
+workspace is a file people send each other, so a row may hold anything SQLite can store:
+a blob where text belongs, JSON of the wrong shape, a scores blob of the wrong length.
+Each decoder turns one row into the engine's record or raises :class:`WorkspaceError`
+naming the file, the table, the row and what is wrong, so that a damaged row is a clear
+error (and a line of ``goldpan check``), never a ``TypeError`` deep in the scoring code.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.types import (
+    MAX_JSON_DEPTH,
+    RETRIEVER_KIND_NAMES,
+    VERDICTS,
+    Adjudication,
+    Doc,
+    Label,
+    Question,
+    RetrieverSpec,
+    Verdict,
+)
+
+
+class WorkspaceError(Exception):
+    """A workspace cannot be opened or changed as asked; the message says why."""
+
+
+class BadRow(WorkspaceError):
+    """A row whose values are not what goldpan writes; the message names table and row."""
+
+    def __init__(self, path: Path | str, table: str, row: str, why: str) -> None:
+        """Name the file, table and row (``row`` as the reader would find it)."""
+        self.table = table
+        self.row = row
+        self.why = why
+        super().__init__(
+            f"{path}: table {table}, row {row}: {why} (the workspace is damaged; "
+            f"`goldpan check {path}` lists every problem)"
+        )
+
+
+def show(value: Any) -> str:
+    """A short, safe picture of a stored value for a message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(value: Any, path: Path, table: str, row: str, column: str) -> str:
+    if type(value) is not str:
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not text")
+    return value
+
+
+def _int(value: Any, path: Path, table: str, row: str, column: str) -> int:
+    if type(value) is not int:
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not a whole number")
+    return value
+
+
+def _json(value: Any, path: Path, table: str, row: str, column: str, shape: type) -> Any:
+    """The JSON in a text column, checked to be a ``shape`` (list or dict)."""
+    name = "array" if shape is list else "object"
+    if type(value) is not str:
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not JSON text")
+    try:
+        decoded = json.loads(value)
+    except RecursionError:
+        raise BadRow(path, table, row, f"{column} holds JSON nested too deeply") from None
+    except ValueError as exc:
+        raise BadRow(path, table, row, f"{column} is not valid JSON ({exc})") from None
+    if type(decoded) is not shape:
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not a JSON {name}")
+    if too_deep(decoded):
+        raise BadRow(path, table, row, f"{column} nests deeper than {MAX_JSON_DEPTH} levels")
+    return decoded
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a decoded JSON value nests more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _key(*parts: Any) -> str:
+    return " ".join(show(p) for p in parts)
+
+
+def doc(path: Path, r: Sequence[Any]) -> Doc:
+    """(id, title, text, fields)."""
+    row = f"id {show(r[0])}"
+    doc_id = _text(r[0], path, "docs", row, "id")
+    title = _text(r[1], path, "docs", row, "title")
+    text = _text(r[2], path, "docs", row, "text")
+    return Doc(doc_id, title, text, _json(r[3], path, "docs", row, "fields", dict))
+
+
+def question(path: Path, r: Sequence[Any]) -> Question:
+    """(id, text, tags, author, written_blind, note)."""
+    row = f"id {show(r[0])}"
+    qid = _text(r[0], path, "questions", row, "id")
+    tags = _json(r[2], path, "questions", row, "tags", list)
+    if not all(type(t) is str for t in tags):
+        raise BadRow(path, "questions", row, f"tags is {show(r[2])}, not a list of text")
+    blind = _int(r[4], path, "questions", row, "written_blind")
+    return Question(
+        qid,
+        _text(r[1], path, "questions", row, "text"),
+        tuple(tags),
+        _text(r[3], path, "questions", row, "author"),
+        bool(blind),
+        _text(r[5], path, "questions", row, "note"),
+    )
+
+
+def label(path: Path, r: Sequence[Any]) -> Label:
+    """(question_id, doc_id, annotator, grade)."""
+    row = f"(question {show(r[0])}, doc {show(r[1])}, annotator {show(r[2])})"
+    for value, column in zip(r[:3], ("question_id", "doc_id", "annotator"), strict=True):
+        _text(value, path, "labels", row, column)
+    grade = _int(r[3], path, "labels", row, "grade")
+    if not 0 <= grade <= 3:
+        raise BadRow(path, "labels", row, f"grade {grade} is not 0-3")
+    return Label(r[0], r[1], r[2], grade)
+
+
+def verdict(path: Path, r: Sequence[Any]) -> Verdict:
+    """(question_id, annotator, verdict, note)."""
+    row = f"(question {show(r[0])}, annotator {show(r[1])})"
+    for value, column in zip(r, ("question_id", "annotator", "verdict", "note"), strict=True):
+        _text(value, path, "verdicts", row, column)
+    if r[2] not in VERDICTS:
+        raise BadRow(path, "verdicts", row, f"verdict {show(r[2])} is not one of {VERDICTS}")
+    return Verdict(r[0], r[1], r[2], r[3])
+
+
+def adjudication(path: Path, r: Sequence[Any]) -> Adjudication:
+    """(question_id, no_answer, gold, by, note)."""
+    row = f"question {show(r[0])}"
+    qid = _text(r[0], path, "adjudications", row, "question_id")
+    no_answer = _int(r[1], path, "adjudications", row, "no_answer")
+    gold = _json(r[2], path, "adjudications", row, "gold", dict)
+    if not all(type(g) is int and 0 <= g <= 3 for g in gold.values()):
+        raise BadRow(path, "adjudications", row, f"gold is {show(r[2])}, not document -> grade 0-3")
+    return Adjudication(
+        qid,
+        bool(no_answer),
+        gold,
+        _text(r[3], path, "adjudications", row, "by"),
+        _text(r[4], path, "adjudications", row, "note"),
+    )
+
+
+def retriever(path: Path, r: Sequence[Any]) -> RetrieverSpec:
+    """(name, kind, params); whether the kind is known is the retrievers' registry's call."""
+    row = f"name {show(r[0])}"
+    name = _text(r[0], path, "retrievers", row, "name")
+    kind = _text(r[1], path, "retrievers", row, "kind")
+    if kind not in RETRIEVER_KIND_NAMES:
+        known = ", ".join(RETRIEVER_KIND_NAMES)
+        raise BadRow(path, "retrievers", row, f"kind {show(kind)} is unknown (known: {known})")
+    return RetrieverSpec(name, kind, _json(r[2], path, "retrievers", row, "params", dict))
+
+
+def run_doc_ids(path: Path, retriever: str, question_id: Any, value: Any) -> tuple[str, ...]:
+    """A cached ranking's doc ids (a JSON array of text)."""
+    row = f"(retriever {show(retriever)}, question {show(question_id)})"
+    _text(question_id, path, "runs", row, "question_id")
+    ids = _json(value, path, "runs", row, "doc_ids", list)
+    if not all(type(d) is str for d in ids):
+        raise BadRow(path, "runs", row, "doc_ids is not a list of document ids")
+    return tuple(ids)
+
+
+def run_scores(
+    path: Path, retriever: str, question_id: Any, blob: Any, n: int
+) -> tuple[float, ...]:
+    """A cached ranking's scores: ``n`` little-endian float64 values."""
+    row = f"(retriever {show(retriever)}, question {show(question_id)})"
+    if type(blob) is not bytes:
+        raise BadRow(path, "runs", row, f"scores is {show(blob)}, not a blob")
+    if len(blob) != 8 * n:
+        raise BadRow(
+            path, "runs", row, f"scores holds {len(blob)} bytes; {n} documents need {8 * n}"
+        )
+    return struct.unpack(f"<{n}d", blob)
+
+
+def number(path: Path, table: str, row: str, column: str, value: Any) -> float:
+    """A REAL column (an INTEGER is fine too)."""
+    if type(value) not in (int, float):
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not a number")
+    return float(value)
+
+
+def run_row(path: Path, retriever: str, r: Sequence[Any]) -> tuple[Any, ...]:
+    """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked."""
+    row = f"(retriever {show(retriever)}, question {show(r[0])})"
+    _text(retriever, path, "runs", row, "retriever")
+    ids = run_doc_ids(path, retriever, r[0], r[1])
+    scores = run_scores(path, retriever, r[0], r[2], len(ids))
+    latency = number(path, "runs", row, "latency_ms", r[3])
+    input_hash = _text(r[4], path, "runs", row, "input_hash")
+    depth = _int(r[5], path, "runs", row, "depth")
+    return r[0], ids, scores, latency, input_hash, depth
+
+
+def embedding(path: Path, r: Sequence[Any]) -> tuple[str, str, bytes]:
+    """(model, doc_id, doc_hash, dim, vector) -> (doc id, doc hash, vector bytes)."""
+    row = f"(model {show(r[0])}, doc {show(r[1])})"
+    doc_id = _text(r[1], path, "embeddings", row, "doc_id")
+    doc_hash = _text(r[2], path, "embeddings", row, "doc_hash")
+    dim = _int(r[3], path, "embeddings", row, "dim")
+    if type(r[4]) is not bytes or len(r[4]) != 4 * dim:
+        raise BadRow(path, "embeddings", row, f"vector is not {dim} float32 values")
+    return doc_id, doc_hash, r[4]
+
+
+EVENT_COLUMNS = ("id", "at", "annotator", "kind", "question_id", "doc_id", "old", "new")
+
+
+def event(path: Path, r: Sequence[Any]) -> dict[str, Any]:
+    """One event-log row as a dict; text columns are text (or NULL where allowed)."""
+    row = f"id {show(r[0])}"
+    for value, column in zip(r[1:], EVENT_COLUMNS[1:], strict=True):
+        if value is None and column in ("question_id", "doc_id", "old", "new"):
+            continue
+        _text(value, path, "events", row, column)
+    return dict(zip(EVENT_COLUMNS, r, strict=True))
+
+
+def text_column(path: Path, table: str, column: str, value: Any) -> str:
+    """One text value read alone (an id list, a title list)."""
+    return _text(value, path, table, f"{column} {show(value)}", column)
+
+
+def meta(path: Path, r: Sequence[Any]) -> tuple[str, str]:
+    """(key, value)."""
+    row = f"key {show(r[0])}"
+    return _text(r[0], path, "meta", row, "key"), _text(r[1], path, "meta", row, "value")
