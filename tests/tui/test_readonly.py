@@ -174,6 +174,7 @@ class FakeApp:
     """Stands in for the TUI: records how `goldpan open` built it."""
 
     made: list[dict[str, object]] = []
+    crash = None  # what a real app that crashed would hand back for `goldpan open` to report
 
     def __init__(self, path, **kw):
         FakeApp.made.append({"path": path, **kw})
