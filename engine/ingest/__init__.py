@@ -13,24 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.readers import (
-    DOC_FORMATS,
-    IngestError,
-    QrelLine,
-    QuestionExtras,
-    RunLine,
-    form_clash,
-    nfc,
-    read_docs,
-    read_labels_csv,
-    read_qrels,
-    read_question_extras,
-    read_questions,
-    read_squad,
-    read_trec_run,
-    read_verdicts_csv,
-    run_scores,
-)
+from engine.formats.docs import DOC_FORMATS, read_docs
+from engine.formats.errors import IngestError
+from engine.formats.ids import form_clash, nfc
+from engine.formats.labels import read_labels_csv, read_verdicts_csv
+from engine.formats.questions import QuestionExtras, read_question_extras, read_questions
+from engine.formats.squad import read_squad
+from engine.formats.trec import QrelLine, RunLine, read_qrels, read_trec_run, run_scores
 from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS, trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
