@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from engine.formats.squad import read_squad
 from engine.ingest import import_squad
-from engine.readers import read_squad
 from engine.retrieve.runner import refresh_runs
 from engine.tokenize import bigram_tokens, word_bigram_tokens, word_tokens
 from engine.workspace_setup import new_workspace

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from engine.formats.errors import IngestError
+from engine.formats.tabular import _csv_records, _jsonl_records, _lines, read_text
 from engine.neardup import char_ngrams, normalize, similar_pairs
-from engine.readers import IngestError, _csv_records, _jsonl_records, _lines, read_text
 from engine.types import Question
 from engine.workspace import Workspace
 

@@ -8,29 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from engine.readers import (
-    DOC_FORMATS,
-    IngestError,
-    QrelLine,
-    QuestionExtras,
-    RunLine,
-    form_clash,
-    nfc,
-    read_docs,
-    read_labels_csv,
-    read_qrels,
-    read_question_extras,
-    read_questions,
-    read_squad,
-    read_trec_run,
-    read_verdicts_csv,
-    run_scores,
-)
+from engine.formats.beir import read_beir
+from engine.formats.docs import DOC_FORMATS, read_docs
+from engine.formats.errors import IngestError
+from engine.formats.ids import form_clash, nfc
+from engine.formats.labels import read_labels_csv, read_verdicts_csv
+from engine.formats.questions import QuestionExtras, read_question_extras, read_questions
+from engine.formats.squad import read_squad
+from engine.formats.trec import QrelLine, RunLine, read_qrels, read_trec_run, run_scores
 from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS, trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
@@ -261,21 +250,10 @@ def import_beir(
     a ``no_answer`` flag (a no-answer verdict of ``annotator``), as goldpan's BEIR export
     writes them.
     """
-    if not folder.is_dir():
-        raise IngestError(
-            folder, None, "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
-        )
-    docs = [_unwrap_metadata(d) for d in read_docs(folder / "corpus.jsonl", "jsonl")]
-    queries_path = folder / "queries.jsonl"
-    extras = read_question_extras(queries_path)
-    questions = _with_extras(read_questions(queries_path), extras)
-    qrels_path = folder / "qrels" / f"{split}.tsv"
-    if not qrels_path.exists():
-        splits = ", ".join(sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))) or "none"
-        raise IngestError(
-            qrels_path, None, f"no such file; expected the split's qrels (splits here: {splits})"
-        )
-    qrels = read_qrels(qrels_path)
+    beir = read_beir(folder, split)
+    docs, qrels, queries_path, qrels_path = beir.docs, beir.qrels, beir.queries, beir.qrels_path
+    extras = beir.extras
+    questions = _with_extras(beir.questions, extras)
     _check_qrels(ws, qrels_path, qrels, docs, questions)
     labels, verdicts = _extras_judgments(ws, queries_path, extras, annotator, docs)
     report = ImportReport()
@@ -289,21 +267,6 @@ def import_beir(
         _write_judgments(ws, labels, verdicts, report)
         _log(ws, "beir", folder, report)
     return report
-
-
-def _unwrap_metadata(doc: Doc) -> Doc:
-    """A BEIR document's ``metadata`` object becomes its fields (goldpan writes them there).
-
-    Kept as one ``metadata`` field when it is not an object or a key would collide.
-    """
-    meta = doc.fields.get("metadata")
-    if not isinstance(meta, Mapping):
-        return doc
-    rest = {k: v for k, v in doc.fields.items() if k != "metadata"}
-    if set(meta) & set(rest):
-        return doc
-    fields: dict[str, Any] = {**meta, **rest}
-    return dataclasses.replace(doc, fields=fields)
 
 
 def import_squad(

@@ -20,7 +20,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.readers import IngestError, parse_trec_run, run_scores
+from engine.formats.errors import IngestError
+from engine.formats.trec import parse_trec_run, run_scores
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
 from engine.types import Doc, Question, RetrieverSpec
 

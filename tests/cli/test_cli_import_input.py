@@ -301,8 +301,7 @@ def test_csv_exports_neutralize_formulas_and_import_back_unchanged(tmp_path, cap
     ],
 )
 def test_spreadsheet_safe_is_undone_by_the_importer(cell, exported):
-    from engine.formats import spreadsheet_safe
-    from engine.readers import unescape_formula
+    from engine.formats.tabular import spreadsheet_safe, unescape_formula
 
     assert spreadsheet_safe(cell) == exported
     assert unescape_formula(exported) == cell

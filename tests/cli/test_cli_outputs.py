@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import outfiles
+from engine.formats import outfiles
 from tui.cli import main
 
 

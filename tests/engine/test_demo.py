@@ -6,8 +6,10 @@ from collections import Counter
 import pytest
 
 from engine.demo import build_demo, demo_data
+from engine.formats.labels import read_labels_csv
+from engine.formats.markdown import read_markdown_docs
+from engine.formats.questions import read_questions
 from engine.gold import Status
-from engine.readers import read_labels_csv, read_markdown_docs, read_questions
 from engine.scoring import score_workspace, workspace_golds
 
 

@@ -21,14 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.demo import build_demo
-from engine.formats import (
-    check_id,
-    export_workspace,
-    tie_free_scores,
-    write_questions_csv,
-    write_trec_qrels,
-    write_trec_run,
-)
+from engine.export import export_workspace
+from engine.formats.ids import check_id
+from engine.formats.questions import read_question_extras, write_questions_csv
+from engine.formats.ranx import tie_free_scores
+from engine.formats.trec import read_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from engine.gold import Status
 from engine.ingest import (
     IngestError,
@@ -37,7 +34,6 @@ from engine.ingest import (
     import_questions,
     import_run,
 )
-from engine.readers import read_qrels, read_question_extras, read_trec_run
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import Scoreboard, metric_names, score_workspace, workspace_golds
 from engine.types import CachedRun, Doc, Label, Question

@@ -16,18 +16,14 @@ from typing import Any
 
 import pytest
 
+from engine.formats.docs import read_docs
+from engine.formats.errors import IngestError
+from engine.formats.labels import read_labels_csv, read_verdicts_csv
+from engine.formats.markdown import read_markdown_doc, read_markdown_docs
+from engine.formats.questions import read_questions
+from engine.formats.squad import read_squad
+from engine.formats.trec import read_qrels
 from engine.ingest import import_beir, import_docs, import_labels, import_verdicts
-from engine.readers import (
-    IngestError,
-    read_docs,
-    read_labels_csv,
-    read_markdown_doc,
-    read_markdown_docs,
-    read_qrels,
-    read_questions,
-    read_squad,
-    read_verdicts_csv,
-)
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
 

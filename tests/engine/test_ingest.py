@@ -1,15 +1,12 @@
 import pytest
 
+from engine.formats.docs import read_docs
+from engine.formats.errors import IngestError
+from engine.formats.markdown import markdown_body, read_markdown_doc
+from engine.formats.questions import read_questions
+from engine.formats.squad import read_squad
+from engine.formats.trec import read_qrels
 from engine.ingest import import_beir, import_qrels, import_squad
-from engine.readers import (
-    IngestError,
-    markdown_body,
-    read_docs,
-    read_markdown_doc,
-    read_qrels,
-    read_questions,
-    read_squad,
-)
 from engine.workspace import Workspace
 from tests.conftest import write_jsonl
 

@@ -18,15 +18,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.formats import write_labels_csv, write_trec_qrels
+from engine.formats.docs import read_docs
+from engine.formats.errors import IngestError
+from engine.formats.labels import read_labels_csv, write_labels_csv
+from engine.formats.questions import read_questions
+from engine.formats.trec import read_qrels, write_trec_qrels
 from engine.metrics import evaluate, judge, mean, parse_metric, per_question
-from engine.readers import (
-    IngestError,
-    read_docs,
-    read_labels_csv,
-    read_qrels,
-    read_questions,
-)
 from engine.types import Label
 
 SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])

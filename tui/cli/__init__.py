@@ -388,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _docs_options(s: argparse.ArgumentParser) -> None:
-    from engine.readers import DOC_FORMATS
+    from engine.formats.docs import DOC_FORMATS
 
     s.add_argument("--format", choices=DOC_FORMATS, default="auto")
 
@@ -517,7 +517,7 @@ def _export_options(s: argparse.ArgumentParser) -> None:
 # while an error is handled, so starting a command imports none of those modules: an
 # exception whose module was never imported cannot have been raised.
 _BAD_INPUT = (
-    ("engine.readers", "IngestError"),
+    ("engine.formats.errors", "IngestError"),
     ("engine.workspace", "WorkspaceError"),
     ("engine.retrieve.base", "RetrieverError"),
 )

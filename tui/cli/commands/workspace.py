@@ -225,7 +225,7 @@ def _required(value: str | None, kind: str, flag: str) -> str:
 
 def cmd_export(args: argparse.Namespace) -> None:
     """Write qrels, runs, labels, questions, or a BEIR or ranx folder."""
-    from engine.formats import export_workspace
+    from engine.export import export_workspace
 
     if args.out and args.out_pos and args.out != args.out_pos:
         raise UsageError("give the output once: OUT or --out PATH")

@@ -13,7 +13,7 @@ Every file goldpan writes (an export, a folder of exports) goes through this mod
   socket (``/dev/full``). An existing target is replaced only when ``force`` is given;
   a folder only when it holds nothing but what the export itself writes.
 
-Problems are :class:`~engine.readers.IngestError` naming the target file.
+Problems are :class:`~engine.formats.errors.IngestError` naming the target file.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from engine.readers import IngestError
+from engine.formats.errors import IngestError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
