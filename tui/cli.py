@@ -19,11 +19,11 @@ from engine.ingest import (
     DOC_FORMATS,
     IngestError,
 )
-from engine.retrieve import DEFAULT_DEPTH, RETRIEVER_KINDS, VARIANTS, RetrieverError
-from engine.tokenize import TOKENIZERS
+from engine.retrieve import DEFAULT_DEPTH, RetrieverError
 from engine.types import VERDICTS
 from engine.workspace import WorkspaceError
 from tui.commands.common import DEMO_PATH, GateFailed, UsageError, err
+from tui.commands.retriever_options import add_retriever_options, kinds_summary
 from tui.commands.scores import (
     cmd_compare,
     cmd_failures,
@@ -138,37 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = rsub.add_parser(
         "add",
         help="add a retriever",
-        description="Kinds: bm25 (--tokenizer, --variant, --k1, --b); dense (--model); "
-        "rrf (--of A,B[,C] [--k 60] [--weights 1,1]); rerank (--of BASE --model [--top 50]); "
-        "idboost (--of BASE [--latest]); command (--command CMD [--timeout S]). "
-        "Imported run files are added by `goldpan import run`.",
+        description=kinds_summary() + " Imported run files are added by `goldpan import run`.",
     )
     s.add_argument("workspace", metavar="WS")
     s.add_argument("name", metavar="NAME")
-    s.add_argument("--kind", default="bm25", choices=sorted(RETRIEVER_KINDS))
-    g = s.add_argument_group("bm25")
-    g.add_argument("--tokenizer", default="word", choices=sorted(TOKENIZERS))
-    g.add_argument("--variant", default="lucene", choices=list(VARIANTS))
-    g.add_argument("--k1", type=float, default=1.5)
-    g.add_argument("--b", type=float, default=0.75)
-    s.add_argument(
-        "--fields",
-        help="document fields read: text, title or title,text "
-        "(default: text for bm25, title,text for dense and rerank)",
-    )
-    g = s.add_argument_group("dense and rerank")
-    g.add_argument("--model", metavar="NAME_OR_PATH", help="a sentence-transformers model")
-    g.add_argument("--query-prefix", default="", help="dense: text put before each question")
-    g.add_argument("--doc-prefix", default="", help="dense: text put before each document")
-    g.add_argument("--top", type=int, default=50, help="rerank: how many base results")
-    g = s.add_argument_group("rrf, rerank and idboost")
-    g.add_argument("--of", metavar="A,B", help="the retrievers whose rankings are read")
-    g.add_argument("--k", type=float, default=60.0, help="rrf: the rank offset")
-    g.add_argument("--weights", metavar="W1,W2", help="rrf: one weight per retriever")
-    g.add_argument("--latest", action="store_true", help="idboost: prefer a series' latest version")
-    g = s.add_argument_group("command")
-    g.add_argument("--command", metavar="CMD", help="reads JSON lines, prints a TREC run")
-    g.add_argument("--timeout", type=float, default=600.0, help="seconds per pool run")
+    add_retriever_options(s)
     s = rsub.add_parser("remove", help="remove a retriever and its cached rankings")
     s.add_argument("workspace", metavar="WS")
     s.add_argument("name", metavar="NAME")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 
@@ -25,7 +24,7 @@ from engine.ingest import (
     import_verdicts,
 )
 from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
-from engine.retrieve import DEFAULT_DEPTH, bm25_spec, check_spec, dependents, param_list
+from engine.retrieve import DEFAULT_DEPTH, check_spec, dependents
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import DEFAULT_KS, metric_names, score_workspace, workspace_golds
 from engine.types import RetrieverSpec
@@ -40,6 +39,7 @@ from tui.commands.common import (
     err,
     out,
 )
+from tui.commands.retriever_options import spec_from_args
 from tui.commands.scores import score_table
 from tui.literal import literal
 
@@ -169,43 +169,7 @@ def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
         raise UsageError(
             f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
         )
-    kind = args.kind
-    fields = [f.strip() for f in (args.fields or "").split(",") if f.strip()]
-    if kind == "bm25":
-        return bm25_spec(
-            args.name, args.tokenizer, args.variant, args.k1, args.b, fields or ["text"]
-        )
-    params: dict[str, Any] = {}
-    if kind in ("dense", "rerank"):
-        params["model"] = _required(args.model, kind, "--model NAME_OR_PATH")
-        params["fields"] = fields or ["title", "text"]
-    if kind == "dense":
-        params.update(query_prefix=args.query_prefix, doc_prefix=args.doc_prefix)
-    if kind in ("rrf", "rerank", "idboost"):
-        params["of"] = param_list(_required(args.of, kind, "--of"), f"{kind} --of")
-    if kind == "rrf":
-        params["k"] = args.k
-        if args.weights:
-            try:
-                params["weights"] = [float(w) for w in args.weights.split(",")]
-            except ValueError:
-                raise UsageError(
-                    f"--weights {args.weights!r}: numbers separated by commas"
-                ) from None
-    elif kind == "rerank":
-        params["top"] = args.top
-    elif kind == "idboost":
-        params["latest"] = bool(args.latest)
-    elif kind == "command":
-        params.update(command=_required(args.command, kind, '--command "CMD"'))
-        params["timeout"] = args.timeout
-    return RetrieverSpec(args.name, kind, params)
-
-
-def _required(value: str | None, kind: str, flag: str) -> str:
-    if not value or not value.strip():
-        raise UsageError(f"a {kind} retriever needs {flag}")
-    return value
+    return spec_from_args(args.name, args)
 
 
 def cmd_export(args: argparse.Namespace) -> None:
