@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -197,6 +198,9 @@ def check_variant(variant: str) -> None:
 
 def id_ranks(doc_ids: Sequence[str]) -> IntArray:
     """Position of each id in code-point order (the tie-break key of trec_eval)."""
+    ids = list(doc_ids)
+    if ids == sorted(ids):  # the workspace hands documents over in id order
+        return np.arange(len(ids), dtype=np.int64)
     order = sorted(range(len(doc_ids)), key=doc_ids.__getitem__)
     ranks = np.empty(len(doc_ids), dtype=np.int64)
     ranks[order] = np.arange(len(doc_ids), dtype=np.int64)
@@ -263,15 +267,15 @@ def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[Int
     n_rows, n_docs = raw.shape
     if n_rows == 0:
         return []
-    positive = raw > 0
+    tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
     if n_docs > depth > 0:
-        masked = np.where(positive, raw, 0.0)
-        kth = np.partition(masked, n_docs - depth, axis=1)[:, n_docs - depth]
-        cand = positive & (raw >= (kth * (1 - ROUNDING_MARGIN))[:, None])
+        kth = np.partition(raw, n_docs - depth, axis=1)[:, n_docs - depth]
+        floor = np.maximum(kth * (1 - ROUNDING_MARGIN), tiny)
+        cand = raw >= floor[:, None]
     elif depth > 0:
-        cand = positive
+        cand = raw >= tiny
     else:
-        cand = np.zeros_like(positive)
+        cand = np.zeros(raw.shape, dtype=bool)
     rows, cols = np.nonzero(cand)
     vals = canonical_scores(raw[rows, cols])
     order = np.lexsort((-id_rank[cols], -vals, rows))
@@ -303,12 +307,13 @@ class TermCounts:
     def from_tokens(cls, doc_tokens: Sequence[Sequence[str]]) -> TermCounts:
         """Count the terms of each document (documents are the columns, in order)."""
         n_docs = len(doc_tokens)
-        vocab: dict[str, int] = {}
-        setdefault = vocab.setdefault
-        term_ids = [setdefault(t, len(vocab)) for toks in doc_tokens for t in toks]
-        lengths = np.fromiter((len(t) for t in doc_tokens), dtype=np.int64, count=n_docs)
+        # terms numbered in first-seen order; both passes run in C (dict.fromkeys, map)
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(doc_tokens)))}
+        lengths = np.fromiter(map(len, doc_tokens), dtype=np.int64, count=n_docs)
         total = int(lengths.sum())
-        rows = np.asarray(term_ids, dtype=np.int64)
+        rows = np.fromiter(
+            map(vocab.__getitem__, chain.from_iterable(doc_tokens)), dtype=np.int64, count=total
+        )
         cols = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
         tf = sparse.csr_matrix(
             (np.ones(total, dtype=np.float64), (rows, cols)), shape=(len(vocab), n_docs)
@@ -484,10 +489,11 @@ class BM25Index:
         """
         n = len(queries)
         n_terms = self.weights.shape[0]
-        get = self.vocab.get
-        lengths = np.fromiter((len(t) for t in queries), dtype=np.int64, count=n)
+        lengths = np.fromiter(map(len, queries), dtype=np.int64, count=n)
         flat = np.fromiter(
-            (get(t, -1) for toks in queries for t in toks), dtype=np.int64, count=int(lengths.sum())
+            map(self.vocab.get, chain.from_iterable(queries), repeat(-1)),
+            dtype=np.int64,
+            count=int(lengths.sum()),
         )
         owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
         known = flat >= 0
@@ -628,6 +634,7 @@ class BM25Retriever:
         self._tokenizer: Tokenizer | None = None
         self._index: BM25Index | None = None
         self._doc_ids: Sequence[str] = []
+        self._id_array: npt.NDArray[np.object_] = np.zeros(0, dtype=object)
         self._id_rank: IntArray = np.zeros(0, dtype=np.int64)
 
     @property
@@ -664,6 +671,7 @@ class BM25Retriever:
             cache[ranks_key] = id_ranks(doc_ids)
         self._id_rank = cache[ranks_key]
         self._doc_ids = doc_ids
+        self._id_array = np.array(doc_ids, dtype=object)
         self._index = BM25Index(None, self.params, counts=counts)
 
     def _load_counts(self, env: PrepareEnv) -> tuple[Sequence[str], TermCounts] | None:
@@ -684,9 +692,9 @@ class BM25Retriever:
         """Rank the corpus for each question (one sparse product for the batch)."""
         index, tokenizer = self._ready()
         tokens = tokenizer.tokenize_many([q.text for q in questions])
-        ids = self._doc_ids
+        ids = self._id_array
         return [
-            ([ids[i] for i in best.tolist()], scores.tolist())
+            (ids[best].tolist(), scores.tolist())
             for best, scores in index.rank_many(tokens, self._id_rank, depth)
         ]
 
