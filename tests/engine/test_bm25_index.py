@@ -269,3 +269,27 @@ def test_every_declared_parameter_is_a_retriever_add_option(capsys):
             if p.cli:
                 assert p.flag in text, (kind, p.name)
     assert "(default: 1.5)" in text and "(default: 0.75)" in text
+
+
+# -- live rescore -----------------------------------------------------------------------------
+
+
+def test_live_means_from_kept_sums_equal_a_full_recount_bit_for_bit():
+    from engine.gold import Gold, Status
+    from engine.live import LiveScores
+
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(40)]
+    qids = [f"q{i}" for i in range(30)]
+    rankings = {r: {q: rng.sample(docs, rng.randint(0, 15)) for q in qids} for r in ("a", "b", "c")}
+    live = LiveScores(qids, {}, rankings)
+    for step in range(300):
+        q = rng.choice(qids)
+        if step % 7 == 0:
+            gold = Gold(q, Status.UNLABELED)
+        else:
+            gold = Gold(q, Status.LABELED, {d: rng.randint(1, 3) for d in rng.sample(docs, 3)})
+        live.update(gold)
+        if step % 11 == 0:
+            live.set_ranking("b", q, rng.sample(docs, 10))
+        assert live.means() == live.means_for(qids)  # exact equality, every metric
