@@ -183,6 +183,10 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
 }
 """The tokenizer registry: name -> factory."""
 
+COMPOSED: dict[str, tuple[str, ...]] = {"word+bigram": ("word", "bigram")}
+"""Tokenizers whose tokens are other tokenizers' tokens one list after the other (an
+indexer that has those lists already can join them instead of tokenizing again)."""
+
 
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer registered as ``name``.

@@ -44,7 +44,7 @@ from scipy import sparse
 
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
-from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer
+from engine.tokenize import COMPOSED, TOKENIZERS, Tokenizer, get_tokenizer
 from engine.types import Doc, Question, RetrieverSpec, sha256_text
 
 FloatArray = npt.NDArray[np.float64]
@@ -254,7 +254,19 @@ ROUNDING_MARGIN = 1e-11
 (it moves a score by at most half a unit of the 12th significant digit, 5e-12 relative)."""
 
 
+Ranked = tuple[IntArray, FloatArray, IntArray]
+"""Rankings of several questions end to end: doc indices, scores, and each question's end
+offset (question i is ``[ends[i-1]:ends[i]]``)."""
+
+
 def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
+    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
+    cols, vals, ends = top_k_flat(raw, id_rank, depth)
+    starts = [0, *ends.tolist()[:-1]]
+    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+
+def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
     """Each row's ``depth`` best documents by canonical score, in trec_eval order.
 
     The same result as :func:`canonical_scores` then :func:`top_k` on every row of the
@@ -265,8 +277,6 @@ def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[Int
     rows in one ``lexsort``. Documents with a score <= 0 are not ranked.
     """
     n_rows, n_docs = raw.shape
-    if n_rows == 0:
-        return []
     tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
     if n_docs > depth > 0:
         kth = np.partition(raw, n_docs - depth, axis=1)[:, n_docs - depth]
@@ -281,12 +291,10 @@ def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[Int
     order = np.lexsort((-id_rank[cols], -vals, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
     counts = np.bincount(rows, minlength=n_rows)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    out = []
-    for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
-        end = start + min(count, depth)
-        out.append((cols[start:end], vals[start:end]))
-    return out
+    starts = np.cumsum(counts) - counts
+    keep = np.arange(rows.size) - starts[rows] < depth  # ties past the cut fall off here
+    ends = np.cumsum(np.minimum(counts, max(depth, 0)))
+    return cols[keep], vals[keep], ends
 
 
 # -- the index --------------------------------------------------------------------------------
@@ -514,7 +522,13 @@ class BM25Index:
     def rank_many(
         self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
     ) -> list[tuple[IntArray, FloatArray]]:
-        """The ``depth`` best documents of each tokenized query, in trec_eval order.
+        """The ``depth`` best documents of each tokenized query, in trec_eval order."""
+        cols, vals, ends = self.rank_flat(queries, id_rank, depth)
+        starts = [0, *ends.tolist()[:-1]]
+        return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+    def rank_flat(self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int) -> Ranked:
+        """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
 
         One sparse product per chunk of queries (sized so that a chunk's dense score
         block holds about :data:`RANK_CELLS` numbers); the scores are those of
@@ -522,9 +536,7 @@ class BM25Index:
         not ranked.
         """
         n = len(queries)
-        out: list[tuple[IntArray, FloatArray]] = []
-        if n == 0:
-            return out
+        parts: list[Ranked] = []
         q_all = self.query_matrix(queries)
         bonus = None
         if self.variant.query_bonus:
@@ -544,8 +556,15 @@ class BM25Index:
             block = np.asarray((q @ self.weights).toarray(), dtype=np.float64)
             if bonus is not None:
                 block += bonus[start : start + chunk, None]
-            out.extend(top_k_rows(block, id_rank, depth))
-        return out
+            parts.append(top_k_flat(block, id_rank, depth))
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] + off for p, off in zip(parts, offsets.tolist(), strict=True)]),
+        )
 
 
 def get_tokenizer_factory(name: str) -> object:
@@ -632,6 +651,7 @@ class BM25Retriever:
             variant=p["variant"], k1=p["k1"], b=p["b"], epsilon=p["epsilon"], delta=p["delta"]
         )
         self._tokenizer: Tokenizer | None = None
+        self._cache: dict[Any, Any] = {}
         self._index: BM25Index | None = None
         self._doc_ids: Sequence[str] = []
         self._id_array: npt.NDArray[np.object_] = np.zeros(0, dtype=object)
@@ -652,12 +672,13 @@ class BM25Retriever:
         """
         env = env or PrepareEnv()
         self._tokenizer = get_tokenizer(self.tokenizer_name)
+        self._cache = cache
         key = ("counts", self.tokenizer_name, self.fields)
         entry = cache.get(key)
         if entry is None:
             entry = self._load_counts(env)
         if entry is None:
-            tokens = self._tokenizer.tokenize_many([doc_text(d, self.fields) for d in docs])
+            tokens = self._doc_tokens(self.tokenizer_name, docs, cache)
             new_ids = [d.id for d in docs]
             entry = (new_ids, TermCounts.from_tokens(tokens))
             store = env.index_store
@@ -673,6 +694,39 @@ class BM25Retriever:
         self._doc_ids = doc_ids
         self._id_array = np.array(doc_ids, dtype=object)
         self._index = BM25Index(None, self.params, counts=counts)
+
+    def _doc_tokens(self, name: str, docs: Sequence[Doc], cache: dict[Any, Any]) -> list[list[str]]:
+        """Every document's tokens by tokenizer ``name``, shared through ``cache``.
+
+        A composed tokenizer (``word+bigram``) joins its parts' lists, tokenizing only
+        the parts no other retriever of this run has tokenized yet.
+        """
+        key = ("tokens", name, self.fields)
+        tokens: list[list[str]] | None = cache.get(key)
+        if tokens is None:
+            parts = COMPOSED.get(name)
+            if parts:
+                lists = [self._doc_tokens(part, docs, cache) for part in parts]
+                tokens = [list(chain.from_iterable(each)) for each in zip(*lists, strict=True)]
+            else:
+                texts = [doc_text(d, self.fields) for d in docs]
+                tokens = get_tokenizer(name).tokenize_many(texts)
+            cache[key] = tokens
+        return tokens
+
+    def _question_tokens(self, name: str, texts: Sequence[str]) -> list[list[str]]:
+        """Each question's tokens by tokenizer ``name``, remembered for this run."""
+        memo: dict[str, list[str]] = self._cache.setdefault(("question tokens", name), {})
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing:
+            parts = COMPOSED.get(name)
+            if parts:
+                lists = [self._question_tokens(part, missing) for part in parts]
+                made = [list(chain.from_iterable(each)) for each in zip(*lists, strict=True)]
+            else:
+                made = get_tokenizer(name).tokenize_many(missing)
+            memo.update(zip(missing, made, strict=True))
+        return [memo[t] for t in texts]
 
     def _load_counts(self, env: PrepareEnv) -> tuple[Sequence[str], TermCounts] | None:
         store = env.index_store
@@ -690,13 +744,12 @@ class BM25Retriever:
         self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
     ) -> list[Ranking]:
         """Rank the corpus for each question (one sparse product for the batch)."""
-        index, tokenizer = self._ready()
-        tokens = tokenizer.tokenize_many([q.text for q in questions])
-        ids = self._id_array
-        return [
-            (ids[best].tolist(), scores.tolist())
-            for best, scores in index.rank_many(tokens, self._id_rank, depth)
-        ]
+        index, _ = self._ready()
+        tokens = self._question_tokens(self.tokenizer_name, [q.text for q in questions])
+        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth)
+        ids, scores = self._id_array[cols].tolist(), vals.tolist()
+        starts = [0, *ends.tolist()[:-1]]
+        return [(ids[a:b], scores[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
 
     def search(self, text: str, depth: int) -> Ranking:
         """Rank the corpus for one question."""
