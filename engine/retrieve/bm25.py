@@ -286,15 +286,44 @@ def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
         cand = raw >= tiny
     else:
         cand = np.zeros(raw.shape, dtype=bool)
-    rows, cols = np.nonzero(cand)
+    rows, cols = np.nonzero(cand)  # row by row
     vals = canonical_scores(raw[rows, cols])
-    order = np.lexsort((-id_rank[cols], -vals, rows))
-    rows, cols, vals = rows[order], cols[order], vals[order]
     counts = np.bincount(rows, minlength=n_rows)
+    keep_n = np.minimum(counts, max(depth, 0))
+    ends = np.cumsum(keep_n)
+    if rows.size == 0:
+        return cols, vals, ends
+    # Sort each row's candidates in a padded block (rows x most candidates): a sort per
+    # short row instead of one sort of every candidate. A row whose cut falls in a long
+    # tie (many more candidates than depth) is sorted on its own instead.
+    wide = counts > 2 * max(depth, 1)
     starts = np.cumsum(counts) - counts
-    keep = np.arange(rows.size) - starts[rows] < depth  # ties past the cut fall off here
-    ends = np.cumsum(np.minimum(counts, max(depth, 0)))
-    return cols[keep], vals[keep], ends
+    pos = np.arange(rows.size) - starts[rows]
+    narrow = ~wide[rows]
+    width = int(counts[~wide].max(initial=0))
+    block_vals = np.full((n_rows, max(width, 1)), -np.inf)
+    block_cols = np.zeros((n_rows, max(width, 1)), dtype=cols.dtype)
+    block_vals[rows[narrow], pos[narrow]] = vals[narrow]
+    block_cols[rows[narrow], pos[narrow]] = cols[narrow]
+    order = np.lexsort((-id_rank[block_cols], -block_vals), axis=-1)
+    block_vals = np.take_along_axis(block_vals, order, axis=1)
+    block_cols = np.take_along_axis(block_cols, order, axis=1)
+    take = np.arange(block_vals.shape[1])[None, :] < keep_n[:, None]
+    take[wide] = False
+    if not wide.any():
+        return block_cols[take], block_vals[take], ends
+    out_cols: list[IntArray] = []
+    out_vals: list[FloatArray] = []
+    for i in range(n_rows):
+        if wide[i]:
+            mine = slice(int(starts[i]), int(starts[i] + counts[i]))
+            sub = np.lexsort((-id_rank[cols[mine]], -vals[mine]))[:depth]
+            out_cols.append(cols[mine][sub])
+            out_vals.append(vals[mine][sub])
+        else:
+            out_cols.append(block_cols[i][take[i]])
+            out_vals.append(block_vals[i][take[i]])
+    return np.concatenate(out_cols), np.concatenate(out_vals), ends
 
 
 # -- the index --------------------------------------------------------------------------------
