@@ -1,4 +1,4 @@
-"""How fast goldpan pools BM25 rankings, against rank_bm25 ranking the same questions.
+"""How fast goldpan pools BM25 rankings, against bm25s and rank_bm25 on the same questions.
 
 Run from the repository root::
 
@@ -9,20 +9,25 @@ Run from the repository root::
 The data is KorQuAD 1.0 dev at paragraph level (964 paragraphs, 5,774 questions), read
 from ``shared/data`` beside the repository unless ``--data`` says otherwise.
 
-What is measured, per tokenizer (``word``, ``bigram``, ``word+bigram``):
+What is measured, per tokenizer (``word``, ``bigram``, ``word+bigram``), in one run:
 
 (a) rank_bm25: ``BM25Okapi.get_scores`` plus an ``argsort`` for the top 100, for every
     question, over tokens made beforehand with goldpan's own tokenizers. Tokenizing and
     building the ``BM25Okapi`` object are not in this number (the build is printed). With
     ``--sample N`` only N evenly spread questions are ranked and the time is scaled
     linearly to all questions; the output says so.
-(b) goldpan: the whole pooling job, ``refresh_runs(ws, [bm25-word, bm25-bigram,
+(b) bm25s (``method="lucene"``, goldpan's default formula): tokenize every document and
+    question with goldpan's tokenizer, ``BM25.index`` the document tokens, ``retrieve``
+    the top 100 of every question (query terms outside the vocabulary dropped first, as
+    bm25s needs). Nothing is stored.
+(c) goldpan: the whole pooling job, ``refresh_runs(ws, [bm25-word, bm25-bigram,
     bm25-word+bigram], depth=100)`` on a fresh workspace in a temporary folder: reading
     the corpus, tokenizing documents and questions, building the index, ranking and
     writing every ranking to SQLite. Creating the workspace and importing the file are
     not in this number (the import time is printed).
 
-The target is goldpan <= 1/10 of rank_bm25's time (all three tokenizers together).
+Targets (all three tokenizers together): goldpan <= 1/10 of rank_bm25's ranking time, and
+goldpan's whole job <= 0.5 x bm25s's tokenize + index + retrieve.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "korquad_v1.0_dev" / "KorQuAD_v1.0_dev.json"
 DEPTH = 100
 TARGET_RATIO = 10.0
+BM25S_TARGET = 0.5
 
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
     "word": word_tokens,
@@ -76,6 +82,27 @@ def time_rank_bm25(
         ranking = time.perf_counter() - t0
         out[name] = (build, ranking, ranking * n / len(picked))
         print(f"  rank_bm25 {name:<12} {ranking:7.2f} s for {len(picked)} questions", flush=True)
+    return out
+
+
+def time_bm25s(doc_texts: list[str], questions: list[str]) -> dict[str, float] | None:
+    """tokenizer -> bm25s seconds (tokenize + index + retrieve); None without bm25s."""
+    try:
+        import bm25s
+    except ImportError:
+        return None
+    out = {}
+    for name, tokenize in TOKENIZERS.items():
+        t0 = time.perf_counter()
+        doc_tokens = [tokenize(t) for t in doc_texts]
+        query_tokens = [tokenize(q) for q in questions]
+        model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+        model.index(doc_tokens, show_progress=False)
+        vocab = model.vocab_dict
+        known = [[t for t in toks if t in vocab] for toks in query_tokens]
+        model.retrieve(known, k=DEPTH, show_progress=False)
+        out[name] = time.perf_counter() - t0
+        print(f"  bm25s {name:<12} {out[name]:7.2f} s", flush=True)
     return out
 
 
@@ -127,20 +154,35 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("(a) rank_bm25 BM25Okapi: get_scores + argsort top 100, tokens made beforehand")
     ref = time_rank_bm25(doc_texts, questions, sample)
-    print("(b) goldpan: refresh_runs (tokenize, index, rank, store) on a fresh workspace")
+    print("(b) bm25s: tokenize + index + retrieve top 100, same tokens")
+    fast = time_bm25s(doc_texts, questions)
+    if fast is None:
+        print("  bm25s is not installed (pip install bm25s): no comparison")
+    print("(c) goldpan: refresh_runs (tokenize, index, rank, store) on a fresh workspace")
     imported, pooled, per_retriever = time_goldpan(args.data, n)
     print(f"  import squad (paragraph level), not counted: {imported:.2f} s")
     print()
 
     note = f" (measured on {sample} questions, scaled x{n / sample:.2f})" if scaled else ""
     print(f"per tokenizer, seconds for all {n} questions{note}:")
-    header = f"  {'tokenizer':<12} {'rank_bm25':>10} {'goldpan':>9} {'ratio':>7}   rank_bm25 build"
+    header = (
+        f"  {'tokenizer':<12} {'rank_bm25':>10} {'bm25s':>7} {'goldpan':>9} "
+        f"{'rank_bm25/goldpan':>18} {'goldpan/bm25s':>14}   rank_bm25 build"
+    )
     print(header)
     for name, (build, _, full) in ref.items():
         ours = per_retriever[name]
-        print(f"  {name:<12} {full:10.2f} {ours:9.2f} {full / ours:6.1f}x   {build:.2f} s")
+        other = fast[name] if fast else float("nan")
+        print(
+            f"  {name:<12} {full:10.2f} {other:7.2f} {ours:9.2f} {full / ours:17.1f}x "
+            f"{ours / other:13.2f}x   {build:.2f} s"
+        )
     total_ref = sum(full for _, _, full in ref.values())
-    print(f"  {'total':<12} {total_ref:10.2f} {pooled:9.2f} {total_ref / pooled:6.1f}x")
+    total_fast = sum(fast.values()) if fast else float("nan")
+    print(
+        f"  {'total':<12} {total_ref:10.2f} {total_fast:7.2f} {pooled:9.2f} "
+        f"{total_ref / pooled:17.1f}x {pooled / total_fast:13.2f}x"
+    )
     print()
     if scaled:
         print(f"rank_bm25 time is extrapolated linearly from {sample} of {n} questions.")
@@ -150,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         f"target goldpan <= 1/{TARGET_RATIO:g} of rank_bm25: "
         f"{'met' if met else 'NOT met'} ({pooled:.2f} s vs {total_ref / TARGET_RATIO:.2f} s)"
     )
+    if fast:
+        met = pooled <= BM25S_TARGET * total_fast
+        print(
+            f"target goldpan <= {BM25S_TARGET:g} x bm25s: {'met' if met else 'NOT met'} "
+            f"({pooled:.2f} s vs {BM25S_TARGET * total_fast:.2f} s, "
+            f"ratio {pooled / total_fast:.2f})"
+        )
     return 0
 
 

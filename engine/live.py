@@ -3,8 +3,13 @@
 The review screen must follow every label the moment it is made. Re-running retrievers
 is never needed (rankings are cached) and re-scoring every question is wasteful: a label
 changes one question's gold, so :meth:`LiveScores.update` recomputes that question's row
-for every retriever and the means are re-averaged. The means equal
-:func:`engine.scoring.score_workspace` exactly (both use :func:`engine.metrics.mean`).
+for every retriever (one :func:`~engine.metrics.judge` call for all of them) and the means
+are re-averaged. The work of one label change is that one question's row: each column's
+sum over the scored questions is kept exactly (as an integer count of 2**-1074, the
+smallest float step), so a changed row is taken out and put back in without re-adding the
+other questions, and the mean is the correctly rounded sum divided by the count, which is
+:func:`engine.metrics.mean`'s ``math.fsum`` result bit for bit. The means therefore equal
+:func:`engine.scoring.score_workspace` exactly.
 """
 
 from __future__ import annotations
@@ -21,6 +26,22 @@ from engine.metrics import per_question as metric_values
 from engine.scoring import COUNT_KEYS, metric_names
 
 BoolArray = npt.NDArray[np.bool_]
+
+_SCALE = 1074
+"""Every finite float is an integer multiple of 2**-1074."""
+
+
+def _exact(value: float) -> int:
+    """``value`` as an integer count of 2**-1074 (exact)."""
+    num, den = value.as_integer_ratio()
+    return num << (_SCALE - den.bit_length() + 1)
+
+
+def _exact_mean(total: int, n: int) -> float:
+    """``math.fsum`` of the values whose exact sum is ``total``, divided by ``n``."""
+    if n == 0:
+        return 0.0
+    return (total / (1 << _SCALE)) / n  # int / int is correctly rounded, as fsum is
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,28 @@ class LiveScores:
         for r in self.retrievers:
             ranks = [list(self.rankings[r].get(q, ())) for q in self.question_ids]
             self._fill(r, slice(None), ranks, gold_list)
+        self._sums: dict[str, list[int]] = {}
+        for r in self.retrievers:
+            scored = self._values[r][self._scored]
+            self._sums[r] = [
+                sum(_exact(v) for v in scored[:, k].tolist()) for k in range(len(self.metrics))
+            ]
+
+    def _take_out(self, i: int, retrievers: Sequence[str]) -> None:
+        """Remove row ``i`` from the column sums (before it changes)."""
+        if self._scored[i]:
+            for r in retrievers:
+                sums = self._sums[r]
+                for k, v in enumerate(self._values[r][i].tolist()):
+                    sums[k] -= _exact(v)
+
+    def _put_back(self, i: int, retrievers: Sequence[str]) -> None:
+        """Add row ``i`` to the column sums (after it changed)."""
+        if self._scored[i]:
+            for r in retrievers:
+                sums = self._sums[r]
+                for k, v in enumerate(self._values[r][i].tolist()):
+                    sums[k] += _exact(v)
 
     def _fill(
         self,
@@ -102,17 +145,27 @@ class LiveScores:
         i = self._row.get(gold.question_id)
         if i is None:
             raise KeyError(f"unknown question {gold.question_id!r}")
+        self._take_out(i, self.retrievers)
         self.golds[gold.question_id] = gold
         self._scored[i] = gold.status is Status.LABELED
-        for r in self.retrievers:
-            ranking = list(self.rankings[r].get(gold.question_id, ()))
-            self._fill(r, i, [ranking], [gold.gold])
+        if self.retrievers:
+            rankings = [list(self.rankings[r].get(gold.question_id, ())) for r in self.retrievers]
+            j = judge(rankings, [gold.gold] * len(rankings))
+            cols = [metric_values(j, m) for m in self._parsed]
+            values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(rankings), 0))
+            first: IntArray = first_relevant_rank(j)
+            for n, r in enumerate(self.retrievers):
+                self._values[r][i] = values[n]
+                self._first[r][i] = first[n]
+        self._put_back(i, self.retrievers)
 
     def set_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
         """A question was (re)pooled: take its new ranking and rescore its row."""
         self.rankings[retriever][question_id] = list(ranking)
         i = self._row[question_id]
+        self._take_out(i, [retriever])
         self._fill(retriever, i, [list(ranking)], [self.golds[question_id].gold])
+        self._put_back(i, [retriever])
 
     def _mask(self, tag: str | None) -> BoolArray:
         if tag is None:
@@ -123,6 +176,12 @@ class LiveScores:
 
     def means(self, tag: str | None = None) -> dict[str, dict[str, float]]:
         """Each retriever's mean of each metric over the scored questions (with ``tag``)."""
+        if tag is None:  # the kept exact sums: no question is added again
+            n = int(self._scored.sum())
+            return {
+                r: {m: _exact_mean(self._sums[r][k], n) for k, m in enumerate(self.metrics)}
+                for r in self.retrievers
+            }
         mask = self._mask(tag)
         out: dict[str, dict[str, float]] = {}
         for r in self.retrievers:

@@ -179,6 +179,29 @@ PRAGMA application_id = {GOLDPAN_APPLICATION_ID};
 INSERT OR IGNORE INTO meta(key, value) VALUES ('workspace_id', lower(hex(randomblob(16))));
 """
 
+M008_BM25_COUNTS = """
+-- BM25's tokenized corpus, kept so that a reopen or a new question never tokenizes the
+-- corpus again: per (tokenizer, fields) key, the term x document counts of the corpus
+-- whose hash is corpus_hash (a CSR matrix: indptr int64, indices int32, tf int32, all
+-- little endian), the terms in row order and the doc ids in column order (JSON lists),
+-- and each document's length in tokens (int64). Every BM25 variant's weights are computed
+-- from it in memory. A row whose corpus_hash is not the workspace's is stale and is
+-- replaced the next time that tokenizer indexes the corpus.
+CREATE TABLE bm25_counts (
+    key TEXT PRIMARY KEY,                       -- sha256 of tokenizer and document fields
+    corpus_hash TEXT NOT NULL,
+    n_docs INTEGER NOT NULL,
+    n_terms INTEGER NOT NULL,
+    doc_ids TEXT NOT NULL,
+    terms TEXT NOT NULL,
+    indptr BLOB NOT NULL,
+    indices BLOB NOT NULL,
+    tf BLOB NOT NULL,
+    doc_len BLOB NOT NULL
+);
+"""
+
+
 MIGRATIONS: list[str] = [
     M001_INITIAL,
     M002_EMBEDDINGS,
@@ -187,6 +210,7 @@ MIGRATIONS: list[str] = [
     M005_QUERYLOG,
     M006_MADE_FOR,
     M007_IDENTITY,
+    M008_BM25_COUNTS,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

@@ -235,6 +235,10 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
 }
 """The tokenizer registry: name -> factory."""
 
+COMPOSED: dict[str, tuple[str, ...]] = {"word+bigram": ("word", "bigram")}
+"""Tokenizers whose tokens are other tokenizers' tokens one list after the other (an
+indexer that has those lists already can join them instead of tokenizing again)."""
+
 
 def token_counts(tokenizer: Tokenizer, texts: Sequence[str]) -> list[Counter[str]]:
     """Each text's token counts (keys in order of first occurrence), as an index needs.

@@ -287,6 +287,11 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""One encoder for every cached ranking's doc ids (``json.dumps`` with options builds one
+per call)."""
+
+
 def _pack_scores(scores: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(scores)}d", *scores)
 
@@ -1163,7 +1168,7 @@ class Workspace:
                 r.retriever,
                 r.question_id,
                 r.depth,
-                json.dumps(list(r.doc_ids), ensure_ascii=False),
+                _JSON.encode(list(r.doc_ids)),
                 _pack_scores(r.scores),
                 r.latency_ms,
                 r.input_hash,
@@ -1258,6 +1263,61 @@ class Workspace:
         )
         found = (decode.embedding(self.path, r) for r in rows)
         return {doc_id: (doc_hash, vector) for doc_id, doc_hash, vector in found}
+
+    # -- BM25 term counts ------------------------------------------------------------
+
+    COUNT_PARTS = ("indptr", "indices", "tf", "doc_len")
+    """The packed arrays of a stored term-count record (see :meth:`term_counts`)."""
+
+    def term_counts(self, key: str, corpus_hash: str) -> dict[str, Any] | None:
+        """The BM25 term counts stored under ``key`` for the corpus ``corpus_hash``, or None.
+
+        A record: ``n_docs``, ``n_terms``, ``doc_ids`` and ``terms`` (lists of text), and
+        the packed arrays of :attr:`COUNT_PARTS` (bytes). Nothing here checks that they
+        fit together: the reader must (a workspace is untrusted input). A record that is
+        not valid JSON reads as None.
+        """
+        row = self.conn.execute(
+            "SELECT n_docs, n_terms, doc_ids, terms, indptr, indices, tf, doc_len "
+            "FROM bm25_counts WHERE key = ? AND corpus_hash = ?",
+            (key, corpus_hash),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            doc_ids, terms = json.loads(row[2]), json.loads(row[3])
+        except (TypeError, ValueError):
+            return None
+        record: dict[str, Any] = {
+            "n_docs": row[0],
+            "n_terms": row[1],
+            "doc_ids": doc_ids,
+            "terms": terms,
+        }
+        record.update(zip(self.COUNT_PARTS, row[4:], strict=True))
+        return record
+
+    def write_term_counts(self, key: str, corpus_hash: str, record: dict[str, Any]) -> None:
+        """Store (or replace) the term counts under ``key``, as :meth:`term_counts` reads them."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO bm25_counts(key, corpus_hash, n_docs, n_terms, doc_ids, terms, "
+                "indptr, indices, tf, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET corpus_hash = excluded.corpus_hash, "
+                "n_docs = excluded.n_docs, n_terms = excluded.n_terms, "
+                "doc_ids = excluded.doc_ids, terms = excluded.terms, "
+                "indptr = excluded.indptr, indices = excluded.indices, tf = excluded.tf, "
+                "doc_len = excluded.doc_len",
+                (
+                    key,
+                    corpus_hash,
+                    int(record["n_docs"]),
+                    int(record["n_terms"]),
+                    json.dumps(list(record["doc_ids"]), ensure_ascii=False),
+                    json.dumps(list(record["terms"]), ensure_ascii=False),
+                    *(bytes(record[p]) for p in self.COUNT_PARTS),
+                ),
+            )
 
     # -- summary ---------------------------------------------------------------------
 

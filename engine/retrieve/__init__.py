@@ -1,7 +1,8 @@
-"""Retrievers: one protocol (:mod:`engine.retrieve.base`), a registry of kinds, BM25.
+"""Retrievers: one protocol (:mod:`engine.retrieve.base`) and a registry of kinds.
 
-Kinds: ``bm25`` (here), ``dense`` and ``rerank`` (:mod:`engine.retrieve.dense`, the
-optional sentence-transformers extra), ``rrf`` (:mod:`engine.retrieve.fusion`),
+Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
+(:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
+``rrf`` (:mod:`engine.retrieve.fusion`),
 ``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`)
 and ``external``: an imported run file, stored and never run again.
 """
@@ -18,90 +19,17 @@ from engine.retrieve.base import (
     Ranking,
     Retriever,
     RetrieverError,
-    doc_fields,
     doc_text,
     param_list,
     trec_order,
 )
-from engine.retrieve.bm25 import (
-    VARIANTS,
-    BM25Index,
-    BM25Params,
-    canonical_scores,
-    check_variant,
-    id_ranks,
-    top_k,
-)
+from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
-from engine.tokenize import TOKENIZERS, Tokenizer, get_tokenizer, token_counts
-from engine.types import RETRIEVER_KIND_NAMES, Doc, Question, RetrieverSpec
-
-
-class BM25Retriever:
-    """BM25 (any variant) over one tokenizer's tokens of the chosen document fields."""
-
-    bases: tuple[str, ...] = ()
-    base_depth: int | None = None
-    batch_size = 1
-
-    def __init__(self, spec: RetrieverSpec) -> None:
-        """Validate the parameters; nothing is indexed yet."""
-        self.spec = spec
-        p = dict(spec.params)
-        self.tokenizer_name = str(p.get("tokenizer", "word"))
-        if self.tokenizer_name not in TOKENIZERS:
-            get_tokenizer(self.tokenizer_name)  # raises with the list of known names
-        self.fields = doc_fields(p, ["text"])
-        variant = str(p.get("variant", "lucene"))
-        check_variant(variant)
-        self.params = BM25Params(
-            variant=variant,
-            k1=float(p.get("k1", 1.5)),
-            b=float(p.get("b", 0.75)),
-            epsilon=float(p.get("epsilon", 0.25)),
-            delta=None if p.get("delta") is None else float(p["delta"]),
-        )
-        self._tokenizer: Tokenizer | None = None
-        self._index: BM25Index | None = None
-        self._doc_ids: list[str] = []
-
-    def prepare(
-        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
-    ) -> None:
-        """Tokenize the documents (shared through ``cache``) and build the index."""
-        self._tokenizer = get_tokenizer(self.tokenizer_name)
-        key = ("token counts", self.tokenizer_name, self.fields)
-        tokens = cache.get(key)
-        if tokens is None:
-            # counts, not token lists: one entry per distinct term keeps the memory a
-            # small multiple of the largest document (token_counts)
-            tokens = token_counts(self._tokenizer, [doc_text(d, self.fields) for d in docs])
-            cache[key] = tokens
-        ranks_key = ("id_ranks",)
-        if ranks_key not in cache:
-            cache[ranks_key] = id_ranks([d.id for d in docs])
-        self._id_rank = cache[ranks_key]
-        self._doc_ids = [d.id for d in docs]
-        self._index = BM25Index(tokens, self.params)
-
-    def rank(
-        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
-    ) -> list[Ranking]:
-        """Rank the corpus for each question."""
-        return [self.search(q.text, depth) for q in questions]
-
-    def search(self, text: str, depth: int) -> Ranking:
-        """Rank the corpus for one question."""
-        if self._index is None or self._tokenizer is None:
-            raise RuntimeError("prepare() must be called before search()")
-        scores = canonical_scores(self._index.scores(self._tokenizer(text)))
-        best = top_k(scores, self._id_rank, depth)
-        ids = self._doc_ids
-        return [ids[i] for i in best], scores[best].tolist()
-
+from engine.retrieve.params import Param, build_params
+from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
 
 RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "bm25": BM25Retriever,
@@ -113,6 +41,16 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
 }
 """The retriever registry: kind -> constructor."""
 assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine.types names"
+
+KIND_PARAMS: dict[str, tuple[Param, ...]] = {
+    "bm25": BM25Retriever.PARAMS,
+    "dense": DenseRetriever.PARAMS,
+    "rerank": RerankRetriever.PARAMS,
+    "rrf": RRFRetriever.PARAMS,
+    "idboost": IdBoostRetriever.PARAMS,
+    "command": CommandRetriever.PARAMS,
+}
+"""Each kind's declared parameters (the ``PARAMS`` of its class)."""
 
 
 def build_retriever(spec: RetrieverSpec) -> Retriever:
@@ -166,23 +104,44 @@ def check_spec(spec: RetrieverSpec, existing: Sequence[RetrieverSpec]) -> None:
             raise ValueError(f"unknown base retriever {base!r}; this workspace has: {known}")
 
 
+def kind_params(kind: str) -> tuple[Param, ...]:
+    """The parameters a retriever kind declares.
+
+    Raises:
+        ValueError: unknown kind (the message lists the known kinds).
+    """
+    try:
+        return KIND_PARAMS[kind]
+    except KeyError:
+        known = ", ".join(sorted(RETRIEVER_KINDS))
+        raise ValueError(f"unknown retriever kind {kind!r}; known kinds: {known}") from None
+
+
+def new_spec(name: str, kind: str, values: Mapping[str, Any]) -> RetrieverSpec:
+    """A spec from parameter values (None: not given), with the kind's declared defaults.
+
+    The kind then checks the whole spec.
+
+    Raises:
+        ValueError: unknown kind, a missing required parameter or a bad value.
+    """
+    spec = RetrieverSpec(name, kind, build_params(kind_params(kind), values, kind))
+    build_retriever(spec)
+    return spec
+
+
 def bm25_spec(
     name: str,
     tokenizer: str,
-    variant: str = "lucene",
-    k1: float = 1.5,
-    b: float = 0.75,
-    fields: Sequence[str] = ("text",),
+    variant: str | None = None,
+    k1: float | None = None,
+    b: float | None = None,
+    fields: Sequence[str] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> RetrieverSpec:
-    """A BM25 retriever spec with its parameters checked."""
-    params: dict[str, Any] = {
-        "tokenizer": tokenizer,
-        "variant": variant,
-        "k1": k1,
-        "b": b,
-        "fields": list(fields),
-    }
+    """A BM25 retriever spec with its parameters checked (None: the declared default)."""
+    values = {"tokenizer": tokenizer, "variant": variant, "k1": k1, "b": b, "fields": fields}
+    params = build_params(BM25Retriever.PARAMS, values, "bm25")
     params.update(extra or {})
     spec = RetrieverSpec(name, "bm25", params)
     BM25Retriever(spec)  # validates
@@ -205,6 +164,9 @@ __all__ = [
     "trec_order",
     "DEFAULT_RETRIEVERS",
     "RETRIEVER_KINDS",
+    "KIND_PARAMS",
+    "kind_params",
+    "new_spec",
     "STORED_KINDS",
     "VARIANTS",
     "BM25Retriever",

@@ -54,12 +54,30 @@ class EmbeddingStore(Protocol):
         ...
 
 
+class IndexStore(Protocol):
+    """Where BM25 keeps a corpus's term counts between runs (the workspace)."""
+
+    readonly: bool
+
+    def term_counts(self, key: str, corpus_hash: str) -> dict[str, Any] | None:
+        """The record stored under ``key`` for this corpus, or None."""
+        ...
+
+    def write_term_counts(self, key: str, corpus_hash: str, record: dict[str, Any]) -> None:
+        """Store a record under ``key`` (replacing that of an older corpus)."""
+        ...
+
+
 @dataclass(frozen=True)
 class PrepareEnv:
     """What some kinds need beyond the documents while indexing."""
 
     store: EmbeddingStore | None = None
     progress: Progress | None = None
+    index_store: IndexStore | None = None
+    """Where term counts are kept between runs (None: built in memory each time)."""
+    corpus_hash: str | None = None
+    """The hash of the documents handed to ``prepare`` (what a stored index must match)."""
 
 
 class Retriever(Protocol):
@@ -92,7 +110,12 @@ DOC_FIELDS = ("title", "text")
 
 def doc_fields(params: Mapping[str, Any], default: Sequence[str]) -> tuple[str, ...]:
     """The document fields a retriever reads (its ``fields`` parameter), checked."""
-    fields = tuple(params.get("fields", list(default)))
+    return check_fields(params.get("fields", list(default)))
+
+
+def check_fields(value: Any) -> tuple[str, ...]:
+    """Document field names, checked against :data:`DOC_FIELDS`."""
+    fields = tuple(value)
     bad = [f for f in fields if f not in DOC_FIELDS]
     if bad or not fields:
         raise ValueError(f"unknown document fields {bad}; choose from {DOC_FIELDS}")

@@ -1,7 +1,10 @@
-"""BM25 over a sparse term-by-document weight matrix.
+"""BM25 over a sparse term-by-document weight matrix, and the ``bm25`` retriever kind.
 
 Every variant precomputes the weight of each (term, document) pair once, so scoring a
-query is a sum of a few sparse rows (``numpy.bincount``) and ranking is a partial sort.
+query is a sum of a few sparse rows, and a batch of questions is ranked with one sparse
+product (questions x terms times terms x documents) and a partial sort per question,
+in chunks of questions so that the dense score block stays small. Each variant is one
+row of :data:`VARIANTS` (its idf, its term weight, how query terms count).
 
 Notation: ``N`` documents, ``n(t)`` documents containing term ``t``, ``tf`` the count of
 ``t`` in document ``d``, ``dl`` the length of ``d`` in tokens, ``avgdl`` the mean ``dl``,
@@ -31,12 +34,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
+
+from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
+from engine.retrieve.params import LIST, Param, finite_at_least, resolve
+from engine.tokenize import COMPOSED, TOKENIZERS, Tokenizer, get_tokenizer, token_counts
+from engine.types import Doc, Question, RetrieverSpec, sha256_text
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -49,35 +59,149 @@ class BM25Params:
     variant: str = "lucene"
     k1: float = 1.5
     b: float = 0.75
-    epsilon: float = 0.25
-    """Okapi only: the idf floor is ``epsilon * mean idf``."""
+    epsilon: float | None = None
+    """Okapi only: the idf floor is ``epsilon * mean idf`` (the variant's default when None)."""
     delta: float | None = None
-    """BM25L / BM25+ lower bound; rank_bm25's defaults (0.5 and 1.0) when None."""
+    """BM25L / BM25+ lower bound (the variant's default, rank_bm25's, when None)."""
 
     def resolved_delta(self) -> float:
-        """``delta`` with rank_bm25's per-variant default filled in."""
+        """``delta`` with the variant's default filled in."""
         if self.delta is not None:
             return self.delta
-        return 0.5 if self.variant == "bm25l" else 1.0
+        return get_variant(self.variant).default_delta
+
+    def resolved_epsilon(self) -> float:
+        """``epsilon`` with the variant's default filled in."""
+        if self.epsilon is not None:
+            return self.epsilon
+        return get_variant(self.variant).default_epsilon
 
 
-VARIANTS: dict[str, str] = {
-    "lucene": "ln(1 + (N-n+0.5)/(n+0.5)) idf, tf/(tf + k1*norm), distinct query terms",
-    "okapi": "rank_bm25 BM25Okapi (epsilon idf floor)",
-    "bm25l": "rank_bm25 BM25L",
-    "bm25plus": "rank_bm25 BM25Plus",
+# -- the variants ---------------------------------------------------------------------------
+# idf(df, N, params) and weight(tf, norm, idf, params), elementwise over the (term, doc)
+# pairs; each written as its reference writes it, so that values are bit-equal.
+
+
+def _lucene_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
+    out: FloatArray = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return out
+
+
+def _okapi_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
+    # rank_bm25 takes math.log per term; a negative idf becomes epsilon * mean idf
+    idf = np.array([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df.tolist()])
+    if idf.size:
+        average = float(sum(idf.tolist())) / idf.size
+        idf[idf < 0] = p.resolved_epsilon() * average
+    return idf
+
+
+def _bm25l_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
+    return np.array([math.log(n + 1) - math.log(f + 0.5) for f in df.tolist()])
+
+
+def _bm25plus_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
+    return np.array([math.log((n + 1) / f) for f in df.tolist()])
+
+
+def _lucene_weight(tf: FloatArray, norm: FloatArray, idf: FloatArray, p: BM25Params) -> FloatArray:
+    out: FloatArray = idf * (tf / (tf + p.k1 * norm))
+    return out
+
+
+def _okapi_weight(tf: FloatArray, norm: FloatArray, idf: FloatArray, p: BM25Params) -> FloatArray:
+    out: FloatArray = idf * (tf * (p.k1 + 1) / (tf + p.k1 * norm))
+    return out
+
+
+def _bm25l_weight(tf: FloatArray, norm: FloatArray, idf: FloatArray, p: BM25Params) -> FloatArray:
+    delta = p.resolved_delta()
+    ctd = tf / norm
+    out: FloatArray = idf * tf * (p.k1 + 1) * (ctd + delta) / (p.k1 + ctd + delta)
+    return out
+
+
+def _bm25plus_weight(
+    tf: FloatArray, norm: FloatArray, idf: FloatArray, p: BM25Params
+) -> FloatArray:
+    # the delta part is paid per query term to every document (Variant.query_bonus)
+    out: FloatArray = idf * ((tf * (p.k1 + 1)) / (p.k1 * norm + tf))
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One BM25 variant: its formulas and how a query's terms count."""
+
+    name: str
+    description: str
+    idf: Callable[[FloatArray, int, BM25Params], FloatArray]
+    weight: Callable[[FloatArray, FloatArray, FloatArray, BM25Params], FloatArray]
+    repeats: bool
+    """Every query occurrence of a term counts (else each distinct term once)."""
+    query_bonus: bool = False
+    """BM25+: every document gets ``delta * idf`` per query term in the vocabulary."""
+    default_delta: float = 1.0
+    default_epsilon: float = 0.25
+
+    def __str__(self) -> str:
+        return self.description
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(
+            "lucene",
+            "ln(1 + (N-n+0.5)/(n+0.5)) idf, tf/(tf + k1*norm), distinct query terms",
+            _lucene_idf,
+            _lucene_weight,
+            repeats=False,
+        ),
+        Variant(
+            "okapi", "rank_bm25 BM25Okapi (epsilon idf floor)", _okapi_idf, _okapi_weight, True
+        ),
+        Variant("bm25l", "rank_bm25 BM25L", _bm25l_idf, _bm25l_weight, True, default_delta=0.5),
+        Variant(
+            "bm25plus",
+            "rank_bm25 BM25Plus",
+            _bm25plus_idf,
+            _bm25plus_weight,
+            True,
+            query_bonus=True,
+            default_delta=1.0,
+        ),
+    )
 }
-"""The BM25 variant registry: name -> one-line description."""
+"""The BM25 variant registry: name -> :class:`Variant`."""
+
+
+def get_variant(name: str) -> Variant:
+    """The variant registered as ``name``.
+
+    Raises:
+        ValueError: naming every known variant.
+    """
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        known = ", ".join(VARIANTS)
+        raise ValueError(f"unknown BM25 variant {name!r}; known variants: {known}") from None
 
 
 def check_variant(variant: str) -> None:
     """Raise ValueError naming every known variant when ``variant`` is unknown."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown BM25 variant {variant!r}; known variants: {', '.join(VARIANTS)}")
+    get_variant(variant)
+
+
+# -- ranking order --------------------------------------------------------------------------
 
 
 def id_ranks(doc_ids: Sequence[str]) -> IntArray:
     """Position of each id in code-point order (the tie-break key of trec_eval)."""
+    ids = list(doc_ids)
+    if ids == sorted(ids):  # the workspace hands documents over in id order
+        return np.arange(len(ids), dtype=np.int64)
     order = sorted(range(len(doc_ids)), key=doc_ids.__getitem__)
     ranks = np.empty(len(doc_ids), dtype=np.int64)
     ranks[order] = np.arange(len(doc_ids), dtype=np.int64)
@@ -95,12 +219,13 @@ def canonical_scores(scores: FloatArray) -> FloatArray:
     score in exact arithmetic, but a float sum taken in a different term order can differ
     in the last bit; trec_eval would then order them by that noise instead of by doc id.
     Rounding far below any meaningful difference (1e-12 relative) makes such ties exact,
-    both in goldpan's ranking and in an exported run that trec_eval re-sorts.
+    both in goldpan's ranking and in an exported run that trec_eval re-sorts. Works on an
+    array of any shape, element by element.
     """
     out = scores.copy()
-    nz = np.flatnonzero(out)
-    if nz.size:
-        vals = out[nz]
+    nz = np.nonzero(out)
+    vals = out[nz]
+    if vals.size:
         exp = np.floor(np.log10(np.abs(vals)))
         scale = 10.0 ** (TIE_DIGITS - 1 - exp)
         out[nz] = np.round(vals * scale) / scale
@@ -125,11 +250,228 @@ def top_k(
     return cand[order[:depth]]
 
 
+ROUNDING_MARGIN = 1e-11
+"""Relative distance within which :func:`canonical_scores` may make two scores equal
+(it moves a score by at most half a unit of the 12th significant digit, 5e-12 relative)."""
+
+
+Ranked = tuple[IntArray, FloatArray, IntArray]
+"""Rankings of several questions end to end: doc indices, scores, and each question's end
+offset (question i is ``[ends[i-1]:ends[i]]``)."""
+
+
+def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
+    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
+    cols, vals, ends = top_k_flat(raw, id_rank, depth)
+    starts = [0, *ends.tolist()[:-1]]
+    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+
+def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
+    """Each row's ``depth`` best documents by canonical score, in trec_eval order.
+
+    The same result as :func:`canonical_scores` then :func:`top_k` on every row of the
+    raw score block, without rounding every score: rounding never reorders scores (it is
+    monotone), so a document can only reach a row's top ``depth`` if its raw score is
+    within :data:`ROUNDING_MARGIN` of the row's ``depth``-th best raw score. Only those
+    candidates are rounded and sorted (score descending, then doc id descending), all
+    rows in one ``lexsort``. Documents with a score <= 0 are not ranked.
+    """
+    n_rows, n_docs = raw.shape
+    tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
+    if n_docs > depth > 0:
+        kth = np.partition(raw, n_docs - depth, axis=1)[:, n_docs - depth]
+        floor = np.maximum(kth * (1 - ROUNDING_MARGIN), tiny)
+        cand = raw >= floor[:, None]
+    elif depth > 0:
+        cand = raw >= tiny
+    else:
+        cand = np.zeros(raw.shape, dtype=bool)
+    rows, cols = np.nonzero(cand)  # row by row
+    vals = canonical_scores(raw[rows, cols])
+    counts = np.bincount(rows, minlength=n_rows)
+    keep_n = np.minimum(counts, max(depth, 0))
+    ends = np.cumsum(keep_n)
+    if rows.size == 0:
+        return cols, vals, ends
+    # Sort each row's candidates in a padded block (rows x most candidates): a sort per
+    # short row instead of one sort of every candidate. A row whose cut falls in a long
+    # tie (many more candidates than depth) is sorted on its own instead.
+    wide = counts > 2 * max(depth, 1)
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(rows.size) - starts[rows]
+    narrow = ~wide[rows]
+    width = int(counts[~wide].max(initial=0))
+    block_vals = np.full((n_rows, max(width, 1)), -np.inf)
+    block_cols = np.zeros((n_rows, max(width, 1)), dtype=cols.dtype)
+    block_vals[rows[narrow], pos[narrow]] = vals[narrow]
+    block_cols[rows[narrow], pos[narrow]] = cols[narrow]
+    order = np.lexsort((-id_rank[block_cols], -block_vals), axis=-1)
+    block_vals = np.take_along_axis(block_vals, order, axis=1)
+    block_cols = np.take_along_axis(block_cols, order, axis=1)
+    take = np.arange(block_vals.shape[1])[None, :] < keep_n[:, None]
+    take[wide] = False
+    if not wide.any():
+        return block_cols[take], block_vals[take], ends
+    out_cols: list[IntArray] = []
+    out_vals: list[FloatArray] = []
+    for i in range(n_rows):
+        if wide[i]:
+            mine = slice(int(starts[i]), int(starts[i] + counts[i]))
+            sub = np.lexsort((-id_rank[cols[mine]], -vals[mine]))[:depth]
+            out_cols.append(cols[mine][sub])
+            out_vals.append(vals[mine][sub])
+        else:
+            out_cols.append(block_cols[i][take[i]])
+            out_vals.append(block_vals[i][take[i]])
+    return np.concatenate(out_cols), np.concatenate(out_vals), ends
+
+
+# -- the index --------------------------------------------------------------------------------
+
+
+@dataclass
+class TermCounts:
+    """A tokenized corpus's statistics: what every BM25 variant's index is built from."""
+
+    vocab: dict[str, int]
+    """term -> row of :attr:`tf`."""
+    tf: sparse.csr_matrix
+    """term x document counts (float64, sorted indices, no explicit zeros)."""
+    doc_len: FloatArray
+    """tokens per document."""
+
+    @classmethod
+    def from_tokens(cls, doc_tokens: Sequence[Sequence[str]]) -> TermCounts:
+        """Count the terms of each document (documents are the columns, in order)."""
+        n_docs = len(doc_tokens)
+        # terms numbered in first-seen order; both passes run in C (dict.fromkeys, map)
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(doc_tokens)))}
+        lengths = np.fromiter(map(len, doc_tokens), dtype=np.int64, count=n_docs)
+        total = int(lengths.sum())
+        rows = np.fromiter(
+            map(vocab.__getitem__, chain.from_iterable(doc_tokens)), dtype=np.int64, count=total
+        )
+        cols = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        tf = sparse.csr_matrix(
+            (np.ones(total, dtype=np.float64), (rows, cols)), shape=(len(vocab), n_docs)
+        )
+        tf.sum_duplicates()
+        tf.sort_indices()
+        return cls(vocab, tf, lengths.astype(np.float64))
+
+    @classmethod
+    def from_counts(cls, doc_counts: Sequence[Mapping[str, int]]) -> TermCounts:
+        """The same from each document's token counts (keys in first-occurrence order).
+
+        Equal to :meth:`from_tokens` on the tokens counted, with one entry per distinct
+        term of a document instead of one per token: the memory stays a small multiple
+        of the largest document (:func:`engine.tokenize.token_counts`).
+        """
+        n_docs = len(doc_counts)
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(doc_counts)))}
+        pairs = np.fromiter(map(len, doc_counts), dtype=np.int64, count=n_docs)
+        total = int(pairs.sum())
+        rows = np.fromiter(
+            map(vocab.__getitem__, chain.from_iterable(doc_counts)), dtype=np.int64, count=total
+        )
+        data = np.fromiter(
+            chain.from_iterable(c.values() for c in doc_counts), dtype=np.float64, count=total
+        )
+        cols = np.repeat(np.arange(n_docs, dtype=np.int64), pairs)
+        lengths = np.bincount(cols, weights=data, minlength=n_docs)
+        tf = sparse.csr_matrix((data, (rows, cols)), shape=(len(vocab), n_docs))
+        tf.sum_duplicates()
+        tf.sort_indices()
+        return cls(vocab, tf, lengths.astype(np.float64))
+
+    @classmethod
+    def of(cls, docs: Sequence[Sequence[str] | Mapping[str, int]]) -> TermCounts:
+        """From token lists or from token counts, whichever ``docs`` holds."""
+        if any(isinstance(d, Mapping) for d in docs):
+            return cls.from_counts([d if isinstance(d, Mapping) else Counter(d) for d in docs])
+        return cls.from_tokens(cast("Sequence[Sequence[str]]", docs))
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents."""
+        return int(self.doc_len.size)
+
+    def to_record(self, doc_ids: Sequence[str]) -> dict[str, Any]:
+        """The counts as an index store keeps them (see ``Workspace.term_counts``)."""
+        terms = [""] * len(self.vocab)
+        for term, row in self.vocab.items():
+            terms[row] = term
+        tf = self.tf
+        return {
+            "n_docs": self.n_docs,
+            "n_terms": len(terms),
+            "doc_ids": list(doc_ids),
+            "terms": terms,
+            "indptr": tf.indptr.astype("<i8").tobytes(),
+            "indices": tf.indices.astype("<i4").tobytes(),
+            "tf": tf.data.astype("<i4").tobytes(),
+            "doc_len": self.doc_len.astype("<i8").tobytes(),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> tuple[list[str], TermCounts] | None:
+        """(doc ids, counts) from a stored record, or None when it does not hold together.
+
+        A stored index is a cache inside an untrusted file: every length, bound and order
+        is checked, and a record that fails is ignored (the corpus is indexed again).
+        """
+        try:
+            n_docs, n_terms = int(record["n_docs"]), int(record["n_terms"])
+            doc_ids, terms = record["doc_ids"], record["terms"]
+            indptr = np.frombuffer(record["indptr"], dtype="<i8").astype(np.int64)
+            indices = np.frombuffer(record["indices"], dtype="<i4").astype(np.int32)
+            tf = np.frombuffer(record["tf"], dtype="<i4").astype(np.float64)
+            doc_len = np.frombuffer(record["doc_len"], dtype="<i8").astype(np.float64)
+        except (KeyError, TypeError, ValueError):
+            return None
+        ok = (
+            isinstance(doc_ids, list)
+            and isinstance(terms, list)
+            and len(doc_ids) == n_docs == doc_len.size
+            and len(terms) == n_terms
+            and all(isinstance(d, str) for d in doc_ids)
+            and all(isinstance(t, str) for t in terms)
+            and indptr.size == n_terms + 1
+            and indices.size == tf.size
+            and (indptr.size == 0 or (indptr[0] == 0 and indptr[-1] == tf.size))
+            and bool(np.all(np.diff(indptr) >= 0))
+            and (indices.size == 0 or (indices.min() >= 0 and indices.max() < n_docs))
+            and bool(np.all(tf >= 1))
+            and bool(np.all(doc_len >= 0))
+        )
+        if not ok:
+            return None
+        vocab = {t: i for i, t in enumerate(terms)}
+        if len(vocab) != n_terms:
+            return None
+        # within a row, doc indices strictly increase (sorted, no duplicates), as counted
+        step_ok = np.diff(indices.astype(np.int64)) > 0
+        step_ok[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < tf.size)] - 1] = True
+        if not bool(np.all(step_ok)):
+            return None
+        matrix = sparse.csr_matrix((tf, indices, indptr), shape=(n_terms, n_docs))
+        return list(doc_ids), cls(vocab, matrix, doc_len)
+
+
+RANK_CELLS = 1 << 22
+"""Scores held at once while ranking a batch (questions x documents), about 32 MB."""
+
+
 class BM25Index:
     """A BM25 index over pre-tokenized documents."""
 
     def __init__(
-        self, doc_tokens: Sequence[Sequence[str] | Mapping[str, int]], params: BM25Params
+        self,
+        doc_tokens: Sequence[Sequence[str] | Mapping[str, int]] | None,
+        params: BM25Params,
+        *,
+        counts: TermCounts | None = None,
     ) -> None:
         """Build the weight matrix.
 
@@ -137,75 +479,38 @@ class BM25Index:
             doc_tokens: per document, in the order of the doc ids used to read the
                 results: its tokens, or its token counts (keys in order of first
                 occurrence, :func:`engine.tokenize.token_counts`), which hold one entry
-                per distinct term instead of one per token.
+                per distinct term instead of one per token (or None with ``counts``).
             params: the variant and its parameters.
+            counts: the corpus's term counts, when already made (a stored index).
         """
-        check_variant(params.variant)
+        self.variant = get_variant(params.variant)
         self.params = params
-        n_docs = len(doc_tokens)
+        if counts is None:
+            counts = TermCounts.of(doc_tokens or [])
+        self.vocab = counts.vocab
+        self.doc_len = counts.doc_len
+        n_docs = counts.n_docs
         self.n_docs = n_docs
-        counted = [d if isinstance(d, Mapping) else Counter(d) for d in doc_tokens]
-        vocab: dict[str, int] = {}
-        setdefault = vocab.setdefault
-        term_ids = [setdefault(t, len(vocab)) for c in counted for t in c]
-        pairs = np.fromiter((len(c) for c in counted), dtype=np.int64, count=n_docs)
-        data = np.fromiter((n for c in counted for n in c.values()), np.float64, int(pairs.sum()))
-        cols = np.repeat(np.arange(n_docs, dtype=np.int64), pairs)
-        lengths = np.bincount(cols, weights=data, minlength=n_docs)
-        self.vocab = vocab
-        self.doc_len = lengths.astype(np.float64)
-        n_terms = len(vocab)
-        total = float(lengths.sum())
         # rank_bm25 divides the token count by the number of documents.
-        self.avgdl = total / n_docs if n_docs else 0.0
-        rows = np.asarray(term_ids, dtype=np.int64)
-        tf_matrix = sparse.csr_matrix((data, (rows, cols)), shape=(n_terms, n_docs))
-        tf_matrix.sum_duplicates()
-        tf_matrix.sort_indices()
+        self.avgdl = float(counts.doc_len.sum()) / n_docs if n_docs else 0.0
+        tf_matrix = counts.tf
         df = np.diff(tf_matrix.indptr).astype(np.float64)
-        self.idf = self._idf(df, n_docs)
-        self.weights = self._weights(tf_matrix)
-
-    def _idf(self, df: FloatArray, n: int) -> FloatArray:
-        variant = self.params.variant
-        if variant == "lucene":
-            return np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        if variant == "okapi":
-            # Written as rank_bm25 writes it (math.log per term) so values are bit-equal.
-            idf = np.array([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df])
-            if idf.size:
-                average = float(sum(idf.tolist())) / idf.size
-                idf[idf < 0] = self.params.epsilon * average
-            return idf
-        if variant == "bm25l":
-            return np.array([math.log(n + 1) - math.log(f + 0.5) for f in df])
-        return np.array([math.log((n + 1) / f) for f in df])  # bm25plus
-
-    def _weights(self, tf_matrix: sparse.csr_matrix) -> sparse.csr_matrix:
-        p = self.params
-        k1, b = p.k1, p.b
-        tf = tf_matrix.data
+        self.idf = self.variant.idf(df, n_docs, params)
         term_of = np.repeat(np.arange(tf_matrix.shape[0]), np.diff(tf_matrix.indptr))
-        idf = self.idf[term_of]
-        dl = self.doc_len[tf_matrix.indices]
+        b = params.b
         avgdl = self.avgdl if self.avgdl > 0 else 1.0
-        norm = 1 - b + b * dl / avgdl
-        if p.variant == "lucene":
-            w = idf * (tf / (tf + k1 * norm))
-        elif p.variant == "okapi":
-            w = idf * (tf * (k1 + 1) / (tf + k1 * norm))
-        elif p.variant == "bm25l":
-            delta = p.resolved_delta()
-            ctd = tf / norm
-            w = idf * tf * (k1 + 1) * (ctd + delta) / (k1 + ctd + delta)
-        else:  # bm25plus: the delta part is added per query, to every document
-            w = idf * ((tf * (k1 + 1)) / (k1 * norm + tf))
-        out = tf_matrix.copy()
-        out.data = np.asarray(w, dtype=np.float64)
-        return out
+        norm = 1 - b + b * self.doc_len[tf_matrix.indices] / avgdl
+        weights = self.variant.weight(tf_matrix.data, norm, self.idf[term_of], params)
+        self.weights = sparse.csr_matrix(
+            (np.asarray(weights, dtype=np.float64), tf_matrix.indices, tf_matrix.indptr),
+            shape=tf_matrix.shape,
+        )
 
     def query_terms(self, tokens: Sequence[str]) -> tuple[IntArray, FloatArray]:
-        """Term ids of the query that are in the vocabulary, with their multiplicity."""
+        """Term ids of the query in the vocabulary (first-seen order), with multiplicity.
+
+        The multiplicity is 1 for a variant that counts each distinct term once.
+        """
         counts: dict[int, int] = {}
         vocab = self.vocab
         for t in tokens:
@@ -213,14 +518,21 @@ class BM25Index:
             if tid is not None:
                 counts[tid] = counts.get(tid, 0) + 1
         ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-        if self.params.variant == "lucene":
-            mult = np.ones(len(counts), dtype=np.float64)
-        else:
+        if self.variant.repeats:
             mult = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        else:
+            mult = np.ones(len(counts), dtype=np.float64)
         return ids, mult
 
+    def _bonus(self, ids: IntArray, mult: FloatArray) -> float:
+        return float(np.dot(self.idf[ids], mult)) * self.params.resolved_delta()
+
     def scores(self, tokens: Sequence[str]) -> FloatArray:
-        """The score of every document for a tokenized query."""
+        """The score of every document for a tokenized query.
+
+        Each document's term weights are added in the query's first-seen term order,
+        the order :meth:`rank_many`'s sparse product adds them in too.
+        """
         ids, mult = self.query_terms(tokens)
         w = self.weights
         indptr, indices, data = w.indptr, w.indices, w.data
@@ -236,6 +548,290 @@ class BM25Index:
             idx = np.concatenate([indices[x] for x in sl])
             vals = np.concatenate([data[x] * m for x, m in zip(sl, mult, strict=True)])
             out = np.bincount(idx, weights=vals, minlength=self.n_docs).astype(np.float64)
-        if self.params.variant == "bm25plus":
-            out = out + float(np.dot(self.idf[ids], mult)) * self.params.resolved_delta()
+        if self.variant.query_bonus:
+            out = out + self._bonus(ids, mult)
         return out
+
+    def query_matrix(self, queries: Sequence[Sequence[str]]) -> sparse.csr_matrix:
+        """Questions x terms: each question's term multiplicities, in first-seen order.
+
+        The same terms and multiplicities as :meth:`query_terms`, for all questions at
+        once. Column indices are left in first-seen order (not sorted): the product then
+        adds each document's weights in the order :meth:`scores` does, bit for bit.
+        """
+        n = len(queries)
+        n_terms = self.weights.shape[0]
+        lengths = np.fromiter(map(len, queries), dtype=np.int64, count=n)
+        flat = np.fromiter(
+            map(self.vocab.get, chain.from_iterable(queries), repeat(-1)),
+            dtype=np.int64,
+            count=int(lengths.sum()),
+        )
+        owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        known = flat >= 0
+        key = owner[known] * max(1, n_terms) + flat[known]
+        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # question by question, first-seen order
+        uniq = uniq[order]
+        rows, cols = np.divmod(uniq, max(1, n_terms))
+        data = counts[order].astype(np.float64) if self.variant.repeats else np.ones(uniq.size)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        q = sparse.csr_matrix(
+            (data, cols.astype(np.int32), indptr.astype(np.int32)), shape=(n, n_terms)
+        )
+        q.has_sorted_indices = False
+        return q
+
+    def rank_many(
+        self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
+    ) -> list[tuple[IntArray, FloatArray]]:
+        """The ``depth`` best documents of each tokenized query, in trec_eval order."""
+        cols, vals, ends = self.rank_flat(queries, id_rank, depth)
+        starts = [0, *ends.tolist()[:-1]]
+        return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+    def rank_flat(self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int) -> Ranked:
+        """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
+
+        One sparse product per chunk of queries (sized so that a chunk's dense score
+        block holds about :data:`RANK_CELLS` numbers); the scores are those of
+        :meth:`scores`, rounded by :func:`canonical_scores`, and score-0 documents are
+        not ranked.
+        """
+        n = len(queries)
+        parts: list[Ranked] = []
+        q_all = self.query_matrix(queries)
+        bonus = None
+        if self.variant.query_bonus:
+            bonus = np.array(
+                [
+                    self._bonus(
+                        q_all.indices[q_all.indptr[i] : q_all.indptr[i + 1]].astype(np.int64),
+                        q_all.data[q_all.indptr[i] : q_all.indptr[i + 1]],
+                    )
+                    for i in range(n)
+                ]
+            )
+        chunk = max(1, RANK_CELLS // max(1, self.n_docs))
+        for start in range(0, n, chunk):
+            q = q_all[start : start + chunk]
+            q.has_sorted_indices = False
+            block = np.asarray((q @ self.weights).toarray(), dtype=np.float64)
+            if bonus is not None:
+                block += bonus[start : start + chunk, None]
+            parts.append(top_k_flat(block, id_rank, depth))
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] + off for p, off in zip(parts, offsets.tolist(), strict=True)]),
+        )
+
+
+def get_tokenizer_factory(name: str) -> object:
+    """The tokenizer factory registered as ``name`` (the tokenizer is not built).
+
+    Raises:
+        KeyError: naming every registered tokenizer.
+    """
+    if name not in TOKENIZERS:
+        get_tokenizer(name)  # raises with the list of known names
+    return TOKENIZERS[name]
+
+
+# -- the retriever kind -------------------------------------------------------------------
+
+
+class BM25Retriever:
+    """BM25 (any variant) over one tokenizer's tokens of the chosen document fields."""
+
+    PARAMS: tuple[Param, ...] = (
+        Param(
+            "tokenizer",
+            str,
+            "word",
+            "how text becomes terms",
+            choices=tuple(sorted(TOKENIZERS)),
+            lookup=get_tokenizer_factory,
+        ),
+        Param(
+            "variant",
+            str,
+            "lucene",
+            "the BM25 formula",
+            choices=tuple(VARIANTS),
+            lookup=get_variant,
+        ),
+        Param("k1", float, 1.5, "term frequency saturation", check=finite_at_least(0), must=">= 0"),
+        Param(
+            "b",
+            float,
+            0.75,
+            "document length normalization",
+            check=lambda v: 0 <= v <= 1,
+            must="between 0 and 1",
+        ),
+        Param(
+            "epsilon",
+            float,
+            None,
+            "okapi: the idf floor is epsilon x mean idf (default 0.25)",
+            check=math.isfinite,
+            must="a finite number",
+        ),
+        Param(
+            "delta",
+            float,
+            None,
+            "bm25l and bm25plus: the lower bound (default 0.5 and 1)",
+            check=finite_at_least(0),
+            must=">= 0",
+        ),
+        Param(
+            "fields",
+            LIST,
+            ("text",),
+            "document fields read: text, title or title,text",
+            lookup=check_fields,
+            metavar="FIELDS",
+        ),
+    )
+    """The parameters of the ``bm25`` kind."""
+
+    bases: tuple[str, ...] = ()
+    base_depth: int | None = None
+    batch_size = 1024
+
+    def __init__(self, spec: RetrieverSpec) -> None:
+        """Validate the parameters; nothing is indexed yet."""
+        self.spec = spec
+        p = resolve(self.PARAMS, spec.params, "bm25")
+        self.tokenizer_name = str(p["tokenizer"])
+        self.fields = tuple(p["fields"])
+        self.params = BM25Params(
+            variant=p["variant"], k1=p["k1"], b=p["b"], epsilon=p["epsilon"], delta=p["delta"]
+        )
+        self._tokenizer: Tokenizer | None = None
+        self._cache: dict[Any, Any] = {}
+        self._index: BM25Index | None = None
+        self._doc_ids: Sequence[str] = []
+        self._id_array: npt.NDArray[np.object_] = np.zeros(0, dtype=object)
+        self._id_rank: IntArray = np.zeros(0, dtype=np.int64)
+
+    @property
+    def counts_key(self) -> str:
+        """What the term counts depend on besides the corpus: tokenizer and fields."""
+        return sha256_text("bm25-counts", self.tokenizer_name, *self.fields)
+
+    def prepare(
+        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
+    ) -> None:
+        """Count terms (shared through ``cache``, and kept in the index store) and weigh them.
+
+        With a store in ``env`` whose term counts match the corpus, the documents are not
+        read at all; otherwise they are tokenized, and the counts are stored for next time.
+        """
+        env = env or PrepareEnv()
+        self._tokenizer = get_tokenizer(self.tokenizer_name)
+        self._cache = cache
+        key = ("counts", self.tokenizer_name, self.fields)
+        entry = cache.get(key)
+        if entry is None:
+            entry = self._load_counts(env)
+        if entry is None:
+            doc_counts = self._doc_counts(self.tokenizer_name, docs, cache)
+            new_ids = [d.id for d in docs]
+            entry = (new_ids, TermCounts.from_counts(doc_counts))
+            store = env.index_store
+            if store is not None and env.corpus_hash is not None and not store.readonly:
+                record = entry[1].to_record(new_ids)
+                store.write_term_counts(self.counts_key, env.corpus_hash, record)
+        cache[key] = entry
+        doc_ids, counts = entry
+        ranks_key = ("id_ranks", len(doc_ids), doc_ids[0] if doc_ids else "")
+        if ranks_key not in cache:
+            cache[ranks_key] = id_ranks(doc_ids)
+        self._id_rank = cache[ranks_key]
+        self._doc_ids = doc_ids
+        self._id_array = np.array(doc_ids, dtype=object)
+        self._index = BM25Index(None, self.params, counts=counts)
+
+    def _doc_counts(
+        self, name: str, docs: Sequence[Doc], cache: dict[Any, Any]
+    ) -> list[Mapping[str, int]]:
+        """Every document's token counts by tokenizer ``name``, shared through ``cache``.
+
+        Counts, not token lists: one entry per distinct term keeps the memory a small
+        multiple of the largest document (:func:`engine.tokenize.token_counts`). A composed
+        tokenizer (``word+bigram``) adds up its parts' counts, tokenizing only the parts no
+        other retriever of this run has counted yet.
+        """
+        key = ("token counts", name, self.fields)
+        counted: list[Mapping[str, int]] | None = cache.get(key)
+        if counted is None:
+            parts = COMPOSED.get(name)
+            if parts:
+                each = [self._doc_counts(part, docs, cache) for part in parts]
+                counted = [_added(doc) for doc in zip(*each, strict=True)]
+            else:
+                texts = [doc_text(d, self.fields) for d in docs]
+                counted = list(token_counts(get_tokenizer(name), texts))
+            cache[key] = counted
+        return counted
+
+    def _question_tokens(self, name: str, texts: Sequence[str]) -> list[list[str]]:
+        """Each question's tokens by tokenizer ``name``, remembered for this run."""
+        memo: dict[str, list[str]] = self._cache.setdefault(("question tokens", name), {})
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing:
+            parts = COMPOSED.get(name)
+            if parts:
+                lists = [self._question_tokens(part, missing) for part in parts]
+                made = [list(chain.from_iterable(each)) for each in zip(*lists, strict=True)]
+            else:
+                made = get_tokenizer(name).tokenize_many(missing)
+            memo.update(zip(missing, made, strict=True))
+        return [memo[t] for t in texts]
+
+    def _load_counts(self, env: PrepareEnv) -> tuple[Sequence[str], TermCounts] | None:
+        store = env.index_store
+        if store is None or env.corpus_hash is None:
+            return None
+        record = store.term_counts(self.counts_key, env.corpus_hash)
+        return None if record is None else TermCounts.from_record(record)
+
+    def _ready(self) -> tuple[BM25Index, Tokenizer]:
+        if self._index is None or self._tokenizer is None:
+            raise RuntimeError("prepare() must be called before ranking")
+        return self._index, self._tokenizer
+
+    def rank(
+        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
+    ) -> list[Ranking]:
+        """Rank the corpus for each question (one sparse product for the batch)."""
+        index, _ = self._ready()
+        tokens = self._question_tokens(self.tokenizer_name, [q.text for q in questions])
+        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth)
+        ids, scores = self._id_array[cols].tolist(), vals.tolist()
+        starts = [0, *ends.tolist()[:-1]]
+        return [(ids[a:b], scores[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+    def search(self, text: str, depth: int) -> Ranking:
+        """Rank the corpus for one question."""
+        index, tokenizer = self._ready()
+        scores = canonical_scores(index.scores(tokenizer(text)))
+        best = top_k(scores, self._id_rank, depth)
+        ids = self._doc_ids
+        return [ids[i] for i in best.tolist()], scores[best].tolist()
+
+
+def _added(counts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Token counts added up, keys in order of first occurrence (as the joined lists')."""
+    total = dict(counts[0])
+    for more in counts[1:]:
+        for term, n in more.items():
+            total[term] = total.get(term, 0) + n
+    return total

@@ -23,6 +23,7 @@ from typing import Any
 from engine.formats.errors import IngestError
 from engine.formats.trec import parse_trec_run, run_scores
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
+from engine.retrieve.params import Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -58,6 +59,19 @@ def parse_run_output(
 class CommandRetriever:
     """Runs a command once per pool; it answers every question with a TREC run."""
 
+    PARAMS: tuple[Param, ...] = (
+        Param(
+            "command",
+            str,
+            None,
+            "reads JSON lines, prints a TREC run",
+            required=True,
+            metavar="CMD",
+        ),
+        Param("timeout", float, DEFAULT_TIMEOUT_S, "seconds per pool run"),
+    )
+    """The parameters of the ``command`` kind."""
+
     bases: tuple[str, ...] = ()
     base_depth: int | None = None
     batch_size = 1_000_000
@@ -72,7 +86,7 @@ class CommandRetriever:
             self.argv = shlex.split(command)
         except ValueError as exc:
             raise ValueError(f"cannot split the command {command!r}: {exc}") from None
-        self.timeout = float(spec.params.get("timeout", DEFAULT_TIMEOUT_S))
+        self.timeout = float(spec.params.get("timeout", default_of(self.PARAMS, "timeout")))
         if not self.timeout > 0:
             raise ValueError("a command retriever's --timeout must be positive")
         self._docs: set[str] | None = None

@@ -25,12 +25,14 @@ from engine.retrieve.base import (
     PrepareEnv,
     Ranking,
     RetrieverError,
+    check_fields,
     doc_fields,
     doc_text,
     one_base,
     trec_order,
 )
 from engine.retrieve.bm25 import canonical_scores, id_ranks, top_k
+from engine.retrieve.params import LIST, OF, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
 INSTALL_HINT = (
@@ -56,6 +58,28 @@ def _model_name(params: Mapping[str, Any], kind: str) -> str:
 class DenseRetriever:
     """Cosine similarity between sentence-transformers embeddings."""
 
+    PARAMS: tuple[Param, ...] = (
+        Param(
+            "model",
+            str,
+            None,
+            "a sentence-transformers model",
+            required=True,
+            metavar="NAME_OR_PATH",
+        ),
+        Param(
+            "fields",
+            LIST,
+            ("title", "text"),
+            "document fields read: text, title or title,text",
+            lookup=check_fields,
+            metavar="FIELDS",
+        ),
+        Param("query_prefix", str, "", "text put before each question"),
+        Param("doc_prefix", str, "", "text put before each document"),
+    )
+    """The parameters of the ``dense`` kind."""
+
     bases: tuple[str, ...] = ()
     base_depth: int | None = None
     batch_size = 64
@@ -65,9 +89,9 @@ class DenseRetriever:
         self.spec = spec
         p = spec.params
         self.model_name = _model_name(p, "dense")
-        self.fields = doc_fields(p, ("title", "text"))
-        self.query_prefix = str(p.get("query_prefix", ""))
-        self.doc_prefix = str(p.get("doc_prefix", ""))
+        self.fields = doc_fields(p, default_of(self.PARAMS, "fields"))
+        self.query_prefix = str(p.get("query_prefix", default_of(self.PARAMS, "query_prefix")))
+        self.doc_prefix = str(p.get("doc_prefix", default_of(self.PARAMS, "doc_prefix")))
         require_extra()
         self._model: Any = None
         self._matrix: np.ndarray[Any, np.dtype[np.float64]] | None = None
@@ -147,6 +171,28 @@ class DenseRetriever:
 class RerankRetriever:
     """A CrossEncoder over the top of a base retriever's ranking."""
 
+    PARAMS: tuple[Param, ...] = (
+        Param(
+            "model",
+            str,
+            None,
+            "a sentence-transformers model",
+            required=True,
+            metavar="NAME_OR_PATH",
+        ),
+        OF,
+        Param("top", int, 50, "how many base results are reranked"),
+        Param(
+            "fields",
+            LIST,
+            ("title", "text"),
+            "document fields read: text, title or title,text",
+            lookup=check_fields,
+            metavar="FIELDS",
+        ),
+    )
+    """The parameters of the ``rerank`` kind."""
+
     bases: tuple[str, ...]
     batch_size = 1
 
@@ -156,11 +202,11 @@ class RerankRetriever:
         p = spec.params
         self.model_name = _model_name(p, "rerank")
         self.bases = one_base(p, "rerank")
-        self.top = int(p.get("top", 50))
+        self.top = int(p.get("top", default_of(self.PARAMS, "top")))
         if self.top < 1:
             raise ValueError("rerank --top must be at least 1")
         self.base_depth: int | None = self.top
-        self.fields = doc_fields(p, ("title", "text"))
+        self.fields = doc_fields(p, default_of(self.PARAMS, "fields"))
         require_extra()
         self._model: Any = None
         self._texts: dict[str, str] = {}

@@ -21,6 +21,7 @@ import numpy as np
 
 from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list, trec_order
 from engine.retrieve.bm25 import canonical_scores
+from engine.retrieve.params import FLOATS, OF, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_RRF_K = 60.0
@@ -28,6 +29,14 @@ DEFAULT_RRF_K = 60.0
 
 class RRFRetriever:
     """Fuses the rankings of the retrievers in ``of``."""
+
+    PARAMS: tuple[Param, ...] = (
+        OF,
+        Param("k", float, DEFAULT_RRF_K, "the rank offset"),
+        Param("weights", FLOATS, None, "one weight per retriever", metavar="W1,W2"),
+        Param("depth", int, DEFAULT_DEPTH, "how deep each base is read", cli=False),
+    )
+    """The parameters of the ``rrf`` kind."""
 
     batch_size = 1
 
@@ -38,10 +47,10 @@ class RRFRetriever:
         self.bases = tuple(param_list(p.get("of"), "rrf --of"))
         if len(set(self.bases)) != len(self.bases):
             raise ValueError("rrf --of names a retriever twice; use --weights to favour one")
-        self.k = float(p.get("k", DEFAULT_RRF_K))
+        self.k = float(p.get("k", default_of(self.PARAMS, "k")))
         if not math.isfinite(self.k) or self.k < 0:
             raise ValueError(f"rrf k must be a number >= 0, not {p.get('k')!r}")
-        self.fuse_depth = int(p.get("depth", DEFAULT_DEPTH))
+        self.fuse_depth = int(p.get("depth", default_of(self.PARAMS, "depth")))
         if self.fuse_depth < 1:
             raise ValueError("rrf depth (how deep each base is read) must be at least 1")
         self.base_depth: int | None = self.fuse_depth

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.retrieve.base import PrepareEnv, Ranking, one_base
+from engine.retrieve.params import OF, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
 NUMBER = re.compile(r"[0-9a-z]+(?:[-_./][0-9a-z]+)*", re.IGNORECASE)
@@ -58,6 +59,12 @@ def _version_key(value: Any) -> tuple[Any, ...]:
 class IdBoostRetriever:
     """A base retriever's ranking with the documents the question names first."""
 
+    PARAMS: tuple[Param, ...] = (
+        OF,
+        Param("latest", bool, False, "prefer a series' latest version"),
+    )
+    """The parameters of the ``idboost`` kind."""
+
     bases: tuple[str, ...]
     base_depth: int | None = None
     batch_size = 1
@@ -66,7 +73,7 @@ class IdBoostRetriever:
         """Validate ``of`` (one base) and ``latest``."""
         self.spec = spec
         self.bases = one_base(spec.params, "idboost")
-        self.latest = bool(spec.params.get("latest", False))
+        self.latest = bool(spec.params.get("latest", default_of(self.PARAMS, "latest")))
         self._suffixes: dict[tuple[str, ...], set[str]] = {}
         self._series: dict[str, str] = {}
         self._latest_of: dict[str, str] = {}

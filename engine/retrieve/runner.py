@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from engine.retrieve import (
     DEFAULT_DEPTH,
@@ -83,10 +83,18 @@ class PreparedRetrievers:
 
 
 def input_hash(
-    corpus_hash: str, spec: RetrieverSpec, question: Question, base_hashes: Sequence[str] = ()
+    corpus_hash: str,
+    spec: RetrieverSpec,
+    question: Question,
+    base_hashes: Sequence[str] = (),
+    *,
+    spec_hash: str | None = None,
 ) -> str:
-    """What a cached ranking depends on (for fusion and rerank, also their bases' rankings)."""
-    return sha256_text(corpus_hash, spec.hash, question.text, *base_hashes)
+    """What a cached ranking depends on (for fusion and rerank, also their bases' rankings).
+
+    ``spec_hash`` is ``spec.hash`` when the caller has it already (it is not cheap).
+    """
+    return sha256_text(corpus_hash, spec_hash or spec.hash, question.text, *base_hashes)
 
 
 def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[RetrieverSpec]:
@@ -190,7 +198,12 @@ def refresh_runs(
         None if question_ids is None else [q.id for q in questions],
         force,
         ws.corpus_hash(),
-        PrepareEnv(store=ws, progress=progress),
+        PrepareEnv(
+            store=ws,
+            progress=progress,
+            index_store=ws,
+            corpus_hash=ws.corpus_hash(),
+        ),
         prepared if prepared is not None else PreparedRetrievers(),
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
@@ -218,6 +231,34 @@ def refresh_runs(
     return report
 
 
+class _LazyDocs(Sequence[Doc]):
+    """The workspace's documents, read from it the first time they are looked at."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._docs: list[Doc] | None = None
+
+    def _all(self) -> list[Doc]:
+        if self._docs is None:
+            self._docs = self._ws.docs()
+        return self._docs
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, i: int) -> Doc: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Doc]: ...
+
+    def __getitem__(self, i: int | slice) -> Doc | Sequence[Doc]:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[Doc]:
+        return iter(self._all())
+
+
 @dataclass
 class _PoolRun:
     """One :func:`refresh_runs` call's shared state."""
@@ -233,12 +274,15 @@ class _PoolRun:
     report: RunReport
     depths: dict[str, int]
     """Per retriever, how deep to cache (deeper when a reranker reads it)."""
-    _docs: list[Doc] | None = None
+    _docs: _LazyDocs | None = None
 
-    def docs(self) -> list[Doc]:
-        """The corpus, read once for every retriever that must index it."""
+    def docs(self) -> Sequence[Doc]:
+        """The corpus, read once (on first use) for every retriever that must index it.
+
+        A retriever whose index is stored (BM25's term counts) never reads it.
+        """
         if self._docs is None:
-            self._docs = self.ws.docs()
+            self._docs = _LazyDocs(self.ws)
         return self._docs
 
     def refresh(self, spec: RetrieverSpec) -> None:
@@ -255,12 +299,14 @@ class _PoolRun:
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
+        spec_hash = spec.hash
         hashes = {
             q.id: input_hash(
                 corpus_hash,
                 spec,
                 q,
                 [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+                spec_hash=spec_hash,
             )
             for q in questions
         }

@@ -134,7 +134,7 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     assert ("q2", "d2", "mina", 1) in [r[:4] for r in before["labels"]]
 
     ws = Workspace.open(path)
-    assert ws.schema_version == SCHEMA_VERSION
+    assert ws.schema_version == SCHEMA_VERSION == len(MIGRATIONS)
     assert ws.upgraded_from == 1
     backup = ws.backup_path
     assert backup is not None and backup.parent == path.parent

@@ -436,35 +436,13 @@ def _pool_options(s: argparse.ArgumentParser) -> None:
 
 
 def _retriever_add_options(s: argparse.ArgumentParser) -> None:
-    from engine.retrieve import RETRIEVER_KINDS, VARIANTS
-    from engine.tokenize import TOKENIZERS
+    # generated from each kind's declared parameters (engine.retrieve.KIND_PARAMS)
+    from tui.cli.commands.retriever_options import add_retriever_options, kinds_summary
 
+    s.description = f"{kinds_summary()} {s.description}"
     s.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
     s.add_argument("name", metavar="NAME")
-    s.add_argument("--kind", default="bm25", choices=sorted(RETRIEVER_KINDS))
-    g = s.add_argument_group("bm25")
-    g.add_argument("--tokenizer", default="word", choices=sorted(TOKENIZERS))
-    g.add_argument("--variant", default="lucene", choices=list(VARIANTS))
-    g.add_argument("--k1", type=float, default=1.5)
-    g.add_argument("--b", type=float, default=0.75)
-    s.add_argument(
-        "--fields",
-        help="document fields read: text, title or title,text "
-        "(default: text for bm25, title,text for dense and rerank)",
-    )
-    g = s.add_argument_group("dense and rerank")
-    g.add_argument("--model", metavar="NAME_OR_PATH", help="a sentence-transformers model")
-    g.add_argument("--query-prefix", default="", help="dense: text put before each question")
-    g.add_argument("--doc-prefix", default="", help="dense: text put before each document")
-    g.add_argument("--top", type=int, default=50, help="rerank: how many base results")
-    g = s.add_argument_group("rrf, rerank and idboost")
-    g.add_argument("--of", metavar="A,B", help="the retrievers whose rankings are read")
-    g.add_argument("--k", type=float, default=60.0, help="rrf: the rank offset")
-    g.add_argument("--weights", metavar="W1,W2", help="rrf: one weight per retriever")
-    g.add_argument("--latest", action="store_true", help="idboost: prefer a series' latest version")
-    g = s.add_argument_group("command")
-    g.add_argument("--command", metavar="CMD", help="reads JSON lines, prints a TREC run")
-    g.add_argument("--timeout", type=float, default=600.0, help="seconds per pool run")
+    add_retriever_options(s)
 
 
 def _score_options(s: argparse.ArgumentParser) -> None:

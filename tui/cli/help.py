@@ -82,12 +82,9 @@ ABOUT: dict[str, str] = {
         '"kind", "params"}].'
     ),
     "retriever add": (
-        "Kinds: bm25 (--tokenizer, --variant, --k1, --b); dense (--model); rrf (--of "
-        "A,B[,C] [--k 60] [--weights 1,1]); rerank (--of BASE --model [--top 50]); "
-        "idboost (--of BASE [--latest]); command (--command CMD [--timeout S]): CMD reads"
-        ' the questions as JSON lines {"id", "text"} on stdin and prints a TREC run (qid '
-        "Q0 doc rank score tag) on stdout. Imported run files are added by `goldpan "
-        "import run`."
+        'A command retriever\'s CMD reads the questions as JSON lines {"id", "text"} '
+        "on stdin and prints a TREC run (qid Q0 doc rank score tag) on stdout. Imported "
+        "run files are added by `goldpan import run`."
     ),
     "retriever remove": (
         "Remove a retriever and its cached rankings (a retriever another one reads cannot"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -177,50 +177,13 @@ _NAME = re.compile(r"^[^\s:=,]+$")
 
 def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
     """The spec a `retriever add` command line asks for (checked by the caller)."""
-    from engine.retrieve import bm25_spec, param_list
-    from engine.types import RetrieverSpec
+    from tui.cli.commands.retriever_options import spec_from_args
 
     if not _NAME.match(args.name):
         raise UsageError(
             f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
         )
-    kind = args.kind
-    fields = [f.strip() for f in (args.fields or "").split(",") if f.strip()]
-    if kind == "bm25":
-        return bm25_spec(
-            args.name, args.tokenizer, args.variant, args.k1, args.b, fields or ["text"]
-        )
-    params: dict[str, Any] = {}
-    if kind in ("dense", "rerank"):
-        params["model"] = _required(args.model, kind, "--model NAME_OR_PATH")
-        params["fields"] = fields or ["title", "text"]
-    if kind == "dense":
-        params.update(query_prefix=args.query_prefix, doc_prefix=args.doc_prefix)
-    if kind in ("rrf", "rerank", "idboost"):
-        params["of"] = param_list(_required(args.of, kind, "--of"), f"{kind} --of")
-    if kind == "rrf":
-        params["k"] = args.k
-        if args.weights:
-            try:
-                params["weights"] = [float(w) for w in args.weights.split(",")]
-            except ValueError:
-                raise UsageError(
-                    f"--weights {args.weights!r}: numbers separated by commas"
-                ) from None
-    elif kind == "rerank":
-        params["top"] = args.top
-    elif kind == "idboost":
-        params["latest"] = bool(args.latest)
-    elif kind == "command":
-        params.update(command=_required(args.command, kind, '--command "CMD"'))
-        params["timeout"] = args.timeout
-    return RetrieverSpec(args.name, kind, params)
-
-
-def _required(value: str | None, kind: str, flag: str) -> str:
-    if not value or not value.strip():
-        raise UsageError(f"a {kind} retriever needs {flag}")
-    return value
+    return spec_from_args(args.name, args)
 
 
 def cmd_export(args: argparse.Namespace) -> None:

@@ -1,0 +1,173 @@
+"""Retriever parameters, declared once per kind.
+
+Each retriever kind lists its parameters as :class:`Param` rows (name, type, default,
+help, choices, check). The kind reads its spec through :func:`resolve`, so the default and
+the check of a parameter live in one place; the CLI's ``retriever add`` options and the
+spec they build are generated from the same rows (see :func:`build_params`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+LIST = "list"
+"""``Param.type`` of a list of names (a JSON list, or a comma-separated string)."""
+FLOATS = "floats"
+"""``Param.type`` of a list of numbers (a JSON list, or a comma-separated string)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a retriever kind."""
+
+    name: str
+    """Its key in the spec's parameters (``RetrieverSpec.params``)."""
+    type: Any
+    """``float``, ``int``, ``str``, ``bool`` (an on/off flag), :data:`LIST` or :data:`FLOATS`."""
+    default: Any
+    """The value when not given; ``None``: optional and only stored when given."""
+    help: str
+    choices: tuple[str, ...] | None = None
+    lookup: Callable[[Any], object] | None = None
+    """Checks a value against a registry, raising that registry's own error (which lists
+    its names); used instead of :attr:`choices` when given."""
+    check: Callable[[Any], bool] | None = None
+    """True when a (converted) value is acceptable; else :attr:`must` says what it must be."""
+    must: str = ""
+    required: bool = False
+    metavar: str | None = None
+    cli: bool = True
+    """Offered as a ``retriever add`` option (``--name`` with ``_`` as ``-``)."""
+
+    @property
+    def flag(self) -> str:
+        """The command-line option."""
+        return "--" + self.name.replace("_", "-")
+
+    def convert(self, value: Any, kind: str) -> Any:
+        """``value`` as this parameter's type, checked.
+
+        Raises:
+            ValueError: naming the kind, the parameter and what it must be.
+        """
+        what = f"{kind} {self.name}"
+        try:
+            if self.type is bool:
+                if not isinstance(value, bool | int):
+                    raise TypeError
+                out: Any = bool(value)
+            elif self.type in (LIST, FLOATS):
+                items = (
+                    [v.strip() for v in value.split(",")]
+                    if isinstance(value, str)
+                    else [str(v).strip() if self.type == LIST else v for v in value]
+                )
+                out = [i for i in items if i] if self.type == LIST else [float(v) for v in items]
+            elif self.type is str:
+                if not isinstance(value, str):
+                    raise TypeError
+                out = value
+            else:
+                if isinstance(value, bool):
+                    raise TypeError
+                out = self.type(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: expected {_type_name(self.type)}, not {value!r}") from None
+        if self.lookup is not None:
+            self.lookup(out)
+        elif self.choices is not None and out not in self.choices:
+            raise ValueError(
+                f"{what}: unknown value {out!r}; known values: {', '.join(self.choices)}"
+            )
+        if self.check is not None and not self.check(out):
+            raise ValueError(f"{what} must be {self.must}, not {value!r}")
+        return out
+
+
+def _type_name(t: Any) -> str:
+    return {
+        float: "a number",
+        int: "a whole number",
+        str: "text",
+        bool: "true or false",
+        LIST: "a list of names",
+        FLOATS: "a list of numbers",
+    }.get(t, str(t))
+
+
+def finite_at_least(low: float) -> Callable[[Any], bool]:
+    """A check: a finite number >= ``low``."""
+    return lambda v: math.isfinite(v) and v >= low
+
+
+def resolve(params: Sequence[Param], given: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """Every declared parameter's value: the given one (converted, checked) or its default.
+
+    Keys not declared are ignored (older workspaces may carry them). A required parameter
+    that is missing raises.
+
+    Raises:
+        ValueError: a missing required parameter or a bad value.
+    """
+    out: dict[str, Any] = {}
+    for p in params:
+        value = given.get(p.name)
+        if value is None:
+            if p.required:
+                raise ValueError(f"a {kind} retriever needs {p.flag}")
+            out[p.name] = p.default
+        else:
+            out[p.name] = p.convert(value, kind)
+    return out
+
+
+def build_params(params: Sequence[Param], given: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """The parameters a new spec stores, from option values (None: not given).
+
+    A parameter is stored when given, or when it has a default (so that a spec says what
+    it runs with); an optional parameter without a default is left out. Values are
+    converted and checked as :func:`resolve` does.
+
+    Raises:
+        ValueError: a missing required parameter or a bad value.
+    """
+    out: dict[str, Any] = {}
+    for p in params:
+        value = given.get(p.name)
+        if isinstance(value, str) and p.type is not str and not value.strip():
+            value = None
+        if value is None:
+            if p.required:
+                raise ValueError(f"a {kind} retriever needs {p.flag}")
+            if p.default is not None:
+                out[p.name] = list(p.default) if isinstance(p.default, tuple) else p.default
+            continue
+        if p.type is str and p.required and not str(value).strip():
+            raise ValueError(f"a {kind} retriever needs {p.flag}")
+        out[p.name] = p.convert(value, kind)
+    return out
+
+
+def describe_default(p: Param) -> str:
+    """The default as a user types it (``title,text``, ``1.5``)."""
+    d = p.default
+    if isinstance(d, list | tuple):
+        return ",".join(str(x) for x in d)
+    if isinstance(d, float):
+        return f"{d:g}"
+    return str(d)
+
+
+def default_of(params: Sequence[Param], name: str) -> Any:
+    """The declared default of parameter ``name``."""
+    for p in params:
+        if p.name == name:
+            return p.default
+    raise KeyError(name)
+
+
+OF = Param("of", LIST, None, "the retrievers whose rankings are read", required=True, metavar="A,B")
+"""The bases of a kind that reads other retrievers' rankings (rrf, rerank, idboost)."""

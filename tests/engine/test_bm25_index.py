@@ -1,0 +1,295 @@
+"""Batched BM25 ranking, the stored term counts, and the declared retriever parameters.
+
+The batched path (one sparse product per chunk of questions) must give what ranking one
+question at a time gives, bit for bit: the same documents in the same order and the same
+scores, ties (score, then doc id descending) and score-0 documents included. The term
+counts kept in the workspace must give the rankings a fresh index gives, also after a
+document changes, and a damaged stored record must be ignored, never trusted.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine.retrieve import KIND_PARAMS, BM25Retriever, bm25_spec, new_spec
+from engine.retrieve import bm25 as bm25_module
+from engine.retrieve.bm25 import (
+    VARIANTS,
+    BM25Index,
+    BM25Params,
+    TermCounts,
+    canonical_scores,
+    id_ranks,
+    top_k,
+    top_k_rows,
+)
+from engine.retrieve.runner import refresh_runs
+from engine.types import Doc, Question
+from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+
+
+def random_corpus(seed: int, n_docs: int = 60) -> tuple[list[list[str]], list[list[str]]]:
+    """Documents and queries over a small vocabulary: many exact ties and repeated terms."""
+    rng = random.Random(seed)
+    vocab = [f"t{i}" for i in range(25)]
+    docs = [rng.choices(vocab, k=rng.randint(0, 12)) for _ in range(n_docs)]
+    docs[3] = list(docs[7])  # identical documents tie exactly
+    queries = [rng.choices(vocab + ["unknown"], k=rng.randint(0, 6)) for _ in range(40)]
+    queries.append([])
+    return docs, queries
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("depth", [1, 5, 100])
+def test_batched_ranking_equals_one_question_at_a_time_bit_for_bit(variant, seed, depth):
+    docs, queries = random_corpus(seed)
+    ids = [f"d{random.Random(seed).randint(0, 9)}-{i}" for i in range(len(docs))]
+    rank = id_ranks(ids)
+    index = BM25Index(docs, BM25Params(variant=variant))
+    batched = index.rank_many(queries, rank, depth)
+    assert len(batched) == len(queries)
+    for q, (best, scores) in zip(queries, batched, strict=True):
+        one = canonical_scores(index.scores(q))
+        want = top_k(one, rank, depth)
+        assert best.tolist() == want.tolist(), (variant, q)
+        assert scores.tolist() == one[want].tolist()  # exact float equality
+        assert all(s > 0 for s in scores.tolist())
+
+
+def test_chunks_give_the_same_rankings(monkeypatch):
+    docs, queries = random_corpus(5)
+    index = BM25Index(docs, BM25Params())
+    rank = id_ranks([f"d{i}" for i in range(len(docs))])
+    whole = index.rank_many(queries, rank, 10)
+    monkeypatch.setattr(bm25_module, "RANK_CELLS", len(docs) * 3)  # 3 questions a chunk
+    chunked = index.rank_many(queries, rank, 10)
+    for (a, sa), (b, sb) in zip(whole, chunked, strict=True):
+        assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
+
+
+def test_rows_with_ties_at_the_cut_and_last_bit_noise_rank_as_top_k():
+    noisy = 3.2492562503242204, 3.24925625032422  # one ulp apart: equal once rounded
+    block = np.array(
+        [
+            [1.0, 2.0, 1.0, 0.0, 1.0, -1.0],
+            [1.0] * 6,
+            [noisy[0], noisy[1], 0.5, noisy[1], 0.0, noisy[0]],
+            [0.0] * 6,
+        ]
+    )
+    rank = id_ranks(["f", "a", "e", "b", "d", "c"])
+    for depth in (1, 2, 3, 6, 10):
+        got = top_k_rows(block, rank, depth)
+        for row, (best, scores) in zip(block, got, strict=True):
+            canon = canonical_scores(row)
+            want = top_k(canon, rank, depth)
+            assert best.tolist() == want.tolist(), (row, depth)
+            assert scores.tolist() == canon[want].tolist()
+
+
+def test_retriever_rank_equals_search():
+    docs = [Doc(f"d{i}", "", t) for i, t in enumerate(["a b c", "a a d", "b e e", "g", "a b"])]
+    r = BM25Retriever(bm25_spec("r", "word"))
+    r.prepare(docs, {})
+    questions = [Question(f"q{i}", t) for i, t in enumerate(["a b", "e", "zzz", "a"])]
+    assert r.rank(questions, 3, [{}] * 4) == [r.search(q.text, 3) for q in questions]
+
+
+# -- stored term counts ---------------------------------------------------------------------
+
+DOCS = [
+    Doc("d1", "감쇠", "감쇠 보정은 CT 영상으로 감쇠 계수를 구한다."),
+    Doc("d2", "금속", "금속 인공물이 감쇠 보정을 망친다. 금속 보정 방법."),
+    Doc("d3", "팬텀", "문서번호 TD-2024-0137 팬텀 점검 절차."),
+    Doc("d4", "공지", "점검 공지. 보정 일정."),
+]
+QUESTIONS = [
+    Question("q1", "감쇠 보정은 어떻게 하나"),
+    Question("q2", "팬텀 점검"),
+    Question("q3", "금속 보정"),
+]
+NAMES = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
+
+
+def make_ws(path, docs=DOCS):
+    ws = new_workspace(path)
+    ws.write_docs(docs)
+    ws.write_questions(QUESTIONS)
+    return ws
+
+
+def rankings(ws):
+    return {n: {q: (r.doc_ids, r.scores) for q, r in ws.runs(n).items()} for n in NAMES}
+
+
+def test_counts_are_stored_and_a_reopen_reads_no_document(tmp_path, monkeypatch):
+    ws = make_ws(tmp_path / "a.db")
+    refresh_runs(ws, NAMES)
+    stored = ws.conn.execute("SELECT count(*) FROM bm25_counts").fetchone()[0]
+    assert stored == 3  # one per tokenizer
+    first = rankings(ws)
+    ws.close()
+
+    ws = Workspace.open(tmp_path / "a.db")
+    ws.write_questions([Question("q4", "보정 공지")])
+
+    def no_docs():
+        raise AssertionError("the corpus was read although its counts are stored")
+
+    monkeypatch.setattr(ws, "docs", no_docs)
+    report = refresh_runs(ws, NAMES)
+    assert report.ran == dict.fromkeys(NAMES, 1)  # only the new question
+    monkeypatch.undo()
+    again = rankings(ws)
+    ws.close()
+    fresh = make_ws(tmp_path / "fresh.db")
+    fresh.write_questions([Question("q4", "보정 공지")])
+    refresh_runs(fresh, NAMES)
+    assert again == rankings(fresh)
+    assert {n: {q: again[n][q] for q in first[n]} for n in NAMES} == first
+    fresh.close()
+
+
+def test_after_editing_a_document_rankings_equal_a_fresh_build(tmp_path):
+    ws = make_ws(tmp_path / "a.db")
+    refresh_runs(ws, NAMES)
+    before = rankings(ws)
+    edited = Doc("d3", "팬텀", "금속 보정 금속 감쇠 점검")
+    ws.write_docs([edited])
+    refresh_runs(ws, NAMES)
+    after = rankings(ws)
+    assert after != before  # the edit matters to these questions
+    fresh = make_ws(tmp_path / "fresh.db", [edited if d.id == "d3" else d for d in DOCS])
+    refresh_runs(fresh, NAMES)
+    assert after == rankings(fresh)
+    key = BM25Retriever(bm25_spec("x", "word")).counts_key
+    (stored_hash,) = ws.conn.execute(
+        "SELECT corpus_hash FROM bm25_counts WHERE key = ?", (key,)
+    ).fetchone()
+    assert stored_hash == ws.corpus_hash()  # the stale counts were replaced
+    ws.close()
+    fresh.close()
+
+
+def test_a_read_only_workspace_indexes_in_memory_and_writes_nothing(tmp_path):
+    ws = make_ws(tmp_path / "a.db")
+    ws.close()
+    ro = Workspace.open(tmp_path / "a.db", readonly=True)
+    r = BM25Retriever(bm25_spec("bm25-word", "word"))
+    from engine.retrieve.base import PrepareEnv
+
+    env = PrepareEnv(index_store=ro, corpus_hash=ro.corpus_hash())
+    r.prepare(ro.docs(), {}, env)
+    assert r.search("금속 보정", 10)[0][0] == "d2"
+    assert ro.conn.execute("SELECT count(*) FROM bm25_counts").fetchone()[0] == 0
+    ro.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE bm25_counts SET indices = x'ffffffff'",
+        "UPDATE bm25_counts SET indptr = x'00'",
+        "UPDATE bm25_counts SET doc_ids = '[1, 2'",
+        "UPDATE bm25_counts SET n_docs = n_docs + 1",
+        'UPDATE bm25_counts SET terms = \'["a", "a"]\', n_terms = 2',
+        "UPDATE bm25_counts SET tf = zeroblob(length(tf))",
+    ],
+)
+def test_a_damaged_stored_record_is_ignored(tmp_path, damage):
+    ws = make_ws(tmp_path / "a.db")
+    refresh_runs(ws, NAMES)
+    want = rankings(ws)
+    ws.conn.execute(damage)
+    ws.conn.commit()
+    refresh_runs(ws, NAMES, force=True)
+    assert rankings(ws) == want
+    ws.close()
+
+
+def test_counts_record_round_trips():
+    docs, _ = random_corpus(3)
+    counts = TermCounts.from_tokens(docs)
+    ids = [f"d{i}" for i in range(len(docs))]
+    back = TermCounts.from_record(counts.to_record(ids))
+    assert back is not None
+    got_ids, got = back
+    assert got_ids == ids and got.vocab == counts.vocab
+    assert (got.tf != counts.tf).nnz == 0 and got.doc_len.tolist() == counts.doc_len.tolist()
+
+
+# -- declared parameters --------------------------------------------------------------------
+
+
+def test_bm25_defaults_are_the_declared_ones():
+    declared = {p.name: p.default for p in KIND_PARAMS["bm25"]}
+    spec = new_spec("x", "bm25", {})
+    assert spec.params == {
+        "tokenizer": declared["tokenizer"],
+        "variant": declared["variant"],
+        "k1": declared["k1"],
+        "b": declared["b"],
+        "fields": list(declared["fields"]),
+    }
+    assert bm25_spec("x", "word") == new_spec("x", "bm25", {"tokenizer": "word"})
+    r = BM25Retriever(spec)
+    assert (r.params.k1, r.params.b) == (1.5, 0.75)  # DESIGN.md's defaults
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "message"),
+    [
+        ("bm25", {"k1": -1}, "bm25 k1 must be >= 0"),
+        ("bm25", {"b": 2}, "bm25 b must be between 0 and 1"),
+        ("bm25", {"variant": "bm25f"}, "known variants: lucene, okapi, bm25l, bm25plus"),
+        ("bm25", {"k1": "x"}, "bm25 k1: expected a number"),
+        ("rrf", {}, "a rrf retriever needs --of"),
+        ("command", {"command": "  "}, "a command retriever needs --command"),
+    ],
+)
+def test_declared_checks_name_the_parameter(kind, values, message):
+    with pytest.raises(ValueError, match=message):
+        new_spec("x", kind, values)
+
+
+def test_every_declared_parameter_is_a_retriever_add_option(capsys):
+    from tui.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["retriever", "add", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for kind, params in KIND_PARAMS.items():
+        assert kind in text
+        for p in params:
+            if p.cli:
+                assert p.flag in text, (kind, p.name)
+    assert "(default: 1.5)" in text and "(default: 0.75)" in text
+
+
+# -- live rescore -----------------------------------------------------------------------------
+
+
+def test_live_means_from_kept_sums_equal_a_full_recount_bit_for_bit():
+    from engine.gold import Gold, Status
+    from engine.live import LiveScores
+
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(40)]
+    qids = [f"q{i}" for i in range(30)]
+    rankings = {r: {q: rng.sample(docs, rng.randint(0, 15)) for q in qids} for r in ("a", "b", "c")}
+    live = LiveScores(qids, {}, rankings)
+    for step in range(300):
+        q = rng.choice(qids)
+        if step % 7 == 0:
+            gold = Gold(q, Status.UNLABELED)
+        else:
+            gold = Gold(q, Status.LABELED, {d: rng.randint(1, 3) for d in rng.sample(docs, 3)})
+        live.update(gold)
+        if step % 11 == 0:
+            live.set_ranking("b", q, rng.sample(docs, 10))
+        assert live.means() == live.means_for(qids)  # exact equality, every metric
