@@ -47,13 +47,16 @@ but no read or write goes through it, for these reasons:
   that creates tables on first use) can change it.
 - The write lock and durability. :meth:`WorkspaceFile.transaction` issues
   ``BEGIN IMMEDIATE`` itself, so two processes labeling one file wait for the lock up
-  front instead of failing half-way; the connection runs ``synchronous = FULL`` so a
-  label is on disk when the call returns. sqlite-utils' ``db.atomic()``-style writes
-  begin deferred transactions.
-- Bulk writes are ``executemany`` inside that one transaction; sqlite-utils'
-  ``insert_all``/``upsert_all`` would do the same statements in chunks, and the
-  ``ON CONFLICT`` clauses here also decide which columns an upsert keeps (a label's
-  ``made_for``, a doc's hash), which is clearer written out.
+  front instead of failing half-way; sqlite-utils' ``db.atomic()`` opens a plain
+  (deferred) ``BEGIN``, which takes the write lock only at the first write and can then
+  fail with "database is locked". The connection runs ``synchronous = FULL`` so a label
+  is on disk when its call returns.
+- The writes are not plain bulk upserts: a label, verdict or adjudication write reads
+  the old value for its event-log row and clears ``made_for``; a question's upsert
+  changes only its text and tags (its author and creation time stay); so each is an
+  ``INSERT ... ON CONFLICT DO UPDATE`` written out, in one transaction. The bulk paths
+  that are plain (docs, runs, embeddings) are ``executemany`` with the same shape, and
+  sqlite-utils' ``upsert_all`` would add its import for no gain.
 - Nested transactions join the outer one (no SAVEPOINT): an import or a merge writes
   through methods that each open a transaction, and the whole must land or roll back
   together; no caller catches a failed inner write and carries on, so a savepoint that
