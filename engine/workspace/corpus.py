@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from engine import rows as decode
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
 from engine.types import (
     Doc,
     canonical_json,

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import rows as decode
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
 from engine.types import (
     Adjudication,
     Label,
@@ -113,7 +111,7 @@ class EventLog(WorkspaceFile):
 
 
 class JudgmentTables(EventLog):
-    """Labels, verdicts, adjudications and the event log."""
+    """Labels, verdicts and adjudications, and their re-check when a question changes."""
 
     def retext_judgments(
         self, question_id: str, old_text: str, new_text: str, by: str, *, replace: bool = False

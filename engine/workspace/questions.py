@@ -6,8 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine import rows as decode
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
+from engine.rows import WorkspaceError
 from engine.types import (
     Question,
     canonical_json,

@@ -7,8 +7,7 @@ import struct
 from collections.abc import Iterable, Sequence
 
 from engine import rows as decode
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
+from engine.rows import WorkspaceError
 from engine.types import (
     CachedRun,
     RetrieverSpec,

@@ -1,12 +1,11 @@
-"""Snapshots: named, stored copies of the gold and scores."""
+"""Snapshots: named JSON documents stored in the workspace (see :mod:`engine.snapshots`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
+from engine.rows import WorkspaceError
 from engine.workspace.lifecycle import WorkspaceFile
 
 

@@ -8,8 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.rows import BadRow as BadRow
-from engine.rows import WorkspaceError as WorkspaceError
+from engine.rows import WorkspaceError
 from engine.workspace.judgments import EventLog
 from engine.workspace.lifecycle import now
 
