@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar
 
 from engine.trust import COMMAND_KIND, command_of
 from engine.types import Adjudication, Label, Question, RetrieverSpec, Verdict, canonical_json
-from engine.workspace import Workspace, WorkspaceError, identify
+from engine.workspace import JudgmentTimes, Workspace, WorkspaceError, identify
 from engine.workspace_setup import new_workspace
 
 __all__ = ["MergeReport", "merge_workspaces"]
@@ -54,9 +54,6 @@ LabelKey = tuple[str, str, str]
 """(question id, doc id, annotator)."""
 VerdictKey = tuple[str, str]
 """(question id, annotator)."""
-
-# Events that touch a question but are not a verdict (verdicts have no doc id either).
-_NOT_VERDICT_KINDS = frozenset({"question", "adjudication"})
 
 
 @dataclass
@@ -125,49 +122,20 @@ class _Source:
         self.ws = ws
 
     @cached_property
-    def _last_events(
-        self,
-    ) -> tuple[
-        dict[LabelKey, tuple[str, str | None]],
-        dict[VerdictKey, tuple[str, str | None]],
-        dict[str, tuple[str, str | None]],
-    ]:
-        labels: dict[LabelKey, tuple[str, str | None]] = {}
-        verdicts: dict[VerdictKey, tuple[str, str | None]] = {}
-        adjudications: dict[str, tuple[str, str | None]] = {}
-        for e in reversed(self.ws.events()):  # oldest first: the newest event wins
-            q, d, at, new = e["question_id"], e["doc_id"], e["at"], e["new"]
-            if q is None:
-                continue
-            if d is not None:
-                labels[(q, d, e["annotator"])] = (at, new)
-            elif e["kind"] == "adjudication":
-                adjudications[q] = (at, new)
-            elif e["kind"] not in _NOT_VERDICT_KINDS:
-                verdicts[(q, e["annotator"])] = (at, new)
-        return labels, verdicts, adjudications
+    def _times(self) -> JudgmentTimes:
+        return self.ws.judgment_times()
 
     def label_time(self, lab: Label) -> str | None:
         """When this label got its grade, or None when the log does not say."""
-        key = (lab.question_id, lab.doc_id, lab.annotator)
-        return _time_if(self._last_events[0].get(key), str(lab.grade))
+        return self._times.label_time(lab)
 
     def verdict_time(self, v: Verdict) -> str | None:
         """When this verdict was last written, or None when the log does not say."""
-        return _time_if(self._last_events[1].get((v.question_id, v.annotator)), v.verdict)
+        return self._times.verdict_time(v)
 
     def adjudication_time(self, adj: Adjudication) -> str | None:
         """When this adjudication was last written, or None when the log does not say."""
-        return _time_if(self._last_events[2].get(adj.question_id), _adjudication_event(adj))
-
-
-def _time_if(event: tuple[str, str | None] | None, value: str) -> str | None:
-    return event[0] if event is not None and event[1] == value else None
-
-
-def _adjudication_event(adj: Adjudication) -> str:
-    """The ``new`` text :meth:`Workspace.write_adjudication` logs for ``adj``."""
-    return "no_answer" if adj.no_answer else canonical_json(dict(adj.gold))
+        return self._times.adjudication_time(adj)
 
 
 def _parse_time(stamp: str | None) -> dt.datetime | None:

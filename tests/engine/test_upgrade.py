@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.workspace as workspace_module
+import engine.workspace.lifecycle as workspace_module
 from engine.migrations import GOLDPAN_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.types import Doc, Label, Question
 from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError

@@ -4,7 +4,7 @@ import pytest
 
 from engine.migrations import SCHEMA_VERSION
 from engine.retrieve.runner import refresh_runs
-from engine.types import Doc, Label, Question
+from engine.types import Adjudication, Doc, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
 
 
@@ -130,3 +130,21 @@ def test_runs_of_some_questions_equal_those_of_all(tiny_ws):
         assert len(every) == 4
         assert ws.runs("bm25-bigram", ["q2", "q4", "nope"]) == {q: every[q] for q in ("q2", "q4")}
         assert ws.runs("bm25-bigram", []) == {}
+
+
+def test_judgment_times_name_the_event_that_wrote_the_current_value(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    ws.write_labels([Label("q1", "d1", "mina", 3)])
+    ws.write_verdicts([Verdict("q2", "mina", "no_answer")])
+    ws.write_adjudication(Adjudication("q1", False, {"d1": 3}, "lead"))
+    ws.edit_question("q3", "a new text for q3", None, by="mina")  # a question event: no verdict
+    times = ws.judgment_times()
+    label_at, verdict_at, adj_at = (e["at"] for e in ws.events(limit=4)[-1:0:-1])
+    assert times.label_time(Label("q1", "d1", "mina", 3)) == label_at
+    assert times.verdict_time(Verdict("q2", "mina", "no_answer")) == verdict_at
+    assert times.adjudication_time(Adjudication("q1", False, {"d1": 3}, "lead")) == adj_at
+    # a value the newest event does not record is not dated (changed without the log)
+    assert times.label_time(Label("q1", "d1", "mina", 1)) is None
+    assert times.verdict_time(Verdict("q2", "mina", "answerable")) is None
+    assert times.adjudication_time(Adjudication("q1", True, {}, "lead")) is None
+    assert times.verdict_time(Verdict("q3", "mina", "a new text for q3")) is None

@@ -10,7 +10,7 @@ import os
 import pytest
 from textual.widgets import Input
 
-import engine.workspace as workspace_module
+import engine.workspace.lifecycle as workspace_module
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
 from tests.conftest import snapshot

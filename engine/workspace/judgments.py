@@ -1,0 +1,347 @@
+"""Judgments: labels, verdicts, adjudications and the event log.
+
+Includes the ``made_for`` re-check marking when a question's text changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engine import rows as decode
+from engine.types import (
+    Adjudication,
+    Label,
+    Verdict,
+    canonical_json,
+    sha256_text,
+)
+from engine.workspace.lifecycle import JUDGMENT_TABLES, WorkspaceFile, now
+
+# Events that touch a question but are not a verdict (verdicts have no doc id either).
+_NOT_VERDICT_KINDS = frozenset({"question", "adjudication"})
+
+
+def _adjudication_event(adj: Adjudication) -> str:
+    """The ``new`` text :meth:`JudgmentTables.write_adjudication` logs for ``adj``."""
+    return "no_answer" if adj.no_answer else canonical_json(dict(adj.gold))
+
+
+def _time_if(event: tuple[str, str | None] | None, value: str) -> str | None:
+    return event[0] if event is not None and event[1] == value else None
+
+
+@dataclass(frozen=True)
+class JudgmentTimes:
+    """When each label, verdict and adjudication last got its current value, from the event log.
+
+    Read once (:meth:`EventLog.judgment_times`); each lookup answers None when the log's
+    newest event for that key does not record the value asked about (the row was changed
+    without an event, or the log was cut).
+    """
+
+    labels: dict[tuple[str, str, str], tuple[str, str | None]]
+    """(question id, doc id, annotator) -> (at, new) of the newest label event."""
+    verdicts: dict[tuple[str, str], tuple[str, str | None]]
+    """(question id, annotator) -> (at, new) of the newest verdict event."""
+    adjudications: dict[str, tuple[str, str | None]]
+    """question id -> (at, new) of the newest adjudication event."""
+
+    def label_time(self, lab: Label) -> str | None:
+        """When this label got its grade, or None when the log does not say."""
+        key = (lab.question_id, lab.doc_id, lab.annotator)
+        return _time_if(self.labels.get(key), str(lab.grade))
+
+    def verdict_time(self, v: Verdict) -> str | None:
+        """When this verdict was last written, or None when the log does not say."""
+        return _time_if(self.verdicts.get((v.question_id, v.annotator)), v.verdict)
+
+    def adjudication_time(self, adj: Adjudication) -> str | None:
+        """When this adjudication was last written, or None when the log does not say."""
+        return _time_if(self.adjudications.get(adj.question_id), _adjudication_event(adj))
+
+
+class EventLog(WorkspaceFile):
+    """The append-only event log."""
+
+    def _event(
+        self,
+        kind: str,
+        annotator: str,
+        question_id: str | None,
+        doc_id: str | None,
+        old: str | None,
+        new: str | None,
+        at: str,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO events(at, annotator, kind, question_id, doc_id, old, new) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (at, annotator, kind, question_id, doc_id, old, new),
+        )
+
+    def log_event(self, kind: str, annotator: str, new: str) -> None:
+        """Append a workspace-level event (an import, say) to the log."""
+        with self.transaction():
+            self._event(kind, annotator, None, None, None, new, now())
+
+    def events(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The event log, newest first."""
+        sql = "SELECT id, at, annotator, kind, question_id, doc_id, old, new FROM events "
+        sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        return [decode.event(self.path, r) for r in self.conn.execute(sql)]
+
+    def judgment_times(self) -> JudgmentTimes:
+        """The newest event of every label, verdict and adjudication (what merge compares)."""
+        labels: dict[tuple[str, str, str], tuple[str, str | None]] = {}
+        verdicts: dict[tuple[str, str], tuple[str, str | None]] = {}
+        adjudications: dict[str, tuple[str, str | None]] = {}
+        for e in reversed(self.events()):  # oldest first: the newest event wins
+            q, d, at, new = e["question_id"], e["doc_id"], e["at"], e["new"]
+            if q is None:
+                continue
+            if d is not None:
+                labels[(q, d, e["annotator"])] = (at, new)
+            elif e["kind"] == "adjudication":
+                adjudications[q] = (at, new)
+            elif e["kind"] not in _NOT_VERDICT_KINDS:
+                verdicts[(q, e["annotator"])] = (at, new)
+        return JudgmentTimes(labels, verdicts, adjudications)
+
+
+class JudgmentTables(EventLog):
+    """Labels, verdicts and adjudications, and their re-check when a question changes."""
+
+    def retext_judgments(
+        self, question_id: str, old_text: str, new_text: str, by: str, *, replace: bool = False
+    ) -> int:
+        """The question's text changed from ``old_text``: its judgments no longer hold.
+
+        Every current label, verdict and adjudication of the question is marked as made
+        for the old text (``made_for`` = its hash): kept, and counted as needing
+        re-check, but no longer gold. With ``replace`` they are deleted instead (each
+        deletion logged). Judgments earlier marked as made for ``new_text`` (the text
+        came back) become current again. Returns how many judgments were marked or
+        deleted.
+        """
+        old_hash, new_hash = sha256_text(old_text), sha256_text(new_text)
+        n = 0
+        with self.transaction():
+            for table in JUDGMENT_TABLES:
+                if replace:
+                    n += self._delete_current(table, question_id, by)
+                else:
+                    n += self.conn.execute(
+                        f"UPDATE {table} SET made_for = ? WHERE question_id = ? "
+                        "AND made_for IS NULL",
+                        (old_hash, question_id),
+                    ).rowcount
+            for table in JUDGMENT_TABLES:
+                # a judgment made for the text now back, unless one for it exists anew
+                self.conn.execute(
+                    f"UPDATE OR IGNORE {table} SET made_for = NULL WHERE question_id = ? "
+                    "AND made_for = ?",
+                    (question_id, new_hash),
+                )
+        return n
+
+    def _delete_current(self, table: str, question_id: str, by: str) -> int:
+        stamp = now()
+        if table == "labels":
+            rows = self.conn.execute(
+                "DELETE FROM labels WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING doc_id, annotator, grade",
+                (question_id,),
+            ).fetchall()
+            for doc, annotator, grade in rows:
+                self._event("label", annotator, question_id, doc, str(grade), None, stamp)
+        elif table == "verdicts":
+            rows = self.conn.execute(
+                "DELETE FROM verdicts WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING annotator, verdict",
+                (question_id,),
+            ).fetchall()
+            for annotator, verdict in rows:
+                self._event("verdict", annotator, question_id, None, verdict, None, stamp)
+        else:
+            rows = self.conn.execute(
+                "DELETE FROM adjudications WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING by, no_answer, gold",
+                (question_id,),
+            ).fetchall()
+            for who, no_answer, gold in rows:
+                old = "no_answer" if no_answer else gold
+                self._event("adjudication", who, question_id, None, old, None, stamp)
+        return len(rows)
+
+    def recheck_counts(self, question_id: str | None = None) -> dict[str, int]:
+        """Question id -> how many of its judgments were made for an earlier text."""
+        where = "made_for IS NOT NULL" + (" AND question_id = ?" if question_id else "")
+        args = (question_id,) if question_id else ()
+        sql = " UNION ALL ".join(
+            f"SELECT question_id FROM {t} WHERE {where}" for t in JUDGMENT_TABLES
+        )
+        out: dict[str, int] = {}
+        for (qid,) in self.conn.execute(sql, args * len(JUDGMENT_TABLES)):
+            out[qid] = out.get(qid, 0) + 1
+        return out
+
+    def labels(self) -> list[Label]:
+        """Every label of every annotator."""
+        rows = self.conn.execute(
+            "SELECT question_id, doc_id, annotator, grade FROM labels WHERE made_for IS NULL "
+            "ORDER BY question_id, doc_id, annotator"
+        )
+        return [decode.label(self.path, r) for r in rows]
+
+    def write_labels(self, labels: Iterable[Label], *, event: str = "label") -> int:
+        """Set labels (replacing the same annotator's earlier grade); logs each change."""
+        stamp = now()
+        n = 0
+        with self.transaction():
+            for lab in labels:
+                old = self.conn.execute(
+                    "SELECT grade FROM labels WHERE question_id = ? AND doc_id = ? "
+                    "AND annotator = ?",
+                    (lab.question_id, lab.doc_id, lab.annotator),
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, doc_id, annotator) "
+                    "DO UPDATE SET grade = excluded.grade, updated = excluded.updated, "
+                    "made_for = NULL",
+                    (lab.question_id, lab.doc_id, lab.annotator, lab.grade, stamp),
+                )
+                self._event(
+                    event,
+                    lab.annotator,
+                    lab.question_id,
+                    lab.doc_id,
+                    None if old is None else str(old[0]),
+                    str(lab.grade),
+                    stamp,
+                )
+                n += 1
+        return n
+
+    def labels_for(self, question_id: str) -> list[Label]:
+        """Every annotator's labels of one question."""
+        rows = self.conn.execute(
+            "SELECT question_id, doc_id, annotator, grade FROM labels WHERE question_id = ? "
+            "AND made_for IS NULL ORDER BY doc_id, annotator",
+            (question_id,),
+        )
+        return [decode.label(self.path, r) for r in rows]
+
+    def delete_label(self, question_id: str, doc_id: str, annotator: str) -> None:
+        """Remove one annotator's label (undo of a first judgment); logged."""
+        with self.transaction():
+            old = self.conn.execute(
+                "DELETE FROM labels WHERE question_id = ? AND doc_id = ? AND annotator = ? "
+                "RETURNING grade",
+                (question_id, doc_id, annotator),
+            ).fetchone()
+            if old is not None:
+                self._event("label", annotator, question_id, doc_id, str(old[0]), None, now())
+
+    def verdicts_for(self, question_id: str) -> list[Verdict]:
+        """Every annotator's verdict on one question."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator, verdict, note FROM verdicts WHERE question_id = ? "
+            "AND made_for IS NULL ORDER BY annotator",
+            (question_id,),
+        )
+        return [decode.verdict(self.path, r) for r in rows]
+
+    def delete_verdict(self, question_id: str, annotator: str) -> None:
+        """Remove one annotator's verdict; logged."""
+        with self.transaction():
+            old = self.conn.execute(
+                "DELETE FROM verdicts WHERE question_id = ? AND annotator = ? RETURNING verdict",
+                (question_id, annotator),
+            ).fetchone()
+            if old is not None:
+                self._event("verdict", annotator, question_id, None, old[0], None, now())
+
+    def adjudication(self, question_id: str) -> Adjudication | None:
+        """The adjudication of one question, or None."""
+        r = self.conn.execute(
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
+            "WHERE question_id = ? AND made_for IS NULL",
+            (question_id,),
+        ).fetchone()
+        return decode.adjudication(self.path, r) if r else None
+
+    def verdicts(self) -> list[Verdict]:
+        """Every verdict of every annotator."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator, verdict, note FROM verdicts WHERE made_for IS NULL "
+            "ORDER BY question_id, annotator"
+        )
+        return [decode.verdict(self.path, r) for r in rows]
+
+    def write_verdicts(self, verdicts: Iterable[Verdict], *, event: str = "verdict") -> int:
+        """Set verdicts (one per question and annotator); logs each change."""
+        stamp = now()
+        n = 0
+        with self.transaction():
+            for v in verdicts:
+                old = self.conn.execute(
+                    "SELECT verdict FROM verdicts WHERE question_id = ? AND annotator = ?",
+                    (v.question_id, v.annotator),
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT INTO verdicts(question_id, annotator, verdict, note, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(question_id, annotator) DO UPDATE "
+                    "SET verdict = excluded.verdict, note = excluded.note, "
+                    "updated = excluded.updated, made_for = NULL",
+                    (v.question_id, v.annotator, v.verdict, v.note, stamp),
+                )
+                self._event(
+                    event,
+                    v.annotator,
+                    v.question_id,
+                    None,
+                    None if old is None else old[0],
+                    v.verdict,
+                    stamp,
+                )
+                n += 1
+        return n
+
+    def adjudications(self) -> list[Adjudication]:
+        """Every adjudication."""
+        rows = self.conn.execute(
+            "SELECT question_id, no_answer, gold, by, note FROM adjudications "
+            "WHERE made_for IS NULL ORDER BY question_id"
+        )
+        return [decode.adjudication(self.path, r) for r in rows]
+
+    def write_adjudication(self, adj: Adjudication) -> None:
+        """Record (or replace) the final word on a question."""
+        stamp = now()
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO adjudications(question_id, no_answer, gold, by, at, note) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(question_id) DO UPDATE SET "
+                "no_answer = excluded.no_answer, gold = excluded.gold, by = excluded.by, "
+                "at = excluded.at, note = excluded.note, made_for = NULL",
+                (
+                    adj.question_id,
+                    int(adj.no_answer),
+                    canonical_json(dict(adj.gold)),
+                    adj.by,
+                    stamp,
+                    adj.note,
+                ),
+            )
+            new = _adjudication_event(adj)
+            self._event("adjudication", adj.by, adj.question_id, None, None, new, stamp)
+
+    def annotators(self) -> list[str]:
+        """Everyone who labeled or gave a verdict, sorted."""
+        rows = self.conn.execute(
+            "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
+        )
+        return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]

@@ -1,0 +1,134 @@
+"""Questions: reads, writes, edits and the history of their text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine import rows as decode
+from engine.rows import WorkspaceError
+from engine.types import (
+    Question,
+    canonical_json,
+)
+from engine.workspace.judgments import EventLog
+from engine.workspace.lifecycle import Q_COLUMNS, now
+
+
+class QuestionTables(EventLog):
+    """Questions and their text history."""
+
+    def _question(self, r: Sequence[Any]) -> Question:
+        return decode.question(self.path, r)
+
+    _Q_COLUMNS = Q_COLUMNS
+
+    def questions(self) -> list[Question]:
+        """Every question, in code-point order of id."""
+        found = self.conn.execute(f"SELECT {self._Q_COLUMNS} FROM questions ORDER BY id")
+        return [self._question(r) for r in found]
+
+    def question(self, question_id: str) -> Question | None:
+        """One question, or None."""
+        r = self.conn.execute(
+            f"SELECT {self._Q_COLUMNS} FROM questions WHERE id = ?", (question_id,)
+        ).fetchone()
+        return self._question(r) if r else None
+
+    def question_ids(self) -> list[str]:
+        """Every question id, in code-point order."""
+        return [
+            decode.text_column(self.path, "questions", "id", r[0])
+            for r in self.conn.execute("SELECT id FROM questions ORDER BY id")
+        ]
+
+    def write_questions(
+        self, questions: Iterable[Question], *, by: str = "import"
+    ) -> tuple[int, int, int]:
+        """Insert or update questions; returns (added, updated, unchanged).
+
+        A changed text keeps the old one in the question's history (as
+        :meth:`edit_question` does, logged as ``by``); what happens to the judgments made
+        for the old text is :meth:`retext_judgments`'s job.
+        """
+        with self.transaction():
+            known = {
+                r[0]: (r[1], r[2])
+                for r in self.conn.execute("SELECT id, text, tags FROM questions")
+            }
+            added = updated = unchanged = 0
+            stamp = now()
+            for q in questions:
+                tags = canonical_json(list(q.tags))
+                old = known.get(q.id)
+                if old == (q.text, tags):
+                    unchanged += 1
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    updated += 1
+                    if old[0] != q.text:
+                        self._event("question", by, q.id, None, old[0], q.text, stamp)
+                self.conn.execute(
+                    "INSERT INTO questions(id, text, tags, author, created, written_blind, note)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                    "text = excluded.text, tags = excluded.tags",
+                    (q.id, q.text, tags, q.author, stamp, int(q.written_blind), q.note),
+                )
+        return added, updated, unchanged
+
+    def add_question(
+        self, text: str, tags: Sequence[str], author: str, *, written_blind: bool = True
+    ) -> Question:
+        """Add a question written in goldpan; its id is the next free ``w0001``-style id."""
+        text = text.strip()
+        if not text:
+            raise WorkspaceError("a question needs some text")
+        with self.transaction():
+            taken = {r[0] for r in self.conn.execute("SELECT id FROM questions WHERE id LIKE 'w%'")}
+            n = len(taken) + 1
+            while f"w{n:04d}" in taken:
+                n += 1
+            q = Question(f"w{n:04d}", text, tuple(tags), author, written_blind)
+            stamp = now()
+            self.conn.execute(
+                "INSERT INTO questions(id, text, tags, author, created, written_blind, note) "
+                "VALUES (?, ?, ?, ?, ?, ?, '')",
+                (q.id, q.text, canonical_json(list(q.tags)), author, stamp, int(written_blind)),
+            )
+            self._event("question", author, q.id, None, None, q.text, stamp)
+        return q
+
+    def edit_question(
+        self, question_id: str, text: str, tags: Sequence[str] | None, by: str
+    ) -> Question:
+        """Change a question's text (and tags); the old text stays in the event log."""
+        text = text.strip()
+        if not text:
+            raise WorkspaceError("a question needs some text")
+        with self.transaction():
+            old = self.question(question_id)
+            if old is None:
+                raise WorkspaceError(f"no question {question_id!r}")
+            new_tags = tuple(tags) if tags is not None else old.tags
+            self.conn.execute(
+                "UPDATE questions SET text = ?, tags = ? WHERE id = ?",
+                (text, canonical_json(list(new_tags)), question_id),
+            )
+            if text != old.text:
+                self._event("question", by, question_id, None, old.text, text, now())
+        return Question(question_id, text, new_tags, old.author, old.written_blind, old.note)
+
+    def question_history(self, question_id: str) -> list[tuple[str, str, str]]:
+        """(when, who, text) of every earlier text of a question, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id, at, annotator, old FROM events WHERE kind = 'question' AND "
+            "question_id = ? AND old IS NOT NULL ORDER BY id",
+            (question_id,),
+        )
+        found = [
+            decode.event(self.path, (r[0], r[1], r[2], "question", question_id, None, r[3], None))
+            for r in rows
+        ]
+        return [(e["at"], e["annotator"], e["old"]) for e in found]

@@ -1,0 +1,233 @@
+"""Rankings: configured retrievers, their cached runs, and stored embeddings."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine import rows as decode
+from engine.rows import WorkspaceError
+from engine.types import (
+    CachedRun,
+    RetrieverSpec,
+    canonical_json,
+)
+from engine.workspace.lifecycle import WorkspaceFile, now
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""One encoder for every cached ranking's doc ids (``json.dumps`` with options builds one
+per call)."""
+
+
+def _pack_scores(scores: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(scores)}d", *scores)
+
+
+class RankingTables(WorkspaceFile):
+    """Retrievers, their cached runs and embeddings."""
+
+    def retrievers(self) -> list[RetrieverSpec]:
+        """Every configured retriever, in the order they were added."""
+        rows = self.conn.execute("SELECT name, kind, params FROM retrievers ORDER BY rowid")
+        return [decode.retriever(self.path, r) for r in rows]
+
+    def retriever(self, name: str) -> RetrieverSpec | None:
+        """One retriever, or None."""
+        r = self.conn.execute(
+            "SELECT name, kind, params FROM retrievers WHERE name = ?", (name,)
+        ).fetchone()
+        return decode.retriever(self.path, r) if r else None
+
+    def add_retriever(self, spec: RetrieverSpec) -> None:
+        """Add a retriever; its name must be new."""
+        with self.transaction():
+            if self.retriever(spec.name) is not None:
+                raise WorkspaceError(f"a retriever named {spec.name!r} already exists")
+            self.conn.execute(
+                "INSERT INTO retrievers(name, kind, params, hash, created) VALUES (?, ?, ?, ?, ?)",
+                (spec.name, spec.kind, canonical_json(dict(spec.params)), spec.hash, now()),
+            )
+
+    def remove_retriever(self, name: str) -> None:
+        """Remove a retriever and its cached runs."""
+        with self.transaction():
+            cur = self.conn.execute("DELETE FROM retrievers WHERE name = ?", (name,))
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"no retriever named {name!r}")
+
+    # -- cached runs -----------------------------------------------------------------
+
+    def run_hashes(self, retriever: str) -> dict[str, tuple[str, int]]:
+        """Question id -> (input hash, depth) of every cached ranking of a retriever."""
+        rows = self.conn.execute(
+            "SELECT question_id, input_hash, depth FROM runs WHERE retriever = ?",
+            (retriever,),
+        )
+        out = {}
+        for r in rows:
+            row = f"(retriever {decode.show(retriever)}, question {decode.show(r[0])})"
+            out[decode.text_column(self.path, "runs", "question_id", r[0])] = (
+                decode.text_column(self.path, "runs", "input_hash", r[1]),
+                int(decode.number(self.path, "runs", row, "depth", r[2])),
+            )
+        return out
+
+    def write_runs(self, runs: Iterable[CachedRun]) -> int:
+        """Store (or replace) cached rankings."""
+        rows = [
+            (
+                r.retriever,
+                r.question_id,
+                r.depth,
+                _JSON.encode(list(r.doc_ids)),
+                _pack_scores(r.scores),
+                r.latency_ms,
+                r.input_hash,
+            )
+            for r in runs
+        ]
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms,"
+                " input_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(retriever, question_id) DO UPDATE SET depth = excluded.depth, "
+                "doc_ids = excluded.doc_ids, scores = excluded.scores, "
+                "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash",
+                rows,
+            )
+        return len(rows)
+
+    def runs(
+        self, retriever: str, question_ids: Sequence[str] | None = None
+    ) -> dict[str, CachedRun]:
+        """Question id -> cached ranking, for one retriever (only ``question_ids``' if given)."""
+        sql = (
+            "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs "
+            "WHERE retriever = ?"
+        )
+        params: tuple[str, ...] = (retriever,)
+        if question_ids is not None:
+            sql += " AND question_id IN (SELECT value FROM json_each(?))"
+            params += (json.dumps(list(question_ids)),)
+        found = (decode.run_row(self.path, retriever, r) for r in self.conn.execute(sql, params))
+        return {r[0]: CachedRun(retriever, *r) for r in found}
+
+    def latencies(self) -> dict[str, list[float]]:
+        """Per-query latencies (ms) of every retriever's cached rankings."""
+        out: dict[str, list[float]] = {}
+        for r in self.conn.execute("SELECT retriever, question_id, latency_ms FROM runs"):
+            row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
+            out.setdefault(r[0], []).append(
+                decode.number(self.path, "runs", row, "latency_ms", r[2])
+            )
+        return out
+
+    def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Cached rankings (doc ids only) by retriever, then question id."""
+        out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}
+        for r in self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs"):
+            out.setdefault(r[0], {})[r[1]] = decode.run_doc_ids(self.path, r[0], r[1], r[2])
+        return out
+
+    def replace_retriever_runs(self, spec: RetrieverSpec, runs: Iterable[CachedRun]) -> int:
+        """Add or update a retriever and replace every cached ranking of it, in one step.
+
+        For rankings that come from outside (an imported run file): a known retriever
+        keeps its place in the list and loses all its earlier rankings, so a question the
+        new rankings lack has none. Returns the number of rankings written.
+        """
+        rows = list(runs)
+        strangers = sorted({r.retriever for r in rows} - {spec.name})
+        if strangers:
+            raise WorkspaceError(f"rankings of {strangers[0]!r} given for {spec.name!r}")
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE retrievers SET kind = ?, params = ?, hash = ? WHERE name = ?",
+                (spec.kind, canonical_json(dict(spec.params)), spec.hash, spec.name),
+            )
+            if cur.rowcount == 0:
+                self.add_retriever(spec)
+            self.conn.execute("DELETE FROM runs WHERE retriever = ?", (spec.name,))
+            return self.write_runs(rows)
+
+    # -- embeddings ------------------------------------------------------------------
+
+    def write_embeddings(self, model: str, rows: Iterable[tuple[str, str, Sequence[float]]]) -> int:
+        """Store (or replace) document vectors: ``(doc id, doc hash, vector)`` rows."""
+        packed = []
+        for doc_id, doc_hash, vector in rows:
+            vec = struct.pack(f"<{len(vector)}f", *vector)
+            packed.append((model, doc_id, doc_hash, len(vector), vec))
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT INTO embeddings(model, doc_id, doc_hash, dim, vector) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(model, doc_id) DO UPDATE SET "
+                "doc_hash = excluded.doc_hash, dim = excluded.dim, vector = excluded.vector",
+                packed,
+            )
+        return len(packed)
+
+    def embeddings(self, model: str) -> dict[str, tuple[str, bytes]]:
+        """Doc id -> (doc hash, float32 little-endian vector bytes), for a model."""
+        rows = self.conn.execute(
+            "SELECT model, doc_id, doc_hash, dim, vector FROM embeddings WHERE model = ?", (model,)
+        )
+        found = (decode.embedding(self.path, r) for r in rows)
+        return {doc_id: (doc_hash, vector) for doc_id, doc_hash, vector in found}
+
+    # -- BM25 term counts ------------------------------------------------------------
+
+    COUNT_PARTS = ("indptr", "indices", "tf", "doc_len")
+    """The packed arrays of a stored term-count record (see :meth:`term_counts`)."""
+
+    def term_counts(self, key: str, corpus_hash: str) -> dict[str, Any] | None:
+        """The BM25 term counts stored under ``key`` for the corpus ``corpus_hash``, or None.
+
+        A record: ``n_docs``, ``n_terms``, ``doc_ids`` and ``terms`` (lists of text), and
+        the packed arrays of :attr:`COUNT_PARTS` (bytes). Nothing here checks that they
+        fit together: the reader must (a workspace is untrusted input). A record that is
+        not valid JSON reads as None.
+        """
+        row = self.conn.execute(
+            "SELECT n_docs, n_terms, doc_ids, terms, indptr, indices, tf, doc_len "
+            "FROM bm25_counts WHERE key = ? AND corpus_hash = ?",
+            (key, corpus_hash),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            doc_ids, terms = json.loads(row[2]), json.loads(row[3])
+        except (TypeError, ValueError):
+            return None
+        record: dict[str, Any] = {
+            "n_docs": row[0],
+            "n_terms": row[1],
+            "doc_ids": doc_ids,
+            "terms": terms,
+        }
+        record.update(zip(self.COUNT_PARTS, row[4:], strict=True))
+        return record
+
+    def write_term_counts(self, key: str, corpus_hash: str, record: dict[str, Any]) -> None:
+        """Store (or replace) the term counts under ``key``, as :meth:`term_counts` reads them."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO bm25_counts(key, corpus_hash, n_docs, n_terms, doc_ids, terms, "
+                "indptr, indices, tf, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET corpus_hash = excluded.corpus_hash, "
+                "n_docs = excluded.n_docs, n_terms = excluded.n_terms, "
+                "doc_ids = excluded.doc_ids, terms = excluded.terms, "
+                "indptr = excluded.indptr, indices = excluded.indices, tf = excluded.tf, "
+                "doc_len = excluded.doc_len",
+                (
+                    key,
+                    corpus_hash,
+                    int(record["n_docs"]),
+                    int(record["n_terms"]),
+                    json.dumps(list(record["doc_ids"]), ensure_ascii=False),
+                    json.dumps(list(record["terms"]), ensure_ascii=False),
+                    *(bytes(record[p]) for p in self.COUNT_PARTS),
+                ),
+            )

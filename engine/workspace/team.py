@@ -1,0 +1,190 @@
+"""Team work: question leases (``goldpan serve``) and the query log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.rows import WorkspaceError
+from engine.workspace.judgments import EventLog
+from engine.workspace.lifecycle import now
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """What a lease is chosen from, read under the write lock (see :meth:`Workspace.take_lease`)."""
+
+    held: dict[str, str]
+    """Question id -> the annotator of another session that holds it now."""
+    judges: dict[str, set[str]]
+    """Question id -> everyone with a label or a verdict on it."""
+    adjudicated: set[str]
+    """Questions with the final word already given."""
+
+
+class TeamTables(EventLog):
+    """Leases and the query log."""
+
+    def _drop_expired_leases(self, stamp: str) -> None:
+        self.conn.execute("DELETE FROM leases WHERE expires <= ?", (stamp,))
+
+    def take_lease(
+        self,
+        holder: str,
+        annotator: str,
+        seconds: float,
+        pick: Callable[[LeaseState], str | None],
+    ) -> str | None:
+        """Give up ``holder``'s lease and lease the question ``pick`` chooses; one transaction.
+
+        ``pick`` sees, under the write lock, the questions other sessions hold, who judged
+        each question and which are adjudicated, so two sessions choosing at once never get
+        the same question. Returns the question leased (None: ``pick`` found none).
+        """
+        with self.transaction():
+            stamp = now()
+            self._drop_expired_leases(stamp)
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+            held = dict(self.conn.execute("SELECT question_id, annotator FROM leases"))
+            judges: dict[str, set[str]] = {}
+            for qid, who in self.conn.execute(
+                "SELECT question_id, annotator FROM labels "
+                "UNION SELECT question_id, annotator FROM verdicts"
+            ):
+                judges.setdefault(qid, set()).add(who)
+            adjudicated = {r[0] for r in self.conn.execute("SELECT question_id FROM adjudications")}
+            chosen = pick(LeaseState(held, judges, adjudicated))
+            if chosen is not None:
+                self._insert_lease(chosen, annotator, holder, stamp, seconds)
+            return chosen
+
+    def hold_lease(self, question_id: str, annotator: str, holder: str, seconds: float) -> str:
+        """Lease one question for ``holder`` unless another session holds it.
+
+        Returns the annotator holding it afterwards: ``annotator`` when the lease is (or
+        already was) ``holder``'s, someone else's name when theirs is still running.
+        """
+        with self.transaction():
+            stamp = now()
+            self._drop_expired_leases(stamp)
+            row = self.conn.execute(
+                "SELECT annotator, holder FROM leases WHERE question_id = ?", (question_id,)
+            ).fetchone()
+            if row is not None and row[1] != holder:
+                return str(row[0])
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+            self._insert_lease(question_id, annotator, holder, stamp, seconds)
+            return annotator
+
+    def _insert_lease(
+        self, question_id: str, annotator: str, holder: str, stamp: str, seconds: float
+    ) -> None:
+        expires = (dt.datetime.fromisoformat(stamp) + dt.timedelta(seconds=seconds)).isoformat(
+            timespec="milliseconds"
+        )
+        self.conn.execute(
+            "INSERT INTO leases(question_id, annotator, holder, taken, expires) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (question_id, annotator, holder, stamp, expires),
+        )
+
+    def renew_lease(self, holder: str, seconds: float) -> str | None:
+        """Push back the expiry of ``holder``'s lease; returns its question (None: no lease)."""
+        expires = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)).isoformat(
+            timespec="milliseconds"
+        )
+        with self.transaction():
+            row = self.conn.execute(
+                "UPDATE leases SET expires = ? WHERE holder = ? AND expires > ? "
+                "RETURNING question_id",
+                (expires, holder, now()),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def release_lease(self, holder: str) -> None:
+        """Give up ``holder``'s lease (the annotator moved on or left)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+
+    def leases(self) -> dict[str, str]:
+        """Question id -> the annotator judging it now (leases not yet expired)."""
+        rows = self.conn.execute(
+            "SELECT question_id, annotator FROM leases WHERE expires > ? ORDER BY question_id",
+            (now(),),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    _LOG_COLUMNS = "id, text, norm, count, band, variants, status, question_id"
+
+    @staticmethod
+    def _log_row(r: Sequence[Any]) -> dict[str, Any]:
+        keys = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
+        row = dict(zip(keys, r, strict=True))
+        row["variants"] = json.loads(row["variants"])
+        return row
+
+    def write_querylog(self, rows: Iterable[dict[str, Any]], source: str) -> tuple[int, int]:
+        """Store query groups (text, norm, count, band, variants); returns (added, merged).
+
+        A group whose normalized text is stored already adds its count to that row.
+        """
+        stamp = now()
+        added = merged = 0
+        with self.transaction():
+            for row in rows:
+                cur = self.conn.execute(
+                    "UPDATE querylog SET count = count + ? WHERE norm = ?",
+                    (int(row["count"]), row["norm"]),
+                )
+                if cur.rowcount:
+                    merged += 1
+                    continue
+                self.conn.execute(
+                    "INSERT INTO querylog(text, norm, count, band, variants, source, imported) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        row["text"],
+                        row["norm"],
+                        int(row["count"]),
+                        row["band"],
+                        json.dumps(list(row["variants"]), ensure_ascii=False),
+                        source,
+                        stamp,
+                    ),
+                )
+                added += 1
+        return added, merged
+
+    def querylog(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Stored query groups (only those with ``status`` if given), most frequent first."""
+        sql = f"SELECT {self._LOG_COLUMNS} FROM querylog"
+        params: tuple[str, ...] = ()
+        if status is not None:
+            sql += " WHERE status = ?"
+            params = (status,)
+        rows = self.conn.execute(sql + " ORDER BY count DESC, id", params)
+        return [self._log_row(r) for r in rows]
+
+    def next_log_query(self) -> dict[str, Any] | None:
+        """The most frequent query of the log still waiting for a decision, or None."""
+        r = self.conn.execute(
+            f"SELECT {self._LOG_COLUMNS} FROM querylog WHERE status = 'pending' "
+            "ORDER BY count DESC, id LIMIT 1"
+        ).fetchone()
+        return self._log_row(r) if r else None
+
+    def decide_log_query(
+        self, log_id: int, status: str, by: str, question_id: str | None = None
+    ) -> None:
+        """Record what became of a logged query: kept, rewritten or discarded; logged."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE querylog SET status = ?, question_id = ?, decided = ?, by = ? WHERE id = ?",
+                (status, question_id, now(), by, log_id),
+            )
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"no query {log_id} in the log")
+            self._event("querylog", by, question_id, None, None, f"{log_id} {status}", now())
