@@ -20,7 +20,7 @@ from engine.pooling import DEFAULT_POOL_DEPTH, only_found_by, pool
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import score_workspace, workspace_golds
+from engine.scoring import paired_values, score_workspace, workspace_golds
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
@@ -39,17 +39,8 @@ def compare_retrievers(
     tag: str | None = None,
 ) -> Comparison:
     """Paired comparison of two retrievers on the scored questions (with ``tag``)."""
-    m = parse_metric(metric)
-    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
-    return compare(
-        a,
-        b,
-        m.name,
-        board.retrievers[a].per_question[m.name],
-        board.retrievers[b].per_question[m.name],
-        samples=samples,
-        seed=seed,
-    )
+    name, va, vb = paired_values(ws, a, b, metric, tag)
+    return compare(a, b, name, va, vb, samples=samples, seed=seed)
 
 
 def wins_of(

@@ -140,9 +140,7 @@ def compare(
     """Compare per-question values of A and B (same questions, same order)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError("A and B must be scored on the same questions")
-    diffs = a - b
+    diffs = paired_diffs(a, b)
     means = bootstrap_means(diffs, samples, seed)[:, 0]
     lo, hi = percentile_interval(means) if a.size else (0.0, 0.0)
     return Comparison(
@@ -159,3 +157,12 @@ def compare(
         losses=int((a < b).sum()),
         p_value=randomization_p(diffs, samples, seed),
     )
+
+
+def paired_diffs(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    """A − B per question (the same questions, in the same order)."""
+    va = np.asarray(a, dtype=np.float64)
+    vb = np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape:
+        raise ValueError("A and B must be scored on the same questions")
+    return va - vb

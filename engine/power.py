@@ -28,11 +28,10 @@ import math
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
-import numpy as np
 import numpy.typing as npt
 
-from engine.metrics import parse_metric
-from engine.scoring import score_workspace
+from engine.compare import paired_diffs
+from engine.scoring import paired_values
 from engine.workspace import Workspace
 
 ALPHA = 0.05
@@ -92,11 +91,7 @@ def power_of(
     power: float = POWER,
 ) -> Power:
     """MDE and questions needed from per-question values of A and B (same questions)."""
-    va = np.asarray(a, dtype=np.float64)
-    vb = np.asarray(b, dtype=np.float64)
-    if va.shape != vb.shape:
-        raise ValueError("A and B must be scored on the same questions")
-    d = va - vb
+    d = paired_diffs(a, b)
     n = int(d.size)
     diff = float(d.mean()) if n else 0.0
     sd = float(d.std(ddof=1)) if n >= 2 else 0.0
@@ -128,12 +123,5 @@ def workspace_power(
     ws: Workspace, a: str, b: str, metric: str = "mrr", *, tag: str | None = None
 ) -> Power:
     """:func:`power_of` for two retrievers of a workspace on its scored questions."""
-    m = parse_metric(metric)
-    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
-    return power_of(
-        a,
-        b,
-        m.name,
-        board.retrievers[a].per_question[m.name],
-        board.retrievers[b].per_question[m.name],
-    )
+    name, va, vb = paired_values(ws, a, b, metric, tag)
+    return power_of(a, b, name, va, vb)

@@ -138,3 +138,21 @@ def latency(ws: Workspace) -> dict[str, dict[str, float]]:
             "p95": float(np.percentile(values, 95)),
         }
     return out
+
+
+def paired_values(
+    ws: Workspace, a: str, b: str, metric: str, tag: str | None = None
+) -> tuple[str, FloatArray, FloatArray]:
+    """Retrievers A and B's per-question values of one metric, on the same scored questions.
+
+    Returns the metric's canonical name and the two arrays (compare and power read these).
+    """
+    from engine.metrics import parse_metric
+
+    name = parse_metric(metric).name
+    board = score_workspace(ws, metrics=[name], retrievers=[a, b], tag=tag)
+    return (
+        name,
+        board.retrievers[a].per_question[name],
+        board.retrievers[b].per_question[name],
+    )
