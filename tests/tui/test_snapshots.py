@@ -73,7 +73,8 @@ def test_judge_screen_after_grading(snap_compare, app_factory):
 def test_review_screen(snap_compare, app_factory):
     """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10 and
     ms/q (best value per column in bold green), the counts line (35 scored, 5 no answer,
-    6 disputed, 3 unlabeled), the grid of gold ranks hardest first (`-` in red for
+    6 disputed, 3 unlabeled), the panel line (`panel: scores per question`, drawn once the
+    screen is mounted), the grid of gold ranks hardest first (`-` in red for
     misses) with the cursor on the current question (q01, the questions screen's first
     row), and its detail with each retriever's rank-1 doc."""
 

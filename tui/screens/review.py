@@ -161,8 +161,8 @@ top 100), hardest first, and the rank-1 document that beat it.
     def on_mount(self) -> None:
         """Draw."""
         self.redraw()
-        if self.panel == "scores":
-            self.refresh_panel()
+        if self.panel == "scores":  # its title line: once mounted (refresh_panel waits for it)
+            self.call_after_refresh(self.refresh_panel)
         self.query_one("#grid", DataTable).focus()
 
     def redraw(self) -> None:
