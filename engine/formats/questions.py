@@ -45,14 +45,17 @@ def _tags(value: Any, path: Path, line: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _question_records(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """A questions file's (line, record) pairs: CSV or TSV by its name, else JSONL."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return _csv_records(path, "\t" if suffix == ".tsv" else ",", unescape=True)
+    return _jsonl_records(path)
+
+
 def read_questions(path: Path) -> list[Question]:
     """Questions from JSONL (``_id``/``id``, ``text``, optional ``tags``) or CSV."""
-    suffix = path.suffix.lower()
-    records: Iterator[tuple[int, Mapping[str, Any]]]
-    if suffix in (".csv", ".tsv"):
-        records = _csv_records(path, "\t" if suffix == ".tsv" else ",", unescape=True)
-    else:
-        records = _jsonl_records(path)
+    records = _question_records(path)
     out: list[Question] = []
     seen: dict[str, tuple[str, int]] = {}
     for n, rec in records:
@@ -144,12 +147,7 @@ def read_question_extras(path: Path) -> list[QuestionExtras]:
     shape of goldpan's BEIR ``queries.jsonl``). Records with none of them give nothing,
     so a plain questions file gives an empty list.
     """
-    suffix = path.suffix.lower()
-    records: Iterator[tuple[int, Mapping[str, Any]]]
-    if suffix in (".csv", ".tsv"):
-        records = _csv_records(path, "\t" if suffix == ".tsv" else ",", unescape=True)
-    else:
-        records = _jsonl_records(path)
+    records = _question_records(path)
     out: list[QuestionExtras] = []
     for n, rec in records:
         meta = rec.get("metadata")

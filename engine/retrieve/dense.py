@@ -55,26 +55,28 @@ def _model_name(params: Mapping[str, Any], kind: str) -> str:
     return model
 
 
+MODEL = Param(
+    "model", str, None, "a sentence-transformers model", required=True, metavar="NAME_OR_PATH"
+)
+"""The model of the dense and rerank kinds (a name, or a folder holding one)."""
+
+FIELDS = Param(
+    "fields",
+    LIST,
+    ("title", "text"),
+    "document fields read: text, title or title,text",
+    lookup=check_fields,
+    metavar="FIELDS",
+)
+"""The document fields the dense and rerank kinds read (the title as well by default)."""
+
+
 class DenseRetriever:
     """Cosine similarity between sentence-transformers embeddings."""
 
     PARAMS: tuple[Param, ...] = (
-        Param(
-            "model",
-            str,
-            None,
-            "a sentence-transformers model",
-            required=True,
-            metavar="NAME_OR_PATH",
-        ),
-        Param(
-            "fields",
-            LIST,
-            ("title", "text"),
-            "document fields read: text, title or title,text",
-            lookup=check_fields,
-            metavar="FIELDS",
-        ),
+        MODEL,
+        FIELDS,
         Param("query_prefix", str, "", "text put before each question"),
         Param("doc_prefix", str, "", "text put before each document"),
     )
@@ -172,24 +174,10 @@ class RerankRetriever:
     """A CrossEncoder over the top of a base retriever's ranking."""
 
     PARAMS: tuple[Param, ...] = (
-        Param(
-            "model",
-            str,
-            None,
-            "a sentence-transformers model",
-            required=True,
-            metavar="NAME_OR_PATH",
-        ),
+        MODEL,
         OF,
         Param("top", int, 50, "how many base results are reranked"),
-        Param(
-            "fields",
-            LIST,
-            ("title", "text"),
-            "document fields read: text, title or title,text",
-            lookup=check_fields,
-            metavar="FIELDS",
-        ),
+        FIELDS,
     )
     """The parameters of the ``rerank`` kind."""
 
