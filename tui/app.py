@@ -240,20 +240,15 @@ class GoldpanApp(App[None]):
 
     # -- served (`goldpan serve`) --------------------------------------------------------
 
-    def next_question(self, current: str | None) -> str | None:
-        """The question to judge after ``current`` (`]`, or moving on after judging).
+    def next_question(self) -> str | None:
+        """Served: the most needed question nobody else is judging, leased to this session.
 
-        Served to an annotator: the most needed question nobody else is judging, leased
-        to this session (None when none is left for them). In a terminal: the next one in
-        :attr:`question_order` (the last one stays).
+        None when none is left for this annotator, or when not served (in a terminal the
+        judge screen walks :attr:`question_order` itself).
         """
-        if self.assigner is not None:
-            return self.assigner.next(self.session.live.rankings)
-        order = self.question_order or self.session.live.question_ids
-        if not order or current is None:
-            return current
-        i = order.index(current) if current in order else -1
-        return order[min(i + 1, len(order) - 1)]
+        if self.assigner is None:
+            return None
+        return self.assigner.next(self.session.live.rankings)
 
     def opened_question(self, question_id: str) -> None:
         """The judge screen shows a question: served, lease it, or say who has it."""

@@ -555,7 +555,7 @@ grades (`u` restores them). The line above the footer shows your progress.
 
     def _take_handed_out(self, why: str | None = None) -> None:
         """Served to an annotator: open the question the app hands out (leased)."""
-        nxt = self.gp.next_question(self.question_id)
+        nxt = self.gp.next_question()
         if nxt is None:
             self.notify("No question is left for you right now.", title="Done")
             return
