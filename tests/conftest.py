@@ -146,3 +146,24 @@ def kiwi() -> object:
     tok = KiwiTokenizer()
     tok("준비")  # load the model now, not inside the first test's timing
     return tok
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """Run goldpan in-process: (exit code, stdout, stderr)."""
+    from tui.cli import main
+
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def file_hashes(*roots: Path) -> dict[str, str]:
+    """sha256 of every file under the given folders (and of the given files)."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for root in roots:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for f in files:
+            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out

@@ -3,14 +3,8 @@ import json
 import pytest
 
 from engine.migrations import SCHEMA_VERSION
+from tests.conftest import run_cli as run
 from tests.conftest import snapshot, write_jsonl
-from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_new_import_pool_score_json(tmp_path, capsys):

@@ -6,15 +6,9 @@ import pytest
 
 from engine.types import Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
+from tests.conftest import run_cli as run
 from tests.conftest import snapshot
 from tests.engine.test_compare import JSON_KEYS
-from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

@@ -11,16 +11,10 @@ import pytest
 from engine.demo import build_demo
 from engine.retrieve.runner import refresh_runs
 from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run, snapshot
-from tui.cli import main
+from tests.conftest import run_cli as run
 
 RETRIEVERS = ("bm25-word", "bm25-bigram")
 TOL = 1e-9
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

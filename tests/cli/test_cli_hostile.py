@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.workspace import Workspace
-from tui.cli import main
+from tests.conftest import run_cli as run
 from tui.cli.commands import common
 
 LABELS_HEADER = b"question_id,doc_id,annotator,grade\n"
@@ -31,13 +31,6 @@ SQUAD_OK = {
         }
     ]
 }
-
-
-def run(capsys, *argv):
-    """Run goldpan in-process: (exit code, stdout, stderr)."""
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _beir(corpus: bytes, queries: bytes, qrels: bytes, split: str = "test") -> dict[str, bytes]:

@@ -6,31 +6,15 @@ workspace and the other files are byte-identical afterwards.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import file_hashes as hashes
+from tests.conftest import run_cli as run
 from tests.conftest import write_jsonl
-from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def hashes(*roots: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for root in roots:
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for p in files:
-            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
 
 # -- SQuAD 2.0 ----------------------------------------------------------------------------
 

@@ -6,13 +6,7 @@ import sys
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
 from tests.conftest import ROOT
-from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.conftest import run_cli as run
 
 
 def test_label_and_verdict_write_rows(tiny_ws, capsys, monkeypatch):

@@ -6,7 +6,6 @@ workspace and every other file are byte-identical afterwards.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import subprocess
@@ -17,23 +16,9 @@ from pathlib import Path
 import pytest
 
 from engine.formats import outfiles
+from tests.conftest import file_hashes as hashes
+from tests.conftest import run_cli as run
 from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def hashes(*roots: Path) -> dict[str, str]:
-    """sha256 of every file under the given folders (and of the given files)."""
-    out: dict[str, str] = {}
-    for root in roots:
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for p in files:
-            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 @pytest.fixture

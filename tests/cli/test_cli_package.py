@@ -15,13 +15,8 @@ from engine.formats import EXPORT_FORMATS
 from engine.metrics import METRIC_FAMILIES
 from engine.retrieve.runner import refresh_runs
 from tests.conftest import ROOT, plain_qrels, plain_run
-from tui.cli import build_parser, main
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.conftest import run_cli as run
+from tui.cli import build_parser
 
 
 @pytest.fixture(scope="module")

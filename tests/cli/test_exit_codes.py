@@ -21,14 +21,9 @@ import tui.cli.commands.workspace as workspace_commands
 from engine.migrations import GOLDPAN_APPLICATION_ID
 from engine.workspace import Workspace
 from tests.cli.test_corruption_matrix import DAMAGES
+from tests.conftest import run_cli as run
 from tests.conftest import write_jsonl
 from tui.cli import main
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def flat(text: str) -> str:

@@ -28,9 +28,9 @@ from engine.types import Label, RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS
+from tests.conftest import run_cli as run
 from tests.tui.conftest import wait_for
 from tui.app import GoldpanApp
-from tui.cli import main
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import TrustScreen
 
@@ -40,12 +40,6 @@ pathlib.Path(sys.argv[1]).write_text("ran", encoding="utf-8")
 for line in sys.stdin:
     pass
 """
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def digest(path: Path) -> str:

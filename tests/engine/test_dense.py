@@ -21,16 +21,11 @@ from engine.demo import build_demo
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc
 from engine.workspace import Workspace
+from tests.conftest import run_cli as run
 from tui.cli import main
 
 DOCS_IN_DEMO = 48
 FIRST_STAGE_BM25 = ("bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi")
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def passage(doc: Doc) -> str:

@@ -26,7 +26,7 @@ from engine.retrieve.runner import refresh_runs
 from engine.types import CachedRun, Doc, Question, RetrieverSpec
 from engine.workspace import Workspace
 from tests.conftest import ROOT, TINY_DOCS
-from tui.cli import main
+from tests.conftest import run_cli as run
 
 BASES = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
 
@@ -35,12 +35,6 @@ def add_retriever(capsys, *argv: object) -> None:
     """``goldpan retriever add ARGV`` must succeed."""
     code, _, err = run(capsys, "retriever", "add", *argv)
     assert code == 0, err
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

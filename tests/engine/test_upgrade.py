@@ -24,7 +24,7 @@ from engine.types import Doc, Label, Question
 from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS, snapshot, write_jsonl
-from tui.cli import main
+from tests.conftest import run_cli as run
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
 not_as_root = pytest.mark.skipif(
@@ -33,12 +33,6 @@ not_as_root = pytest.mark.skipif(
     "unwritable workspace cannot be made; the same path is covered by the tests that "
     "report the file as unwritable through engine.workspace.writable_problem",
 )
-
-
-def run(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
