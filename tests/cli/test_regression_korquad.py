@@ -15,49 +15,28 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.engine.test_reference_korquad import KORQUAD, ref_collection, ref_ranking, ref_word
+from tests.engine.test_reference_korquad import (
+    KORQUAD,
+    RefLuceneBM25,
+    ref_collection,
+    ref_ranking,
+    ref_word,
+)
 from tui.cli import main
 
 K1_THEN = 1.5
 K1_NOW = 0.6
-B = 0.75
 EVERY = 8
-
-
-class ParamLuceneBM25:
-    """Lucene BM25 with a given k1 (b 0.75), query terms counted once (DESIGN.md)."""
-
-    def __init__(self, doc_tokens: list[list[str]], k1: float) -> None:
-        n_docs = len(doc_tokens)
-        avgdl = sum(len(t) for t in doc_tokens) / n_docs
-        postings: dict[str, list[tuple[int, int, int]]] = {}
-        for doc, toks in enumerate(doc_tokens):
-            for term, tf in Counter(toks).items():
-                postings.setdefault(term, []).append((doc, tf, len(toks)))
-        self.weights: dict[str, list[tuple[int, float]]] = {}
-        for term, plist in postings.items():
-            idf = math.log(1 + (n_docs - len(plist) + 0.5) / (len(plist) + 0.5))
-            self.weights[term] = [
-                (doc, idf * tf / (tf + k1 * (1 - B + B * dl / avgdl))) for doc, tf, dl in plist
-            ]
-
-    def scores(self, query: list[str]) -> dict[int, float]:
-        parts: dict[int, list[float]] = {}
-        for term in set(query):
-            for doc, w in self.weights.get(term, ()):
-                parts.setdefault(doc, []).append(w)
-        return {doc: math.fsum(ws) for doc, ws in parts.items()}
 
 
 def reference_ranks(coll: Any, k1: float) -> tuple[dict[str, int], dict[str, str | None]]:
     """question -> rank of its gold paragraph (0: not in the top 100), and the rank-1 doc."""
-    index = ParamLuceneBM25([ref_word(t) for t in coll.doc_texts], k1)
+    index = RefLuceneBM25([ref_word(t) for t in coll.doc_texts], k1)
     ranks: dict[str, int] = {}
     top: dict[str, str | None] = {}
     for qid, text, gold in coll.questions:

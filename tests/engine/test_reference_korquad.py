@@ -86,9 +86,9 @@ REF_TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 
 
 class RefLuceneBM25:
-    """Lucene BM25 (k1 1.5, b 0.75), query terms counted once, as DESIGN.md states it."""
+    """Lucene BM25 (k1 1.5 unless given, b 0.75), query terms counted once (DESIGN.md)."""
 
-    def __init__(self, doc_tokens: list[list[str]]) -> None:
+    def __init__(self, doc_tokens: list[list[str]], k1: float = K1) -> None:
         n_docs = len(doc_tokens)
         avgdl = sum(len(toks) for toks in doc_tokens) / n_docs
         postings: dict[str, list[tuple[int, int, int]]] = {}
@@ -101,7 +101,7 @@ class RefLuceneBM25:
             n = len(plist)
             idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             self.weights[term] = [
-                (doc, idf * tf / (tf + K1 * (1 - B + B * dl / avgdl))) for doc, tf, dl in plist
+                (doc, idf * tf / (tf + k1 * (1 - B + B * dl / avgdl))) for doc, tf, dl in plist
             ]
         self.n_docs = n_docs
 
