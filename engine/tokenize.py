@@ -133,6 +133,25 @@ def _bigrams_of(words: list[str]) -> list[str]:
     return out
 
 
+def bigram_expansion(words: Sequence[str]) -> tuple[list[str], list[int]]:
+    """The ``bigram`` tokens of each word on its own, end to end, and how many each gives.
+
+    ``bigram`` maps every word independently, so an index can count a corpus's bigrams
+    from its word counts: each distinct word is expanded once, not once per occurrence.
+    """
+    out: list[str] = []
+    sizes: list[int] = []
+    hangul = _HANGUL_SYLLABLE.search
+    for w in words:
+        if len(w) > 1 and hangul(w):
+            out.extend([w[i : i + 2] for i in range(len(w) - 1)])
+            sizes.append(len(w) - 1)
+        else:
+            out.append(w)
+            sizes.append(1)
+    return out, sizes
+
+
 def bigram_tokens(text: str) -> list[str]:
     """Hangul words as overlapping character bigrams, other words whole.
 
@@ -238,6 +257,13 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
 COMPOSED: dict[str, tuple[str, ...]] = {"word+bigram": ("word", "bigram")}
 """Tokenizers whose tokens are other tokenizers' tokens one list after the other (an
 indexer that has those lists already can join them instead of tokenizing again)."""
+
+WORD_MAPS: dict[str, Callable[[Sequence[str]], tuple[list[str], list[int]]]] = {
+    "bigram": bigram_expansion
+}
+"""Tokenizers whose tokens are each ``word`` token mapped on its own, in order: name ->
+the tokens of each word of a list, end to end, and how many each word gives (an indexer
+can count them from the ``word`` counts)."""
 
 
 def token_counts(tokenizer: Tokenizer, texts: Sequence[str]) -> list[Counter[str]]:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy is not imported at run time: the CLI's fast commands never load it
+    import numpy as np
+    import numpy.typing as npt
 
 Qrels = Mapping[str, Mapping[str, int]]
 """question id -> doc id -> grade (ranx / pytrec_eval shape)."""
@@ -130,3 +134,47 @@ class CachedRun:
     latency_ms: float
     input_hash: str
     depth: int
+
+
+@dataclass(frozen=True)
+class RankedBatch:
+    """Several questions' rankings end to end, as arrays (one sparse product's output).
+
+    Question ``i``'s ranking is the documents ``doc_ids[c]`` for ``c`` in
+    ``cols[ends[i-1]:ends[i]]`` (``ends[-1]`` is 0), with ``scores`` over the same slice.
+    Kept as arrays from ranking to storing, so that a pool of thousands of questions
+    never builds a Python list per ranking.
+    """
+
+    doc_ids: Sequence[str]
+    """The corpus's document ids, by document index."""
+    cols: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64]
+    ends: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.ends.size)
+
+    def rankings(self) -> list[tuple[list[str], list[float]]]:
+        """Each question's (doc ids, scores), in order."""
+        ids, scores = self.doc_ids, self.scores.tolist()
+        cols, ends = self.cols.tolist(), self.ends.tolist()
+        out = []
+        start = 0
+        for end in ends:
+            out.append(([ids[c] for c in cols[start:end]], scores[start:end]))
+            start = end
+        return out
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """One retriever's cached rankings of several questions, as a :class:`RankedBatch`."""
+
+    retriever: str
+    question_ids: Sequence[str]
+    input_hashes: Sequence[str]
+    latency_ms: float
+    """Per question (the batch's time over its questions)."""
+    depth: int
+    ranked: RankedBatch

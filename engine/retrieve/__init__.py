@@ -15,6 +15,7 @@ from typing import Any
 from engine.retrieve.base import (
     DEFAULT_DEPTH,
     STORED_KINDS,
+    BatchRanker,
     PrepareEnv,
     Ranking,
     Retriever,
@@ -154,6 +155,7 @@ DEFAULT_RETRIEVERS: tuple[RetrieverSpec, ...] = tuple(
 """The retrievers a new workspace starts with (Lucene BM25, k1 1.5, b 0.75)."""
 
 __all__ = [
+    "BatchRanker",
     "DEFAULT_DEPTH",
     "PrepareEnv",
     "Ranking",

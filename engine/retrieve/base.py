@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from engine.types import Doc, Question, RetrieverSpec
+from engine.types import Doc, Question, RankedBatch, RetrieverSpec
 
 DEFAULT_DEPTH = 100
 """How deep each retriever's ranking is cached."""
@@ -102,6 +102,21 @@ class Retriever(Protocol):
 
         ``base[i]`` holds question i's rankings by each retriever in :attr:`bases`.
         """
+        ...
+
+
+@runtime_checkable
+class BatchRanker(Protocol):
+    """A first-stage retriever that can hand a batch's rankings over as arrays.
+
+    The runner stores them without building a list per ranking (BM25 ranks thousands
+    of questions with one sparse product).
+    """
+
+    batch_size: int
+
+    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
+        """The best ``depth`` documents of each question, as arrays."""
         ...
 
 

@@ -45,8 +45,15 @@ from scipy import sparse
 
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
-from engine.tokenize import COMPOSED, TOKENIZERS, Tokenizer, get_tokenizer, token_counts
-from engine.types import Doc, Question, RetrieverSpec, sha256_text
+from engine.tokenize import (
+    COMPOSED,
+    TOKENIZERS,
+    WORD_MAPS,
+    Tokenizer,
+    get_tokenizer,
+    token_counts,
+)
+from engine.types import Doc, Question, RankedBatch, RetrieverSpec, sha256_text
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -385,6 +392,84 @@ class TermCounts:
         tf.sort_indices()
         return cls(vocab, tf, lengths.astype(np.float64))
 
+    def terms(self) -> list[str]:
+        """The terms by row (the vocabulary's order)."""
+        terms = [""] * len(self.vocab)
+        for term, row in self.vocab.items():
+            terms[row] = term
+        return terms
+
+    def mapped(self, expand: Callable[[Sequence[str]], tuple[list[str], list[int]]]) -> TermCounts:
+        """The counts of a tokenizer that maps each of these terms on its own.
+
+        ``expand(terms)`` gives the new tokens of each term, end to end, and how many each
+        term gives (:data:`engine.tokenize.WORD_MAPS`). Each distinct term is expanded once,
+        and the new counts are one sparse product (new term x old term, times these
+        counts): exact, as counts are whole numbers. The new terms are numbered in
+        first-seen order, as :meth:`from_tokens` numbers them: a term's first document
+        is that of the first old term (in first-seen order) that gives it.
+        """
+        old = self.terms()
+        flat, sizes = expand(old)
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        rows = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        cols = np.repeat(np.arange(len(old), dtype=np.int64), sizes)
+        gives = sparse.csr_matrix((np.ones(len(flat)), (rows, cols)), shape=(len(vocab), len(old)))
+        tf = sparse.csr_matrix(gives @ self.tf)
+        tf.sum_duplicates()
+        tf.sort_indices()
+        return TermCounts(vocab, tf, np.asarray(tf.sum(axis=0), dtype=np.float64).ravel())
+
+    @classmethod
+    def joined(cls, parts: Sequence[TermCounts]) -> TermCounts:
+        """The counts of each document's tokens of every part, one list after the other.
+
+        What :meth:`from_tokens` gives for the joined token lists, terms numbered in the
+        same first-seen order: a term comes first in the document where any part has it
+        first, and within a document the earlier part's terms come first, each part's in
+        its own order.
+        """
+        if len(parts) == 1:
+            return parts[0]
+        n_docs = parts[0].n_docs
+        part_terms = [p.terms() for p in parts]
+        union = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(part_terms)))}
+        n = len(union)
+        unset = np.iinfo(np.int64).max
+        first_doc = np.full(n, unset, dtype=np.int64)
+        first_part = np.zeros(n, dtype=np.int64)
+        first_row = np.zeros(n, dtype=np.int64)
+        where = []
+        for k, (part, terms) in enumerate(zip(parts, part_terms, strict=True)):
+            at = np.fromiter(map(union.__getitem__, terms), dtype=np.int64, count=len(terms))
+            where.append(at)
+            indptr = part.tf.indptr
+            docs = np.full(len(terms), unset, dtype=np.int64)
+            seen = np.diff(indptr) > 0
+            docs[seen] = part.tf.indices[indptr[:-1][seen]]
+            earlier = docs < first_doc[at]  # an earlier part wins a tie on the document
+            first_doc[at[earlier]] = docs[earlier]
+            first_part[at[earlier]] = k
+            first_row[at[earlier]] = np.flatnonzero(earlier)
+        order = np.lexsort((first_row, first_part, first_doc))
+        new_row = np.empty(n, dtype=np.int64)
+        new_row[order] = np.arange(n, dtype=np.int64)
+        names = list(union)
+        vocab = {names[i]: r for r, i in enumerate(order.tolist())}
+        rows, cols, data = [], [], []
+        for part, at in zip(parts, where, strict=True):
+            coo = part.tf.tocoo()
+            rows.append(new_row[at[coo.row]])
+            cols.append(coo.col)
+            data.append(coo.data)
+        tf = sparse.csr_matrix(
+            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(n, n_docs),
+        )
+        tf.sum_duplicates()
+        tf.sort_indices()
+        return cls(vocab, tf, np.sum([p.doc_len for p in parts], axis=0, dtype=np.float64))
+
     @classmethod
     def of(cls, docs: Sequence[Sequence[str] | Mapping[str, int]]) -> TermCounts:
         """From token lists or from token counts, whichever ``docs`` holds."""
@@ -399,9 +484,7 @@ class TermCounts:
 
     def to_record(self, doc_ids: Sequence[str]) -> dict[str, Any]:
         """The counts as an index store keeps them (see ``Workspace.term_counts``)."""
-        terms = [""] * len(self.vocab)
-        for term, row in self.vocab.items():
-            terms[row] = term
+        terms = self.terms()
         tf = self.tf
         return {
             "n_docs": self.n_docs,
@@ -718,13 +801,12 @@ class BM25Retriever:
         self._cache: dict[Any, Any] = {}
         self._index: BM25Index | None = None
         self._doc_ids: Sequence[str] = []
-        self._id_array: npt.NDArray[np.object_] = np.zeros(0, dtype=object)
         self._id_rank: IntArray = np.zeros(0, dtype=np.int64)
 
     @property
     def counts_key(self) -> str:
         """What the term counts depend on besides the corpus: tokenizer and fields."""
-        return sha256_text("bm25-counts", self.tokenizer_name, *self.fields)
+        return counts_key(self.tokenizer_name, self.fields)
 
     def prepare(
         self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
@@ -740,14 +822,12 @@ class BM25Retriever:
         key = ("counts", self.tokenizer_name, self.fields)
         entry = cache.get(key)
         if entry is None:
-            entry = self._load_counts(env)
+            entry = self._load_counts(env, self.tokenizer_name)
         if entry is None:
-            doc_counts = self._doc_counts(self.tokenizer_name, docs, cache)
-            new_ids = [d.id for d in docs]
-            entry = (new_ids, TermCounts.from_counts(doc_counts))
+            entry = self._counted(self.tokenizer_name, docs, cache, env)
             store = env.index_store
             if store is not None and env.corpus_hash is not None and not store.readonly:
-                record = entry[1].to_record(new_ids)
+                record = entry[1].to_record(entry[0])
                 store.write_term_counts(self.counts_key, env.corpus_hash, record)
         cache[key] = entry
         doc_ids, counts = entry
@@ -756,31 +836,39 @@ class BM25Retriever:
             cache[ranks_key] = id_ranks(doc_ids)
         self._id_rank = cache[ranks_key]
         self._doc_ids = doc_ids
-        self._id_array = np.array(doc_ids, dtype=object)
         self._index = BM25Index(None, self.params, counts=counts)
 
-    def _doc_counts(
-        self, name: str, docs: Sequence[Doc], cache: dict[Any, Any]
-    ) -> list[Mapping[str, int]]:
-        """Every document's token counts by tokenizer ``name``, shared through ``cache``.
+    def _counted(
+        self, name: str, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv
+    ) -> tuple[Sequence[str], TermCounts]:
+        """(doc ids, term counts) of tokenizer ``name`` over the corpus, shared through ``cache``.
 
-        Counts, not token lists: one entry per distinct term keeps the memory a small
-        multiple of the largest document (:func:`engine.tokenize.token_counts`). A composed
-        tokenizer (``word+bigram``) adds up its parts' counts, tokenizing only the parts no
-        other retriever of this run has counted yet.
+        Documents are counted, not kept as token lists: one entry per distinct term keeps
+        the memory a small multiple of the largest document
+        (:func:`engine.tokenize.token_counts`). Only ``word`` (and Kiwi) read the
+        documents: ``bigram`` maps each distinct word of the ``word`` counts
+        (:meth:`TermCounts.mapped`), and ``word+bigram`` joins its parts' counts
+        (:meth:`TermCounts.joined`), each part taken from this run or the store when it
+        is there already.
         """
-        key = ("token counts", name, self.fields)
-        counted: list[Mapping[str, int]] | None = cache.get(key)
-        if counted is None:
+        key = ("counts", name, self.fields)
+        entry: tuple[Sequence[str], TermCounts] | None = cache.get(key)
+        if entry is None and name != self.tokenizer_name:
+            entry = self._load_counts(env, name)
+        if entry is None:
             parts = COMPOSED.get(name)
             if parts:
-                each = [self._doc_counts(part, docs, cache) for part in parts]
-                counted = [_added(doc) for doc in zip(*each, strict=True)]
+                each = [self._counted(part, docs, cache, env) for part in parts]
+                entry = (each[0][0], TermCounts.joined([counts for _, counts in each]))
+            elif name in WORD_MAPS:
+                ids, words = self._counted("word", docs, cache, env)
+                entry = (ids, words.mapped(WORD_MAPS[name]))
             else:
                 texts = [doc_text(d, self.fields) for d in docs]
-                counted = list(token_counts(get_tokenizer(name), texts))
-            cache[key] = counted
-        return counted
+                counts = TermCounts.from_counts(token_counts(get_tokenizer(name), texts))
+                entry = ([d.id for d in docs], counts)
+            cache[key] = entry
+        return entry
 
     def _question_tokens(self, name: str, texts: Sequence[str]) -> list[list[str]]:
         """Each question's tokens by tokenizer ``name``, remembered for this run."""
@@ -796,11 +884,11 @@ class BM25Retriever:
             memo.update(zip(missing, made, strict=True))
         return [memo[t] for t in texts]
 
-    def _load_counts(self, env: PrepareEnv) -> tuple[Sequence[str], TermCounts] | None:
+    def _load_counts(self, env: PrepareEnv, name: str) -> tuple[Sequence[str], TermCounts] | None:
         store = env.index_store
         if store is None or env.corpus_hash is None:
             return None
-        record = store.term_counts(self.counts_key, env.corpus_hash)
+        record = store.term_counts(counts_key(name, self.fields), env.corpus_hash)
         return None if record is None else TermCounts.from_record(record)
 
     def _ready(self) -> tuple[BM25Index, Tokenizer]:
@@ -812,12 +900,14 @@ class BM25Retriever:
         self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
     ) -> list[Ranking]:
         """Rank the corpus for each question (one sparse product for the batch)."""
+        return self.rank_batch(questions, depth).rankings()
+
+    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
+        """:meth:`rank`'s rankings as arrays, for the runner to store as they are."""
         index, _ = self._ready()
         tokens = self._question_tokens(self.tokenizer_name, [q.text for q in questions])
         cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth)
-        ids, scores = self._id_array[cols].tolist(), vals.tolist()
-        starts = [0, *ends.tolist()[:-1]]
-        return [(ids[a:b], scores[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+        return RankedBatch(self._doc_ids, cols, vals, ends)
 
     def search(self, text: str, depth: int) -> Ranking:
         """Rank the corpus for one question."""
@@ -828,10 +918,6 @@ class BM25Retriever:
         return [ids[i] for i in best.tolist()], scores[best].tolist()
 
 
-def _added(counts: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    """Token counts added up, keys in order of first occurrence (as the joined lists')."""
-    total = dict(counts[0])
-    for more in counts[1:]:
-        for term, n in more.items():
-            total[term] = total.get(term, 0) + n
-    return total
+def counts_key(tokenizer: str, fields: Sequence[str]) -> str:
+    """Where a corpus's term counts by ``tokenizer`` over ``fields`` are stored."""
+    return sha256_text("bm25-counts", tokenizer, *fields)

@@ -16,6 +16,7 @@ from typing import Any, overload
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
+    BatchRanker,
     PrepareEnv,
     Retriever,
     RetrieverError,
@@ -23,7 +24,7 @@ from engine.retrieve import (
     build_retriever,
 )
 from engine.trust import TrustStore, command_of
-from engine.types import CachedRun, Doc, Question, RetrieverSpec, sha256_text
+from engine.types import BatchRun, CachedRun, Doc, Question, RetrieverSpec, sha256_text
 from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
@@ -327,6 +328,10 @@ class _PoolRun:
             progress(spec.name, 0, len(stale))
         docs = [] if prepared.has(spec, corpus_hash) else self.docs()
         retriever = prepared.get(spec, corpus_hash, docs, env)
+        if isinstance(retriever, BatchRanker) and not bases:
+            self._rank_batches(spec.name, retriever, stale, spec_depth, hashes)
+            report.seconds[spec.name] = time.perf_counter() - started
+            return
         results: list[CachedRun] = []
         chunk = max(1, retriever.batch_size)
         step = max(1, len(stale) // 100)
@@ -364,3 +369,28 @@ class _PoolRun:
                     progress(spec.name, done, len(stale))
         ws.write_runs(results)
         report.seconds[spec.name] = time.perf_counter() - started
+
+    def _rank_batches(
+        self,
+        name: str,
+        retriever: BatchRanker,
+        stale: Sequence[Question],
+        depth: int,
+        hashes: dict[str, str],
+    ) -> None:
+        """Rank ``stale`` in batches kept as arrays, and store them in one transaction."""
+        progress = self.env.progress
+        batches: list[BatchRun] = []
+        chunk = max(1, retriever.batch_size)
+        done = 0
+        for start in range(0, len(stale), chunk):
+            batch = stale[start : start + chunk]
+            t0 = time.perf_counter()
+            ranked = retriever.rank_batch(batch, depth)
+            ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            ids = [q.id for q in batch]
+            batches.append(BatchRun(name, ids, [hashes[i] for i in ids], ms, depth, ranked))
+            done += len(batch)
+            if progress:
+                progress(name, done, len(stale))
+        self.ws.write_run_batches(batches)

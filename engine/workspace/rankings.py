@@ -10,6 +10,7 @@ from typing import Any
 from engine import rows as decode
 from engine.rows import WorkspaceError
 from engine.types import (
+    BatchRun,
     CachedRun,
     RetrieverSpec,
     canonical_json,
@@ -19,6 +20,15 @@ from engine.workspace.lifecycle import WorkspaceFile, now
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """One encoder for every cached ranking's doc ids (``json.dumps`` with options builds one
 per call)."""
+
+
+_WRITE_RUN = (
+    "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(retriever, question_id) DO UPDATE SET depth = excluded.depth, "
+    "doc_ids = excluded.doc_ids, scores = excluded.scores, "
+    "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash"
+)
 
 
 def _pack_scores(scores: Sequence[float]) -> bytes:
@@ -89,14 +99,43 @@ class RankingTables(WorkspaceFile):
             for r in runs
         ]
         with self.transaction():
-            self.conn.executemany(
-                "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms,"
-                " input_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(retriever, question_id) DO UPDATE SET depth = excluded.depth, "
-                "doc_ids = excluded.doc_ids, scores = excluded.scores, "
-                "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash",
-                rows,
-            )
+            self.conn.executemany(_WRITE_RUN, rows)
+        return len(rows)
+
+    def write_run_batches(self, batches: Iterable[BatchRun]) -> int:
+        """Store (or replace) cached rankings given as arrays, in one transaction.
+
+        The rows are those :meth:`write_runs` writes for the same rankings, byte for byte;
+        each document id is JSON-encoded once per batch, not once per ranking.
+        """
+        import numpy as np  # only pooling gets here; the CLI's quick commands never do
+
+        rows: list[tuple[str, str, int, str, bytes, float, str]] = []
+        for b in batches:
+            ranked = b.ranked
+            used, where = np.unique(ranked.cols, return_inverse=True)
+            encoded = np.array(
+                [_JSON.encode(ranked.doc_ids[i]) for i in used.tolist()] or [""], dtype=object
+            )[where].tolist()
+            packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
+            start = 0
+            for qid, input_hash, end in zip(
+                b.question_ids, b.input_hashes, ranked.ends.tolist(), strict=True
+            ):
+                rows.append(
+                    (
+                        b.retriever,
+                        qid,
+                        b.depth,
+                        "[" + ", ".join(encoded[start:end]) + "]",
+                        packed[8 * start : 8 * end],
+                        b.latency_ms,
+                        input_hash,
+                    )
+                )
+                start = end
+        with self.transaction():
+            self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
     def runs(

@@ -293,3 +293,88 @@ def test_live_means_from_kept_sums_equal_a_full_recount_bit_for_bit():
         if step % 11 == 0:
             live.set_ranking("b", q, rng.sample(docs, 10))
         assert live.means() == live.means_for(qids)  # exact equality, every metric
+
+
+# -- counts derived from the word counts ------------------------------------------------------
+
+DERIVED_TEXTS = [
+    "감쇠 보정은 CT로 어떻게 하나? 보정 보정은 아아아 ct로",
+    "ΟΔΟΣ ΟΔΟΣ 금속 인공물 2024-0137 TD-0137 가 나 가나다라",
+    "",
+    "İstanbul straße 감쇠감쇠 ﬁne Ⅻ 보정은",
+    "금속 ct로 x 가",
+]
+
+
+def assert_same_counts(got: TermCounts, want: TermCounts) -> None:
+    assert list(got.vocab.items()) == list(want.vocab.items())  # terms, ids and their order
+    assert got.tf.shape == want.tf.shape and (got.tf != want.tf).nnz == 0
+    assert np.array_equal(got.tf.indptr, want.tf.indptr)
+    assert np.array_equal(got.tf.indices, want.tf.indices)
+    assert got.doc_len.tolist() == want.doc_len.tolist()
+
+
+def counted_by_the_retriever(name: str, texts: list[str]) -> TermCounts:
+    from engine.retrieve.base import PrepareEnv
+
+    docs = [Doc(f"d{i:03d}", "", t) for i, t in enumerate(texts)]
+    r = BM25Retriever(bm25_spec("x", name))
+    return r._counted(name, docs, {}, PrepareEnv())[1]
+
+
+@pytest.mark.parametrize("name", ["word", "bigram", "word+bigram"])
+def test_bigram_and_joined_counts_equal_counting_the_tokens(name):
+    from engine.tokenize import get_tokenizer
+
+    tok = get_tokenizer(name)
+    rng = random.Random(7)
+    texts = DERIVED_TEXTS + [" ".join(rng.choices(DERIVED_TEXTS, k=3)) for _ in range(30)]
+    want = TermCounts.from_tokens(tok.tokenize_many(texts))
+    assert_same_counts(counted_by_the_retriever(name, texts), want)
+    assert_same_counts(counted_by_the_retriever(name, []), TermCounts.from_tokens([]))
+
+
+@pytest.mark.parametrize("name", ["bigram", "word+bigram"])
+def test_derived_counts_equal_counting_the_tokens_on_korquad(name):
+    from engine.formats.squad import read_squad
+    from engine.tokenize import get_tokenizer
+    from tests.conftest import shared_data
+
+    squad = read_squad(shared_data("korquad_v1.0_dev", "KorQuAD_v1.0_dev.json"), "paragraph")
+    texts = [d.text for d in squad.docs]
+    want = TermCounts.from_tokens(get_tokenizer(name).tokenize_many(texts))
+    assert_same_counts(counted_by_the_retriever(name, texts), want)
+
+
+def test_bigram_counts_come_from_a_stored_word_record_without_reading_documents(tmp_path):
+    from engine.retrieve.base import PrepareEnv
+
+    ws = make_ws(tmp_path / "a.db")
+    refresh_runs(ws, ["bm25-word"])
+    env = PrepareEnv(index_store=ws, corpus_hash=ws.corpus_hash())
+    r = BM25Retriever(bm25_spec("x", "bigram"))
+    ids, counts = r._counted("bigram", [], {}, env)  # no documents handed over
+    docs = ws.docs()
+    assert list(ids) == [d.id for d in docs]
+    want = counted_by_the_retriever("bigram", [d.text for d in docs])
+    assert_same_counts(counts, want)
+    ws.close()
+
+
+def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path):
+    ws = make_ws(tmp_path / "a.db")
+    refresh_runs(ws, NAMES)  # BM25 goes through write_run_batches
+    rows = "SELECT retriever, question_id, depth, doc_ids, scores FROM runs ORDER BY 1, 2"
+    by_batches = ws.conn.execute(rows).fetchall()
+    assert len(by_batches) == len(NAMES) * len(QUESTIONS)
+    assert any(len(r[3]) > 2 for r in by_batches)  # some ranking is not empty
+    runs = [r for n in NAMES for r in ws.runs(n).values()]
+    ws.conn.execute("DELETE FROM runs")
+    ws.conn.commit()
+    ws.write_runs(runs)
+    assert ws.conn.execute(rows).fetchall() == by_batches  # byte for byte
+    ws.conn.execute("DELETE FROM runs")
+    ws.conn.commit()
+    ws.write_run_batches([])
+    assert ws.conn.execute(rows).fetchall() == []
+    ws.close()
