@@ -44,11 +44,32 @@ def canonical_json(value: Any) -> str:
 
 def sha256_text(*parts: str) -> str:
     """sha256 of the parts, each terminated by a NUL so that boundaries count."""
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
+    return TextHasher()(*parts)
+
+
+class TextHasher:
+    """:func:`sha256_text` of many part lists that share their first parts.
+
+    ``TextHasher(a, b)(c)`` is ``sha256_text(a, b, c)``; the shared parts are hashed once
+    (a pool hashes thousands of questions after the same corpus and retriever hashes).
+    """
+
+    def __init__(self, *prefix: str) -> None:
+        """Hash the shared first parts."""
+        self._h = hashlib.sha256()
+        self._add(self._h, prefix)
+
+    @staticmethod
+    def _add(h: Any, parts: Sequence[str]) -> None:
+        for p in parts:
+            h.update(p.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+
+    def __call__(self, *parts: str) -> str:
+        """The hash of the shared parts followed by ``parts``."""
+        h = self._h.copy()
+        self._add(h, parts)
+        return str(h.hexdigest())
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,11 @@ class Retriever(Protocol):
     """Retrievers whose cached rankings :meth:`rank` reads (empty for first-stage kinds)."""
     base_depth: int | None
     """How deep those rankings must be cached (None: as deep as this retriever's)."""
-    batch_size: int
-    """Questions per :meth:`rank` call (1 keeps per-question latency exact)."""
+
+    @property
+    def batch_size(self) -> int:
+        """Questions per :meth:`rank` call (1 keeps per-question latency exact)."""
+        ...
 
     def prepare(self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv) -> None:
         """Index the corpus. ``cache`` is shared by retrievers in one pool run."""
@@ -113,7 +116,10 @@ class BatchRanker(Protocol):
     of questions with one sparse product).
     """
 
-    batch_size: int
+    @property
+    def batch_size(self) -> int:
+        """Questions per :meth:`rank_batch` call."""
+        ...
 
     def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
         """The best ``depth`` documents of each question, as arrays."""

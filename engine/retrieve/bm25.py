@@ -33,8 +33,10 @@ point; documents with a score <= 0 are not ranked.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any, cast
@@ -287,7 +289,13 @@ def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
     n_rows, n_docs = raw.shape
     tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
     if n_docs > depth > 0:
-        kth = np.partition(raw, n_docs - depth, axis=1)[:, n_docs - depth]
+        # the depth-th best score: a partition of the negated block at depth - 1, which is
+        # several times faster than one at n_docs - depth when most scores are 0 (a
+        # selection whose pivot falls in a long run of equal values crawls)
+        neg = np.negative(raw)
+        neg.partition(depth - 1, axis=1)
+        kth = -neg[:, depth - 1]
+        del neg
         floor = np.maximum(kth * (1 - ROUNDING_MARGIN), tiny)
         cand = raw >= floor[:, None]
     elif depth > 0:
@@ -342,7 +350,7 @@ class TermCounts:
     """A tokenized corpus's statistics: what every BM25 variant's index is built from."""
 
     vocab: dict[str, int]
-    """term -> row of :attr:`tf`."""
+    """term -> row of :attr:`tf`, in row order (0, 1, 2, ...)."""
     tf: sparse.csr_matrix
     """term x document counts (float64, sorted indices, no explicit zeros)."""
     doc_len: FloatArray
@@ -393,11 +401,8 @@ class TermCounts:
         return cls(vocab, tf, lengths.astype(np.float64))
 
     def terms(self) -> list[str]:
-        """The terms by row (the vocabulary's order)."""
-        terms = [""] * len(self.vocab)
-        for term, row in self.vocab.items():
-            terms[row] = term
-        return terms
+        """The terms by row."""
+        return list(self.vocab)  # every constructor numbers the terms in insertion order
 
     def mapped(self, expand: Callable[[Sequence[str]], tuple[list[str], list[int]]]) -> TermCounts:
         """The counts of a tokenizer that maps each of these terms on its own.
@@ -455,7 +460,7 @@ class TermCounts:
         new_row = np.empty(n, dtype=np.int64)
         new_row[order] = np.arange(n, dtype=np.int64)
         names = list(union)
-        vocab = {names[i]: r for r, i in enumerate(order.tolist())}
+        vocab = dict(zip(map(names.__getitem__, order.tolist()), range(n), strict=True))
         rows, cols, data = [], [], []
         for part, at in zip(parts, where, strict=True):
             coo = part.tf.tocoo()
@@ -542,8 +547,18 @@ class TermCounts:
         return list(doc_ids), cls(vocab, matrix, doc_len)
 
 
-RANK_CELLS = 1 << 22
-"""Scores held at once while ranking a batch (questions x documents), about 32 MB."""
+RANK_CELLS = 1 << 20
+"""Scores one thread holds at once while ranking (questions x documents), about 8 MB."""
+
+RANK_THREADS = max(
+    1,
+    min(
+        4,
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
+    ),
+)
+"""Threads that rank chunks of a batch side by side (at most 4, at most the CPUs this
+process may use); a batch under :data:`RANK_CELLS` scores is ranked on the caller's thread."""
 
 
 class BM25Index:
@@ -683,7 +698,6 @@ class BM25Index:
         not ranked.
         """
         n = len(queries)
-        parts: list[Ranked] = []
         q_all = self.query_matrix(queries)
         bonus = None
         if self.variant.query_bonus:
@@ -696,14 +710,25 @@ class BM25Index:
                     for i in range(n)
                 ]
             )
-        chunk = max(1, RANK_CELLS // max(1, self.n_docs))
-        for start in range(0, n, chunk):
-            q = q_all[start : start + chunk]
+        threads = min(RANK_THREADS, -(-n * max(1, self.n_docs) // RANK_CELLS))
+        chunk = max(1, min(RANK_CELLS // max(1, self.n_docs), -(-n // max(1, threads))))
+        starts = range(0, n, chunk)
+        chunks = [q_all[start : start + chunk] for start in starts]  # sliced here, read there
+
+        def rank_chunk(i: int) -> Ranked:
+            q = chunks[i]
             q.has_sorted_indices = False
             block = np.asarray((q @ self.weights).toarray(), dtype=np.float64)
             if bonus is not None:
-                block += bonus[start : start + chunk, None]
-            parts.append(top_k_flat(block, id_rank, depth))
+                block += bonus[starts[i] : starts[i] + chunk, None]
+            return top_k_flat(block, id_rank, depth)
+
+        if threads > 1 and len(chunks) > 1:
+            # numpy's partition and sorts and scipy's product run without the GIL
+            with ThreadPoolExecutor(threads, thread_name_prefix="bm25-rank") as pool:
+                parts = list(pool.map(rank_chunk, range(len(chunks))))
+        else:
+            parts = [rank_chunk(i) for i in range(len(chunks))]
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
         offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
@@ -786,7 +811,15 @@ class BM25Retriever:
 
     bases: tuple[str, ...] = ()
     base_depth: int | None = None
-    batch_size = 1024
+
+    @property
+    def batch_size(self) -> int:
+        """Questions per :meth:`rank_batch`, a progress report after each.
+
+        Enough for every ranking thread to have a few chunks of :data:`RANK_CELLS` scores.
+        """
+        n_docs = max(1, len(self._doc_ids))
+        return max(256, min(8192, 4 * RANK_THREADS * RANK_CELLS // n_docs))
 
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate the parameters; nothing is indexed yet."""
@@ -879,6 +912,9 @@ class BM25Retriever:
             if parts:
                 lists = [self._question_tokens(part, missing) for part in parts]
                 made = [list(chain.from_iterable(each)) for each in zip(*lists, strict=True)]
+            elif name in WORD_MAPS:
+                expand = WORD_MAPS[name]
+                made = [expand(words)[0] for words in self._question_tokens("word", missing)]
             else:
                 made = get_tokenizer(name).tokenize_many(missing)
             memo.update(zip(missing, made, strict=True))

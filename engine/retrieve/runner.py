@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -24,8 +25,15 @@ from engine.retrieve import (
     build_retriever,
 )
 from engine.trust import TrustStore, command_of
-from engine.types import BatchRun, CachedRun, Doc, Question, RetrieverSpec, sha256_text
-from engine.workspace import Workspace, WorkspaceError
+from engine.types import (
+    BatchRun,
+    CachedRun,
+    Doc,
+    Question,
+    RetrieverSpec,
+    TextHasher,
+)
+from engine.workspace import RunRow, Workspace, WorkspaceError, run_rows
 
 Progress = Callable[[str, int, int], None]
 """progress(retriever name, questions done, questions to do)."""
@@ -81,21 +89,6 @@ class PreparedRetrievers:
     def has(self, spec: RetrieverSpec, corpus_hash: str) -> bool:
         """True when ``spec`` is already indexed for this corpus."""
         return corpus_hash == self.corpus_hash and spec.hash in self._by_spec
-
-
-def input_hash(
-    corpus_hash: str,
-    spec: RetrieverSpec,
-    question: Question,
-    base_hashes: Sequence[str] = (),
-    *,
-    spec_hash: str | None = None,
-) -> str:
-    """What a cached ranking depends on (for fusion and rerank, also their bases' rankings).
-
-    ``spec_hash`` is ``spec.hash`` when the caller has it already (it is not cheap).
-    """
-    return sha256_text(corpus_hash, spec_hash or spec.hash, question.text, *base_hashes)
 
 
 def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[RetrieverSpec]:
@@ -193,6 +186,7 @@ def refresh_runs(
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
+    counts = _CountsLater(ws)
     run = _PoolRun(
         ws,
         questions,
@@ -202,34 +196,76 @@ def refresh_runs(
         PrepareEnv(
             store=ws,
             progress=progress,
-            index_store=ws,
+            index_store=counts,
             corpus_hash=ws.corpus_hash(),
         ),
         prepared if prepared is not None else PreparedRetrievers(),
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
+        keep_going,
+        counts,
     )
     store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
         report.untrusted[spec.name] = command_of(spec)
-    for spec in specs:
-        if spec.name in report.untrusted:
-            continue
-        untrusted = [b for b in bases_of(spec) if b in report.untrusted]
-        if untrusted:
-            report.errors[spec.name] = f"reads {untrusted[0]}, whose command is not trusted"
-            continue
-        broken = [b for b in bases_of(spec) if b in report.errors]
-        if broken:
-            report.errors[spec.name] = f"reads {broken[0]}, which could not run"
-            continue
-        try:
-            run.refresh(spec)
-        except (RetrieverError, ValueError) as exc:
-            if not keep_going:
-                raise
-            report.errors[spec.name] = str(exc)
+    try:
+        for spec in specs:
+            if spec.name in report.untrusted:
+                continue
+            if bases_of(spec):
+                run.flush()  # its bases' rankings are read from the workspace
+            untrusted = [b for b in bases_of(spec) if b in report.untrusted]
+            if untrusted:
+                report.errors[spec.name] = f"reads {untrusted[0]}, whose command is not trusted"
+                continue
+            broken = [b for b in bases_of(spec) if b in report.errors]
+            if broken:
+                report.errors[spec.name] = f"reads {broken[0]}, which could not run"
+                continue
+            try:
+                run.refresh(spec)
+            except (RetrieverError, ValueError) as exc:
+                if not keep_going:
+                    run.flush()  # what ranked before it is kept, as if run one by one
+                    raise
+                report.errors[spec.name] = str(exc)
+        run.flush()
+    finally:
+        run.close()
     return report
+
+
+class _CountsLater:
+    """The workspace as BM25's index store, holding new term counts back.
+
+    They are stored with the next rankings, in their transaction (one commit where there
+    were two).
+
+    Counts still held are read back from here, so a retriever prepared after another
+    finds them as if they were stored.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.readonly = ws.readonly
+        self.held: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def term_counts(self, key: str, corpus_hash: str) -> dict[str, Any] | None:
+        """The record held or stored under ``key`` for this corpus, or None."""
+        held = self.held.get(key)
+        if held is not None and held[0] == corpus_hash:
+            return held[1]
+        return self.ws.term_counts(key, corpus_hash)
+
+    def write_term_counts(self, key: str, corpus_hash: str, record: dict[str, Any]) -> None:
+        """Hold a record until :meth:`write_held`."""
+        self.held[key] = (corpus_hash, record)
+
+    def write_held(self) -> None:
+        """Store every record held (inside the caller's transaction)."""
+        for key, (corpus_hash, record) in self.held.items():
+            self.ws.write_term_counts(key, corpus_hash, record)
+        self.held.clear()
 
 
 class _LazyDocs(Sequence[Doc]):
@@ -275,7 +311,13 @@ class _PoolRun:
     report: RunReport
     depths: dict[str, int]
     """Per retriever, how deep to cache (deeper when a reranker reads it)."""
+    keep_going: bool
+    counts: _CountsLater
+    """BM25's term counts, written with the next rankings."""
     _docs: _LazyDocs | None = None
+    _ranker: ThreadPoolExecutor | None = None
+    _pending: list[tuple[str, float, Future[list[RunRow]]]] = field(default_factory=list)
+    """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
 
     def docs(self) -> Sequence[Doc]:
         """The corpus, read once (on first use) for every retriever that must index it.
@@ -300,14 +342,13 @@ class _PoolRun:
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
-        spec_hash = spec.hash
+        # what a cached ranking depends on: corpus, retriever, question text and (for
+        # fusion and rerank) the input hashes of its bases' rankings
+        hasher = TextHasher(corpus_hash, spec.hash)
         hashes = {
-            q.id: input_hash(
-                corpus_hash,
-                spec,
-                q,
-                [base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-                spec_hash=spec_hash,
+            q.id: hasher(
+                q.text,
+                *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
             )
             for q in questions
         }
@@ -329,8 +370,15 @@ class _PoolRun:
         docs = [] if prepared.has(spec, corpus_hash) else self.docs()
         retriever = prepared.get(spec, corpus_hash, docs, env)
         if isinstance(retriever, BatchRanker) and not bases:
-            self._rank_batches(spec.name, retriever, stale, spec_depth, hashes)
-            report.seconds[spec.name] = time.perf_counter() - started
+            # ranked on a worker thread while this thread stores the retriever before it
+            # and indexes the next one (numpy and SQLite work without the GIL)
+            if self._ranker is None:
+                self._ranker = ThreadPoolExecutor(1, thread_name_prefix="goldpan-rank")
+            ranking = self._ranker.submit(
+                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes
+            )
+            self._pending.append((spec.name, started, ranking))
+            self.flush(waiting=False)
             return
         results: list[CachedRun] = []
         chunk = max(1, retriever.batch_size)
@@ -367,7 +415,9 @@ class _PoolRun:
                 done = len(results)
                 if progress and (done % step == 0 or done == len(stale)):
                     progress(spec.name, done, len(stale))
-        ws.write_runs(results)
+        with ws.transaction():
+            self.counts.write_held()
+            ws.write_runs(results)
         report.seconds[spec.name] = time.perf_counter() - started
 
     def _rank_batches(
@@ -377,8 +427,11 @@ class _PoolRun:
         stale: Sequence[Question],
         depth: int,
         hashes: dict[str, str],
-    ) -> None:
-        """Rank ``stale`` in batches kept as arrays, and store them in one transaction."""
+    ) -> list[RunRow]:
+        """Rank ``stale`` in batches kept as arrays, and encode them as stored rows.
+
+        Runs on the ranking thread: no SQL here.
+        """
         progress = self.env.progress
         batches: list[BatchRun] = []
         chunk = max(1, retriever.batch_size)
@@ -393,4 +446,37 @@ class _PoolRun:
             done += len(batch)
             if progress:
                 progress(name, done, len(stale))
-        self.ws.write_run_batches(batches)
+        return run_rows(batches)
+
+    def flush(self, *, waiting: bool = True) -> None:
+        """Store the rankings of the retrievers sent to the ranking thread.
+
+        Each retriever's rankings are written in one transaction, on this thread (the
+        workspace's connection never leaves it), in the order the retrievers ran. Without
+        ``waiting``, only those already ranked are stored (this thread goes on indexing
+        the next retriever meanwhile). One that failed raises here, or is noted in the
+        report with ``keep_going``.
+        """
+        while self._pending and (waiting or self._pending[0][2].done()):
+            name, started, ranking = self._pending.pop(0)
+            try:
+                rows = ranking.result()
+            except (RetrieverError, ValueError) as exc:
+                if not self.keep_going:
+                    self._pending.clear()
+                    raise
+                self.report.errors[name] = str(exc)
+                continue
+            with self.ws.transaction():
+                self.counts.write_held()
+                self.ws.write_run_rows(rows)
+            self.report.seconds[name] = time.perf_counter() - started
+        if waiting and self.counts.held:
+            with self.ws.transaction():
+                self.counts.write_held()
+
+    def close(self) -> None:
+        """Stop the ranking thread (after the ranking it is doing, if any)."""
+        if self._ranker is not None:
+            self._ranker.shutdown(wait=True, cancel_futures=True)
+            self._ranker = None

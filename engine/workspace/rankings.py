@@ -35,6 +35,49 @@ def _pack_scores(scores: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(scores)}d", *scores)
 
 
+RunRow = tuple[str, str, int, str, bytes, float, str]
+"""A ``runs`` row as stored: retriever, question id, depth, doc ids (JSON), scores (packed
+little-endian doubles), latency (ms), input hash."""
+
+
+def run_rows(batches: Iterable[BatchRun]) -> list[RunRow]:
+    """The ``runs`` rows of rankings given as arrays.
+
+    No SQL: a pool builds them on its ranking thread while the workspace's thread stores
+    the previous retriever's. Each document id is JSON-encoded once per batch, not once
+    per ranking; the rows are byte for byte those :meth:`RankingTables.write_runs` writes.
+    """
+    import numpy as np  # only pooling gets here; the CLI's quick commands never do
+
+    rows: list[RunRow] = []
+    for b in batches:
+        ranked = b.ranked
+        ranked_docs = np.zeros(len(ranked.doc_ids), dtype=bool)
+        ranked_docs[ranked.cols] = True
+        used = np.flatnonzero(ranked_docs)
+        each = np.array([""] + [_JSON.encode(ranked.doc_ids[i]) for i in used.tolist()], object)
+        where = np.cumsum(ranked_docs)[ranked.cols]  # position in used, plus one
+        encoded = each[where].tolist()
+        packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
+        start = 0
+        for qid, input_hash, end in zip(
+            b.question_ids, b.input_hashes, ranked.ends.tolist(), strict=True
+        ):
+            rows.append(
+                (
+                    b.retriever,
+                    qid,
+                    b.depth,
+                    "[" + ", ".join(encoded[start:end]) + "]",
+                    packed[8 * start : 8 * end],
+                    b.latency_ms,
+                    input_hash,
+                )
+            )
+            start = end
+    return rows
+
+
 class RankingTables(WorkspaceFile):
     """Retrievers, their cached runs and embeddings."""
 
@@ -105,35 +148,13 @@ class RankingTables(WorkspaceFile):
     def write_run_batches(self, batches: Iterable[BatchRun]) -> int:
         """Store (or replace) cached rankings given as arrays, in one transaction.
 
-        The rows are those :meth:`write_runs` writes for the same rankings, byte for byte;
-        each document id is JSON-encoded once per batch, not once per ranking.
+        The rows are those :meth:`write_runs` writes for the same rankings, byte for byte
+        (:func:`run_rows`).
         """
-        import numpy as np  # only pooling gets here; the CLI's quick commands never do
+        return self.write_run_rows(run_rows(batches))
 
-        rows: list[tuple[str, str, int, str, bytes, float, str]] = []
-        for b in batches:
-            ranked = b.ranked
-            used, where = np.unique(ranked.cols, return_inverse=True)
-            encoded = np.array(
-                [_JSON.encode(ranked.doc_ids[i]) for i in used.tolist()] or [""], dtype=object
-            )[where].tolist()
-            packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
-            start = 0
-            for qid, input_hash, end in zip(
-                b.question_ids, b.input_hashes, ranked.ends.tolist(), strict=True
-            ):
-                rows.append(
-                    (
-                        b.retriever,
-                        qid,
-                        b.depth,
-                        "[" + ", ".join(encoded[start:end]) + "]",
-                        packed[8 * start : 8 * end],
-                        b.latency_ms,
-                        input_hash,
-                    )
-                )
-                start = end
+    def write_run_rows(self, rows: Sequence[RunRow]) -> int:
+        """Store (or replace) cached rankings encoded by :func:`run_rows`, in one transaction."""
         with self.transaction():
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)

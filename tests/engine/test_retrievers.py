@@ -619,3 +619,19 @@ def test_an_external_run_is_never_run_again(tiny_ws):
         for qid, r in fused.items():
             ext_ids = list(ext[qid].doc_ids) if qid in ext else []
             assert_fused(r, hand_rrf([ext_ids, list(word[qid].doc_ids)]))
+
+
+def test_a_cached_ranking_is_keyed_by_the_same_input_hash_as_before():
+    """The hash of (corpus, retriever, question text, base hashes), NUL after each part:
+    a changed formula would make every workspace's cached rankings stale."""
+    import hashlib
+
+    from engine.types import TextHasher, sha256_text
+
+    parts = ["corpus", "spec", "질문 text \udc80", ""]
+    by_hand = hashlib.sha256(
+        b"".join(p.encode("utf-8", "surrogatepass") + b"\0" for p in parts)
+    ).hexdigest()
+    shared = TextHasher(*parts[:2])
+    assert shared(*parts[2:]) == sha256_text(*parts) == by_hand
+    assert shared("other") != by_hand and shared(*parts[2:]) == by_hand  # the prefix is kept
