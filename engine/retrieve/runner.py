@@ -7,6 +7,7 @@ are run again. Each retriever's new rankings are written in one transaction.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -208,6 +209,8 @@ def refresh_runs(
     store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
         report.untrusted[spec.name] = command_of(spec)
+    collecting = gc.isenabled()
+    gc.disable()  # a pool makes hundreds of thousands of short-lived objects, no cycles
     try:
         for spec in specs:
             if spec.name in report.untrusted:
@@ -232,6 +235,8 @@ def refresh_runs(
         run.flush()
     finally:
         run.close()
+        if collecting:
+            gc.enable()
     return report
 
 

@@ -378,3 +378,44 @@ def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path):
     ws.write_run_batches([])
     assert ws.conn.execute(rows).fetchall() == []
     ws.close()
+
+
+# -- the ranking thread ---------------------------------------------------------------------
+
+
+def failing_for(name, monkeypatch):
+    from engine.retrieve.base import RetrieverError
+
+    real = BM25Retriever.rank_batch
+
+    def rank_batch(self, questions, depth):
+        if self.spec.name == name:
+            raise RetrieverError(f"{name} broke")
+        return real(self, questions, depth)
+
+    monkeypatch.setattr(BM25Retriever, "rank_batch", rank_batch)
+
+
+def test_a_retriever_failing_on_the_ranking_thread_is_reported_under_its_own_name(
+    tmp_path, monkeypatch
+):
+    ws = make_ws(tmp_path / "a.db")
+    failing_for("bm25-bigram", monkeypatch)
+    report = refresh_runs(ws, NAMES, keep_going=True)
+    assert report.errors == {"bm25-bigram": "bm25-bigram broke"}
+    stored = {n: len(ws.runs(n)) for n in NAMES}
+    assert stored == {"bm25-word": 3, "bm25-bigram": 0, "bm25-word+bigram": 3}
+    ws.close()
+
+
+def test_without_keep_going_a_failure_raises_and_what_ranked_before_it_stays(tmp_path, monkeypatch):
+    from engine.retrieve.base import RetrieverError
+
+    ws = make_ws(tmp_path / "a.db")
+    failing_for("bm25-word+bigram", monkeypatch)
+    with pytest.raises(RetrieverError, match="word\\+bigram broke"):
+        refresh_runs(ws, NAMES)
+    assert [len(ws.runs(n)) for n in NAMES] == [3, 3, 0]
+    # the term counts went in with the rankings stored
+    assert ws.conn.execute("SELECT count(*) FROM bm25_counts").fetchone()[0] == 3
+    ws.close()
