@@ -282,6 +282,10 @@ class _LazyDocs(Sequence[Doc]):
 
     def _all(self) -> list[Doc]:
         if self._docs is None:
+            if not self._ws.readonly:
+                # indexing the corpus ends in a write, whose soundness gate reads every
+                # row too: it runs first, so the two never hold a large document at once
+                self._ws.ensure_sound()
             self._docs = self._ws.docs()
         return self._docs
 

@@ -61,12 +61,15 @@ def test_batched_ranking_equals_one_question_at_a_time_bit_for_bit(variant, seed
         assert all(s > 0 for s in scores.tolist())
 
 
-def test_chunks_give_the_same_rankings(monkeypatch):
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("threads", [1, 3])
+def test_chunks_give_the_same_rankings(monkeypatch, variant, threads):
     docs, queries = random_corpus(5)
-    index = BM25Index(docs, BM25Params())
+    index = BM25Index(docs, BM25Params(variant=variant))
     rank = id_ranks([f"d{i}" for i in range(len(docs))])
     whole = index.rank_many(queries, rank, 10)
     monkeypatch.setattr(bm25_module, "RANK_CELLS", len(docs) * 3)  # 3 questions a chunk
+    monkeypatch.setattr(bm25_module, "RANK_THREADS", threads)  # chunks side by side
     chunked = index.rank_many(queries, rank, 10)
     for (a, sa), (b, sb) in zip(whole, chunked, strict=True):
         assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
