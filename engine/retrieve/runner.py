@@ -3,6 +3,10 @@
 A cached ranking is valid while its input hash (corpus, retriever kind and parameters,
 question text) is unchanged and it is at least as deep as asked; only stale questions
 are run again. Each retriever's new rankings are written in one transaction.
+
+BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
+as arrays and encoded there, while the calling thread indexes the next retriever and
+stores the previous one: the workspace's connection is only ever used by the caller.
 """
 
 from __future__ import annotations
@@ -155,7 +159,7 @@ def refresh_runs(
         names: retrievers to run; all when None or empty.
         depth: ranking depth to cache.
         force: run every question again even when its cache is valid.
-        progress: called as questions are done.
+        progress: called as questions are done (for BM25, from the ranking thread).
         question_ids: only these questions (default: all).
         prepared: indexed retrievers to reuse (and fill) across calls.
         keep_going: when a retriever cannot run, note why in the report and go on with

@@ -15,13 +15,14 @@ from tempfile import TemporaryDirectory
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.formats.docs import read_docs
 from engine.formats.errors import IngestError
 from engine.formats.labels import read_labels_csv, write_labels_csv
 from engine.formats.questions import read_questions
+from engine.formats.tabular import unescape_formula
 from engine.formats.trec import read_qrels, write_trec_qrels
 from engine.metrics import evaluate, judge, mean, parse_metric, per_question
 from engine.types import Label
@@ -209,14 +210,23 @@ def test_questions_jsonl_round_trip(scratch, questions, ensure_ascii, key):
         unique_by=lambda q: q[0],
     )
 )
+@example(questions=[("0", "'@", [])])  # found by hypothesis: a text quoted against formulas
+@example(questions=[("q1", "x", ["'=a", "b"])])
 def test_questions_csv_round_trip(scratch, questions):
     out = io.StringIO()
     writer = csv.writer(out)  # the csv module's default dialect: CRLF, a CR in a field quoted
     writer.writerow(["id", "text", "tags"])
     writer.writerows([qid, text, ",".join(tags)] for qid, text, tags in questions)
     read = read_questions(_write(scratch / "q.csv", out.getvalue()))
+    # every cell loses one ' before a formula character (=, +, -, @, tab, CR): the quote
+    # goldpan's own CSV export adds so that a spreadsheet shows the cell as text
     assert [(q.id, q.text, q.tags) for q in read] == [
-        (qid, text.strip(), _expected_tags(tags)) for qid, text, tags in questions
+        (
+            unescape_formula(qid),
+            unescape_formula(text).strip(),
+            _expected_tags(unescape_formula(",".join(tags)).split(",")),
+        )
+        for qid, text, tags in questions
     ]
 
 
