@@ -477,6 +477,7 @@ class _PoolRun:
             except (RetrieverError, ValueError) as exc:
                 if not self.keep_going:
                     self._pending.clear()
+                    self._write_held()  # the counts are sound; only the ranking failed
                     raise
                 self.report.errors[name] = str(exc)
                 continue
@@ -484,7 +485,11 @@ class _PoolRun:
                 self.counts.write_held()
                 self.ws.write_run_rows(rows)
             self.report.seconds[name] = time.perf_counter() - started
-        if waiting and self.counts.held:
+        if waiting:
+            self._write_held()
+
+    def _write_held(self) -> None:
+        if self.counts.held:
             with self.ws.transaction():
                 self.counts.write_held()
 
