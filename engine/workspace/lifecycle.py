@@ -256,8 +256,8 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-PAGE_SIZE = 65536
-"""The page size of a new workspace (SQLite's default is 4,096; this is its largest)."""
+PAGE_SIZE = 16384
+"""The page size of a new workspace (SQLite's default is 4,096)."""
 
 
 class WorkspaceFile:
@@ -389,11 +389,10 @@ class WorkspaceFile:
             try:
                 if not existed:
                     # a cached ranking is a ~3 KB row: 4 KB pages hold one each and write
-                    # the rest of the page too; 64 KB pages hold twenty (a pool of 17,000
-                    # rankings writes a quarter fewer bytes, in half the time). A label's
-                    # commit then writes a few 64 KB pages, well under a millisecond
-                    # more. Only a new, empty file can take it; older workspaces keep
-                    # their page size.
+                    # the rest of the page too; 16 KB pages hold five (a pool of 17,000
+                    # rankings writes a fifth fewer bytes). A label's commit writes a few
+                    # 16 KB pages: 1.0 ms instead of 0.7 (bench_live). Only a new, empty
+                    # file can take it; older workspaces keep their page size.
                     conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 # FULL: a commit is on disk before it returns, so a label survives a power
