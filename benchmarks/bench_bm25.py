@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rank_bm25 time is extrapolated linearly from {sample} of {n} questions.")
     print(
         "goldpan's per-tokenizer seconds are refresh_runs' own and overlap (ranking one "
-        "retriever while storing another); the total is the whole call."
+        "retriever while storing another); the total is the whole call and the close."
     )
     met = pooled <= total_ref / TARGET_RATIO
     print(
