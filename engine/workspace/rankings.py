@@ -145,14 +145,6 @@ class RankingTables(WorkspaceFile):
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
-    def write_run_batches(self, batches: Iterable[BatchRun]) -> int:
-        """Store (or replace) cached rankings given as arrays, in one transaction.
-
-        The rows are those :meth:`write_runs` writes for the same rankings, byte for byte
-        (:func:`run_rows`).
-        """
-        return self.write_run_rows(run_rows(batches))
-
     def write_run_rows(self, rows: Sequence[RunRow]) -> int:
         """Store (or replace) cached rankings encoded by :func:`run_rows`, in one transaction."""
         with self.transaction():
