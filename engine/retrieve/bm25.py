@@ -269,11 +269,16 @@ Ranked = tuple[IntArray, FloatArray, IntArray]
 offset (question i is ``[ends[i-1]:ends[i]]``)."""
 
 
-def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
-    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
-    cols, vals, ends = top_k_flat(raw, id_rank, depth)
+def per_row(ranked: Ranked) -> list[tuple[IntArray, FloatArray]]:
+    """Rankings end to end (:data:`Ranked`) as one (doc indices, scores) pair per row."""
+    cols, vals, ends = ranked
     starts = [0, *ends.tolist()[:-1]]
     return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+
+
+def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
+    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
+    return per_row(top_k_flat(raw, id_rank, depth))
 
 
 def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
@@ -692,9 +697,7 @@ class BM25Index:
         self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
     ) -> list[tuple[IntArray, FloatArray]]:
         """The ``depth`` best documents of each tokenized query, in trec_eval order."""
-        cols, vals, ends = self.rank_flat(queries, id_rank, depth)
-        starts = [0, *ends.tolist()[:-1]]
-        return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
+        return per_row(self.rank_flat(queries, id_rank, depth))
 
     def rank_flat(self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int) -> Ranked:
         """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
