@@ -6,7 +6,10 @@ Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -23,39 +26,44 @@ from tui.cli.commands.common import (
 )
 from tui.literal import command_shown, literal
 
+if TYPE_CHECKING:
+    from engine.session import LabelingSession
 
-def cmd_label(args: argparse.Namespace) -> None:
-    """Grade one document for one question (what the judge screen's keys do)."""
+
+@contextmanager
+def _labeling(args: argparse.Namespace) -> Iterator[LabelingSession]:
+    """``args.annotator``'s labeling session on ``args.workspace``.
+
+    The session is what the judge screen writes through; an unknown question or document
+    in the block is a usage error.
+    """
     from engine.session import LabelingSession
     from engine.workspace import WorkspaceError
 
-    if args.grade not in GRADES:
-        raise UsageError(f"grade {args.grade} is out of range; expected {GRADE_RANGE}")
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
         ws.ensure_sound()  # the session reads the question's labels before it writes
         session = LabelingSession(ws, who)
         try:
-            session.set_grade(args.question, args.doc, args.grade)
-        except WorkspaceError as exc:  # unknown question or document
+            yield session
+        except WorkspaceError as exc:
             raise UsageError(str(exc)) from None
-    out.print(literal(f"{who}: {args.question} {args.doc} = {args.grade}"))
+
+
+def cmd_label(args: argparse.Namespace) -> None:
+    """Grade one document for one question (what the judge screen's keys do)."""
+    if args.grade not in GRADES:
+        raise UsageError(f"grade {args.grade} is out of range; expected {GRADE_RANGE}")
+    with _labeling(args) as session:
+        session.set_grade(args.question, args.doc, args.grade)
+    out.print(literal(f"{session.annotator}: {args.question} {args.doc} = {args.grade}"))
 
 
 def cmd_verdict(args: argparse.Namespace) -> None:
     """Give a verdict on a question (no answer, ambiguous, skip, answerable)."""
-    from engine.session import LabelingSession
-    from engine.workspace import WorkspaceError
-
-    who = annotator_name(args.annotator)
-    with open_workspace(args.workspace) as ws:
-        ws.ensure_sound()  # the session reads the question's labels before it writes
-        session = LabelingSession(ws, who)
-        try:
-            session.set_verdict(args.question, args.verdict, args.note)
-        except WorkspaceError as exc:
-            raise UsageError(str(exc)) from None
-    out.print(literal(f"{who}: {args.question} is {args.verdict}"))
+    with _labeling(args) as session:
+        session.set_verdict(args.question, args.verdict, args.note)
+    out.print(literal(f"{session.annotator}: {args.question} is {args.verdict}"))
 
 
 def cmd_agreement(args: argparse.Namespace) -> None:
