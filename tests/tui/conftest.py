@@ -1,15 +1,20 @@
-"""Fixtures for Pilot tests: a copy of the demo workspace per test, an app factory."""
+"""Fixtures for Pilot tests: a copy of the demo workspace per test, an app factory, and
+the helpers several test modules share."""
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from engine.demo import build_demo
 from tui.app import GoldpanApp
+from tui.screens.judge import JudgeScreen
 
 APP_SIZE = (120, 40)
 
@@ -55,3 +60,36 @@ async def wait_for(pilot, condition: Callable[[], bool], tries: int = 200) -> No
             return
         await pilot.pause(0.02)
     raise AssertionError("condition not met in time")
+
+
+def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Rows of ``sql`` read from the workspace file itself (its own connection)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def my_labels(path: Path, qid: str) -> dict[object, object]:
+    """The grades the ``tester`` annotator gave on question ``qid``: doc id -> grade."""
+    return dict(
+        rows(
+            path,
+            "SELECT doc_id, grade FROM labels WHERE question_id = ? AND annotator = 'tester'",
+            qid,
+        )
+    )
+
+
+def plain(widget: Static) -> str:
+    """What a Static shows, as text."""
+    return str(widget.render())
+
+
+async def open_judge(pilot: Any, qid: str) -> JudgeScreen:
+    """Open the judge screen on ``qid`` and return it."""
+    pilot.app.judge(qid)
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, JudgeScreen)
+    return pilot.app.screen

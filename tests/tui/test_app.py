@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
-from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.conftest import APP_SIZE, my_labels, open_judge, plain, rows, wait_for
 from tui.screens.base import cursor_key
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import PromptScreen, SearchScreen
@@ -18,24 +16,6 @@ from tui.screens.write import WriteScreen
 from tui.widgets.candidate_list import CandidateList
 
 
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
-def my_labels(path, qid):
-    return dict(
-        rows(
-            path,
-            "SELECT doc_id, grade FROM labels WHERE question_id = ? AND annotator = 'tester'",
-            qid,
-        )
-    )
-
-
 def my_verdict(path, qid):
     found = rows(
         path,
@@ -43,18 +23,6 @@ def my_verdict(path, qid):
         qid,
     )
     return found[0] if found else None
-
-
-def plain(widget: Static) -> str:
-    return str(widget.render())
-
-
-async def open_judge(pilot, qid):
-    app = pilot.app
-    app.judge(qid)
-    await pilot.pause()
-    assert isinstance(app.screen, JudgeScreen)
-    return app.screen
 
 
 async def test_questions_screen_lists_filters_and_opens_judge(app_factory):

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.workspace import Workspace
-from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.conftest import APP_SIZE, my_labels, open_judge, plain, rows, wait_for
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import ConfirmScreen, SearchScreen
@@ -24,41 +24,12 @@ from tui.screens.write import WriteScreen
 from tui.widgets.candidate_list import CandidateList
 
 
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
-def my_labels(path, qid):
-    return dict(
-        rows(
-            path,
-            "SELECT doc_id, grade FROM labels WHERE question_id = ? AND annotator = 'tester'",
-            qid,
-        )
-    )
-
-
 def painted(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-def plain(widget: Static) -> str:
-    return str(widget.render())
-
-
 def notices(app) -> str:
     return " | ".join(str(n.message) for n in app._notifications)
-
-
-async def open_judge(pilot, qid):
-    pilot.app.judge(qid)
-    await pilot.pause()
-    assert isinstance(pilot.app.screen, JudgeScreen)
-    return pilot.app.screen
 
 
 class Deliveries:
