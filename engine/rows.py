@@ -112,18 +112,6 @@ def doc(path: Path, r: Sequence[Any]) -> Doc:
 
 def question(path: Path, r: Sequence[Any]) -> Question:
     """(id, text, tags, author, written_blind, note)."""
-    qid, text, tags, author, blind, note = r
-    if type(qid) is type(text) is type(author) is type(note) is type(tags) is str:
-        try:  # the usual row, checked without naming it (a pool reads thousands)
-            decoded = json.loads(tags)
-        except (ValueError, RecursionError):
-            decoded = None
-        if type(blind) is int and type(decoded) is list and all(type(t) is str for t in decoded):
-            return Question(qid, text, tuple(decoded), author, bool(blind), note)
-    return _question_checked(path, r)
-
-
-def _question_checked(path: Path, r: Sequence[Any]) -> Question:
     row = f"id {show(r[0])}"
     qid = _text(r[0], path, "questions", row, "id")
     tags = _json(r[2], path, "questions", row, "tags", list)
