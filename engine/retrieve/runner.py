@@ -192,18 +192,14 @@ def refresh_runs(
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
     counts = _CountsLater(ws)
+    corpus_hash = ws.corpus_hash()
     run = _PoolRun(
         ws,
         questions,
         None if question_ids is None else [q.id for q in questions],
         force,
-        ws.corpus_hash(),
-        PrepareEnv(
-            store=ws,
-            progress=progress,
-            index_store=counts,
-            corpus_hash=ws.corpus_hash(),
-        ),
+        corpus_hash,
+        PrepareEnv(store=ws, progress=progress, index_store=counts, corpus_hash=corpus_hash),
         prepared if prepared is not None else PreparedRetrievers(),
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
