@@ -32,7 +32,8 @@ from typing import Any, Protocol
 
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
-_HANGUL_SYLLABLE = re.compile("[\uac00-\ud7a3]")
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3  # the precomposed syllables 가 .. 힣
+_HANGUL_SYLLABLE = re.compile(f"[{chr(_HANGUL_FIRST)}-{chr(_HANGUL_LAST)}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 KIWI_MAX_RUN = 1023
 """Kiwi's own cut of a run without spaces (a longer run comes back in pieces this long)."""
@@ -133,23 +134,58 @@ def _bigrams_of(words: list[str]) -> list[str]:
     return out
 
 
+_NUMPY_WORDS = 256
+"""From this many words on, :func:`bigram_expansion` works on arrays."""
+
+
+def _bigram_expansion_loop(words: Sequence[str]) -> tuple[list[str], list[int]]:
+    out: list[str] = []
+    sizes: list[int] = []
+    for w in words:
+        made = _bigrams_of([w])
+        out.extend(made)
+        sizes.append(len(made))
+    return out, sizes
+
+
 def bigram_expansion(words: Sequence[str]) -> tuple[list[str], list[int]]:
     """The ``bigram`` tokens of each word on its own, end to end, and how many each gives.
 
     ``bigram`` maps every word independently, so an index can count a corpus's bigrams
     from its word counts: each distinct word is expanded once, not once per occurrence.
+    The rule is :func:`bigram_tokens`'s; a long list is expanded with numpy (half the
+    time: the pairs are cut from the words' code points at once).
     """
-    out: list[str] = []
-    sizes: list[int] = []
-    hangul = _HANGUL_SYLLABLE.search
-    for w in words:
-        if len(w) > 1 and hangul(w):
-            out.extend([w[i : i + 2] for i in range(len(w) - 1)])
-            sizes.append(len(w) - 1)
-        else:
-            out.append(w)
-            sizes.append(1)
-    return out, sizes
+    if len(words) < _NUMPY_WORDS:
+        return _bigram_expansion_loop(words)
+    import numpy as np  # pooling only; the CLI's quick commands never get here
+
+    n = len(words)
+    codes = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    if not codes.all():  # numpy's fixed-width strings would drop a NUL at a pair's end
+        return _bigram_expansion_loop(words)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=n)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    hangul_before = np.zeros(codes.size + 1, dtype=np.int64)
+    np.cumsum((codes >= _HANGUL_FIRST) & (codes <= _HANGUL_LAST), out=hangul_before[1:])
+    split = (lengths > 1) & (hangul_before[ends] > hangul_before[starts])
+    sizes = np.where(split, lengths - 1, 1)
+    slot = np.cumsum(sizes) - sizes  # where each word's tokens begin in the output
+    out = np.empty(int(sizes.sum()), dtype=object)
+    whole = np.flatnonzero(~split)
+    out[slot[whole]] = np.array(words, dtype=object)[whole]
+    cut = np.flatnonzero(split)
+    if cut.size:
+        counts = sizes[cut]
+        k = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )  # the pair's place in its word
+        pairs = np.empty((codes.size - 1, 2), dtype="<u4")
+        pairs[:, 0], pairs[:, 1] = codes[:-1], codes[1:]
+        first = np.repeat(starts[cut], counts) + k
+        out[np.repeat(slot[cut], counts) + k] = pairs.view("<U2")[first, 0].astype(object)
+    return out.tolist(), sizes.tolist()
 
 
 def bigram_tokens(text: str) -> list[str]:

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from typing import Any, cast
 
 import numpy as np
@@ -923,8 +923,13 @@ class BM25Retriever:
                 lists = [self._question_tokens(part, missing) for part in parts]
                 made = [list(chain.from_iterable(each)) for each in zip(*lists, strict=True)]
             elif name in WORD_MAPS:
-                expand = WORD_MAPS[name]
-                made = [expand(words)[0] for words in self._question_tokens("word", missing)]
+                words = self._question_tokens("word", missing)
+                flat, sizes = WORD_MAPS[name](list(chain.from_iterable(words)))
+                ends = [0, *accumulate(sizes)]  # where each word's tokens end in flat
+                made, at = [], 0
+                for question in words:
+                    made.append(flat[ends[at] : ends[at + len(question)]])
+                    at += len(question)
             else:
                 made = get_tokenizer(name).tokenize_many(missing)
             memo.update(zip(missing, made, strict=True))

@@ -285,6 +285,7 @@ class _LazyDocs(Sequence[Doc]):
             if not self._ws.readonly:
                 # indexing the corpus ends in a write, whose soundness gate reads every
                 # row too: it runs first, so the two never hold a large document at once
+                # (once per connection: after an import in this process it is done)
                 self._ws.ensure_sound()
             self._docs = self._ws.docs()
         return self._docs

@@ -151,3 +151,34 @@ def test_kiwi_safe_changes_only_what_kiwi_cannot_take():
     assert kiwi_safe("a\ud800b\udfff") == "a\ufffdb\ufffd"
     cut = kiwi_safe("q" * 2500)
     assert cut.split(" ") == ["q" * 1023, "q" * 1023, "q" * 454]
+
+
+@SETTINGS
+@given(texts=st.lists(TEXT, min_size=1, max_size=40), pad=st.integers(0, 300))
+def test_bigram_expansion_of_many_words_is_the_bigram_rule_word_by_word(texts, pad):
+    # a long list is cut into pairs with numpy: every word must give what bigram_tokens
+    # gives it (Hangul pairs, any other word whole), in order, with its own count
+    from engine.tokenize import bigram_expansion, bigram_tokens, word_tokens
+
+    words = [w for t in texts for w in word_tokens(t)] + ["감쇠보정", "a", "가", "x가y"] * pad
+    each = [bigram_tokens(w) for w in words]
+    assert bigram_expansion(words) == ([t for ts in each for t in ts], [len(ts) for ts in each])
+
+
+def test_bigram_expansion_takes_any_strings_long_lists_too():
+    from engine.tokenize import bigram_expansion
+
+    words = ["가\x00나", "", "\ud800가", "가\U0001f600나", "힣\uabff", "ab"] * 60
+    flat, sizes = bigram_expansion(words)
+    assert sizes == [2, 1, 1, 2, 1, 1] * 60
+    assert flat[:8] == [
+        "가\x00",
+        "\x00나",
+        "",
+        "\ud800가",
+        "가\U0001f600",
+        "\U0001f600나",
+        "힣\uabff",
+        "ab",
+    ]
+    assert bigram_expansion(words[:6]) == (flat[:8], sizes[:6])  # the short path agrees
