@@ -307,9 +307,12 @@ def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
         cand = raw >= tiny
     else:
         cand = np.zeros(raw.shape, dtype=bool)
-    rows, cols = np.nonzero(cand)  # row by row
-    vals = canonical_scores(raw[rows, cols])
-    counts = np.bincount(rows, minlength=n_rows)
+    # row by row; a 2-d np.nonzero takes three times as long as this
+    flat = np.flatnonzero(cand)
+    counts = np.count_nonzero(cand, axis=1)
+    rows = np.repeat(np.arange(n_rows), counts)
+    cols = flat - rows * n_docs
+    vals = canonical_scores(np.ravel(raw)[flat])
     keep_n = np.minimum(counts, max(depth, 0))
     ends = np.cumsum(keep_n)
     if rows.size == 0:

@@ -101,6 +101,25 @@ def test_rows_with_ties_at_the_cut_and_last_bit_noise_rank_as_top_k():
             assert scores.tolist() == canon[want].tolist()
 
 
+@pytest.mark.parametrize("in_id_order", [True, False])
+def test_random_blocks_with_many_ties_rank_as_top_k(in_id_order):
+    rng = np.random.default_rng(5)
+    names = [f"d{i:02d}" for i in range(40)]
+    if not in_id_order:
+        rng.shuffle(names)
+    rank = id_ranks(names)
+    for _ in range(30):
+        block = rng.choice([0.0, 0.5, 1.0, 2.5, 7.25, -1.0], size=(9, 40))
+        block[rng.random(block.shape) < 0.3] = rng.random()  # some distinct scores
+        block = np.asfortranarray(block) if rng.random() < 0.3 else block  # any layout
+        for depth in (1, 5, 17, 40, 60):
+            got = top_k_rows(block, rank, depth)
+            for row, (best, scores) in zip(block, got, strict=True):
+                want = top_k(canonical_scores(row), rank, depth)
+                assert best.tolist() == want.tolist(), (row, depth)
+                assert scores.tolist() == canonical_scores(row)[want].tolist()
+
+
 def test_retriever_rank_equals_search():
     docs = [Doc(f"d{i}", "", t) for i, t in enumerate(["a b c", "a a d", "b e e", "g", "a b"])]
     r = BM25Retriever(bm25_spec("r", "word"))
