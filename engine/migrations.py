@@ -201,6 +201,21 @@ CREATE TABLE bm25_counts (
 );
 """
 
+M009_DOC_NUMBERS = """
+-- Every document numbered once for good. A cached ranking (runs.doc_ids) written from
+-- this version on is these numbers as a blob of uint32 (little endian) in rank order:
+-- 400 bytes for a ranking of 100 documents, where their ids as a JSON array took about
+-- 1,800, and nothing to build or parse per ranking. Rows written before keep their JSON
+-- array of ids, which the readers still take. A number is never changed or given to
+-- another document (documents are never deleted, and an INTEGER PRIMARY KEY keeps its values
+-- through VACUUM), and goldpan numbers each new document in the transaction that adds it.
+CREATE TABLE doc_numbers (
+    n INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE
+);
+INSERT INTO doc_numbers(id) SELECT id FROM docs ORDER BY id;
+"""
+
 
 MIGRATIONS: list[str] = [
     M001_INITIAL,
@@ -211,6 +226,7 @@ MIGRATIONS: list[str] = [
     M006_MADE_FOR,
     M007_IDENTITY,
     M008_BM25_COUNTS,
+    M009_DOC_NUMBERS,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

@@ -14,7 +14,7 @@ import json
 import struct
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engine.types import (
     MAX_JSON_DEPTH,
@@ -177,10 +177,35 @@ def retriever(path: Path, r: Sequence[Any]) -> RetrieverSpec:
     return RetrieverSpec(name, kind, _json(r[2], path, "retrievers", row, "params", dict))
 
 
-def run_doc_ids(path: Path, retriever: str, question_id: Any, value: Any) -> tuple[str, ...]:
-    """A cached ranking's doc ids (a JSON array of text)."""
+class DocNames(Protocol):
+    """Document numbers to ids (the workspace's ``doc_numbers``)."""
+
+    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+        """The ids of ``numbers`` in order, or None when one of them numbers no document."""
+        ...
+
+
+def run_doc_ids(
+    path: Path, retriever: str, question_id: Any, value: Any, names: DocNames
+) -> tuple[str, ...]:
+    """A cached ranking's doc ids.
+
+    Stored as document numbers (uint32, little endian; see ``doc_numbers``), or as a JSON
+    array of ids in rows written before schema version 9.
+    """
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     _text(question_id, path, "runs", row, "question_id")
+    if type(value) is bytes:
+        if len(value) % 4:
+            raise BadRow(path, "runs", row, f"doc_ids holds {len(value)} bytes, not 4 per document")
+        numbers = struct.unpack(f"<{len(value) // 4}I", value)
+        found = names.ids(numbers)
+        if found is None:
+            unknown = next(n for n in numbers if names.ids([n]) is None)
+            raise BadRow(
+                path, "runs", row, f"doc_ids names document number {unknown}, which no document has"
+            )
+        return tuple(found)
     ids = _json(value, path, "runs", row, "doc_ids", list)
     if not all(type(d) is str for d in ids):
         raise BadRow(path, "runs", row, "doc_ids is not a list of document ids")
@@ -208,16 +233,24 @@ def number(path: Path, table: str, row: str, column: str, value: Any) -> float:
     return float(value)
 
 
-def run_row(path: Path, retriever: str, r: Sequence[Any]) -> tuple[Any, ...]:
+def run_row(path: Path, retriever: str, r: Sequence[Any], names: DocNames) -> tuple[Any, ...]:
     """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked."""
     row = f"(retriever {show(retriever)}, question {show(r[0])})"
     _text(retriever, path, "runs", row, "retriever")
-    ids = run_doc_ids(path, retriever, r[0], r[1])
+    ids = run_doc_ids(path, retriever, r[0], r[1], names)
     scores = run_scores(path, retriever, r[0], r[2], len(ids))
     latency = number(path, "runs", row, "latency_ms", r[3])
     input_hash = _text(r[4], path, "runs", row, "input_hash")
     depth = _int(r[5], path, "runs", row, "depth")
     return r[0], ids, scores, latency, input_hash, depth
+
+
+def doc_number(path: Path, r: Sequence[Any]) -> tuple[int, str]:
+    """(n, id) of ``doc_numbers``: a document's number, as cached rankings name it."""
+    row = f"(number {show(r[0])})"
+    if type(r[0]) is not int or r[0] < 1:
+        raise BadRow(path, "doc_numbers", row, f"n is {show(r[0])}, not a number from 1")
+    return r[0], _text(r[1], path, "doc_numbers", row, "id")
 
 
 def embedding(path: Path, r: Sequence[Any]) -> tuple[str, str, bytes]:

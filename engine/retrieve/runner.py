@@ -5,8 +5,8 @@ question text) is unchanged and it is at least as deep as asked; only stale ques
 are run again. Each retriever's new rankings are written in one transaction.
 
 BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
-as arrays and encoded there, while the calling thread indexes the next retriever and
-stores the previous one: the workspace's connection is only ever used by the caller.
+as arrays to the end, while the calling thread indexes the next retriever and stores the
+previous one: the workspace's connection is only ever used by the caller.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from engine.types import (
     RetrieverSpec,
     TextHasher,
 )
-from engine.workspace import RunRow, Workspace, WorkspaceError, run_rows
+from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
 """progress(retriever name, questions done, questions to do)."""
@@ -326,7 +326,7 @@ class _PoolRun:
     """BM25's term counts, written with the next rankings."""
     _docs: _LazyDocs | None = None
     _ranker: ThreadPoolExecutor | None = None
-    _pending: list[tuple[str, float, Future[list[RunRow]]]] = field(default_factory=list)
+    _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
 
     def docs(self) -> Sequence[Doc]:
@@ -437,8 +437,8 @@ class _PoolRun:
         stale: Sequence[Question],
         depth: int,
         hashes: dict[str, str],
-    ) -> list[RunRow]:
-        """Rank ``stale`` in batches kept as arrays, and encode them as stored rows.
+    ) -> list[BatchRun]:
+        """Rank ``stale`` in batches kept as arrays.
 
         Runs on the ranking thread: no SQL here.
         """
@@ -456,7 +456,7 @@ class _PoolRun:
             done += len(batch)
             if progress:
                 progress(name, done, len(stale))
-        return run_rows(batches)
+        return batches
 
     def flush(self, *, waiting: bool = True) -> None:
         """Store the rankings of the retrievers sent to the ranking thread.
@@ -470,7 +470,7 @@ class _PoolRun:
         while self._pending and (waiting or self._pending[0][2].done()):
             name, started, ranking = self._pending.pop(0)
             try:
-                rows = ranking.result()
+                batches = ranking.result()
             except (RetrieverError, ValueError) as exc:
                 if not self.keep_going:
                     self._pending.clear()
@@ -480,7 +480,7 @@ class _PoolRun:
                 continue
             with self.ws.transaction():
                 self.counts.write_held()
-                self.ws.write_run_rows(rows)
+                self.ws.write_batches(batches)
             self.report.seconds[name] = time.perf_counter() - started
         if waiting:
             self._write_held()

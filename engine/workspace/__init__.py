@@ -82,7 +82,7 @@ from engine.workspace.lifecycle import (
     writable_problem,
 )
 from engine.workspace.questions import QuestionTables
-from engine.workspace.rankings import RankingTables, RunRow, run_rows
+from engine.workspace.rankings import RankingTables
 from engine.workspace.snapshots import SnapshotTables
 from engine.workspace.team import LeaseState, TeamTables
 
@@ -95,7 +95,6 @@ __all__ = [
     "EventLog",
     "JudgmentTimes",
     "LeaseState",
-    "RunRow",
     "Workspace",
     "WorkspaceError",
     "WorkspaceFile",
@@ -103,7 +102,6 @@ __all__ = [
     "expected_tables",
     "identify",
     "now",
-    "run_rows",
     "writable_problem",
 ]
 

@@ -72,6 +72,11 @@ class CorpusTables(WorkspaceFile):
                 "text = excluded.text, fields = excluded.fields, hash = excluded.hash",
                 rows,
             )
+            # a new document gets its number now, for good (see doc_numbers)
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO doc_numbers(id) VALUES (?)",
+                [(r[0],) for r in rows if r[0] not in known],
+            )
             if rows:
                 self._set_meta("corpus_hash", self._compute_corpus_hash())
         return added, updated, unchanged

@@ -7,13 +7,16 @@ and refuse to write into a damaged file (``goldpan check``'s scans).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import functools
+import json
 import os
 import sqlite3
-from collections.abc import Iterator
+import struct
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from engine import __version__
 from engine import rows as decode
@@ -260,6 +263,142 @@ PAGE_SIZE = 16384
 """The page size of a new workspace (SQLite's default is 4,096)."""
 
 
+FEW_NUMBERS = 4096
+"""Up to this many documents, :meth:`DocNumbers.of` looks their numbers up by id."""
+
+FEW_RANKINGS = 64
+"""Up to this many rankings, :meth:`DocNumbers.for_rows` looks their numbers up alone."""
+
+
+class DocNumbers:
+    """The workspace's document numbers (``doc_numbers``), as a cached ranking stores them.
+
+    Read on first use and kept: a number never changes or moves to another document, so
+    what was read stays true. It is read again when a number is missing (a document
+    added since, perhaps by another process) and forgotten when a transaction of this
+    connection rolls back (the numbers it gave may go to other documents).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        """Read from ``conn``, on first use."""
+        self._conn = conn
+        self._names: list[str | None] | None = None
+        self._numbers: dict[str, int] | None = None
+
+    def dense_top(self) -> int | None:
+        """The highest number, when the documents are numbered 1 to it without a gap.
+
+        goldpan numbers them so; None when they are not (asked of SQLite, not of what was
+        read).
+        """
+        try:
+            low, top, count = self._conn.execute(
+                "SELECT min(n), max(n), count(*) FROM doc_numbers"
+            ).fetchone()
+        except sqlite3.OperationalError:  # an older schema, read as it is by `goldpan check`
+            return 0
+        return top if count == 0 or (low == 1 and top == count) else None
+
+    def _load(self) -> list[str | None]:
+        names: list[Any] = [None]
+        top = self.dense_top()
+        if top:  # numbered 1..top: the ids alone, in order of number
+            names += [r[0] for r in self._conn.execute("SELECT id FROM doc_numbers ORDER BY n")]
+        elif top is None:
+            rows = self._conn.execute("SELECT n, id FROM doc_numbers WHERE n > 0").fetchall()
+            names += [None] * max(n for n, _ in rows)
+            for n, i in rows:
+                names[n] = i
+        if not all(type(i) is str for i in names[1:]):  # a damaged row names no document
+            names = [i if type(i) is str else None for i in names]
+        self._names, self._numbers = names, None
+        return names
+
+    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+        """The ids of ``numbers`` in order, or None when one of them numbers no document."""
+        names = self._names if self._names is not None else self._load()
+        for again in (False, True):
+            if again:
+                names = self._load()
+            try:
+                found = [names[n] for n in numbers]
+            except IndexError:
+                continue
+            if None not in found:
+                return cast("list[str]", found)
+        return None
+
+    def numbers(self) -> Mapping[str, int]:
+        """Document id -> number, for every document the workspace holds now."""
+        top = self._conn.execute("SELECT max(n) FROM doc_numbers").fetchone()[0] or 0
+        if self._names is None or top != len(self._names) - 1:
+            self._load()
+        if self._numbers is None:
+            names = self._names or [None]
+            self._numbers = {i: n for n, i in enumerate(names) if i is not None}
+        return self._numbers
+
+    def for_rows(self, blobs: Sequence[Any]) -> decode.DocNames:
+        """What decodes these stored rankings (``runs.doc_ids`` values).
+
+        A few rankings (a question's, on a screen) look up just their numbers; more, or
+        any once all were read, use all of them.
+        """
+        if self._names is not None or len(blobs) > FEW_RANKINGS:
+            return self
+        wanted: set[int] = set()
+        for blob in blobs:
+            if type(blob) is bytes and len(blob) % 4 == 0:
+                wanted.update(struct.unpack(f"<{len(blob) // 4}I", blob))
+        found = self._conn.execute(
+            "SELECT n, id FROM doc_numbers WHERE n IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(wanted)),),
+        )
+        return _SomeNames({n: i for n, i in found if type(i) is str}, self)
+
+    def of(self, ids: Collection[str]) -> Mapping[str, int]:
+        """The numbers of ``ids``, which must all be documents' (more may come with them).
+
+        A few are looked up by id; many (or any, once all were read) from all of them.
+
+        Raises:
+            WorkspaceError: one has no number (a damaged workspace).
+        """
+        if self._names is None and len(ids) <= FEW_NUMBERS:
+            found = self._conn.execute(
+                "SELECT id, n FROM doc_numbers WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids), ensure_ascii=False),),
+            )
+            numbers: Mapping[str, int] = {i: n for i, n in found if type(n) is int and n > 0}
+        else:
+            numbers = self.numbers()
+        for doc_id in ids:
+            if doc_id not in numbers:
+                raise WorkspaceError(
+                    f"document {doc_id!r} has no number in doc_numbers, so no ranking can "
+                    "name it (the workspace is damaged; `goldpan check` lists every problem)"
+                )
+        return numbers
+
+    def forget(self) -> None:
+        """Read them again on next use."""
+        self._names, self._numbers = None, None
+
+
+@dataclasses.dataclass(frozen=True)
+class _SomeNames:
+    """The ids of a few numbers, and all of them to fall back on."""
+
+    names: dict[int, str]
+    every: DocNumbers
+
+    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+        try:
+            return [self.names[n] for n in numbers]
+        except KeyError:
+            return self.every.ids(numbers)
+
+
 class WorkspaceFile:
     """An open workspace file: its connection, lifecycle and soundness checks.
 
@@ -277,6 +416,8 @@ class WorkspaceFile:
         self.backup_path: Path | None = None
         """The copy of the old version written before that migration."""
         self.conn = conn
+        self.doc_numbers = DocNumbers(conn)
+        """The numbers a cached ranking stores documents by."""
         self._sound = False
         """SQLite's quick check passed (run before the first write of this connection)."""
 
@@ -388,11 +529,12 @@ class WorkspaceFile:
         if reason is None:
             try:
                 if not existed:
-                    # a cached ranking is a ~3 KB row: 4 KB pages hold one each and write
-                    # the rest of the page too; 16 KB pages hold five (a pool of 17,000
-                    # rankings writes a fifth fewer bytes). A label's commit writes a few
-                    # 16 KB pages: 1.0 ms instead of 0.7 (bench_live). Only a new, empty
-                    # file can take it; older workspaces keep their page size.
+                    # chosen when a cached ranking was a ~3 KB row (4 KB pages held one
+                    # each). Rankings are ~1.3 KB rows of numbers now (schema 9), and a
+                    # KorQuAD pool and a label's commit (bench_live: 0.5 ms of commit,
+                    # 0.4 with 4 KB pages) measure about the same either way; the term
+                    # counts' multi-MB blobs take a quarter of the overflow pages. Only a
+                    # new, empty file can take it; older workspaces keep their page size.
                     conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 # FULL: a commit is on disk before it returns, so a label survives a power
@@ -513,6 +655,7 @@ class WorkspaceFile:
             yield
         except BaseException:
             self.conn.rollback()
+            self.doc_numbers.forget()
             raise
         else:
             self.conn.commit()
@@ -561,13 +704,15 @@ class WorkspaceFile:
         the readers never disagree.
         """
         self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
+        top = self.doc_numbers.dense_top()  # numbers are checked without reading the ids
+        self.conn.create_function("goldpan_bad_numbers", 1, self._bad_numbers(top))
         present = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
         for table, where in _SUSPECTS.items():
             if table not in present:
                 continue
-            sql, read = _ROW_READERS[table]
+            sql, read = self._row_readers()[table]
             suspects = [r[0] for r in self.conn.execute(f"SELECT rowid FROM {table} WHERE {where}")]
             for rowid in suspects:
                 try:
@@ -577,6 +722,34 @@ class WorkspaceFile:
                     yield exc
                 except sqlite3.OperationalError as exc:  # text that is not UTF-8
                     yield BadRow(self.path, table, f"rowid {rowid}", str(exc))
+
+    def _bad_numbers(self, top: int | None) -> Any:
+        """SQL's test of a ranking's document numbers (a blob): not whole, or naming none.
+
+        With ``top`` (:meth:`DocNumbers.dense_top`), the numbers 1 to ``top`` all name a
+        document and no id is read.
+        """
+
+        def bad(blob: bytes) -> bool:
+            if len(blob) % 4:
+                return True
+            numbers = struct.unpack(f"<{len(blob) // 4}I", blob)
+            if top is not None:
+                return bool(numbers) and (min(numbers) < 1 or max(numbers) > top)
+            return self.doc_numbers.ids(numbers) is None
+
+        return bad
+
+    def _row_readers(self) -> dict[str, tuple[str, Any]]:
+        """Table -> (the query, the decoder) each row is checked with."""
+        return {
+            **_ROW_READERS,
+            "runs": (
+                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth "
+                "FROM runs",
+                lambda path, r: decode.run_row(path, r[0], r[1:], self.doc_numbers),
+            ),
+        }
 
     def integrity_problems(self, limit: int = 100) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` findings (empty when the file is sound)."""
@@ -592,9 +765,20 @@ class WorkspaceFile:
             found = self.conn.execute("PRAGMA foreign_key_check").fetchmany(limit)
         except sqlite3.DatabaseError as exc:
             return [str(exc)]
-        return [
+        problems = [
             f"table {t}, rowid {rowid}: refers to a row {parent} lacks"
             for t, rowid, parent, _ in found
+        ]
+        try:  # every document has a number (no SQL constraint can say so: see doc_numbers)
+            unnumbered = self.conn.execute(
+                "SELECT rowid FROM docs WHERE id NOT IN (SELECT id FROM doc_numbers) LIMIT ?",
+                (max(0, limit - len(problems)),),
+            ).fetchall()
+        except sqlite3.OperationalError:  # an older schema, without doc_numbers
+            unnumbered = []
+        return problems + [
+            f"table docs, rowid {rowid}: the document has no number in doc_numbers"
+            for (rowid,) in unnumbered
         ]
 
     def row_problems(self) -> Iterator[str]:
@@ -602,7 +786,7 @@ class WorkspaceFile:
         present = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
-        for table, (sql, read) in _ROW_READERS.items():
+        for table, (sql, read) in self._row_readers().items():
             if table not in present:
                 continue
             try:
@@ -713,13 +897,17 @@ _SUSPECTS: dict[str, str] = {
     f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
     "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
     "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
-    "typeof(scores) != 'blob' OR "
+    "typeof(scores) != 'blob' OR (CASE WHEN typeof(doc_ids) = 'blob' THEN "
+    "length(scores) != 2 * length(doc_ids) OR goldpan_bad_numbers(doc_ids) ELSE "
     + _bad_json(
         "doc_ids",
         "array",
         "length(scores) != 8 * json_array_length(doc_ids)",
         "EXISTS (SELECT 1 FROM json_each(runs.doc_ids) WHERE type != 'text')",
-    ),
+    )
+    + " END)",
+    # the NOT IN of foreign_key_problems finds an id that is not its document's exact text
+    "doc_numbers": "typeof(id) != 'text'",
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "
@@ -739,14 +927,12 @@ _ROW_READERS: dict[str, tuple[str, Any]] = {
         decode.adjudication,
     ),
     "retrievers": ("SELECT name, kind, params FROM retrievers", decode.retriever),
-    "runs": (
-        "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs",
-        lambda path, r: decode.run_row(path, r[0], r[1:]),
-    ),
+    "doc_numbers": ("SELECT n, id FROM doc_numbers", decode.doc_number),
     "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
     "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
 }
-"""Table -> (the query, the decoder) ``row_problems`` reads each row with."""
+"""Table -> (the query, the decoder) ``row_problems`` reads each row with (``runs``, whose
+decoder needs the workspace's document numbers: :meth:`WorkspaceFile._row_readers`)."""
 
 JUDGMENT_TABLES = ("labels", "verdicts", "adjudications")
 """The tables whose rows are made for one text of a question (``made_for``)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine import rows as decode
@@ -16,11 +16,6 @@ from engine.types import (
     canonical_json,
 )
 from engine.workspace.lifecycle import WorkspaceFile, now
-
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""One encoder for every cached ranking's doc ids (``json.dumps`` with options builds one
-per call)."""
-
 
 _WRITE_RUN = (
     "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash) "
@@ -35,29 +30,35 @@ def _pack_scores(scores: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(scores)}d", *scores)
 
 
-RunRow = tuple[str, str, int, str, bytes, float, str]
-"""A ``runs`` row as stored: retriever, question id, depth, doc ids (JSON), scores (packed
-little-endian doubles), latency (ms), input hash."""
+RunRow = tuple[str, str, int, bytes, bytes, float, str]
+"""A ``runs`` row as stored: retriever, question id, depth, document numbers (packed
+little-endian uint32, see ``doc_numbers``), scores (packed little-endian doubles), latency
+(ms), input hash."""
 
 
-def run_rows(batches: Iterable[BatchRun]) -> list[RunRow]:
-    """The ``runs`` rows of rankings given as arrays.
-
-    No SQL: a pool builds them on its ranking thread while the workspace's thread stores
-    the previous retriever's. Each document id is JSON-encoded once per batch, not once
-    per ranking; the rows are byte for byte those :meth:`RankingTables.write_runs` writes.
-    """
+def _ranked(batch: BatchRun) -> Any:
+    """The indices (into ``batch.ranked.doc_ids``) of the documents a batch ranks."""
     import numpy as np  # only pooling gets here; the CLI's quick commands never do
+
+    ranked = np.zeros(len(batch.ranked.doc_ids), dtype=bool)
+    ranked[batch.ranked.cols] = True
+    return np.flatnonzero(ranked)
+
+
+def _run_rows(batches: Iterable[BatchRun], numbers: Mapping[str, int]) -> list[RunRow]:
+    """The ``runs`` rows of rankings given as arrays, documents by ``numbers``.
+
+    Byte for byte the rows :meth:`RankingTables.write_runs` writes for the same rankings.
+    """
+    import numpy as np
 
     rows: list[RunRow] = []
     for b in batches:
         ranked = b.ranked
-        ranked_docs = np.zeros(len(ranked.doc_ids), dtype=bool)
-        ranked_docs[ranked.cols] = True
-        used = np.flatnonzero(ranked_docs)
-        each = np.array([""] + [_JSON.encode(ranked.doc_ids[i]) for i in used.tolist()], object)
-        where = np.cumsum(ranked_docs)[ranked.cols]  # position in used, plus one
-        encoded = each[where].tolist()
+        number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
+        used = _ranked(b)
+        number_of[used] = [numbers[ranked.doc_ids[i]] for i in used.tolist()]
+        packed_ids = number_of[ranked.cols].tobytes()
         packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
         start = 0
         for qid, input_hash, end in zip(
@@ -68,7 +69,7 @@ def run_rows(batches: Iterable[BatchRun]) -> list[RunRow]:
                     b.retriever,
                     qid,
                     b.depth,
-                    "[" + ", ".join(encoded[start:end]) + "]",
+                    packed_ids[4 * start : 4 * end],
                     packed[8 * start : 8 * end],
                     b.latency_ms,
                     input_hash,
@@ -129,25 +130,33 @@ class RankingTables(WorkspaceFile):
 
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
-        rows = [
-            (
-                r.retriever,
-                r.question_id,
-                r.depth,
-                _JSON.encode(list(r.doc_ids)),
-                _pack_scores(r.scores),
-                r.latency_ms,
-                r.input_hash,
-            )
-            for r in runs
-        ]
+        runs = list(runs)
         with self.transaction():
+            numbers = self.doc_numbers.of({d for r in runs for d in r.doc_ids})
+            rows = [
+                (
+                    r.retriever,
+                    r.question_id,
+                    r.depth,
+                    struct.pack(f"<{len(r.doc_ids)}I", *[numbers[d] for d in r.doc_ids]),
+                    _pack_scores(r.scores),
+                    r.latency_ms,
+                    r.input_hash,
+                )
+                for r in runs
+            ]
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
-    def write_run_rows(self, rows: Sequence[RunRow]) -> int:
-        """Store (or replace) cached rankings encoded by :func:`run_rows`, in one transaction."""
+    def write_batches(self, batches: Sequence[BatchRun]) -> int:
+        """Store (or replace) rankings given as arrays (a pool's), in one transaction.
+
+        The documents' numbers are read for the documents ranked only (a pool of one
+        question on a large corpus reads a hundred), and no list is built per ranking.
+        """
         with self.transaction():
+            ranked = {b.ranked.doc_ids[i] for b in batches for i in _ranked(b).tolist()}
+            rows = _run_rows(batches, self.doc_numbers.of(ranked))
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
@@ -163,7 +172,9 @@ class RankingTables(WorkspaceFile):
         if question_ids is not None:
             sql += " AND question_id IN (SELECT value FROM json_each(?))"
             params += (json.dumps(list(question_ids)),)
-        found = (decode.run_row(self.path, retriever, r) for r in self.conn.execute(sql, params))
+        rows = self.conn.execute(sql, params).fetchall()
+        names = self.doc_numbers.for_rows([r[1] for r in rows])
+        found = (decode.run_row(self.path, retriever, r, names) for r in rows)
         return {r[0]: CachedRun(retriever, *r) for r in found}
 
     def latencies(self) -> dict[str, list[float]]:
@@ -179,8 +190,10 @@ class RankingTables(WorkspaceFile):
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """Cached rankings (doc ids only) by retriever, then question id."""
         out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}
-        for r in self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs"):
-            out.setdefault(r[0], {})[r[1]] = decode.run_doc_ids(self.path, r[0], r[1], r[2])
+        rows = self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs").fetchall()
+        names = self.doc_numbers.for_rows([r[2] for r in rows])
+        for r in rows:
+            out.setdefault(r[0], {})[r[1]] = decode.run_doc_ids(self.path, r[0], r[1], r[2], names)
         return out
 
     def replace_retriever_runs(self, spec: RetrieverSpec, runs: Iterable[CachedRun]) -> int:

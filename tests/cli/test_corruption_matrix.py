@@ -124,6 +124,15 @@ DAMAGES: dict[str, Damage] = {
     "runs.doc_ids holds a number": _sql(
         "UPDATE runs SET doc_ids = '[7]', scores = x'0000000000000000' WHERE question_id = 'q3'"
     ),
+    "runs.doc_ids numbers cut short": _sql(
+        "UPDATE runs SET doc_ids = x'010203' WHERE question_id = 'q1'"
+    ),
+    "runs.doc_ids a number no document has": _sql(
+        "UPDATE runs SET doc_ids = x'ffffff7f', scores = x'0000000000000000' "
+        "WHERE question_id = 'q2'"
+    ),
+    "doc_numbers.id a blob": _sql("UPDATE doc_numbers SET id = x'6431' WHERE id = 'd1'"),
+    "a document without a number": _sql("DELETE FROM doc_numbers WHERE id = 'd2'"),
     "meta.value a blob": _sql("UPDATE meta SET value = x'01' WHERE key = 'created'"),
     "events.at a blob": _sql("UPDATE events SET at = x'3432'"),
     "label of a deleted question": _sql(

@@ -391,7 +391,7 @@ def test_bigram_counts_come_from_a_stored_word_record_without_reading_documents(
 
 def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path):
     ws = make_ws(tmp_path / "a.db")
-    refresh_runs(ws, NAMES)  # BM25's rankings go through run_rows and write_run_rows
+    refresh_runs(ws, NAMES)  # BM25's rankings are stored as arrays (write_batches)
     rows = "SELECT retriever, question_id, depth, doc_ids, scores FROM runs ORDER BY 1, 2"
     by_batches = ws.conn.execute(rows).fetchall()
     assert len(by_batches) == len(NAMES) * len(QUESTIONS)
@@ -403,9 +403,7 @@ def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path):
     assert ws.conn.execute(rows).fetchall() == by_batches  # byte for byte
     ws.conn.execute("DELETE FROM runs")
     ws.conn.commit()
-    from engine.workspace import run_rows
-
-    assert ws.write_run_rows(run_rows([])) == 0
+    assert ws.write_batches([]) == 0
     assert ws.conn.execute(rows).fetchall() == []
     ws.close()
 

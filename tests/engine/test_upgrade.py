@@ -90,7 +90,12 @@ def make_v1(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A version-1 workspace with docs, questions, labels, verdicts, an adjudication."""
     with schema_1(monkeypatch):
         ws = new_workspace(path)
-        ws.write_docs(TINY_DOCS)
+        with ws.transaction():  # documents as version 1 wrote them (no doc_numbers yet)
+            ws.conn.executemany(
+                "INSERT INTO docs(id, title, text, fields, hash) VALUES (?, ?, ?, '{}', ?)",
+                [(d.id, d.title, d.text, d.hash) for d in TINY_DOCS],
+            )
+            ws._set_meta("corpus_hash", ws._compute_corpus_hash())
         ws.write_questions(TINY_QUESTIONS)
         # judgments as version 1 wrote them (today's writers set columns added later)
         v1_label(ws, "q1", "d1", "mina", 2)
@@ -147,7 +152,11 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     ids = [row for row in after["meta"] if row[0] == "workspace_id"]
     assert len(ids) == 1 and re.fullmatch(r"[0-9a-f]{32}", ids[0][1])
     after["meta"].remove(ids[0])
-    # tables later migrations added start empty; every row of every old table is as it was
+    # migration 9 numbered every document once; the other tables later migrations added
+    # start empty; every row of every old table is as it was
+    numbered = after.pop("doc_numbers")
+    assert sorted(i for _, i in numbered) == sorted(d.id for d in TINY_DOCS)
+    assert sorted(n for n, _ in numbered) == list(range(1, len(TINY_DOCS) + 1))
     assert all(after[t] == [] for t in after.keys() - before.keys())
     assert {t: after[t] for t in before} == before
     assert application_id(path) == GOLDPAN_APPLICATION_ID and application_id(backup) == 0
