@@ -174,3 +174,20 @@ def test_a_few_rankings_read_only_their_own_numbers(tmp_path):
     with pytest.raises(WorkspaceError, match="doc_ids names document number 2147483647"):
         ws.runs("bm25-word", ["q2"])
     ws.close()
+
+
+def test_a_corpus_without_documents_pools_and_checks(tmp_path):
+    from engine.workspace_setup import new_workspace
+    from tests.engine.test_bm25_index import QUESTIONS
+
+    path = tmp_path / "a.db"
+    ws = new_workspace(path)
+    ws.write_questions(QUESTIONS)
+    refresh_runs(ws, ["bm25-word"])  # every ranking is empty: nothing to number
+    ws.close()
+    ws = Workspace.open(path)
+    assert ws.doc_numbers.dense_top() == 0
+    ws.ensure_sound()
+    assert {r.doc_ids for r in ws.runs("bm25-word").values()} == {()}
+    assert ws.doc_numbers.ids([]) == [] and ws.doc_numbers.ids([1]) is None
+    ws.close()
