@@ -18,6 +18,13 @@ from engine.workspace import Workspace, WorkspaceError
 from tests.engine.test_bm25_index import NAMES, make_ws, rankings
 
 
+def pooled(path) -> tuple[Workspace, dict]:
+    """A workspace at ``path`` whose questions every BM25 retriever ranked, and the rankings."""
+    ws = make_ws(path)
+    refresh_runs(ws, NAMES)
+    return ws, rankings(ws)
+
+
 def stored_types(ws: Workspace) -> set[str]:
     return {r[0] for r in ws.conn.execute("SELECT DISTINCT typeof(doc_ids) FROM runs")}
 
@@ -40,9 +47,7 @@ def test_a_pool_stores_numbers_that_read_back_as_the_ranked_ids(tmp_path):
 
 def test_rankings_stored_as_json_before_version_9_read_the_same(tmp_path):
     path = tmp_path / "a.db"
-    ws = make_ws(path)
-    refresh_runs(ws, NAMES)
-    before = rankings(ws)
+    ws, before = pooled(path)
     with ws.transaction():  # the rows as goldpan wrote them before schema version 9
         for name, by_question in before.items():
             for qid, (ids, _) in by_question.items():
@@ -106,9 +111,8 @@ def test_a_rolled_back_import_leaves_no_number_behind(tmp_path):
 
 def test_documents_another_process_adds_are_read_when_first_named(tmp_path):
     path = tmp_path / "a.db"
-    mine = make_ws(path)
-    refresh_runs(mine, NAMES)
-    assert rankings(mine)  # numbers read and cached here
+    mine, first = pooled(path)  # numbers read and cached here
+    assert first
     theirs = Workspace.open(path)
     theirs.write_docs([Doc("theirs", "", "감쇠 보정 감쇠 보정 감쇠 보정")])
     refresh_runs(theirs, ["bm25-word"])
@@ -158,9 +162,7 @@ def test_numbers_with_gaps_read_and_check_as_numbers(tmp_path):
 
 def test_a_few_rankings_read_only_their_own_numbers(tmp_path):
     path = tmp_path / "a.db"
-    ws = make_ws(path)
-    refresh_runs(ws, NAMES)
-    everything = rankings(ws)
+    ws, everything = pooled(path)
     ws.close()
     ws = Workspace.open(path)
     one = ws.runs("bm25-bigram", ["q1"])["q1"]  # what a screen reads for its question
