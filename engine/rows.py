@@ -185,6 +185,16 @@ class DocNames(Protocol):
         ...
 
 
+def numbers_in(blob: bytes) -> tuple[int, ...] | None:
+    """The document numbers a ranking's ``doc_ids`` blob holds (uint32, little endian).
+
+    None when its length is not a whole number of them.
+    """
+    if len(blob) % 4:
+        return None
+    return struct.unpack(f"<{len(blob) // 4}I", blob)
+
+
 def run_doc_ids(
     path: Path, retriever: str, question_id: Any, value: Any, names: DocNames
 ) -> tuple[str, ...]:
@@ -196,9 +206,9 @@ def run_doc_ids(
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     _text(question_id, path, "runs", row, "question_id")
     if type(value) is bytes:
-        if len(value) % 4:
+        numbers = numbers_in(value)
+        if numbers is None:
             raise BadRow(path, "runs", row, f"doc_ids holds {len(value)} bytes, not 4 per document")
-        numbers = struct.unpack(f"<{len(value) // 4}I", value)
         found = names.ids(numbers)
         if found is None:
             unknown = next(n for n in numbers if names.ids([n]) is None)

@@ -173,9 +173,6 @@ class RankedBatch:
     scores: npt.NDArray[np.float64]
     ends: npt.NDArray[np.int64]
 
-    def __len__(self) -> int:
-        return int(self.ends.size)
-
     def rankings(self) -> list[tuple[list[str], list[float]]]:
         """Each question's (doc ids, scores), in order."""
         ids, scores = self.doc_ids, self.scores.tolist()

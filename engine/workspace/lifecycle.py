@@ -11,7 +11,6 @@ import datetime as dt
 import functools
 import os
 import sqlite3
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
@@ -594,9 +593,9 @@ class WorkspaceFile:
         """
 
         def bad(blob: bytes) -> bool:
-            if len(blob) % 4:
+            numbers = decode.numbers_in(blob)
+            if numbers is None:
                 return True
-            numbers = struct.unpack(f"<{len(blob) // 4}I", blob)
             if top is not None:
                 return bool(numbers) and (min(numbers) < 1 or max(numbers) > top)
             return self.doc_numbers.ids(numbers) is None

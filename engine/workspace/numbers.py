@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-import struct
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
@@ -105,8 +104,8 @@ class DocNumbers:
             return self
         wanted: set[int] = set()
         for blob in blobs:
-            if type(blob) is bytes and len(blob) % 4 == 0:
-                wanted.update(struct.unpack(f"<{len(blob) // 4}I", blob))
+            if type(blob) is bytes:
+                wanted.update(decode.numbers_in(blob) or ())
         found = self._conn.execute(
             "SELECT n, id FROM doc_numbers WHERE n IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(wanted)),),

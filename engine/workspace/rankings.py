@@ -45,19 +45,21 @@ def _ranked(batch: BatchRun) -> Any:
     return np.flatnonzero(ranked)
 
 
-def _run_rows(batches: Iterable[BatchRun], numbers: Mapping[str, int]) -> list[RunRow]:
+def _run_rows(
+    batches: Sequence[BatchRun], used: Sequence[Any], numbers: Mapping[str, int]
+) -> list[RunRow]:
     """The ``runs`` rows of rankings given as arrays, documents by ``numbers``.
 
-    Byte for byte the rows :meth:`RankingTables.write_runs` writes for the same rankings.
+    ``used[i]`` is :func:`_ranked` of ``batches[i]``. Byte for byte the rows
+    :meth:`RankingTables.write_runs` writes for the same rankings.
     """
     import numpy as np
 
     rows: list[RunRow] = []
-    for b in batches:
+    for b, ranked_docs in zip(batches, used, strict=True):
         ranked = b.ranked
         number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
-        used = _ranked(b)
-        number_of[used] = [numbers[ranked.doc_ids[i]] for i in used.tolist()]
+        number_of[ranked_docs] = [numbers[ranked.doc_ids[i]] for i in ranked_docs.tolist()]
         packed_ids = number_of[ranked.cols].tobytes()
         packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
         start = 0
@@ -155,8 +157,11 @@ class RankingTables(WorkspaceFile):
         question on a large corpus reads a hundred), and no list is built per ranking.
         """
         with self.transaction():
-            ranked = {b.ranked.doc_ids[i] for b in batches for i in _ranked(b).tolist()}
-            rows = _run_rows(batches, self.doc_numbers.of(ranked))
+            used = [_ranked(b) for b in batches]
+            ranked = {
+                b.ranked.doc_ids[i] for b, u in zip(batches, used, strict=True) for i in u.tolist()
+            }
+            rows = _run_rows(batches, used, self.doc_numbers.of(ranked))
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
