@@ -378,7 +378,11 @@ class LabelingSession:
         return q
 
     def edit_question(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
-        """Rewrite a question (the old text stays in the event log)."""
+        """Rewrite a question (the old text stays in the event log).
+
+        A new text marks every judgment of the question as made for the old one (needing
+        re-check, no longer gold), as a re-import does; :meth:`undo` brings them back.
+        """
         old = self.ws.question(question_id)
         q = self._edit(question_id, text, tags)
         if old is not None and old.text != q.text:
@@ -387,10 +391,11 @@ class LabelingSession:
 
     def _edit(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
         done: list[Question] = []
+        # read back, not derived: a new text marks the question's judgments for re-check
         self._commit(
             question_id,
             lambda: done.append(self.ws.edit_question(question_id, text, tags, self.annotator)),
-            lambda s: s,
+            None,
         )
         if self._live is not None:
             self._live.tags[question_id] = done[0].tags

@@ -11,12 +11,16 @@ from engine.types import (
     Question,
     canonical_json,
 )
-from engine.workspace.judgments import EventLog
+from engine.workspace.judgments import JudgmentTables
 from engine.workspace.lifecycle import Q_COLUMNS, now
 
 
-class QuestionTables(EventLog):
-    """Questions and their text history."""
+class QuestionTables(JudgmentTables):
+    """Questions and their text history.
+
+    One rule for a changed text, whoever changes it (an import, an edit in the TUI):
+    the judgments made for the old text no longer hold (:meth:`retext_judgments`).
+    """
 
     def _question(self, r: Sequence[Any]) -> Question:
         return decode.question(self.path, r)
@@ -103,7 +107,12 @@ class QuestionTables(EventLog):
     def edit_question(
         self, question_id: str, text: str, tags: Sequence[str] | None, by: str
     ) -> Question:
-        """Change a question's text (and tags); the old text stays in the event log."""
+        """Change a question's text (and tags); the old text stays in the event log.
+
+        A new text retires the judgments made for the old one exactly as a re-import
+        does (:meth:`retext_judgments`: kept, counted as needing re-check, no longer
+        gold), in the same transaction; editing the text back brings them back.
+        """
         text = text.strip()
         if not text:
             raise WorkspaceError("a question needs some text")
@@ -118,6 +127,7 @@ class QuestionTables(EventLog):
             )
             if text != old.text:
                 self._event("question", by, question_id, None, old.text, text, now())
+                self.retext_judgments(question_id, old.text, text, by)
         return Question(question_id, text, new_tags, old.author, old.written_blind, old.note)
 
     def question_history(self, question_id: str) -> list[tuple[str, str, str]]:
