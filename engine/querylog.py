@@ -429,9 +429,12 @@ def question_from_log(
     """Make a logged query a question, as it is (``kept``) or rewritten (``rewritten``).
 
     A rewritten query is added with the log's text first and then edited, so the
-    question's history keeps what the user typed. One transaction with the decision.
+    question's history keeps what the user typed. One transaction with the decision,
+    taken only while the query is still pending: when another annotator decided it first,
+    :class:`~engine.workspace.team.LogQueryDecided` says who, and nothing is written.
     """
     with ws.transaction():
+        ws.claim_log_query(int(row["id"]))
         q = ws.add_question(row["text"], tags, author, written_blind=True)
         status = "kept"
         if text.strip() != row["text"].strip():

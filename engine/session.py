@@ -31,6 +31,16 @@ class Change:
     doc_id: str | None
     old: object
     """The previous grade, (verdict, note) or question text; None when there was none."""
+    new: object = None
+    """What this session wrote (same forms as ``old``; None: it removed the row).
+
+    Undo reverts only while the workspace still holds it: the same annotator in another
+    tab may have changed the row since, and that change is not this session's to undo.
+    """
+
+
+class _Superseded(Exception):
+    """The row no longer holds what this session wrote (another session changed it)."""
 
 
 @dataclass(frozen=True)
@@ -302,7 +312,7 @@ class LabelingSession:
             lambda: self.ws.write_labels([Label(question_id, doc_id, self.annotator, grade)]),
             lambda s: s.with_label(doc_id, grade),
         )
-        self.undo_stack.append(Change("label", question_id, doc_id, old))
+        self.undo_stack.append(Change("label", question_id, doc_id, old, grade))
         return state
 
     def clear_grades(self, question_id: str, min_grade: int = 0) -> QuestionState:
@@ -315,7 +325,7 @@ class LabelingSession:
                 if grade < min_grade:
                     continue
                 self._revert(Change("label", question_id, doc_id, None))
-                self.undo_stack.append(Change("label", question_id, doc_id, grade))
+                self.undo_stack.append(Change("label", question_id, doc_id, grade, None))
         return self.state(question_id)
 
     def set_verdict(self, question_id: str, verdict: str, note: str = "") -> QuestionState:
@@ -331,7 +341,13 @@ class LabelingSession:
             lambda s: s.with_verdict(new),
         )
         self.undo_stack.append(
-            Change("verdict", question_id, None, None if old is None else (old.verdict, old.note))
+            Change(
+                "verdict",
+                question_id,
+                None,
+                None if old is None else (old.verdict, old.note),
+                (verdict, note),
+            )
         )
         return state
 
@@ -345,7 +361,7 @@ class LabelingSession:
             lambda: self.ws.delete_verdict(question_id, self.annotator),
             lambda s: s.with_verdict(None),
         )
-        self.undo_stack.append(Change("verdict", question_id, None, (old.verdict, old.note)))
+        self.undo_stack.append(Change("verdict", question_id, None, (old.verdict, old.note), None))
         return state
 
     def adjudicate(
@@ -386,7 +402,7 @@ class LabelingSession:
         old = self.ws.question(question_id)
         q = self._edit(question_id, text, tags)
         if old is not None and old.text != q.text:
-            self.undo_stack.append(Change("question", question_id, None, old.text))
+            self.undo_stack.append(Change("question", question_id, None, old.text, q.text))
         return q
 
     def _edit(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
@@ -412,19 +428,58 @@ class LabelingSession:
             self.undo_stack.append(Change("group", changes[0].question_id, None, changes))
 
     def undo(self) -> Change | None:
-        """Revert this session's last change; None when there is nothing to undo."""
-        if not self.undo_stack:
-            return None
-        change = self.undo_stack.pop()
-        if change.kind == "group":
-            assert isinstance(change.old, tuple)
-            for part in reversed(change.old):
-                self._revert(part)
-        else:
-            self._revert(change)
-        return change
+        """Revert this session's last change that still stands; None when none is left.
 
-    def _revert(self, change: Change) -> None:
+        Only what this session wrote is undone: a change whose row another session has
+        changed since (the same annotator in another tab, an import) is dropped from the
+        stack untouched, and the undo goes on to the change before it. A group is undone
+        as far as its parts still stand.
+        """
+        while self.undo_stack:
+            change = self.undo_stack.pop()
+            parts = change.old if change.kind == "group" else (change,)
+            assert isinstance(parts, tuple)
+            undone = 0
+            for part in reversed(parts):
+                try:
+                    self._revert(part, check=True)
+                    undone += 1
+                except _Superseded:
+                    continue
+            if undone:
+                return change
+        return None
+
+    def _holds(self, change: Change) -> bool:
+        """Whether the workspace still holds what ``change`` wrote (read now)."""
+        q, ws = change.question_id, self.ws
+        if change.kind == "label":
+            found = [
+                lab.grade
+                for lab in ws.labels_for(q)
+                if lab.annotator == self.annotator and lab.doc_id == change.doc_id
+            ]
+            return (found[0] if found else None) == change.new
+        if change.kind == "verdict":
+            mine = [
+                (v.verdict, v.note) for v in ws.verdicts_for(q) if v.annotator == self.annotator
+            ]
+            return (mine[0] if mine else None) == change.new
+        question = ws.question(q)
+        return question is not None and question.text == change.new
+
+    def _revert(self, change: Change, *, check: bool = False) -> None:
+        """Write back what ``change`` replaced.
+
+        With ``check``, only while the row still holds what the change wrote, checked in
+        the transaction of the write (raises :class:`_Superseded` otherwise).
+        """
+        if check:
+            with self.ws.transaction():
+                if not self._holds(change):
+                    raise _Superseded
+                self._revert(change)
+            return
         q = change.question_id
         if change.kind == "label":
             doc = change.doc_id

@@ -264,11 +264,35 @@ class GoldpanApp(App[None]):
             )
 
     def keep_lease(self) -> None:
-        """Renew the open question's lease; take in other annotators' changes."""
+        """Renew the open question's lease; take in other annotators' changes.
+
+        A lease lost meanwhile (it ran out and another annotator took the question) is
+        told at once, and the judge screen moves to a question this session holds, so
+        the next key never judges a question someone else is judging.
+        """
         if self.assigner is not None:
+            held = self.assigner.current
             self.assigner.renew()
+            if held is not None and self.assigner.current is None:
+                self.lease_lost(held)
         if self.session.reload_if_changed():
             self.announce(None)
+
+    def lease_lost(self, question_id: str) -> None:
+        """Served: another annotator took ``question_id``; on to one handed to this session."""
+        who = self.ws.leases().get(question_id, "another annotator")
+        nxt = self.next_question()
+        then = f"on to {nxt}" if nxt is not None else "no other question is left for you now"
+        self.notify(
+            visible(f"Your hold on {question_id} ran out and {who} is judging it now; {then}."),
+            title="Question taken",
+            severity="warning",
+            markup=False,
+        )
+        if self.current_question == question_id:
+            self.current_question = nxt
+        if isinstance(self.screen, GoldpanScreen):
+            self.screen.follow_current()
 
     @property
     def prepared(self) -> PreparedRetrievers:

@@ -13,6 +13,10 @@ from engine.workspace.judgments import EventLog
 from engine.workspace.lifecycle import now
 
 
+class LogQueryDecided(WorkspaceError):
+    """Another annotator decided a logged query first (two kept it at once); nothing written."""
+
+
 @dataclass(frozen=True)
 class LeaseState:
     """What a lease is chosen from, read under the write lock (see :meth:`Workspace.take_lease`)."""
@@ -176,15 +180,41 @@ class TeamTables(EventLog):
         ).fetchone()
         return self._log_row(r) if r else None
 
+    def claim_log_query(self, log_id: int) -> None:
+        """Refuse unless the logged query still waits for a decision.
+
+        Called inside the transaction that decides it (the write lock is held from its
+        start), so two annotators keeping one query at once make one question: the second
+        is told who decided it, and nothing of theirs is written.
+
+        Raises:
+            LogQueryDecided: someone decided it already.
+            WorkspaceError: the log has no such query.
+        """
+        row = self.conn.execute(
+            "SELECT status, by, question_id FROM querylog WHERE id = ?", (log_id,)
+        ).fetchone()
+        if row is None:
+            raise WorkspaceError(f"no query {log_id} in the log")
+        status, by, question_id = row
+        if status != "pending":
+            made = f" as {question_id}" if question_id else ""
+            raise LogQueryDecided(
+                f"{by or 'someone'} {status} this query of the log first{made}; nothing was written"
+            )
+
     def decide_log_query(
         self, log_id: int, status: str, by: str, question_id: str | None = None
     ) -> None:
-        """Record what became of a logged query: kept, rewritten or discarded; logged."""
+        """Record what became of a logged query: kept, rewritten or discarded; logged.
+
+        Only a query still pending is decided (:meth:`claim_log_query`, same transaction).
+        """
         with self.transaction():
-            cur = self.conn.execute(
-                "UPDATE querylog SET status = ?, question_id = ?, decided = ?, by = ? WHERE id = ?",
+            self.claim_log_query(log_id)
+            self.conn.execute(
+                "UPDATE querylog SET status = ?, question_id = ?, decided = ?, by = ? "
+                "WHERE id = ? AND status = 'pending'",
                 (status, question_id, now(), by, log_id),
             )
-            if cur.rowcount == 0:
-                raise WorkspaceError(f"no query {log_id} in the log")
             self._event("querylog", by, question_id, None, None, f"{log_id} {status}", now())

@@ -209,8 +209,16 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         if self._log_row is not None:
             session = self.gp.session
             from engine.querylog import question_from_log  # scipy: not before the first paint
+            from engine.workspace.team import LogQueryDecided
 
-            q, status = question_from_log(session.ws, self._log_row, text, tags, session.annotator)
+            try:
+                q, status = question_from_log(
+                    session.ws, self._log_row, text, tags, session.annotator
+                )
+            except LogQueryDecided as exc:  # another annotator kept it at the same time
+                self._set_log(None)  # the text stays: ctrl+s now saves it as a new question
+                self.notify(visible(str(exc)), title="Taken", severity="warning", markup=False)
+                return
             session.reload()
             self.action_clear()
             self.notify(f"Saved {q.id} from the log ({status}); pooling it now.", markup=False)
@@ -271,7 +279,14 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         if self.refuse_read_only("Discarding a query"):
             return
         session = self.gp.session
-        session.ws.decide_log_query(int(str(self._log_row["id"])), "discarded", session.annotator)
+        from engine.workspace.team import LogQueryDecided
+
+        try:
+            session.ws.decide_log_query(
+                int(str(self._log_row["id"])), "discarded", session.annotator
+            )
+        except LogQueryDecided as exc:  # decided meanwhile by someone else: theirs stands
+            self.notify(visible(str(exc)), title="Taken", severity="warning", markup=False)
         self.action_clear()
         self.action_next_from_log()
 
