@@ -11,12 +11,14 @@ import datetime as dt
 import functools
 import os
 import sqlite3
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Self
 
 from engine import __version__
 from engine import rows as decode
+from engine.errors import from_os_error, from_sqlite
 from engine.migrations import GOLDPAN_APPLICATION_ID, M007_IDENTITY, MIGRATIONS, SCHEMA_VERSION
 from engine.rows import BadRow as BadRow
 from engine.rows import WorkspaceError as WorkspaceError
@@ -25,6 +27,7 @@ from engine.types import (
     RETRIEVER_KIND_NAMES,
     VERDICTS,
 )
+from engine.workspace import held
 from engine.workspace.numbers import DocNumbers
 
 BUSY_TIMEOUT_S = 30.0
@@ -34,6 +37,31 @@ Q_COLUMNS = "id, text, tags, author, written_blind, note"
 
 READ_ONLY_ASKED = "opened read-only on request"
 """The :attr:`Workspace.readonly_reason` of a workspace opened with ``readonly=True``."""
+
+
+def _regular_file_problem(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be a workspace when it is a FIFO, device or socket
+    (``open()`` would block on a FIFO, a device reads forever); None otherwise (a regular
+    file, a folder or a missing path: the callers say what is wrong with those).
+
+    By ``os.stat`` alone (links followed): nothing is opened.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        kind = "a FIFO"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "a socket"
+    return (
+        f"{path} is not a regular file ({kind}), so not a workspace: goldpan opens only "
+        "regular files, and left it as it is"
+    )
 
 
 def writable_problem(path: Path) -> str | None:
@@ -69,29 +97,34 @@ def backup_path(path: Path, version: int) -> Path:
     return target
 
 
-def _connect_readonly(path: Path) -> sqlite3.Connection:
+def _connect_readonly(path: Path) -> tuple[sqlite3.Connection, Callable[[], None]]:
     """A read-only connection that also sees what is committed in the ``-wal`` file.
 
     ``mode=ro`` reads the WAL through its ``-shm`` index, creating them when it can. When
     neither exists and the folder cannot be written, ``mode=ro`` fails; then the file holds
-    every committed page (the last writer checkpointed it and removed the WAL), and
-    ``immutable=1`` reads it without any lock or side file. ``immutable`` is never used
-    while a WAL with frames exists: it would ignore them.
+    every committed page (the last writer checkpointed it and removed the WAL), no process
+    has it open in WAL mode (that would have made the ``-shm``), and ``immutable=1`` reads
+    it without any lock or side file. ``immutable`` is never used while a side file exists:
+    it would ignore the WAL's frames, and another process may be writing.
+
+    Returns the connection and the function to call once it is closed (see :mod:`held`).
     """
     uri = path.absolute().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    conn, release = held.connect(path, f"{uri}?mode=ro", timeout=BUSY_TIMEOUT_S)
     try:
         conn.execute("PRAGMA user_version").fetchone()
-        return conn
+        return conn, release
     except sqlite3.OperationalError:
         conn.close()
-        wal = path.with_name(path.name + "-wal")
-        if wal.exists() and wal.stat().st_size > 0:
+        release()
+        sides = [path.with_name(path.name + s) for s in ("-wal", "-shm")]
+        if any(side.exists() for side in sides):
             raise
     except sqlite3.DatabaseError:
         conn.close()
+        release()
         raise
-    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=BUSY_TIMEOUT_S)
+    return held.connect(path, f"{uri}?mode=ro&immutable=1", timeout=BUSY_TIMEOUT_S)
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -149,32 +182,44 @@ def identify(path: Path) -> int:
         WorkspaceError: the file is empty, not SQLite, another program's SQLite file, a
             workspace of a newer goldpan, or a goldpan workspace whose schema is damaged.
     """
+    if (problem := _regular_file_problem(path)) is not None:
+        raise WorkspaceError(problem)
+    with held.plain_read_allowed(path) as plain:
+        # While this process holds a connection to the file, a plain descriptor opened
+        # and closed here would drop that connection's locks (see :mod:`held`): the file
+        # was identified when that connection was opened, and is read through SQLite.
+        head = _read_header(path) if plain else None
+    if head is not None:
+        if not head:
+            raise _not_goldpan(path, "the file is empty")
+        if not head.startswith(SQLITE_MAGIC):
+            raise _not_goldpan(path, "it is not an SQLite file")
+        wal = path.with_name(path.name + "-wal")
+        settled = not (wal.exists() and wal.stat().st_size > 0)
+        if settled and len(head) == 100:
+            # Everything committed is in the file: its header alone can refuse another
+            # program's file without opening it (a connection to a WAL file leaves -shm/-wal).
+            _judge_ids(
+                path,
+                int.from_bytes(head[68:72], "big", signed=True),
+                int.from_bytes(head[60:64], "big", signed=True),
+            )
+    sides = [path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal")]
     try:
-        with path.open("rb") as f:
-            head = f.read(100)
-    except OSError as exc:
-        raise WorkspaceError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    if not head:
-        raise _not_goldpan(path, "the file is empty")
-    if not head.startswith(SQLITE_MAGIC):
-        raise _not_goldpan(path, "it is not an SQLite file")
-    wal = path.with_name(path.name + "-wal")
-    settled = not (wal.exists() and wal.stat().st_size > 0)
-    if settled and len(head) == 100:
-        # Everything committed is in the file: its header alone can refuse another
-        # program's file without opening it (a connection to a WAL file leaves -shm/-wal).
-        _judge_ids(
-            path,
-            int.from_bytes(head[68:72], "big", signed=True),
-            int.from_bytes(head[60:64], "big", signed=True),
-        )
-    try:
-        if settled:  # read as it lies, with no lock or side file (the schema only)
+        if head is not None and not any(side.exists() for side in sides):
+            # No process has the file open in WAL mode (that makes the -shm) and none is
+            # mid-way through a rollback-journal write: read the schema as it lies, with
+            # no lock and no side file left beside another program's file.
             uri = f"{path.absolute().as_uri()}?mode=ro&immutable=1"
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
-            conn.execute("PRAGMA user_version").fetchone()
+            conn, release = held.connect(path, uri, timeout=BUSY_TIMEOUT_S)
+            try:
+                conn.execute("PRAGMA user_version").fetchone()
+            except sqlite3.Error:
+                conn.close()
+                release()
+                raise
         else:
-            conn = _connect_readonly(path)
+            conn, release = _connect_readonly(path)
     except sqlite3.OperationalError as exc:
         raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
     except sqlite3.DatabaseError as exc:
@@ -200,6 +245,7 @@ def identify(path: Path) -> int:
         ) from None
     finally:
         conn.close()
+        release()
     _judge_ids(path, app_id, version)
     ours = app_id == GOLDPAN_APPLICATION_ID
     problems = [f"table {t} is missing" for t in expected if t not in tables]
@@ -219,6 +265,18 @@ def identify(path: Path) -> int:
             "every problem"
         )
     return version
+
+
+def _read_header(path: Path) -> bytes:
+    """The first 100 bytes of ``path`` (SQLite's header), read with a plain descriptor.
+
+    Only where :func:`held.plain_read_allowed` says so.
+    """
+    try:
+        with path.open("rb") as f:
+            return f.read(100)
+    except OSError as exc:
+        raise WorkspaceError(f"{path} cannot be read ({exc.strerror or exc})") from None
 
 
 def _judge_ids(path: Path, app_id: int, version: int) -> None:
@@ -267,9 +325,18 @@ class WorkspaceFile:
     The tables' reads and writes are mixed in by :class:`engine.workspace.Workspace`.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, *, readonly: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        *,
+        readonly: bool,
+        release: Callable[[], None] = lambda: None,
+    ) -> None:
         """Wrap an open connection; use :meth:`open` or :meth:`create` instead."""
         self.path = path
+        self._release = release
+        """Forgets the connection in :mod:`held` once it is closed."""
         self.readonly = readonly
         self.readonly_reason: str | None = READ_ONLY_ASKED if readonly else None
         """Why the workspace is read-only (None when it can be changed)."""
@@ -317,14 +384,16 @@ class WorkspaceFile:
                 :func:`identify`).
         """
         path = Path(path)
+        if (problem := _regular_file_problem(path)) is not None:
+            raise WorkspaceError(problem)
         if not path.is_file():
             raise WorkspaceError(f"{path}: no such workspace file")
         identify(path)
         try:
-            conn = _connect_readonly(path)
+            conn, release = _connect_readonly(path)
         except sqlite3.DatabaseError as exc:
             raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
-        ws = cls(path, conn, readonly=True)
+        ws = cls(path, conn, readonly=True, release=release)
         ws.readonly_reason = "opened for checking"
         return ws
 
@@ -347,6 +416,8 @@ class WorkspaceFile:
                 (or the backup before it) failed; the file is then unchanged.
         """
         path = Path(path)
+        if (problem := _regular_file_problem(path)) is not None:
+            raise WorkspaceError(problem)
         if not path.exists() and not create:
             raise WorkspaceError(f"{path}: no such workspace (create one with `goldpan new`)")
         if path.is_dir():
@@ -359,9 +430,9 @@ class WorkspaceFile:
             reason = writable_problem(path)
         try:
             if reason is None:
-                conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
+                conn, release = held.connect(path, timeout=BUSY_TIMEOUT_S)
             else:
-                conn = _connect_readonly(path)
+                conn, release = _connect_readonly(path)
         except sqlite3.OperationalError as exc:
             raise WorkspaceError(f"{path} cannot be opened ({exc})") from None
         except sqlite3.DatabaseError as exc:
@@ -370,22 +441,26 @@ class WorkspaceFile:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             conn.close()
+            release()
             raise WorkspaceError(f"{path} cannot be read ({exc})") from None
         if version > SCHEMA_VERSION:
             conn.close()
+            release()
             raise _newer(path, version)
         if existed and version == 0:  # identified a moment ago; replaced since?
             conn.close()
+            release()
             raise WorkspaceError(f"{path} is an SQLite file but not a goldpan workspace")
         if reason is not None and version < SCHEMA_VERSION:
             conn.close()
+            release()
             raise WorkspaceError(
                 f"{path} has schema version {version} and must be upgraded to "
                 f"{SCHEMA_VERSION} before this goldpan ({__version__}) can read it, but it is "
                 f"read-only ({reason}). Open it once with write access (a backup copy of "
                 "the old version is written first), or open a writable copy of it."
             )
-        ws = cls(path, conn, readonly=reason is not None)
+        ws = cls(path, conn, readonly=reason is not None, release=release)
         ws.readonly_reason = reason
         conn.execute("PRAGMA foreign_keys = ON")
         if reason is None:
@@ -405,7 +480,7 @@ class WorkspaceFile:
                 conn.execute("PRAGMA synchronous = FULL")
                 ws._migrate(version)
             except BaseException:
-                conn.close()
+                ws.close()
                 raise
         return ws
 
@@ -488,7 +563,10 @@ class WorkspaceFile:
 
     def close(self) -> None:
         """Close the connection."""
-        self.conn.close()
+        try:
+            self.conn.close()
+        finally:
+            self._release()
 
     def __enter__(self) -> Self:
         return self
@@ -512,15 +590,28 @@ class WorkspaceFile:
             yield
             return
         self.ensure_sound()
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:  # another program holds the write lock too long
+            known = from_sqlite(exc, self.path)
+            if known is None:
+                raise
+            raise known from exc
         try:
             yield
-        except BaseException:
-            self.conn.rollback()
-            self.doc_numbers.forget()
-            raise
-        else:
             self.conn.commit()
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                self.conn.rollback()
+            self.doc_numbers.forget()
+            # A lock held too long, a full disk, a damaged page: the user's to act on, and
+            # nothing was written. Any other error is raised as it is (a bug).
+            known = from_sqlite(exc, self.path) if isinstance(exc, sqlite3.Error) else None
+            if known is None and isinstance(exc, OSError):
+                known = from_os_error(exc)
+            if known is not None:
+                raise known from exc
+            raise
 
     def ensure_sound(self) -> None:
         """Refuse to write into a file SQLite reports as damaged (``PRAGMA quick_check``).

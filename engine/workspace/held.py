@@ -1,0 +1,88 @@
+"""The database files this process holds a connection to, so that nothing here drops locks.
+
+SQLite's locks are POSIX advisory locks: they belong to a process and a file, and closing
+*any* descriptor of that file in the process drops all of them ("How To Corrupt An SQLite
+Database File", section 2.2). A process that holds a workspace connection and then opens
+and closes the same file with ``open()`` loses its locks without knowing. The next process
+to close a connection then takes itself for the last one, checkpoints and deletes the
+``-wal`` and ``-shm`` files, and the first process goes on writing labels into deleted
+files: shown as saved, seen by no one, gone with the process.
+
+SQLite's own connections are safe among themselves: connections in one process share one
+record of each file's locks, and SQLite defers closing a descriptor while another of its
+connections holds a lock. So the rule is: while this process holds a connection to a file,
+it reads that file (and its side files) only through SQLite. Every connection goldpan
+opens is registered here (:func:`connect`), and code that would read a file with a plain
+descriptor asks :func:`plain_read_allowed` first, under :data:`LOCK`, which also orders it
+against a connection being opened in another thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+LOCK = threading.RLock()
+"""Held while a connection is opened and registered, and while a file is read plainly."""
+
+_held: collections.Counter[tuple[int, int]] = collections.Counter()
+
+
+def _key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def is_held(path: Path) -> bool:
+    """Whether a connection of this process is open on the file at ``path`` (any link)."""
+    key = _key(path)
+    with LOCK:
+        return key is not None and _held[key] > 0
+
+
+@contextlib.contextmanager
+def plain_read_allowed(path: Path) -> Iterator[bool]:
+    """True inside when ``path`` may be opened with a plain descriptor and closed again.
+
+    It may when no connection of this process is open on that file. The check and the
+    read that follows happen under :data:`LOCK`, so no other thread opens a connection to
+    the file in between.
+    """
+    with LOCK:
+        yield not is_held(path)
+
+
+def connect(
+    path: Path, uri: str | None = None, **kwargs: Any
+) -> tuple[sqlite3.Connection, Callable[[], None]]:
+    """An SQLite connection to ``path`` (or ``uri``) and the function that forgets it.
+
+    Call the returned function right after closing the connection.
+    """
+    with LOCK:
+        conn = sqlite3.connect(uri or str(path), uri=uri is not None, **kwargs)
+        key = _key(path)
+        if key is not None:
+            _held[key] += 1
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if released or key is None:
+            return
+        released = True
+        with LOCK:
+            _held[key] -= 1
+            if _held[key] <= 0:
+                del _held[key]
+
+    return conn, release

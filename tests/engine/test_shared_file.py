@@ -1,0 +1,235 @@
+"""Several real goldpan processes on one workspace file, and ``kill -9`` of the labeler.
+
+SQLite's WAL is shared safely only while every process keeps its POSIX locks. A process
+that holds a connection and opens and closes the same file with another descriptor drops
+them; the next process to close its connection then takes itself for the last one,
+checkpoints and *deletes* the -wal and -shm files, and the first process goes on writing
+labels into deleted files: shown as saved, seen by nobody, gone after ``kill -9``.
+
+Each round here starts a labeler (a :class:`~engine.session.LabelingSession` that also
+opens and closes read-only workspaces now and then, as the app's workers do; in some rounds
+the real app under Pilot) and two other processes that run ``info``, ``check``, ``score
+--no-pool``, ``export``, ``label`` and a second writable open over and over. It watches
+every process's open files for a "(deleted)" -wal/-shm, kills the labeler at a random
+moment, and checks that every label it reported as committed is in the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.retrieve import bm25_spec
+from engine.retrieve.runner import refresh_runs
+from engine.types import Doc, Question
+from engine.workspace import Workspace
+from tests.engine.test_crash import (
+    TUI_LABELER,
+    WORDS,
+    complete_saved_lines,
+    env,
+    kill_after_lines,
+    labels_of,
+    reopen_intact,
+    script,
+)
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/fd").is_dir() or not hasattr(signal, "SIGKILL"),
+    reason="reads /proc/PID/fd and sends SIGKILL (Linux)",
+)
+
+ROUNDS = 20
+"""Rounds of start, share, kill -9 and check (the issue asks for at least 20)."""
+
+TUI_ROUNDS = {3, 11}
+"""The rounds whose labeler is the real app (under Pilot) rather than a bare session."""
+
+LABELER = """
+import sys
+from engine.session import LabelingSession
+from engine.workspace import Workspace
+
+path = sys.argv[1]
+ws = Workspace.open(path)
+session = LabelingSession(ws, "shared-test")
+n = 0
+for qid in ws.question_ids():
+    for doc in ws.doc_ids():
+        session.set_grade(qid, doc, 1 + n % 3)
+        print("saved", qid, doc, 1 + n % 3, flush=True)  # set_grade returned: committed
+        n += 1
+        if n % 4 == 0:  # as the app's workers do: another connection, opened and closed
+            Workspace.open(path, readonly=True).close()
+print("done", flush=True)
+"""
+
+OTHER = """
+import contextlib, io, itertools, sys
+from pathlib import Path
+from engine.session import LabelingSession
+from engine.workspace import Workspace
+from tui.cli import main
+
+path, out, stop, offset = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+
+def second_open():
+    ws = Workspace.open(path)  # what a second `goldpan open` does before its first paint
+    LabelingSession(ws, "other-open")
+    ws.close()
+    return 0
+
+commands = [
+    ["info", path],
+    ["check", path],
+    ["score", path, "--no-pool"],
+    ["export", path, "--format", "labels", "--out", out, "--force"],
+    ["label", path, "q000", "d000", "2", "--annotator", "other"],
+    second_open,
+]
+commands = commands[offset:] + commands[:offset]
+for command in itertools.cycle(commands):
+    if stop.exists():
+        break
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = command() if callable(command) else main(command)
+    name = "open" if callable(command) else command[0]
+    print("ran", name, code, flush=True)
+"""
+
+
+def build(path: Path) -> None:
+    rnd = random.Random(11)
+    ws = Workspace.create(path)
+    ws.write_docs(
+        Doc(f"d{i:03d}", f"title {i}", " ".join(rnd.choices(WORDS, k=20))) for i in range(60)
+    )
+    ws.write_questions(Question(f"q{i:03d}", " ".join(rnd.choices(WORDS, k=3))) for i in range(40))
+    ws.add_retriever(bm25_spec("word", "word"))
+    refresh_runs(ws)
+    ws.close()
+
+
+def deleted_side_files(pid: int) -> list[str]:
+    """The -wal/-shm files process ``pid`` holds open although they were deleted."""
+    found = []
+    try:
+        entries = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in entries:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if ("-wal" in target or "-shm" in target) and target.endswith("(deleted)"):
+            found.append(target)
+    return found
+
+
+class Watch(threading.Thread):
+    """Polls processes' open files until stopped, remembering every deleted side file."""
+
+    def __init__(self, procs: list[subprocess.Popen[bytes]]) -> None:
+        super().__init__(daemon=True)
+        self.procs = procs
+        self.seen: set[str] = set()
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            for p in self.procs:
+                if p.poll() is None:
+                    self.seen.update(f"pid {p.pid}: {t}" for t in deleted_side_files(p.pid))
+            self.stopped.wait(0.005)
+
+
+def ran_lines(log: Path) -> list[str]:
+    return [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("ran ")]
+
+
+def wait_for(cond, what: str, procs: list[subprocess.Popen[bytes]], deadline_s: float = 120):
+    deadline = time.monotonic() + deadline_s
+    while not cond():
+        for p in procs:
+            if p.poll() is not None:
+                pytest.fail(f"a process ended (exit {p.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {deadline_s:.0f} s")
+        time.sleep(0.01)
+
+
+@pytest.mark.timeout(600)
+def test_labels_shown_as_saved_survive_other_processes_and_kill_9(tmp_path):
+    template = tmp_path / "template.db"
+    build(template)
+    rnd = random.Random(2024)
+    for round_no in range(ROUNDS):
+        path = tmp_path / f"round{round_no:02d}.db"
+        shutil.copyfile(template, path)
+        stop = tmp_path / f"stop{round_no:02d}"
+        logs = [tmp_path / f"other{round_no:02d}-{i}.log" for i in range(2)]
+        others = []
+        for i, log in enumerate(logs):
+            with log.open("wb") as f:
+                others.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-c",
+                            OTHER,
+                            str(path),
+                            str(tmp_path / f"labels{round_no:02d}-{i}.jsonl"),
+                            str(stop),
+                            str((round_no + 3 * i) % 6),
+                        ],
+                        cwd=Path(__file__).parents[2],
+                        env=env(),
+                        stdin=subprocess.DEVNULL,
+                        stdout=f,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        tui = round_no in TUI_ROUNDS
+        labeler_log = tmp_path / f"labeler{round_no:02d}.log"
+        labeler = script(TUI_LABELER if tui else LABELER, path, log=labeler_log)
+        watch = Watch([labeler, *others])
+        watch.start()
+        try:
+            # the others are at work (each ran a few commands) while the labeler labels
+            wait_for(lambda: all(len(ran_lines(lg)) >= 3 for lg in logs), "commands", others)
+            seen = kill_after_lines(labeler, rnd.randint(5, 25 if tui else 60), labeler_log)
+        finally:
+            stop.touch()
+            for p in others:
+                try:
+                    p.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            if labeler.poll() is None:
+                labeler.kill()
+                labeler.wait()
+            watch.stopped.set()
+            watch.join()
+        for lg in logs:
+            ran = ran_lines(lg)
+            failed = [ln for ln in ran if not ln.endswith(" 0")]
+            assert not failed, f"round {round_no}: {failed}\n{lg.read_text(errors='replace')}"
+        assert not watch.seen, f"round {round_no}: deleted -wal/-shm held open: {watch.seen}"
+        shown = complete_saved_lines(seen)
+        assert shown, f"round {round_no}: nothing was saved"
+        reopen_intact(path)
+        stored = labels_of(path, "tui-crash" if tui else "shared-test")
+        missing = {k: g for k, g in shown.items() if stored.get(k) != g}
+        assert not missing, f"round {round_no}: shown as saved but lost: {missing}"
+        path.unlink()
