@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
+from engine.errors import BadInput
 from engine.gold import Status
 from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
@@ -165,7 +166,7 @@ def sweep(
     bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
     bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
     if bad:
-        raise ValueError(f"{', '.join(bad)}: k1 must be >= 0 and b between 0 and 1")
+        raise BadInput(f"{', '.join(bad)}: k1 must be >= 0 and b between 0 and 1")
     m = parse_metric(metric)
     # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
     depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)

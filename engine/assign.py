@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Collection, Mapping, Sequence
 
+from engine.errors import BadInput
 from engine.queue import DEFAULT_K, judged_docs, judging_queue
 from engine.scoring import workspace_golds
 from engine.workspace import LeaseState, Workspace
@@ -62,7 +63,7 @@ class Assigner:
     ) -> None:
         """Hand out ``ws``'s questions to ``annotator``; ``k`` is the judging queue's depth."""
         if per_question < 1:
-            raise ValueError("--per-question must be at least 1")
+            raise BadInput("--per-question must be at least 1")
         self.ws = ws
         self.annotator = annotator
         self.per_question = per_question

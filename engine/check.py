@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.errors import BadInput
 from engine.retrieve import STORED_KINDS, RetrieverError, build_retriever
 from engine.workspace import IDENTITY_VERSION, Workspace, WorkspaceError
 
@@ -90,7 +91,7 @@ def _meaning_problems(ws: Workspace) -> list[str]:
             build_retriever(spec)
         except RetrieverError:
             continue  # an extra missing on this machine: not the workspace's fault
-        except ValueError as exc:
+        except BadInput as exc:
             out.append(f"table retrievers, row name {spec.name!r}: {exc}")
     if ws.schema_version >= IDENTITY_VERSION and not meta.get("workspace_id"):
         out.append("table meta: the workspace_id row is missing")

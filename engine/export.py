@@ -10,6 +10,7 @@ import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from engine.errors import BadInput, UnknownName
 from engine.formats import EXPORT_FORMATS, FOLDER_FORMATS
 from engine.formats.beir import write_beir
 from engine.formats.errors import IngestError
@@ -66,13 +67,13 @@ def export_workspace(
             or a failed write; the message names ``target`` and says why.
     """
     if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
+        raise UnknownName(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
     protect = [ws.path]
     folder = fmt in FOLDER_FORMATS
     check_target(target, force=force, protect=protect, folder=folder)  # before any work
     try:
         return _export(ws, fmt, target, retrievers, force=force, protect=protect)
-    except ValueError as exc:
+    except BadInput as exc:
         raise IngestError(target, None, str(exc)) from None
 
 

@@ -253,6 +253,14 @@ def merge_workspaces(out_path: Path, inputs: Sequence[Path]) -> MergeReport:
     try:
         for name, p in zip(in_names, inputs, strict=True):
             sources.append(_Source(name, Workspace.open(p, readonly=True)))
+            # A row naming what is gone would fail OUT's foreign keys half-way: say which
+            # input is damaged, before anything is written.
+            dangling = sources[-1].ws.foreign_key_problems(1)
+            if dangling:
+                raise WorkspaceError(
+                    f"{p}: {dangling[0]} (the workspace is damaged); nothing was written. "
+                    f"`goldpan check {p}` lists every problem"
+                )
         if out_path.exists():
             with Workspace.open(out_path) as out:
                 return _merge_into(_Source(out_name, out), sources, created=False)

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from engine.errors import UnknownName
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -69,7 +71,7 @@ def parse_metric(name: str) -> Metric:
     """
     m = _METRIC.match(name.strip().lower().replace("success@", "hit@"))
     if not m or (m.group(1) != "mrr" and m.group(2) is None):
-        raise ValueError(
+        raise UnknownName(
             f"unknown metric {name!r}; known metrics: {', '.join(METRIC_FAMILIES)} "
             "(k a positive whole number)"
         )

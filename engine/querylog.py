@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.tabular import _csv_records, _jsonl_records, _lines, read_text
 from engine.neardup import char_ngrams, normalize, similar_pairs
@@ -373,11 +374,11 @@ def import_querylog(
     One transaction: a bad line leaves the workspace unchanged.
     """
     if not 0 < similarity <= 1:
-        raise ValueError(f"similarity {similarity}: expected a number in (0, 1]")
+        raise BadInput(f"similarity {similarity}: expected a number in (0, 1]")
     if min_count < 1:
-        raise ValueError(f"--min-count {min_count}: expected at least 1")
+        raise BadInput(f"--min-count {min_count}: expected at least 1")
     if sample is not None and sample < 1:
-        raise ValueError(f"--sample {sample}: expected at least 1")
+        raise BadInput(f"--sample {sample}: expected at least 1")
     entries = read_querylog(path, fmt)
     grouping = group_log(entries, similarity=similarity, existing=ws.questions())
     kept = [g for g in grouping.groups if g.count >= min_count]

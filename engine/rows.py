@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from engine.errors import GoldpanError, Unusable
 from engine.types import (
     MAX_JSON_DEPTH,
     RETRIEVER_KIND_NAMES,
@@ -29,11 +30,11 @@ from engine.types import (
 )
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(GoldpanError):
     """A workspace cannot be opened or changed as asked; the message says why."""
 
 
-class BadRow(WorkspaceError):
+class BadRow(WorkspaceError, Unusable):
     """A row whose values are not what goldpan writes; the message names table and row."""
 
     def __init__(self, path: Path | str, table: str, row: str, why: str) -> None:

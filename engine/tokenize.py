@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from engine.errors import UnknownName
+
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3  # the precomposed syllables 가 .. 힣
@@ -331,5 +333,5 @@ def get_tokenizer(name: str) -> Tokenizer:
         factory = TOKENIZERS[name]
     except KeyError:
         known = ", ".join(sorted(TOKENIZERS))
-        raise KeyError(f"unknown tokenizer {name!r}; known tokenizers: {known}") from None
+        raise UnknownName(f"unknown tokenizer {name!r}; known tokenizers: {known}") from None
     return factory()

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from engine.errors import Unusable
 from engine.types import RetrieverSpec
 
 COMMAND_KIND = "command"
@@ -34,7 +35,7 @@ COMMAND_KIND = "command"
 TRUST_FILE = "trusted-commands.json"
 
 
-class TrustError(ValueError):
+class TrustError(Unusable):
     """The trust record cannot be read or written; the message names the file."""
 
 

@@ -15,7 +15,7 @@ from textual.widget import AwaitMount
 
 from engine.assign import Assigner
 from engine.session import LabelingSession
-from engine.trust import TrustStore, command_of
+from engine.trust import TrustError, TrustStore, command_of
 from engine.workspace import Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.literal import command_shown, visible
@@ -401,7 +401,7 @@ class GoldpanApp(App[None]):
         if not self.trust_asked and self.readonly_reason is None:
             try:
                 untrusted = self.trust.untrusted(self.ws, self.ws.retrievers())
-            except ValueError as exc:  # the trust record is damaged: nothing is trusted
+            except TrustError as exc:  # the trust record is damaged: nothing is trusted
                 self.notify(visible(str(exc)), severity="error", markup=False)
                 untrusted = []
             if untrusted:
@@ -413,7 +413,7 @@ class GoldpanApp(App[None]):
                     if trust:
                         try:
                             self.trust.trust(self.ws, untrusted)
-                        except ValueError as exc:
+                        except TrustError as exc:
                             self.notify(visible(str(exc)), severity="error", markup=False)
                     else:
                         self.notify(

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.errors import GoldpanError
 from engine.trust import config_dir
 from tui.served import ROLES, Served
 
@@ -37,7 +38,7 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 log = logging.getLogger("goldpan.serve")
 
 
-class ServeError(Exception):
+class ServeError(GoldpanError):
     """Serving cannot start as asked (a bad name, an unreadable token file); exit code 2."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.errors import BadInput
 from engine.formats.docs import read_docs
 from engine.formats.errors import IngestError
 from engine.formats.questions import (
@@ -31,7 +32,7 @@ from engine.types import Doc, Question
 
 def _check_tsv_id(ident: str, what: str) -> None:
     if not ident or any(c.isspace() and c != " " for c in ident) or ident != ident.strip():
-        raise ValueError(f"{what} id {ident!r} cannot be a BEIR qrels TSV cell (tab or line end)")
+        raise BadInput(f"{what} id {ident!r} cannot be a BEIR qrels TSV cell (tab or line end)")
 
 
 def write_beir(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.errors import BadInput
 
-class IngestError(Exception):
+
+class IngestError(BadInput):
     """Bad input: which file, which line, and what was expected."""
 
     def __init__(self, path: Path | str, line: int | None, message: str) -> None:

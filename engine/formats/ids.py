@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engine.errors import BadInput
 from engine.formats.errors import IngestError
 
 ASCII_SPACE = " \t\r\n\x0b\x0c"
@@ -72,11 +73,11 @@ def check_id(ident: str, what: str, *, first_column: bool = False) -> None:
             starts with ``#`` (a comment line) or U+FEFF (taken as a byte-order mark).
     """
     if not ident:
-        raise ValueError(f"empty {what} id; TREC lines need every id")
+        raise BadInput(f"empty {what} id; TREC lines need every id")
     if any(c in ASCII_SPACE or c == "\0" for c in ident):
-        raise ValueError(
+        raise BadInput(
             f"{what} id {ident!r} holds whitespace; TREC files separate columns by "
             "whitespace (export questions-jsonl or beir instead)"
         )
     if first_column and ident[0] in "#\ufeff":
-        raise ValueError(f"{what} id {ident!r} starts with {ident[0]!r}; readers would skip it")
+        raise BadInput(f"{what} id {ident!r} starts with {ident[0]!r}; readers would skip it")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.ids import _id_of
 from engine.formats.tabular import (
@@ -227,13 +228,13 @@ def write_questions_csv(
         gold, no_answer = _question_gold(q, golds)
         for doc in gold:
             if any(c.isspace() for c in doc):
-                raise ValueError(
+                raise BadInput(
                     f"document id {doc!r} holds whitespace, which separates the gold "
                     "entries of questions-csv; export questions-jsonl instead"
                 )
         for tag in q.tags:
             if any(c in tag for c in ",;|"):
-                raise ValueError(f"tag {tag!r} of question {q.id!r} holds , ; or |")
+                raise BadInput(f"tag {tag!r} of question {q.id!r} holds , ; or |")
         cells = (q.id, q.text, ",".join(q.tags), " ".join(gold_entries(gold)))
         writer.writerow((*map(spreadsheet_safe, cells), str(no_answer).lower()))
         n += 1

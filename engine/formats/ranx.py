@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.errors import BadInput
 from engine.formats.outfiles import NAME_MAX
 from engine.types import CachedRun
 
@@ -66,7 +67,7 @@ def write_ranx(
         ValueError: there is no gold to write (ranx cannot load an empty qrels).
     """
     if not any(gold.values()):
-        raise ValueError("no question has a gold document yet; there is nothing to evaluate")
+        raise BadInput("no question has a gold document yet; there is nothing to evaluate")
     folder.mkdir(parents=True, exist_ok=True)
     qids = sorted(q for q, g in gold.items() if g)
     export = RanxExport(folder / "qrels.json")
@@ -83,15 +84,13 @@ def write_ranx(
             continue
         file_name = ranx_file_name(name)
         if len(file_name.encode("utf-8")) > NAME_MAX:
-            raise ValueError(
+            raise BadInput(
                 f"retriever {name[:40]!r}... gives a run file name of "
                 f"{len(file_name.encode('utf-8'))} bytes; file systems allow {NAME_MAX}: "
                 "export the others with --retriever NAME, or add it again under a shorter name"
             )
         if file_name in names:
-            raise ValueError(
-                f"retrievers {names[file_name]!r} and {name!r} both map to {file_name}"
-            )
+            raise BadInput(f"retrievers {names[file_name]!r} and {name!r} both map to {file_name}")
         names[file_name] = name
         path = folder / file_name
         path.write_text(json.dumps(body, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine.errors import BadInput, UnknownName
 from engine.retrieve.base import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -65,15 +66,15 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
     except KeyError:
         known = ", ".join(sorted(RETRIEVER_KINDS))
         if spec.kind in STORED_KINDS:
-            raise ValueError(f"{spec.name} is an imported run; it cannot be run") from None
-        raise ValueError(
+            raise BadInput(f"{spec.name} is an imported run; it cannot be run") from None
+        raise BadInput(
             f"retriever {spec.name!r} (table retrievers): unknown kind {spec.kind!r}; "
             f"known kinds: {known}"
         ) from None
     try:
         return factory(spec)
     except (TypeError, AttributeError) as exc:  # params of the wrong JSON types
-        raise ValueError(
+        raise BadInput(
             f"retriever {spec.name!r} (table retrievers): parameters of the wrong type ({exc})"
         ) from None
 
@@ -99,10 +100,10 @@ def check_spec(spec: RetrieverSpec, existing: Sequence[RetrieverSpec]) -> None:
     names = {s.name for s in existing}
     for base in bases_of(spec):
         if base == spec.name:
-            raise ValueError(f"{spec.name} cannot read its own rankings")
+            raise BadInput(f"{spec.name} cannot read its own rankings")
         if base not in names:
             known = ", ".join(sorted(names)) or "none"
-            raise ValueError(f"unknown base retriever {base!r}; this workspace has: {known}")
+            raise UnknownName(f"unknown base retriever {base!r}; this workspace has: {known}")
 
 
 def kind_params(kind: str) -> tuple[Param, ...]:
@@ -115,7 +116,7 @@ def kind_params(kind: str) -> tuple[Param, ...]:
         return KIND_PARAMS[kind]
     except KeyError:
         known = ", ".join(sorted(RETRIEVER_KINDS))
-        raise ValueError(f"unknown retriever kind {kind!r}; known kinds: {known}") from None
+        raise UnknownName(f"unknown retriever kind {kind!r}; known kinds: {known}") from None
 
 
 def new_spec(name: str, kind: str, values: Mapping[str, Any]) -> RetrieverSpec:

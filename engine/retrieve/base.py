@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from engine.errors import BadInput, GoldpanError
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
 
 DEFAULT_DEPTH = 100
@@ -35,7 +36,7 @@ Progress = Callable[[str, int, int], None]
 """progress(what, done, total)."""
 
 
-class RetrieverError(Exception):
+class RetrieverError(GoldpanError):
     """A retriever cannot run as configured (missing extra, bad command output, ...)."""
 
 
@@ -139,7 +140,7 @@ def check_fields(value: Any) -> tuple[str, ...]:
     fields = tuple(value)
     bad = [f for f in fields if f not in DOC_FIELDS]
     if bad or not fields:
-        raise ValueError(f"unknown document fields {bad}; choose from {DOC_FIELDS}")
+        raise BadInput(f"unknown document fields {bad}; choose from {DOC_FIELDS}")
     return fields
 
 
@@ -160,7 +161,7 @@ def one_base(params: Mapping[str, Any], kind: str) -> tuple[str]:
     """The single retriever a re-ranking kind reads (its ``of`` parameter)."""
     bases = param_list(params.get("of"), f"{kind} --of")
     if len(bases) != 1:
-        raise ValueError(f"{kind} reads exactly one base retriever (--of NAME)")
+        raise BadInput(f"{kind} reads exactly one base retriever (--of NAME)")
     return (bases[0],)
 
 
@@ -171,8 +172,8 @@ def param_list(value: Any, what: str) -> list[str]:
     elif isinstance(value, list | tuple):
         items = [str(v).strip() for v in value]
     else:
-        raise ValueError(f"{what}: expected a list of retriever names")
+        raise BadInput(f"{what}: expected a list of retriever names")
     items = [i for i in items if i]
     if not items:
-        raise ValueError(f"{what}: name at least one retriever")
+        raise BadInput(f"{what}: name at least one retriever")
     return items

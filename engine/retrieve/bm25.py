@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
+from engine.errors import UnknownName
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
 from engine.tokenize import (
@@ -195,7 +196,7 @@ def get_variant(name: str) -> Variant:
         return VARIANTS[name]
     except KeyError:
         known = ", ".join(VARIANTS)
-        raise ValueError(f"unknown BM25 variant {name!r}; known variants: {known}") from None
+        raise UnknownName(f"unknown BM25 variant {name!r}; known variants: {known}") from None
 
 
 def check_variant(variant: str) -> None:

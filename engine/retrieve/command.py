@@ -20,6 +20,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.trec import parse_trec_run, run_scores
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
@@ -81,14 +82,14 @@ class CommandRetriever:
         self.spec = spec
         command = str(spec.params.get("command") or "").strip()
         if not command:
-            raise ValueError('a command retriever needs --command "CMD"')
+            raise BadInput('a command retriever needs --command "CMD"')
         try:
             self.argv = shlex.split(command)
         except ValueError as exc:
-            raise ValueError(f"cannot split the command {command!r}: {exc}") from None
+            raise BadInput(f"cannot split the command {command!r}: {exc}") from None
         self.timeout = float(spec.params.get("timeout", default_of(self.PARAMS, "timeout")))
         if not self.timeout > 0:
-            raise ValueError("a command retriever's --timeout must be positive")
+            raise BadInput("a command retriever's --timeout must be positive")
         self._docs: set[str] | None = None
 
     def prepare(

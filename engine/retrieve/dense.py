@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import BadInput
 from engine.retrieve.base import (
     PrepareEnv,
     Ranking,
@@ -51,7 +52,7 @@ def require_extra() -> None:
 def _model_name(params: Mapping[str, Any], kind: str) -> str:
     model = str(params.get("model") or "").strip()
     if not model:
-        raise ValueError(f"a {kind} retriever needs --model NAME_OR_PATH")
+        raise BadInput(f"a {kind} retriever needs --model NAME_OR_PATH")
     return model
 
 
@@ -192,7 +193,7 @@ class RerankRetriever:
         self.bases = one_base(p, "rerank")
         self.top = int(p.get("top", default_of(self.PARAMS, "top")))
         if self.top < 1:
-            raise ValueError("rerank --top must be at least 1")
+            raise BadInput("rerank --top must be at least 1")
         self.base_depth: int | None = self.top
         self.fields = doc_fields(p, default_of(self.PARAMS, "fields"))
         require_extra()

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import BadInput
 from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list, trec_order
 from engine.retrieve.bm25 import canonical_scores
 from engine.retrieve.params import FLOATS, OF, Param, default_of
@@ -46,13 +47,13 @@ class RRFRetriever:
         p = spec.params
         self.bases = tuple(param_list(p.get("of"), "rrf --of"))
         if len(set(self.bases)) != len(self.bases):
-            raise ValueError("rrf --of names a retriever twice; use --weights to favour one")
+            raise BadInput("rrf --of names a retriever twice; use --weights to favour one")
         self.k = float(p.get("k", default_of(self.PARAMS, "k")))
         if not math.isfinite(self.k) or self.k < 0:
-            raise ValueError(f"rrf k must be a number >= 0, not {p.get('k')!r}")
+            raise BadInput(f"rrf k must be a number >= 0, not {p.get('k')!r}")
         self.fuse_depth = int(p.get("depth", default_of(self.PARAMS, "depth")))
         if self.fuse_depth < 1:
-            raise ValueError("rrf depth (how deep each base is read) must be at least 1")
+            raise BadInput("rrf depth (how deep each base is read) must be at least 1")
         self.base_depth: int | None = self.fuse_depth
         weights = p.get("weights")
         if weights is None:
@@ -61,13 +62,13 @@ class RRFRetriever:
             try:
                 self.weights = tuple(float(w) for w in weights)
             except (TypeError, ValueError):
-                raise ValueError(f"rrf weights must be numbers, not {weights!r}") from None
+                raise BadInput(f"rrf weights must be numbers, not {weights!r}") from None
             if len(self.weights) != len(self.bases):
-                raise ValueError(
+                raise BadInput(
                     f"rrf has {len(self.bases)} retrievers but {len(self.weights)} weights"
                 )
             if any(not math.isfinite(w) or w < 0 for w in self.weights):
-                raise ValueError("rrf weights must be finite and >= 0")
+                raise BadInput("rrf weights must be finite and >= 0")
 
     def prepare(
         self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.errors import BadInput
+
 LIST = "list"
 """``Param.type`` of a list of names (a JSON list, or a comma-separated string)."""
 FLOATS = "floats"
@@ -75,15 +77,15 @@ class Param:
                     raise TypeError
                 out = self.type(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{what}: expected {_type_name(self.type)}, not {value!r}") from None
+            raise BadInput(f"{what}: expected {_type_name(self.type)}, not {value!r}") from None
         if self.lookup is not None:
             self.lookup(out)
         elif self.choices is not None and out not in self.choices:
-            raise ValueError(
+            raise BadInput(
                 f"{what}: unknown value {out!r}; known values: {', '.join(self.choices)}"
             )
         if self.check is not None and not self.check(out):
-            raise ValueError(f"{what} must be {self.must}, not {value!r}")
+            raise BadInput(f"{what} must be {self.must}, not {value!r}")
         return out
 
 
@@ -117,7 +119,7 @@ def resolve(params: Sequence[Param], given: Mapping[str, Any], kind: str) -> dic
         value = given.get(p.name)
         if value is None:
             if p.required:
-                raise ValueError(f"a {kind} retriever needs {p.flag}")
+                raise BadInput(f"a {kind} retriever needs {p.flag}")
             out[p.name] = p.default
         else:
             out[p.name] = p.convert(value, kind)
@@ -141,12 +143,12 @@ def build_params(params: Sequence[Param], given: Mapping[str, Any], kind: str) -
             value = None
         if value is None:
             if p.required:
-                raise ValueError(f"a {kind} retriever needs {p.flag}")
+                raise BadInput(f"a {kind} retriever needs {p.flag}")
             if p.default is not None:
                 out[p.name] = list(p.default) if isinstance(p.default, tuple) else p.default
             continue
         if p.type is str and p.required and not str(value).strip():
-            raise ValueError(f"a {kind} retriever needs {p.flag}")
+            raise BadInput(f"a {kind} retriever needs {p.flag}")
         out[p.name] = p.convert(value, kind)
     return out
 

@@ -27,13 +27,13 @@ from typing import Any
 from rich.text import Text
 
 from engine import __version__
+from engine.errors import GoldpanError
 from engine.types import GRADE_RANGE, VERDICTS
 from tui.cli.commands.common import (
     DEMO_PATH,
     EXIT_CODES,
     GateFailed,
     Unusable,
-    UsageError,
     err,
     write_crash_log,
 )
@@ -491,20 +491,6 @@ def _export_options(s: argparse.ArgumentParser) -> None:
 
 # -- running ------------------------------------------------------------------------------
 
-# The engine's bad-input errors, by the module that defines each. They are looked up only
-# while an error is handled, so starting a command imports none of those modules: an
-# exception whose module was never imported cannot have been raised.
-_BAD_INPUT = (
-    ("engine.formats.errors", "IngestError"),
-    ("engine.workspace", "WorkspaceError"),
-    ("engine.retrieve.base", "RetrieverError"),
-)
-
-
-def _bad_input() -> tuple[type[BaseException], ...]:
-    found = tuple(getattr(sys.modules[m], n) for m, n in _BAD_INPUT if m in sys.modules)
-    return (UsageError, ValueError, KeyError, *found)
-
 
 def _resolve(func: Command) -> Callable[[argparse.Namespace], None]:
     """The subcommand's function; a ``"module:function"`` name is imported now."""
@@ -518,7 +504,13 @@ def _resolve(func: Command) -> Callable[[argparse.Namespace], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (see ``EXIT_CODES``). Never shows a traceback."""
+    """Entry point; returns the exit code (see ``EXIT_CODES``). Never shows a traceback.
+
+    Only :class:`~engine.errors.GoldpanError` (and the few SQLite and OS conditions that
+    :func:`_user_condition` recognises by their codes) is the user's to fix: exit 2 and its
+    message. Every other exception is a bug, whatever its type: exit 3, one line, and the
+    traceback in a crash log.
+    """
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
@@ -529,26 +521,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Unusable:
         return 2
-    except _bad_input() as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        err.print(literal(f"goldpan: error: {msg}"))
-        return 2
-    except sqlite3.Error as exc:
-        err.print(literal(f"goldpan: error: {_database_problem(args, exc)}"))
+    except GoldpanError as exc:
+        err.print(literal(f"goldpan: error: {exc}"))
         return 2
     except BrokenPipeError:  # `goldpan ... | head`: the reader left; say nothing more
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 2
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        err.print(literal(f"goldpan: error: {where}{exc.strerror or exc}"))
-        return 2
     except KeyboardInterrupt:
         err.print(Text("goldpan: interrupted; the workspace keeps what was committed"))
         return 130
-    except Exception as exc:  # a bug: one line here, the traceback in a log file
-        log = write_crash_log(exc, argv)
+    except Exception as exc:
+        known = _user_condition(args, exc)
+        if known is not None:
+            err.print(literal(f"goldpan: error: {known}"))
+            return 2
+        log = write_crash_log(exc, argv)  # a bug: one line here, the traceback in a log
         where = f"the full traceback is in {log}" if log else "no log file could be written"
         err.print(
             literal(
@@ -560,23 +548,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _database_problem(args: argparse.Namespace, exc: sqlite3.Error) -> str:
-    """What an SQLite error while a command ran means, naming the workspace."""
+def _user_condition(args: argparse.Namespace, exc: Exception) -> str | None:
+    """The message for an error that is the user's to fix though not goldpan's own type.
+
+    An SQLite lock held too long, a full disk or a damaged file (by SQLite's result code,
+    for a statement run outside :meth:`~engine.workspace.Workspace.transaction`, which
+    translates them itself), and an operating-system error naming a file (unreadable,
+    missing, a full disk). None for anything else: a bug.
+    """
+    from engine.errors import from_os_error, from_sqlite
+
+    if isinstance(exc, sqlite3.Error):
+        known = from_sqlite(exc, _workspace_named(args))
+        return None if known is None else str(known)
+    if isinstance(exc, OSError):
+        full = from_os_error(exc)
+        if full is not None:
+            return str(full)
+        if exc.filename is None:  # no file to name: not a condition the user can find
+            return None
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return None
+
+
+def _workspace_named(args: argparse.Namespace) -> str:
+    """The workspace (and other database files) the command line names."""
     names = [getattr(args, "workspace", None), getattr(args, "out", None)]
     names += getattr(args, "inputs", None) or []
-    where = ", ".join(str(n) for n in names if n) or "the workspace"
-    if isinstance(exc, sqlite3.IntegrityError):
-        return (
-            f"{where}: SQLite refused the change ({exc}): a constraint or trigger in the "
-            f"file that goldpan did not make; nothing was written. `goldpan check` lists "
-            "what is wrong"
-        )
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return f"{where}: {exc} (another program holds it); nothing was written, try again"
-    return (
-        f"{where}: SQLite reports {exc}; the workspace is damaged or not goldpan's. Nothing "
-        f"more was written; `goldpan check {where}` lists every problem"
-    )
+    return ", ".join(str(n) for n in names if n) or "the workspace"
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from engine.errors import GoldpanError
 from tui.literal import literal, visible
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty()
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-class UsageError(Exception):
+class UsageError(GoldpanError):
     """A command line that cannot be carried out; exit code 2."""
 
 
@@ -42,7 +43,7 @@ class GateFailed(Exception):
     """A ``--fail-under`` floor was missed; exit code 1."""
 
 
-class Unusable(Exception):
+class Unusable(GoldpanError):
     """The report is printed already and says what is wrong (``check``); exit code 2."""
 
 

@@ -1,0 +1,108 @@
+"""The one family of errors a user can act on; every other exception is a bug.
+
+A front end (the CLI, the app, a served session) shows a :class:`GoldpanError`'s message
+and goes on or exits 2; anything else is an internal error, reported as one line with its
+traceback in a crash log (exit 3). The decision is made by this family, never by a
+built-in type: a ``KeyError`` or a ``sqlite3.Error`` from a bug must not read as "your
+input is wrong" (click's ``ClickException`` and pytest's ``UsageError`` work the same way).
+
+Raise the subclass where the problem is found, with a message that names the file and
+line, or the table and row, and says whether anything was written.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
+
+
+class GoldpanError(Exception):
+    """Something the user can fix; the message says what, and where."""
+
+    def __str__(self) -> str:
+        """The message as given (a ``KeyError`` subclass would otherwise quote it)."""
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class BadInput(GoldpanError, ValueError):
+    """An input file, argument or setting that cannot be used as it is.
+
+    Also a ``ValueError``, as ``json.JSONDecodeError`` is: code that calls the engine and
+    catches ``ValueError`` for a bad argument keeps working. Front ends decide by
+    :class:`GoldpanError`, never by ``ValueError``.
+    """
+
+
+class UnknownName(BadInput, KeyError):
+    """A name that is not in a registry or a workspace (a retriever, a tokenizer, a metric).
+
+    The message lists the names there are. Also a ``KeyError``, for callers that look a
+    name up and catch that.
+    """
+
+
+class Unusable(GoldpanError):
+    """A workspace or file that cannot be used as it is (damaged, or another program's)."""
+
+
+class Refused(GoldpanError):
+    """An action goldpan will not or cannot carry out now; nothing was written."""
+
+
+class Busy(Refused):
+    """Another program holds the workspace's write lock longer than goldpan waits."""
+
+
+class DiskFull(Refused):
+    """The disk (or the file's size limit) is full; the write was rolled back."""
+
+
+SQLITE_BUSY_CODES = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
+SQLITE_DAMAGED_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+def _code_name(exc: sqlite3.Error) -> str:
+    """``SQLITE_FULL`` for any extended code of it (``SQLITE_BUSY_SNAPSHOT`` -> BUSY)."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    return "_".join(name.split("_")[:2])
+
+
+def from_sqlite(exc: sqlite3.Error, path: Path | str) -> GoldpanError | None:
+    """The user condition an SQLite error stands for, or None when it is none (a bug).
+
+    Recognised by SQLite's result code (``sqlite_errorcode``, never the message text):
+    a lock held too long, a full disk, a damaged file. Everything else that SQLite
+    reports while goldpan runs its own SQL on its own, checked file is goldpan's fault.
+    """
+    name = _code_name(exc)
+    if name in SQLITE_BUSY_CODES:
+        return Busy(f"{path} is locked by another program ({exc}); nothing was written, try again")
+    if name == "SQLITE_FULL":
+        return DiskFull(disk_full_message(path))
+    # Python's sqlite3 reads a text value that is not UTF-8 as this error, with no result
+    # code (SQLite stored the bytes as given): the one condition known by its message.
+    undecodable = isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
+        "Could not decode to UTF-8"
+    )
+    if name in SQLITE_DAMAGED_CODES or undecodable:
+        return Unusable(
+            f"{path} is damaged (SQLite reports: {exc}); nothing was written. "
+            f"`goldpan check {path}` lists every problem"
+        )
+    return None
+
+
+def from_os_error(exc: OSError) -> GoldpanError | None:
+    """A full disk (``ENOSPC``, ``EFBIG``, ``EDQUOT``) as :class:`DiskFull`; else None."""
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return DiskFull(disk_full_message(exc.filename or "a file goldpan was writing"))
+    return None
+
+
+def disk_full_message(path: Path | str) -> str:
+    """What a full disk means for the file being written."""
+    return (
+        f"{path}: disk full; nothing was written (the write was rolled back and the file "
+        "is as it was). Free some space and try again"
+    )
