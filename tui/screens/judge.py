@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, Header, Static
 
 from engine.session import QuestionState
 from tui.actions import Command, bindings
@@ -198,6 +198,13 @@ grades (`u` restores them). The line above the footer shows your progress.
     pooling: reactive[bool] = reactive(False)
     """A worker is ranking this question."""
 
+    def __init__(self) -> None:
+        """Nothing listed yet."""
+        super().__init__()
+        self.listed: str | None = None
+        """The question whose candidates the list shows: another one is a move, and the
+        cursor starts on its first candidate you have not judged."""
+
     def compose(self) -> ComposeResult:
         """Question, candidates beside the document, status line."""
         yield Header()
@@ -210,7 +217,10 @@ grades (`u` restores them). The line above the footer shows your progress.
         yield Footer()
 
     def on_mount(self) -> None:
-        """Show the app's current question."""
+        """Show the app's current question; the document follows the cursor."""
+        # A watcher, not the OptionHighlighted message: it runs in the same call that
+        # moves the cursor, so no frame (and no key) sees the last row's document.
+        self.watch(self.query_one(CandidateList), "highlighted", self.show_document, init=False)
         self.question_id = self.gp.current_question
 
     def follow_current(self) -> None:
@@ -250,6 +260,7 @@ grades (`u` restores them). The line above the footer shows your progress.
                 Text("No question selected. Press q to pick one or w to write one.")
             )
             candidates.show([], {})
+            self.listed = None
             self.query_one(DocumentView).show(None, [])
             self.query_one("#status", Static).update("")
             self.query_one("#progress", Static).update("")
@@ -265,7 +276,8 @@ grades (`u` restores them). The line above the footer shows your progress.
         self.query_one("#question", Static).update(head)
         cands = session.candidates(qid)
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
-        candidates.show(cands, titles, session.my_grades(qid))
+        candidates.show(cands, titles, session.my_grades(qid), keep=qid == self.listed)
+        self.listed = qid
         from engine.retrieve import STORED_KINDS  # not at import: the retrievers load scipy
 
         imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
@@ -324,10 +336,6 @@ grades (`u` restores them). The line above the footer shows your progress.
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
         self.query_one("#status", Static).update(text)
-
-    def on_option_list_option_highlighted(self, _: OptionList.OptionHighlighted) -> None:
-        """Follow the cursor."""
-        self.show_document()
 
     # -- actions -------------------------------------------------------------------------
 
@@ -487,7 +495,6 @@ grades (`u` restores them). The line above the footer shows your progress.
             self._saved(self.gp.session.set_grade(q.id, doc_id, grade))
             self.show_question()
             self.query_one(CandidateList).select(doc_id)
-            self.show_document()
             self.notify(visible(f"Added {doc_id} with grade {grade}."), markup=False)
 
     @work
@@ -513,6 +520,9 @@ grades (`u` restores them). The line above the footer shows your progress.
         if change.question_id != self.question_id:
             self.gp.current_question = change.question_id
             self.question_id = change.question_id
+            if change.kind == "label" and change.doc_id is not None:
+                # back to the grade just taken back, not the first row left to judge
+                self.query_one(CandidateList).select(change.doc_id)
         else:
             self.show_question()
         if change.kind == "question":

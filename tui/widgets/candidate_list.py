@@ -58,9 +58,16 @@ A `+` marks a document you added with corpus search.
         candidates: Sequence[Candidate],
         titles: Mapping[str, str],
         grades: Mapping[str, int] | None = None,
+        *,
+        keep: bool = True,
     ) -> None:
-        """Replace the list, keeping the cursor on the same document when it is still there."""
-        keep = self.current.doc_id if self.current else None
+        """Replace the list; the cursor goes to the first document not graded yet.
+
+        With ``keep`` it stays on the same document when that is still listed. A question
+        just opened passes ``keep=False``: a document also pooled for the last question
+        must not carry the cursor to a row the annotator has not read.
+        """
+        kept = self.current.doc_id if keep and self.current else None
         self.candidates = list(candidates)
         self.titles = dict(titles)
         self.grades = dict(grades or {})
@@ -68,7 +75,11 @@ A `+` marks a document you added with corpus search.
         self.add_options([Option(self._prompt(c), id=c.doc_id) for c in self.candidates])
         if self.candidates:
             ids = [c.doc_id for c in self.candidates]
-            self.highlighted = ids.index(keep) if keep in ids else 0
+            self.highlighted = ids.index(kept) if kept in ids else self.first_unjudged()
+
+    def first_unjudged(self) -> int:
+        """The row of the first document not graded yet (the first row when all are)."""
+        return next((i for i, c in enumerate(self.candidates) if c.doc_id not in self.grades), 0)
 
     def set_grades(self, grades: Mapping[str, int]) -> None:
         """Redraw the grade marks in place."""
