@@ -14,10 +14,12 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 
 from engine.assign import Assigner
+from engine.errors import GoldpanError
 from engine.session import LabelingSession
 from engine.trust import TrustError, TrustStore, command_of
 from engine.workspace import Workspace
 from tui.actions import Command, bindings, palette_commands
+from tui.crash import failure_notice
 from tui.literal import command_shown, visible
 from tui.messages import IndexesReady, PoolFailed, QuestionPooled, WorkspaceChanged
 from tui.screens.adjudicate import AdjudicateScreen
@@ -30,6 +32,11 @@ from tui.screens.write import WriteScreen
 from tui.served import Served
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from textual.actions import ActionParseResult
+    from textual.dom import DOMNode
+
     from engine.retrieve.runner import PreparedRetrievers
 
 
@@ -227,6 +234,34 @@ class GoldpanApp(App[None]):
         self.bell()
         self._close_messages_no_wait()
 
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Run an action (a key, a palette entry); a change it could not save is a notice.
+
+        A :class:`~engine.errors.GoldpanError` from an action (the workspace locked by
+        another program for longer than goldpan waits, a full disk, a damaged row) comes
+        from a write that was rolled back: the app says so and goes on, where Textual
+        would end it. Any other exception still ends the app: a bug, reported by
+        ``goldpan open`` (exit 3, the traceback in a crash log).
+        """
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except GoldpanError as exc:
+            name = action if isinstance(action, str) else action[1]
+            grading = name.split("(")[0].rsplit(".", 1)[-1] in {"grade", "toggle_relevant"}
+            self.notify(
+                f"{'The label' if grading else 'The change'} was not saved: {exc}",
+                title="Not saved",
+                severity="error",
+                timeout=20,
+                markup=False,
+            )
+            return True
+
     @property
     def crash(self) -> BaseException | None:
         """The unhandled exception that ended the app, if one did."""
@@ -363,7 +398,7 @@ class GoldpanApp(App[None]):
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
         """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
-        from engine.retrieve import STORED_KINDS, PrepareEnv, RetrieverError
+        from engine.retrieve import STORED_KINDS, PrepareEnv
 
         started = time.perf_counter()
         ws = Workspace.open(self.workspace_path, readonly=self.readonly_reason is not None)
@@ -378,8 +413,8 @@ class GoldpanApp(App[None]):
                     continue
                 try:
                     self.prepared.get(spec, corpus, docs, env)
-                except (RetrieverError, ValueError) as exc:
-                    failed.append(f"{spec.name}: {exc}")
+                except Exception as exc:  # one retriever's failure leaves the others'
+                    failed.append(f"{spec.name}: {failure_notice(exc)}")
         finally:
             ws.close()
         if failed:
@@ -457,8 +492,8 @@ class GoldpanApp(App[None]):
                 }
             finally:
                 ws.close()
-        except Exception as exc:  # reported on the UI thread, never lost
-            self.post_message(PoolFailed(question_id, str(exc)))
+        except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
+            self.post_message(PoolFailed(question_id, failure_notice(exc)))
             return
         errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
         if errors:  # the other retrievers' rankings still count

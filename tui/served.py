@@ -55,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the app for one browser connection; returns the exit code."""
-    from engine.workspace import WorkspaceError
+    from engine.errors import GoldpanError
     from tui.app import GoldpanApp
+    from tui.crash import failure_notice
 
     args = build_parser().parse_args(argv)
     served = Served(args.role, args.per_question, args.lease_seconds)
@@ -71,11 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             # builds what it needs when it is pooled.
             warm_indexes=False,
         )
-    except (WorkspaceError, ValueError) as exc:
+    except GoldpanError as exc:
         print(f"goldpan: error: {exc}", file=sys.stderr)
         return 2
     app.run()
-    return 0
+    if app.crash is None:
+        return 0
+    # The tab is gone with the app: the server's log keeps what happened (one line on
+    # stderr, and for a bug the traceback in a crash log, as `goldpan open` does).
+    if isinstance(app.crash, GoldpanError):
+        print(f"goldpan: error: {app.crash}", file=sys.stderr)
+        return 2
+    print(
+        f"goldpan: served session of {args.annotator}: {failure_notice(app.crash)}", file=sys.stderr
+    )
+    return 3
 
 
 if __name__ == "__main__":

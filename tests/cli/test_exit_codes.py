@@ -337,3 +337,178 @@ def test_a_crash_inside_the_terminal_ui_exits_3_without_a_traceback(tiny_ws, cap
     assert code == 3
     assert "Traceback" not in out + err and "NoneType" in flat(err)
     assert "the full traceback is in" in flat(err)
+
+
+# -- issue 20 item 4: only goldpan's own error family is the user's; the rest is a bug ----
+
+
+def _key_error() -> None:
+    {"bm25-word": 1}["bm25-wrod"]  # a lookup the code got wrong
+
+
+def _value_error() -> None:
+    int("3 questions")  # a conversion the code got wrong
+
+
+def _programming_error() -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.close()
+    conn.execute("SELECT 1")  # sqlite3.ProgrammingError: a closed connection used
+
+
+def _sql_bug(ws: Path) -> None:
+    conn = sqlite3.connect(ws)
+    try:  # sqlite3.OperationalError (SQLITE_ERROR): goldpan's own SQL is wrong
+        conn.execute("SELECT grade2 FROM labels").fetchall()
+    finally:
+        conn.close()
+
+
+BUGS = {
+    "KeyError": (lambda ws: _key_error(), "KeyError: 'bm25-wrod'"),
+    "ValueError": (lambda ws: _value_error(), "ValueError: invalid literal for int()"),
+    "sqlite3.ProgrammingError": (
+        lambda ws: _programming_error(),
+        "ProgrammingError: Cannot operate on a closed database",
+    ),
+    "sqlite3 no such column": (_sql_bug, "OperationalError: no such column: grade2"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BUGS))
+def test_a_builtin_error_is_a_bug_exit_3_with_a_crash_log(
+    tiny_ws, capsys, monkeypatch, tmp_path, kind
+):
+    """Used to be exit 2 "goldpan: error: ..." (or "the workspace is damaged") and no log."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    fail, shown = BUGS[kind]
+
+    def broken(args):
+        fail(Path(args.workspace))
+
+    monkeypatch.setattr(workspace_commands, "cmd_info", broken)
+    before = tiny_ws.read_bytes()
+    code, out, err = run(capsys, "info", tiny_ws)
+    assert code == 3, err
+    message = flat(err)
+    assert out == "" and len(err.strip().splitlines()) <= 3  # one line, wrapped at most
+    assert f"internal error ({shown}" in message and "this is a bug in goldpan" in message
+    assert "damaged" not in message and "Traceback" not in err
+    logs = list((state / "goldpan").glob("goldpan-crash-*.log"))
+    assert len(logs) == 1 and str(logs[0]) in message
+    text = logs[0].read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in text and "in broken" in text
+    assert f"command: goldpan info {tiny_ws}" in text
+    assert tiny_ws.read_bytes() == before
+
+
+def _refused(ws: Path) -> None:
+    from engine.errors import Busy
+
+    raise Busy(f"{ws} is locked by another program; nothing was written, try again")
+
+
+def _unknown_metric(ws: Path) -> None:
+    from engine.metrics import parse_metric
+
+    parse_metric("mrr@x")
+
+
+def _bad_line(ws: Path) -> None:
+    from engine.formats.errors import IngestError
+
+    raise IngestError("docs.jsonl", 7, "not JSON")
+
+
+USER_ERRORS = {
+    "a refused action": (_refused, "is locked by another program; nothing was written"),
+    "an unknown name": (_unknown_metric, "unknown metric 'mrr@x'; known metrics:"),
+    "a bad line": (_bad_line, "docs.jsonl:7: not JSON"),
+}
+
+
+@pytest.mark.parametrize("kind", list(USER_ERRORS))
+def test_goldpans_own_errors_from_the_same_place_exit_2_without_a_log(
+    tiny_ws, capsys, monkeypatch, tmp_path, kind
+):
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    fail, shown = USER_ERRORS[kind]
+    monkeypatch.setattr(workspace_commands, "cmd_info", lambda args: fail(Path(args.workspace)))
+    code, _, err = run(capsys, "info", tiny_ws)
+    assert code == 2
+    assert flat(err).startswith("goldpan: error: ") and shown in flat(err)
+    assert not state.exists() or not list(state.rglob("*.log"))
+
+
+def _count(ws: Path, table: str) -> int:
+    conn = sqlite3.connect(f"{ws.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _cap_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every writable workspace opened from now on may not grow by one page: SQLite then
+    fails a write that needs one with SQLITE_FULL, as on a full disk (the real condition,
+    from SQLite itself; only the limit is set here)."""
+    real_open = Workspace.open.__func__
+
+    def capped(cls, path, **kwargs):
+        ws = real_open(cls, path, **kwargs)
+        if not ws.readonly:
+            ws.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            pages = ws.conn.execute("PRAGMA page_count").fetchone()[0]
+            ws.conn.execute(f"PRAGMA max_page_count = {pages}")
+        return ws
+
+    monkeypatch.setattr(Workspace, "open", classmethod(capped))
+
+
+def test_a_full_disk_exits_2_says_so_and_loses_nothing(tiny_ws, capsys, monkeypatch, tmp_path):
+    """Used to read "SQLite reports database or disk is full; the workspace is damaged or
+    not goldpan's", though ``goldpan check`` passes."""
+    big = [{"_id": f"n{i}", "text": f"새 문서 {i} " + "감쇠 보정 " * 60} for i in range(400)]
+    write_jsonl(tmp_path / "big.jsonl", big)
+    qrels = tmp_path / "more.qrels"
+    qrels.write_text("".join(f"q4 0 d{i} 1\n" for i in (1, 2, 3, 4)), encoding="utf-8")
+    labels, docs = _count(tiny_ws, "labels"), _count(tiny_ws, "docs")
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    with monkeypatch.context() as full:
+        _cap_pages(full)
+        code, _, err = run(capsys, "import", "docs", tiny_ws, tmp_path / "big.jsonl")
+    assert code == 2, err
+    message = flat(err)
+    assert f"{tiny_ws}: disk full; nothing was written" in message
+    assert "damaged" not in message and "internal error" not in message
+    assert not state.exists() or not list(state.rglob("*.log"))
+    # room again: nothing was lost, nothing is damaged, and the same import now works
+    assert _count(tiny_ws, "labels") == labels and _count(tiny_ws, "docs") == docs
+    code, out, _ = run(capsys, "check", tiny_ws)
+    assert code == 0 and "no problems found" in out
+    assert run(capsys, "import", "docs", tiny_ws, tmp_path / "big.jsonl")[0] == 0
+    assert _count(tiny_ws, "docs") == docs + len(big)
+
+
+def test_a_lock_held_longer_than_goldpan_waits_is_refused_and_nothing_lost(
+    tiny_ws, capsys, monkeypatch
+):
+    import engine.workspace.lifecycle as lifecycle
+
+    monkeypatch.setattr(lifecycle, "BUSY_TIMEOUT_S", 0.2)
+    assert run(capsys, "info", tiny_ws)[0] == 0  # WAL mode, as every goldpan writer leaves it
+    holder = sqlite3.connect(tiny_ws)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        code, _, err = run(capsys, "label", tiny_ws, "q4", "d4", "2", "--annotator", "lee")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert code == 2, err
+    message = flat(err)
+    assert f"{tiny_ws} is locked by another program" in message and "try again" in message
+    assert "damaged" not in message
+    assert run(capsys, "label", tiny_ws, "q4", "d4", "2", "--annotator", "lee")[0] == 0

@@ -22,6 +22,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from tui.crash import failure_notice
 from tui.literal import literal
 from tui.render import (
     Grid,
@@ -128,8 +129,8 @@ class AnalysisPanel(Vertical):
     def _analyse(self, key: Hashable, request: PanelRequest) -> None:
         try:
             result = self.analyse(request)
-        except Exception as exc:  # shown on the UI thread, never lost
-            self.post_message(PanelFailed(key, str(exc)))
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            self.post_message(PanelFailed(key, failure_notice(exc)))
             return
         self.post_message(self.ready(key, result))
 
@@ -213,8 +214,8 @@ class ComparePanel(AnalysisPanel):
             ids, va, vb = values["mrr"]
             a_wins, b_wins = question_wins(ids, va, vb)
             power = power_sentence(power_of(a, b, "mrr", va, vb))
-        except Exception as exc:  # shown on the UI thread, never lost
-            self.post_message(PanelFailed(key, str(exc)))
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            self.post_message(PanelFailed(key, failure_notice(exc)))
             return
         self.post_message(self.Ready(key, (results, {a: a_wins, b: b_wins}, power)))
 
