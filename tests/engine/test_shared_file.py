@@ -80,30 +80,36 @@ from engine.session import LabelingSession
 from engine.workspace import Workspace
 from tui.cli import main
 
-path, out, stop, offset = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+current, stop, offset = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 
-def second_open():
+def second_open(path):
     ws = Workspace.open(path)  # what a second `goldpan open` does before its first paint
     LabelingSession(ws, "other-open")
     ws.close()
     return 0
 
-commands = [
-    ["info", path],
-    ["check", path],
-    ["score", path, "--no-pool"],
-    ["export", path, "--format", "labels", "--out", out, "--force"],
-    ["label", path, "q000", "d000", "2", "--annotator", "other"],
-    second_open,
-]
-commands = commands[offset:] + commands[:offset]
-for command in itertools.cycle(commands):
-    if stop.exists():
-        break
+def commands(path, out):
+    return [
+        ["info", path],
+        ["check", path],
+        ["score", path, "--no-pool"],
+        ["export", path, "--format", "labels", "--out", out, "--force"],
+        ["label", path, "q000", "d000", "2", "--annotator", "other"],
+        second_open,
+    ]
+
+n = offset
+while not stop.exists():
+    try:
+        round_no, path = current.read_text().split(maxsplit=1)
+    except (OSError, ValueError):
+        continue
+    command = commands(path, f"{path}.{offset}.jsonl")[n % 6]
+    n += 1
     with contextlib.redirect_stdout(io.StringIO()):
-        code = command() if callable(command) else main(command)
+        code = command(path) if callable(command) else main(command)
     name = "open" if callable(command) else command[0]
-    print("ran", name, code, flush=True)
+    print("ran", round_no, name, code, flush=True)
 """
 
 
@@ -173,63 +179,71 @@ def test_labels_shown_as_saved_survive_other_processes_and_kill_9(tmp_path):
     template = tmp_path / "template.db"
     build(template)
     rnd = random.Random(2024)
-    for round_no in range(ROUNDS):
-        path = tmp_path / f"round{round_no:02d}.db"
-        shutil.copyfile(template, path)
-        stop = tmp_path / f"stop{round_no:02d}"
-        logs = [tmp_path / f"other{round_no:02d}-{i}.log" for i in range(2)]
-        others = []
-        for i, log in enumerate(logs):
-            with log.open("wb") as f:
-                others.append(
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-c",
-                            OTHER,
-                            str(path),
-                            str(tmp_path / f"labels{round_no:02d}-{i}.jsonl"),
-                            str(stop),
-                            str((round_no + 3 * i) % 6),
-                        ],
-                        cwd=Path(__file__).parents[2],
-                        env=env(),
-                        stdin=subprocess.DEVNULL,
-                        stdout=f,
-                        stderr=subprocess.STDOUT,
-                    )
+    current, stop = tmp_path / "current", tmp_path / "stop"
+    logs = [tmp_path / f"other{i}.log" for i in range(2)]
+    others = []
+    for i, log in enumerate(logs):  # two processes for the whole test, following `current`
+        with log.open("wb") as f:
+            others.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", OTHER, str(current), str(stop), str(3 * i)],
+                    cwd=Path(__file__).parents[2],
+                    env=env(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=f,
+                    stderr=subprocess.STDOUT,
                 )
-        tui = round_no in TUI_ROUNDS
-        labeler_log = tmp_path / f"labeler{round_no:02d}.log"
-        labeler = script(TUI_LABELER if tui else LABELER, path, log=labeler_log)
-        watch = Watch([labeler, *others])
-        watch.start()
-        try:
-            # the others are at work (each ran a few commands) while the labeler labels
-            wait_for(lambda: all(len(ran_lines(lg)) >= 3 for lg in logs), "commands", others)
-            seen = kill_after_lines(labeler, rnd.randint(5, 25 if tui else 60), labeler_log)
-        finally:
-            stop.touch()
-            for p in others:
-                try:
-                    p.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            if labeler.poll() is None:
-                labeler.kill()
-                labeler.wait()
-            watch.stopped.set()
-            watch.join()
-        for lg in logs:
-            ran = ran_lines(lg)
-            failed = [ln for ln in ran if not ln.endswith(" 0")]
-            assert not failed, f"round {round_no}: {failed}\n{lg.read_text(errors='replace')}"
-        assert not watch.seen, f"round {round_no}: deleted -wal/-shm held open: {watch.seen}"
-        shown = complete_saved_lines(seen)
-        assert shown, f"round {round_no}: nothing was saved"
-        reopen_intact(path)
-        stored = labels_of(path, "tui-crash" if tui else "shared-test")
-        missing = {k: g for k, g in shown.items() if stored.get(k) != g}
-        assert not missing, f"round {round_no}: shown as saved but lost: {missing}"
-        path.unlink()
+            )
+    try:
+        for round_no in range(ROUNDS):
+            one_round(tmp_path, round_no, rnd, current, logs, others)
+    finally:
+        stop.touch()
+        for p in others:
+            try:
+                p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    for log in logs:
+        ran = ran_lines(log)
+        failed = [ln for ln in ran if not ln.endswith(" 0")]
+        assert not failed, f"{failed}\n{log.read_text(errors='replace')}"
+        assert len(ran) >= 3 * ROUNDS
+
+
+def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
+    """Label beside the others on a fresh copy, kill -9 the labeler, check every label."""
+    path = tmp_path / f"round{round_no:02d}.db"
+    shutil.copyfile(tmp_path / "template.db", path)
+    tmp = tmp_path / "current.tmp"
+    tmp.write_text(f"r{round_no:02d} {path}")
+    tmp.replace(current)  # the others move to this round's file
+    tui = round_no in TUI_ROUNDS
+    labeler_log = tmp_path / f"labeler{round_no:02d}.log"
+    labeler = script(TUI_LABELER if tui else LABELER, path, log=labeler_log)
+    watch = Watch([labeler, *others])
+    watch.start()
+
+    def others_at_work() -> bool:  # each ran a few commands on this round's file
+        return all(
+            sum(ln.split()[1] == f"r{round_no:02d}" for ln in ran_lines(lg)) >= 3 for lg in logs
+        )
+
+    try:
+        wait_for(others_at_work, "commands", others)
+        seen = kill_after_lines(labeler, rnd.randint(5, 25 if tui else 60), labeler_log)
+        wait_for(others_at_work, "commands", others)
+    finally:
+        if labeler.poll() is None:
+            labeler.kill()
+            labeler.wait()
+        watch.stopped.set()
+        watch.join()
+    assert not watch.seen, f"round {round_no}: deleted -wal/-shm held open: {watch.seen}"
+    shown = complete_saved_lines(seen)
+    assert shown, f"round {round_no}: nothing was saved"
+    stored = labels_of(path, "tui-crash" if tui else "shared-test")
+    missing = {k: g for k, g in shown.items() if stored.get(k) != g}
+    assert not missing, f"round {round_no}: shown as saved but lost: {missing}"
+    reopen_intact(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,18 @@ def app_factory(demo_ws: Path) -> Callable[..., GoldpanApp]:
     return factory
 
 
-async def wait_for(pilot, condition: Callable[[], bool], tries: int = 200) -> None:
+WAIT_S = 60.0
+"""How long :func:`wait_for` waits: generous, for a machine whose cores are busy elsewhere
+(a condition that holds returns at once; only a broken one waits this long)."""
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = WAIT_S) -> None:
     """Pause until ``condition`` holds (bounded; fails loudly instead of hanging)."""
-    for _ in range(tries):
-        if condition():
-            return
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout:.0f} s")
         await pilot.pause(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
