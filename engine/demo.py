@@ -10,10 +10,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from engine.formats.outfiles import atomic_database, not_regular
 from engine.ingest import import_docs, import_labels, import_questions, import_verdicts
 from engine.retrieve import DEFAULT_DEPTH
 from engine.retrieve.runner import Progress, refresh_runs
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import Workspace, WorkspaceError, identify
 from engine.workspace_setup import new_workspace
 
 
@@ -25,24 +26,49 @@ def demo_data() -> Path:
 def build_demo(
     path: Path, *, force: bool = False, progress: Progress | None = None, pool: bool = True
 ) -> Workspace:
-    """Build the demo workspace at ``path`` (replaced when ``force``) and pool it."""
-    if path.exists():
+    """Build the demo workspace at ``path`` and pool it; returns it open.
+
+    With ``force`` an existing ``path`` is replaced, but only when it is a goldpan
+    workspace (an older demo): anything else (a text file, another program's database, a
+    device or FIFO) is refused and left as it is, before anything is written. The new demo
+    is built in a temporary file beside ``path`` and renamed into place when it is
+    complete (:func:`engine.formats.outfiles.atomic_database`), so a failed build leaves
+    the old file as it was.
+
+    Raises:
+        WorkspaceError: ``path`` exists (without ``force``), or is not a goldpan workspace.
+        IngestError: ``path`` cannot be written (see
+            :func:`engine.formats.outfiles.check_target`).
+    """
+    if path.exists() or path.is_symlink():
         if not force:
             raise WorkspaceError(f"{path} already exists (use --force to rebuild it)")
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        odd = not_regular(path)
+        if odd is not None:
+            raise WorkspaceError(
+                f"{path} {odd}; demo --force replaces only a goldpan workspace, so it was "
+                "left as it is"
+            )
+        try:
+            identify(path)
+        except WorkspaceError as exc:
+            raise WorkspaceError(
+                f"{path} exists, and demo --force replaces only a goldpan workspace (an "
+                f"older demo): it was left as it is; choose another --path. {exc}"
+            ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     data = demo_data()
-    ws = new_workspace(path)
-    try:
-        with ws.transaction():
-            import_docs(ws, data / "docs", "markdown")
-            import_questions(ws, data / "questions.jsonl")
-            import_labels(ws, data / "labels.csv")
-            import_verdicts(ws, data / "verdicts.csv")
-        if pool:
-            refresh_runs(ws, depth=DEFAULT_DEPTH, progress=progress)
-    except BaseException:
-        ws.close()
-        raise
-    return ws
+    with atomic_database(path, replace=force, label="demo") as tmp:
+        ws = new_workspace(tmp)
+        try:
+            with ws.transaction():
+                import_docs(ws, data / "docs", "markdown")
+                import_questions(ws, data / "questions.jsonl")
+                import_labels(ws, data / "labels.csv")
+                import_verdicts(ws, data / "verdicts.csv")
+            if pool:
+                refresh_runs(ws, depth=DEFAULT_DEPTH, progress=progress)
+            ws.checkpoint()  # every page in the file itself: the -wal is not moved with it
+        finally:
+            ws.close()
+    return Workspace.open(path)

@@ -30,16 +30,15 @@ stay untrusted there (:mod:`engine.trust`): OUT never runs a colleague's program
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from engine.formats.outfiles import atomic_database
 from engine.trust import COMMAND_KIND, command_of
 from engine.types import Adjudication, Label, Question, RetrieverSpec, Verdict, canonical_json
 from engine.workspace import JudgmentTimes, Workspace, WorkspaceError, identify
@@ -266,83 +265,32 @@ def merge_workspaces(out_path: Path, inputs: Sequence[Path]) -> MergeReport:
                 return _merge_into(_Source(out_name, out), sources, created=False)
         for src in sources[1:]:  # checked before the file exists, so a refusal leaves none
             _check_corpus(sources[0], src)
-        return _merge_into_new(out_path, out_name, sources)
+        return _merge_into_new(out_path, out_name, sources, inputs)
     finally:
         for src in sources:
             src.ws.close()
 
 
-def _merge_into_new(out_path: Path, out_name: str, sources: Sequence[_Source]) -> MergeReport:
+def _merge_into_new(
+    out_path: Path, out_name: str, sources: Sequence[_Source], inputs: Sequence[Path]
+) -> MergeReport:
     """Build the new OUT aside (a temp file in its folder) and move it into place whole.
 
-    A merge killed half-way (``kill -9``, a power cut) leaves no OUT, only its temp file,
-    which the next merge into the same OUT removes once its process is gone.
+    :func:`engine.formats.outfiles.atomic_database` does it, never over a file that appeared
+    meanwhile, nor over an input's side file.
+
+    A merge killed half-way (``kill -9``, a power cut) leaves no OUT, only its temp file
+    (``.OUT.merging-PID.tmp``), which the next merge into the same OUT removes once its
+    process is gone.
     """
-    _remove_stale_temps(out_path)
-    tmp = out_path.with_name(f"{_TEMP_PREFIX.format(name=out_path.name)}{os.getpid()}.tmp")
-    _unlink_db(tmp)
-    out = new_workspace(tmp)
-    done = False
-    try:
-        report = _merge_into(_Source(out_name, out), sources, created=True)
-        out.checkpoint()  # every page in the file itself: the -wal is not moved with it
-        out.close()
-        _publish(tmp, out_path)
-        done = True
-        return report
-    finally:
-        out.close()
-        if not done:  # OUT did not exist before: a failed merge leaves no file behind
-            _unlink_db(tmp)
-
-
-_TEMP_PREFIX = ".{name}.merging-"
-"""A new OUT is built in ``.OUT.merging-PID.tmp`` next to it."""
-
-
-def _unlink_db(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def _remove_stale_temps(out_path: Path) -> None:
-    """Remove temp files of earlier merges into ``out_path`` whose process has ended."""
-    prefix = _TEMP_PREFIX.format(name=out_path.name)
-    for found in out_path.parent.glob(f"{glob_escape(prefix)}*.tmp"):
-        pid = found.name[len(prefix) : -len(".tmp")]
-        if not pid.isdigit():
-            continue
+    with atomic_database(out_path, protect=inputs, label="merging") as tmp:
+        out = new_workspace(tmp)
         try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            _unlink_db(found)
-        except OSError:
-            continue  # alive (another user's process): leave it
-
-
-def _publish(tmp: Path, out_path: Path) -> None:
-    """Move the finished merge to OUT, never over a file that appeared meanwhile."""
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    try:
-        os.link(tmp, out_path)  # fails if OUT exists: no clobbering, unlike rename
-    except FileExistsError:
-        raise WorkspaceError(
-            f"{out_path} appeared while the merge ran; it was left as it is (merge again "
-            "to merge into it)"
-        ) from None
-    except OSError:  # a file system without hard links
-        if out_path.exists():
-            raise WorkspaceError(f"{out_path} appeared while the merge ran") from None
-        os.replace(tmp, out_path)
-    else:
-        tmp.unlink()
-    with contextlib.suppress(OSError):  # the new name is durable too
-        fd = os.open(out_path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
+            report = _merge_into(_Source(out_name, out), sources, created=True)
+            out.checkpoint()  # every page in the file itself: the -wal is not moved with it
         finally:
-            os.close(fd)
+            out.close()
+    return report
 
 
 def _merge_into(out: _Source, sources: Sequence[_Source], *, created: bool) -> MergeReport:

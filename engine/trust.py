@@ -16,17 +16,17 @@ about again, and so is a command whose text changed in any way.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from engine.errors import Unusable
+from engine.formats.errors import IngestError
+from engine.formats.outfiles import not_regular, write_atomic
 from engine.types import RetrieverSpec
 
 COMMAND_KIND = "command"
@@ -92,6 +92,12 @@ class TrustStore:
 
     def entries(self) -> list[Trusted]:
         """Every trusted command of every workspace."""
+        odd = not_regular(self.path)  # a FIFO would block the open, and every pool with it
+        if odd is not None:
+            raise TrustError(
+                f"{self.path}: the trust record {odd}; remove it and trust the commands "
+                "again with `goldpan trust WS`"
+            )
         try:
             raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -160,26 +166,17 @@ class TrustStore:
         return [e for e in self.entries() if e.workspace_id == ws_id and e.path == path]
 
     def _write(self, entries: Sequence[Trusted]) -> None:
-        """Replace the record atomically (temp file in the same folder, fsync, rename)."""
+        """Replace the record atomically, readable by the user only (``write_atomic``)."""
         text = json.dumps(
             {"version": 1, "trusted": [asdict(e) for e in entries]}, indent=2, ensure_ascii=False
         )
-        folder = self.path.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text + "\n")
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise TrustError(
                 f"{self.path}: the trust record cannot be written ({exc.strerror or exc})"
             ) from None
+        try:
+            write_atomic(self.path, text + "\n", force=True, mode=0o600)
+        except IngestError as exc:
+            raise TrustError(f"the trust record cannot be written: {exc}") from None

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
 import secrets
 import shlex
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import GoldpanError
+from engine.formats.errors import IngestError
+from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
 from tui.served import ROLES, Served
 
@@ -84,6 +85,9 @@ class TokenBook:
             self._read()
 
     def _read(self) -> None:
+        odd = not_regular(self.path)  # a FIFO would block the read
+        if odd is not None:
+            raise ServeError(f"{self.path}: the links file {odd}; remove it to issue new links")
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             for name, entry in data["people"].items():
@@ -109,7 +113,7 @@ class TokenBook:
         return out
 
     def save(self) -> None:
-        """Write the file atomically, readable by the user only."""
+        """Write the file atomically, readable by the user only (``write_atomic``)."""
         folder = self.path.parent
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = {
@@ -118,13 +122,11 @@ class TokenBook:
             "serving": self.serving,
             "people": {p.name: {"role": p.role, "token": p.token} for p in self.people.values()},
         }
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        try:
+            write_atomic(self.path, text, force=True, mode=0o600)
+        except IngestError as exc:
+            raise ServeError(f"the links file cannot be written: {exc}") from None
 
     def active(self) -> list[Person]:
         """The people of the last serve, in order."""

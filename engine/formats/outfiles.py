@@ -1,17 +1,23 @@
 """Writing output files safely: atomically, never onto a workspace or another database.
 
-Every file goldpan writes (an export, a folder of exports) goes through this module:
+Every file goldpan writes (an export, a folder of exports, a snapshot, the trust record,
+serve's links, a new workspace built by ``merge`` or ``demo``) goes through this module,
+the only one that renames files (a test holds the rest of goldpan to that):
 
 * A file is written to a temporary file in the target's own folder, flushed and
   ``fsync``-ed, then renamed over the target (``os.replace``, atomic on POSIX), and the
   folder is ``fsync``-ed. A write that fails midway (disk full, ``ulimit -f``, a read-only
   folder) removes the temporary file: the old target, if any, is left as it was.
 * A folder export is built in a temporary folder beside the target and renamed into place
-  the same way.
+  the same way; so is a SQLite file (:func:`atomic_database`), which without ``replace``
+  is linked into place and so never lands on a file that appeared meanwhile.
 * The target must not be the workspace (or its ``-wal``, ``-shm`` or ``-journal`` file),
   also through a symbolic or hard link, nor any SQLite database, nor a device, FIFO or
   socket (``/dev/full``). An existing target is replaced only when ``force`` is given;
   a folder only when it holds nothing but what the export itself writes.
+* Before a file is read, :func:`not_regular` tells a FIFO, device or socket, which
+  ``open()`` would block on or read forever, from a regular file (by ``stat``, never
+  opening it).
 
 Problems are :class:`~engine.formats.errors.IngestError` naming the target file.
 """
@@ -19,6 +25,7 @@ Problems are :class:`~engine.formats.errors.IngestError` naming the target file.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import stat
@@ -51,6 +58,34 @@ def _why(exc: OSError) -> str:
     return exc.strerror or exc.__class__.__name__
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "neither a file nor a folder"
+
+
+def not_regular(path: Path) -> str | None:
+    """Why ``path`` (symbolic links followed) is not a regular file, or None.
+
+    The reason reads "is not a regular file (a FIFO)"; None when ``path`` is a regular file
+    or missing (the caller's open then says so). Checked by ``stat``, never by opening it:
+    opening a FIFO blocks until a writer comes, and a device reads forever.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return f"is not a regular file ({_kind(st.st_mode)})"
+
+
 def is_sqlite(path: Path) -> bool:
     """True when ``path`` is a readable file that starts with SQLite's header."""
     try:
@@ -61,7 +96,12 @@ def is_sqlite(path: Path) -> bool:
 
 
 def check_target(
-    target: Path, *, force: bool, protect: Iterable[Path] = (), folder: bool = False
+    target: Path,
+    *,
+    force: bool,
+    protect: Iterable[Path] = (),
+    folder: bool = False,
+    database: bool = False,
 ) -> Path:
     """The path to write ``target`` at (symbolic links resolved), or why not.
 
@@ -70,10 +110,13 @@ def check_target(
         force: an existing target may be replaced.
         protect: workspace files that must never be written (their side files too).
         folder: the target is a folder.
+        database: the target is a SQLite file that the caller has identified as its own:
+            an existing target must be one (and nothing else is replaced).
 
     Raises:
-        IngestError: the target is a protected file or a SQLite database, not a regular
-            file (or folder), exists without ``force``, or its folder is missing.
+        IngestError: the target is a protected file or a SQLite database (without
+            ``database``; with it, anything else), not a regular file (or folder), exists
+            without ``force``, or its folder is missing.
     """
     real = _real(target)
     for ws in protect:
@@ -119,9 +162,17 @@ def check_target(
         raise IngestError(
             target,
             None,
-            "is not a regular file (a device, FIFO or socket); goldpan writes regular files only",
+            f"is not a regular file ({_kind(st.st_mode)}); goldpan writes regular files "
+            "only (it was left as it is)",
         )
-    if is_sqlite(real):
+    if database and not is_sqlite(real):
+        raise IngestError(
+            target,
+            None,
+            "exists and is not a SQLite database; goldpan replaces only its own workspace "
+            "there (it was left as it is; choose another path)",
+        )
+    if not database and is_sqlite(real):
         raise IngestError(
             target,
             None,
@@ -146,9 +197,17 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_atomic(
-    target: Path, data: str | bytes, *, force: bool = False, protect: Iterable[Path] = ()
+    target: Path,
+    data: str | bytes,
+    *,
+    force: bool = False,
+    protect: Iterable[Path] = (),
+    mode: int | None = None,
 ) -> Path:
     """Write ``data`` (text is UTF-8) to ``target`` atomically; returns the path written.
+
+    The new file's permissions are ``mode`` when given (``0o600``: readable by the user
+    only, from its creation on), else the usual ``0o666`` less the umask.
 
     Raises:
         IngestError: see :func:`check_target`; or the write failed (the message says why;
@@ -168,7 +227,7 @@ def write_atomic(
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
         os.replace(tmp, real)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -254,3 +313,95 @@ def atomic_folder(
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     _fsync_dir(real.parent)
+
+
+_DB_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def _unlink_db(path: Path) -> None:
+    for suffix in _DB_FILES:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _db_temp_prefix(real: Path, label: str) -> str:
+    return f".{real.name[:60]}.{label}-"
+
+
+def _remove_stale_temps(real: Path, label: str) -> None:
+    """Remove temp files of earlier builds of ``real`` whose process has ended."""
+    prefix = _db_temp_prefix(real, label)
+    for found in real.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = found.name[len(prefix) : -len(".tmp")]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            _unlink_db(found)
+        except OSError:
+            continue  # alive (another user's process): leave it
+
+
+def _publish_db(tmp: Path, real: Path, target: Path, *, replace: bool) -> None:
+    fsync_file(tmp)
+    if replace and real.exists():
+        # the old file's side files belong to it: a -wal left beside the new file would
+        # be replayed into it
+        for suffix in _DB_FILES[1:]:
+            Path(f"{real}{suffix}").unlink(missing_ok=True)
+        os.replace(tmp, real)
+    else:
+        try:
+            os.link(tmp, real)  # fails if the target exists: no clobbering, unlike rename
+        except FileExistsError:
+            raise IngestError(
+                target, None, "appeared while goldpan built it; it was left as it is"
+            ) from None
+        except OSError:  # a file system without hard links
+            if real.exists():
+                raise IngestError(
+                    target, None, "appeared while goldpan built it; it was left as it is"
+                ) from None
+            os.replace(tmp, real)
+        else:
+            tmp.unlink()
+    _fsync_dir(real.parent)
+
+
+@contextlib.contextmanager
+def atomic_database(
+    target: Path,
+    *,
+    protect: Iterable[Path] = (),
+    replace: bool = False,
+    label: str = "building",
+) -> Iterator[Path]:
+    """A temporary path beside ``target`` to build a SQLite file at; moved to ``target``.
+
+    The caller creates the database at the path it is given, fills it and closes it
+    (checkpointed: nothing left in a ``-wal``, which is not moved) before the block ends.
+    Without ``replace`` the target must not exist, and the file is linked into place, so a
+    file that appeared meanwhile is never written over. With ``replace`` an existing target
+    must be a SQLite file, which the caller has checked is its own (a goldpan workspace);
+    its ``-wal``, ``-shm`` and ``-journal`` files are removed and the new file renamed over
+    it. If the block fails, the temporary file is removed and the target is unchanged; a
+    build killed half-way leaves ``.NAME.LABEL-PID.tmp``, which the next build of the same
+    target removes once that process has ended.
+
+    Raises:
+        IngestError: see :func:`check_target` (a protected file, a device, FIFO or socket,
+            a file that is not a database, or a missing folder); a target that appeared
+            while the database was built.
+    """
+    real = check_target(target, force=replace, protect=protect, database=True)
+    _remove_stale_temps(real, label)
+    tmp = real.with_name(f"{_db_temp_prefix(real, label)}{os.getpid()}.tmp")
+    _unlink_db(tmp)
+    done = False
+    try:
+        yield tmp
+        _publish_db(tmp, real, target, replace=replace)
+        done = True
+    finally:
+        if not done:
+            _unlink_db(tmp)

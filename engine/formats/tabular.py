@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.formats.errors import IngestError
 from engine.formats.ids import form_clash, nfc
+from engine.formats.outfiles import not_regular
 from engine.rows import too_deep
 from engine.types import GRADE_RANGE, MAX_JSON_DEPTH
 
@@ -48,6 +49,9 @@ def read_text(path: Path) -> str:
         raise IngestError(path, None, "no such file")
     if path.is_dir():
         raise IngestError(path, None, "is a folder, expected a file")
+    odd = not_regular(path)  # before any open, which would block on a FIFO
+    if odd is not None:
+        raise IngestError(path, None, f"{odd}; goldpan reads regular files only")
     data = path.read_bytes()
     if not data.strip():
         raise IngestError(path, None, "the file is empty")

@@ -40,11 +40,11 @@ READ_ONLY_ASKED = "opened read-only on request"
 
 
 def _regular_file_problem(path: Path) -> str | None:
-    """Why the file at ``path`` cannot be a workspace when it is a FIFO, device or socket
-    (``open()`` would block on a FIFO, a device reads forever); None otherwise (a regular
-    file, a folder or a missing path: the callers say what is wrong with those).
+    """Why the file at ``path`` cannot be a workspace: it is a FIFO, device or socket.
 
-    By ``os.stat`` alone (links followed): nothing is opened.
+    ``open()`` would block on a FIFO, and a device reads forever. None otherwise (a regular
+    file, a folder or a missing path: the callers say what is wrong with those). By
+    ``os.stat`` alone (links followed): nothing is opened.
     """
     try:
         mode = os.stat(path).st_mode

@@ -47,9 +47,10 @@ forms:
   goldpan snapshot list WS             the stored snapshots
   goldpan snapshot show WS NAME        a snapshot's means per retriever
   goldpan snapshot remove WS NAME      delete a snapshot
-  goldpan snapshot export WS NAME --out FILE
+  goldpan snapshot export WS NAME --out FILE [--force]
                                        write it as JSON (keep it in git for CI;
-                                       `goldpan score WS --against FILE` reads it)
+                                       `goldpan score WS --against FILE` reads it);
+                                       --force replaces an existing FILE
 """
 
 
@@ -57,6 +58,7 @@ def snapshot_options(s: argparse.ArgumentParser) -> None:
     """The options of ``goldpan snapshot``."""
     s.add_argument("words", nargs="+", metavar="WORD", help="[ACTION] WS [NAME], see below")
     s.add_argument("--out", metavar="FILE", help="export: the JSON file to write")
+    s.add_argument("--force", action="store_true", help="export: replace an existing FILE")
     s.add_argument("--replace", action="store_true", help="save: overwrite a snapshot of that name")
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
@@ -135,8 +137,8 @@ def _snapshot_words(words: list[str]) -> tuple[str, str, str | None]:
 def cmd_snapshot(args: argparse.Namespace) -> None:
     """Save, list, show, remove or export snapshots."""
     action, path, name = _snapshot_words(args.words)
-    if args.out and action != "export":
-        raise UsageError("--out is for `snapshot export`")
+    if (args.out or args.force) and action != "export":
+        raise UsageError("--out and --force are for `snapshot export`")
     with open_workspace(path) as ws:
         if action == "save":
             assert name is not None
@@ -180,23 +182,21 @@ def cmd_snapshot(args: argparse.Namespace) -> None:
         if action == "export":
             if not args.out:
                 raise UsageError("snapshot export: where to write: --out FILE")
-            _write_json(Path(args.out), data)
+            _write_json(Path(args.out), data, force=args.force, workspace=Path(path))
             out.print(literal(f"wrote snapshot {name} to {args.out}"))
         else:
             _show(data, as_json=args.json)
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically (a temporary file renamed over the target)."""
-    if path.is_dir():
-        raise UsageError(f"--out {path} is a folder; expected a file name")
-    if not path.parent.exists():
-        raise UsageError(f"--out {path}: folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(
-        json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    tmp.replace(path)
+def _write_json(path: Path, data: dict[str, Any], *, force: bool, workspace: Path) -> None:
+    """Write atomically (``outfiles.write_atomic``), never over the workspace or a database.
+
+    Nor over a device, FIFO or socket, or without ``force`` an existing file.
+    """
+    from engine.formats.outfiles import write_atomic
+
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    write_atomic(path, text, force=force, protect=[workspace])
 
 
 def _show(data: dict[str, Any], *, as_json: bool) -> None:
