@@ -5,19 +5,28 @@ question when that document was in the new pool too, so the first grade went to 
 nobody had read. Each test carries a document from one question's list into the next,
 moves to the next question one way or another, and checks the highlighted row, the
 document shown, and where the first grade key's label lands in the workspace.
+
+The served app (`goldpan serve`: questions handed out under a lease) is tested twice: as
+Pilot tests of the same App, and through the real server with keys sent over its
+websocket as a browser tab's terminal sends them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from engine.session import LabelingSession
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
+from tests.tui.test_serve_load import load_bench
 from tests.tui.test_served import unlabel
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import cursor_key
@@ -282,10 +291,8 @@ async def test_served_next_question_is_handed_out_with_the_cursor_on_its_first_r
         await move_to(pilot, carried(pool[first], pool[second], not_at=0))
         await pilot.press("right_square_bracket")
         assert app.assigner is not None and app.assigner.current == second
-        assert (
-            await first_grade_lands_on_first_unjudged(pilot, demo_ws, second, "ara")
-            == (pool[second][0])
-        )
+        graded = await first_grade_lands_on_first_unjudged(pilot, demo_ws, second, "ara")
+        assert graded == pool[second][0]
 
 
 async def test_served_auto_advance_after_the_last_candidate(app_factory, demo_ws):
@@ -308,7 +315,77 @@ async def test_served_auto_advance_after_the_last_candidate(app_factory, demo_ws
         assert screen.query_one(CandidateList).current.doc_id == doc  # type: ignore[union-attr]
         await pilot.press("0")  # the last one: the app hands out the other question
         assert set(grades(demo_ws, first, "ara")) == set(pool[first])
-        assert (
-            await first_grade_lands_on_first_unjudged(pilot, demo_ws, second, "ara")
-            == (pool[second][0])
+        graded = await first_grade_lands_on_first_unjudged(pilot, demo_ws, second, "ara")
+        assert graded == pool[second][0]
+
+
+@pytest.mark.timeout(180)
+async def test_goldpan_serve_next_question_takes_the_first_grade_on_its_first_row(
+    demo_ws, tmp_path
+):
+    """The real `goldpan serve`, keys sent over its websocket as a browser tab's terminal
+    sends them: after `]` the first grade lands on the handed-out question's first row,
+    not on the document the last question had selected."""
+    aiohttp = pytest.importorskip("aiohttp")
+    served_pair(demo_ws)
+    pool = pools(demo_ws, A, B)
+    server = load_bench().start_server(
+        demo_ws, ["--annotator", "ara", "--per-question", "1"], tmp_path
+    )
+    db = sqlite3.connect(demo_ws, timeout=30)
+
+    def lease() -> str | None:
+        row = db.execute("SELECT question_id FROM leases WHERE annotator = 'ara'").fetchone()
+        return None if row is None else str(row[0])
+
+    def labels(qid: str) -> dict[str, int]:
+        rows = db.execute(
+            "SELECT doc_id, grade FROM labels WHERE annotator = 'ara' AND question_id = ?",
+            (qid,),
         )
+        return dict(rows.fetchall())
+
+    async def until(check, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = check()
+            if value:
+                return value
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"timed out; the server said:\n{server.output()}")
+
+    url = f"ws://127.0.0.1:{server.port}/ws/{server.tokens['ara']}?width=120&height=40"
+    try:
+        async with aiohttp.ClientSession() as http, http.ws_connect(url, max_msg_size=0) as ws:
+            screen: list[str] = []  # what the terminal was sent, escape codes and all
+
+            async def drain() -> None:
+                async for message in ws:
+                    data = message.data
+                    screen.append(
+                        data.decode(errors="replace") if isinstance(data, bytes) else data
+                    )
+
+            reader = asyncio.create_task(drain())
+            await ws.send_json(["resize", {"width": 120, "height": 40}])
+            first = await until(lease, 60)
+            assert first in (A, B)
+            second = B if first == A else A
+            # one key only once the question is drawn (a key sent earlier waits, and a
+            # retried one would grade a second row)
+            await until(lambda: f"{first}  " in "".join(screen), 60)
+            await ws.send_json(["stdin", "1"])
+            assert await until(lambda: labels(first)) == {pool[first][0]: 1}
+            doc = carried(pool[first][1:], pool[second], not_at=0)
+            for _ in range(pool[first].index(doc) - 1):  # from row 2, where auto-advance went
+                await ws.send_json(["stdin", "j"])
+            await ws.send_json(["stdin", "]"])
+            await until(lambda: lease() == second)
+            await ws.send_json(["stdin", "2"])
+            assert await until(lambda: labels(second)) == {pool[second][0]: 2}
+            await ws.close()
+            reader.cancel()
+    finally:
+        db.close()
+        server.stop()
+    assert "Traceback" not in server.output()
