@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import AwaitMount
 
@@ -266,6 +267,28 @@ class GoldpanApp(App[None]):
     def crash(self) -> BaseException | None:
         """The unhandled exception that ended the app, if one did."""
         return self._exception
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notice of every screen, its control characters shown as pictures.
+
+        Notices name files, ids, retrievers and errors that quote data; Textual would pass
+        an ESC in them to the terminal. This is the one place they all go through.
+        """
+        super().notify(
+            visible(message),
+            title=visible(title),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
 
     def on_unmount(self) -> None:
         """Give up the lease (a browser tab closed), close the workspace connection."""

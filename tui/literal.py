@@ -6,6 +6,10 @@ here, with control characters replaced by their visible Unicode pictures (ESC sh
 ``␛``; a C1 control such as U+009B, which some terminals obey as CSI, as ``�``), so
 nothing in a corpus can style, link or move the cursor. Neither rich nor Textual does
 this by itself: both drop only BEL, BS, VT, FF and CR and pass ESC to the terminal.
+
+:func:`visible` is the one sanitizer of text shown on a terminal: every Text built here
+uses it, the app's notices go through it (``GoldpanApp.notify``), the CLI prints through
+:func:`literal`, and ``--json`` output escapes the same characters (:func:`json_escaped`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,15 @@ def visible(s: str) -> str:
     point between angle brackets, ``⟨U+202E⟩``, so they can neither hide nor reorder text.
     """
     return _CONTROL.sub(_picture, s)
+
+
+def json_escaped(text: str) -> str:
+    r"""JSON text with the characters :func:`visible` pictures written as ``\uXXXX``.
+
+    ``json.dumps`` leaves DEL, C1 and format characters raw, and a terminal obeys U+009B
+    as CSI. They can only be inside strings, so the escaped JSON means the same.
+    """
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def literal(s: str, style: str = "") -> Text:

@@ -140,12 +140,12 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         questions = ws.questions()
         text = self.query_one("#write-text", Input)
         text.placeholder = (
-            f"e.g. like {questions[-1].id}: {visible(questions[-1].text)}"[:100]
+            visible(f"e.g. like {questions[-1].id}: {questions[-1].text}")[:100]
             if questions
             else GENERIC_PLACEHOLDER
         )
-        self.query_one("#write-tags", Input).placeholder = ", ".join(
-            workspace_tags([q.tags for q in questions]) or SUGGESTED_TAGS
+        self.query_one("#write-tags", Input).placeholder = visible(
+            ", ".join(workspace_tags([q.tags for q in questions]) or SUGGESTED_TAGS)
         )
 
     @on(Input.Changed, "#write-text")
@@ -208,6 +208,9 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         tags = [t.strip() for t in raw.replace(";", ",").split(",") if t.strip()]
         if self._log_row is not None:
             session = self.gp.session
+            logged = str(self._log_row["text"])
+            if text == visible(logged).strip():  # untouched: the user's text, as typed
+                text = logged
             from engine.querylog import question_from_log  # scipy: not before the first paint
             from engine.workspace.team import LogQueryDecided
 
@@ -260,10 +263,12 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             )
             return
         self._set_log(row)
-        self.query_one("#write-text", Input).value = str(row["text"])
+        # The editor shows the log's control characters as pictures (a logged OSC 52
+        # would write the clipboard); saving the text untouched keeps the user's own.
+        self.query_one("#write-text", Input).value = visible(str(row["text"]))
         from engine.querylog import FROM_LOG_TAG
 
-        self.query_one("#write-tags", Input).value = f"{FROM_LOG_TAG}, {row['band']}"
+        self.query_one("#write-tags", Input).value = visible(f"{FROM_LOG_TAG}, {row['band']}")
         self.query_one("#write-text", Input).focus()
         self.notify(
             f"From the log ({row['count']}x, {row['band']}): keep it or rewrite it, then "

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from engine.errors import GoldpanError
-from tui.literal import literal, visible
+from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
     from engine.retrieve.runner import RunReport
@@ -178,14 +178,9 @@ def say_skipped(workspace: str, report: RunReport) -> None:
             err.print(literal(f"goldpan: skipped retriever {name}: it {why}"))
 
 
-_JSON_UNESCAPED_CONTROL = re.compile(r"[\x7f-\x9f]")
-
-
 def print_json(value: Any) -> None:
-    """JSON on stdout; DEL and C1 controls (json leaves them raw) escaped as JSON does."""
-    text = json.dumps(value, ensure_ascii=False, indent=2)
-    text = _JSON_UNESCAPED_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
+    """JSON on stdout; what json leaves raw and a terminal obeys (C1, bidi) escaped."""
+    sys.stdout.write(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)) + "\n")
 
 
 def parse_ks(raw: str) -> list[int]:
