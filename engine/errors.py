@@ -55,7 +55,11 @@ class Busy(Refused):
 
 
 class DiskFull(Refused):
-    """The disk (or the file's size limit) is full; the write was rolled back."""
+    """The disk is full; the write was rolled back."""
+
+
+class WriteFailed(Refused):
+    """The system failed a read or write (a quota, a file-size limit, a failing disk)."""
 
 
 SQLITE_BUSY_CODES = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
@@ -72,7 +76,9 @@ def from_sqlite(exc: sqlite3.Error, path: Path | str) -> GoldpanError | None:
     """The user condition an SQLite error stands for, or None when it is none (a bug).
 
     Recognised by SQLite's result code (``sqlite_errorcode``, never the message text):
-    a lock held too long, a full disk, a damaged file. Everything else that SQLite
+    a lock held too long, a full disk, the system failing a write, a damaged file (and the
+    one condition Python's sqlite3 reports without a code: text that is not UTF-8).
+    Everything else that SQLite
     reports while goldpan runs its own SQL on its own, checked file is goldpan's fault.
     """
     name = _code_name(exc)
@@ -80,6 +86,13 @@ def from_sqlite(exc: sqlite3.Error, path: Path | str) -> GoldpanError | None:
         return Busy(f"{path} is locked by another program ({exc}); nothing was written, try again")
     if name == "SQLITE_FULL":
         return DiskFull(disk_full_message(path))
+    if name == "SQLITE_IOERR":  # SQLite reports ENOSPC as FULL; EDQUOT and EFBIG as this
+        return WriteFailed(
+            f"{path}: the system failed a write or read of the file (SQLite reports: {exc}, "
+            f"{exc.sqlite_errorname}); nothing was written (the change was rolled back). A "
+            "full quota, a file-size limit or a failing disk does this; free some space and "
+            "try again"
+        )
     # Python's sqlite3 reads a text value that is not UTF-8 as this error, with no result
     # code (SQLite stored the bytes as given): the one condition known by its message.
     undecodable = isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(

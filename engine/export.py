@@ -62,7 +62,7 @@ def export_workspace(
     all).
 
     Raises:
-        ValueError: unknown format.
+        UnknownName: unknown format.
         IngestError: a target that cannot be written as asked, ids the format cannot hold,
             or a failed write; the message names ``target`` and says why.
     """

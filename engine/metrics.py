@@ -67,7 +67,7 @@ def parse_metric(name: str) -> Metric:
     """Parse ``hit@5``, ``mrr``, ``mrr@10``, ``recall@5``, ``p@5`` or ``ndcg@10``.
 
     Raises:
-        ValueError: naming the metric families goldpan knows.
+        UnknownName: naming the metric families goldpan knows.
     """
     m = _METRIC.match(name.strip().lower().replace("success@", "hit@"))
     if not m or (m.group(1) != "mrr" and m.group(2) is None):

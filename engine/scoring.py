@@ -9,7 +9,7 @@ cache: scoring never re-runs a retriever unless its cache is stale (see
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +26,7 @@ from engine.metrics import (
     parse_metric,
     per_question,
 )
+from engine.types import CachedRun
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
@@ -91,8 +92,14 @@ def score_workspace(
     metrics: Sequence[str] | None = None,
     retrievers: Sequence[str] | None = None,
     tag: str | None = None,
+    given: Mapping[str, Mapping[str, CachedRun]] | None = None,
 ) -> Scoreboard:
-    """Score the chosen retrievers (all by default) from their cached rankings."""
+    """Score the chosen retrievers (all by default) from their cached rankings.
+
+    ``given``: rankings that are not in the workspace (``score --run``), per retriever name
+    and question. When given, only they are scored, with the workspace's retrievers named
+    in ``retrievers``; a given name that the workspace also has replaces its rankings.
+    """
     # Imported here: the retrievers (scipy) are not needed by workspace_golds' callers.
     from engine.retrieve.runner import select_retrievers
 
@@ -109,14 +116,20 @@ def score_workspace(
     board = Scoreboard(counts, scored, golds=golds)
     # imported here: the retriever modules (scipy, tokenizers) are not needed to score
 
-    for spec in select_retrievers(ws, retrievers):
-        cached = ws.runs(spec.name)
+    if given:
+        stored = [n for n in retrievers or () if n not in given]
+        chosen = [s.name for s in select_retrievers(ws, stored)] if stored else []
+        chosen += [n for n in given if n not in chosen]
+    else:
+        chosen = [s.name for s in select_retrievers(ws, retrievers)]
+    for name in chosen:
+        cached = dict(given[name]) if given and name in given else ws.runs(name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
         j: Judged = judge(rankings, [golds[q].gold for q in scored])
         values = {m.name: per_question(j, m) for m in parsed}
         latencies = sorted(r.latency_ms for r in cached.values())
-        board.retrievers[spec.name] = RetrieverScores(
-            name=spec.name,
+        board.retrievers[name] = RetrieverScores(
+            name=name,
             means={name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first_relevant_rank(j),

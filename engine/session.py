@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from engine.live import LiveScores
@@ -125,13 +125,22 @@ class QuestionState:
         )
 
 
+JUDGMENT_EVENTS = frozenset({"label", "verdict", "adjudication", "querylog"})
+"""Event kinds whose change is the named question's judgments only (its labels, verdicts,
+adjudication, query-log status): a session takes them in by re-reading that question."""
+
+
 class LabelingSession:
     """One annotator working on one workspace (main-thread connection).
 
     Another process (an annotator on the same file, ``goldpan label``, a pooling worker)
     may commit at any time. The session notices through SQLite's ``PRAGMA data_version``,
     which moves when *another* connection commits: every write checks it before and after
-    its own commit, and reloads when it moved, so no one else's change is ever absorbed.
+    its own commit, so no one else's change is ever absorbed. It then takes in what the
+    event log says changed since the last event it applied (:meth:`catch_up`): a grade,
+    verdict or adjudication re-reads that question alone; a ranking re-reads that
+    question's rankings; anything the log cannot say per question (an import, a new
+    question or retriever, a schema change) reloads everything.
     """
 
     def __init__(self, ws: Workspace, annotator: str) -> None:
@@ -143,6 +152,11 @@ class LabelingSession:
         self.undo_stack: list[Change] = []
         self._seen = self.data_version()
         """``data_version`` when the session last read the workspace."""
+        self._event = ws.last_event_id()
+        """The newest event this session has taken in (read after ``_seen``)."""
+        self._schema = ws.schema_version
+        self.reloads = 0
+        """Full reloads so far (the event log could not say what changed)."""
         self._writes = 0
         """Commits made through this session (they do not move ``data_version``)."""
         self._states: dict[str, QuestionState] = {}
@@ -195,18 +209,67 @@ class LabelingSession:
 
     def reload(self) -> None:
         """Re-read everything (another annotator or process changed the workspace)."""
+        self.reloads += 1
         self._seen = self.data_version()
+        self._event = self.ws.last_event_id()  # after _seen: a commit now moves it again
+        self._schema = self.ws.schema_version
         self._states.clear()
         self._judged = None
         if self._live is not None:
             self._live = self._load_live()
 
     def reload_if_changed(self) -> bool:
-        """Reload when another connection has committed since the last read."""
+        """Take in what another connection committed since the last read; True if any."""
         if self.data_version() != self._seen:
-            self.reload()
+            self.catch_up()
             return True
         return False
+
+    def catch_up(self) -> None:
+        """Apply the events committed since the last one taken in (see the class doc).
+
+        Reading the rows an event names gives them as they are now, so applying an event
+        twice (this session's own, or one already seen through a re-read) is harmless.
+        """
+        self._seen = self.data_version()
+        if self.ws.schema_version != self._schema:
+            self.reload()
+            return
+        changes = self.ws.changes_after(self._event)
+        if not changes:
+            return  # a lease renewed, a snapshot saved: nothing this session shows
+        judged: set[str] = set()
+        ranked: set[str] = set()
+        known = self._live.golds if self._live is not None else None
+        for _, kind, qid in changes:
+            if qid is not None and kind in JUDGMENT_EVENTS:
+                judged.add(qid)
+            elif qid is not None and kind == RANKED_EVENT:
+                ranked.add(qid)
+            else:
+                self.reload()
+                return
+        if known is not None and not (judged | ranked) <= known.keys():
+            self.reload()  # a question this session has not loaded
+            return
+        self._event = changes[-1][0]
+        for qid in judged:
+            self._states.pop(qid, None)
+            state = self.state(qid)
+            if self._live is not None:
+                self._live.update(state.gold)
+            if self._judged is not None:
+                if state.mine or state.verdict is not None:
+                    self._judged.add(qid)
+                else:
+                    self._judged.discard(qid)
+        if self._live is not None and ranked:
+            live = self._live
+            for name in live.retrievers:
+                runs = self.ws.runs(name, sorted(ranked))
+                for qid in ranked:
+                    run = runs.get(qid)
+                    live.set_ranking(name, qid, run.doc_ids if run is not None else ())
 
     # -- reading -------------------------------------------------------------------------
 
@@ -272,8 +335,10 @@ class LabelingSession:
         write()
         self._writes += 1
         if self.data_version() != before or before != self._seen:
-            self.reload()
+            self.catch_up()
             old = None
+        else:  # nobody else committed: every event since the last one taken in is ours
+            self._event = self.ws.last_event_id()
         if old is not None and after is not None:
             state = after(old)
             self._states[question_id] = state

@@ -39,6 +39,7 @@ import numpy as np
 from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
 from engine.metrics import first_gold_rank, mean
 from engine.scoring import metric_names, score_workspace
+from engine.types import CachedRun
 from engine.workspace import Workspace, WorkspaceError, now
 
 FORMAT = 1
@@ -304,10 +305,15 @@ def diff_against(
     tag: str | None = None,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
+    given: Mapping[str, Mapping[str, CachedRun]] | None = None,
 ) -> SnapshotDiff:
-    """Compare the scores now (cached rankings, current labels) with a snapshot."""
+    """Compare the scores now (cached rankings, current labels) with a snapshot.
+
+    ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
+    takes them (only they, and the workspace's ``retrievers``, are compared).
+    """
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
-    board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag)
+    board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given)
     golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
     now_ids = board.question_ids
     tagged = set(now_ids) if tag is None else {q.id for q in ws.questions() if tag in q.tags}
@@ -315,7 +321,7 @@ def diff_against(
     common = sorted(set(now_ids) & set(then_ids))
     out = SnapshotDiff(str(snap.get("name", "")), str(snap.get("created", "")))
     out.labels_changed = [q for q in common if dict(golds_then[q]) != dict(board.golds[q].gold)]
-    wanted = set(retrievers) if retrievers else None
+    wanted = set(retrievers or ()) | set(given or ()) if retrievers or given else None
     out.missing = sorted(
         r
         for r in snap["retrievers"]
@@ -339,7 +345,7 @@ def diff_against(
             a, b = now_vals[:, k], then_vals[:, k]
             ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
             changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
-        runs = ws.runs(r, pairs)
+        runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         regressed: list[Moved] = []
         improved: list[Moved] = []
         for q in pairs:
@@ -358,7 +364,7 @@ def diff_against(
             (regressed if moved.worse_by() > 0 else improved).append(moved)
         regressed.sort(key=lambda m: (-m.worse_by(), m.question))
         improved.sort(key=lambda m: (m.worse_by(), m.question))
-        spec = ws.retriever(r)
+        spec = None if given and r in given else ws.retriever(r)
         out.retrievers[r] = RetrieverDiff(
             metrics=changes,
             regressed=regressed,

@@ -327,7 +327,7 @@ def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer registered as ``name``.
 
     Raises:
-        KeyError: with a message that lists every registered name.
+        UnknownName: (a KeyError) with a message that lists every registered name.
     """
     try:
         factory = TOKENIZERS[name]

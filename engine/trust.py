@@ -79,8 +79,13 @@ def identity(ws: HasIdentity) -> tuple[str, str]:
 
 
 def command_of(spec: RetrieverSpec) -> str:
-    """The command line a command retriever runs, as stored."""
-    return str(spec.params.get("command", ""))
+    """The command line a command retriever runs, as stored.
+
+    A ``cache_key_command`` runs too, so it is part of what is trusted (and shown).
+    """
+    command = str(spec.params.get("command", ""))
+    key = spec.params.get("cache_key_command")
+    return f"{command}  [cache key: {key}]" if key else command
 
 
 class TrustStore:

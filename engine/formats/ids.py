@@ -69,7 +69,7 @@ def check_id(ident: str, what: str, *, first_column: bool = False) -> None:
     """Refuse an id that a whitespace-separated line could not give back unchanged.
 
     Raises:
-        ValueError: the id is empty, holds whitespace or NUL, or (``first_column``)
+        BadInput: the id is empty, holds whitespace or NUL, or (``first_column``)
             starts with ``#`` (a comment line) or U+FEFF (taken as a byte-order mark).
     """
     if not ident:

@@ -218,7 +218,7 @@ def write_questions_csv(
     Cells are :func:`spreadsheet_safe`.
 
     Raises:
-        ValueError: a gold document id holds whitespace (use questions-jsonl), or a tag
+        BadInput: a gold document id holds whitespace (use questions-jsonl), or a tag
             holds a separator that the reader splits tags at.
     """
     writer = csv.writer(out, lineterminator="\n")

@@ -64,7 +64,7 @@ def write_ranx(
       :func:`tie_free_scores` in the cached order.
 
     Raises:
-        ValueError: there is no gold to write (ranx cannot load an empty qrels).
+        BadInput: there is no gold to write (ranx cannot load an empty qrels).
     """
     if not any(gold.values()):
         raise BadInput("no question has a gold document yet; there is nothing to evaluate")

@@ -59,7 +59,7 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
     """A retriever for ``spec``.
 
     Raises:
-        ValueError: unknown kind (the message lists the known kinds) or bad parameters.
+        BadInput: unknown kind (the message lists the known kinds) or bad parameters.
     """
     try:
         factory = RETRIEVER_KINDS[spec.kind]
@@ -94,7 +94,7 @@ def check_spec(spec: RetrieverSpec, existing: Sequence[RetrieverSpec]) -> None:
     """Validate a new retriever against the workspace's: parameters, and bases that exist.
 
     Raises:
-        ValueError: bad parameters, an unknown base, or a base that is the retriever itself.
+        BadInput: bad parameters, an unknown base, or a base that is the retriever itself.
     """
     build_retriever(spec)
     names = {s.name for s in existing}
@@ -110,7 +110,7 @@ def kind_params(kind: str) -> tuple[Param, ...]:
     """The parameters a retriever kind declares.
 
     Raises:
-        ValueError: unknown kind (the message lists the known kinds).
+        UnknownName: unknown kind (the message lists the known kinds).
     """
     try:
         return KIND_PARAMS[kind]
@@ -125,7 +125,7 @@ def new_spec(name: str, kind: str, values: Mapping[str, Any]) -> RetrieverSpec:
     The kind then checks the whole spec.
 
     Raises:
-        ValueError: unknown kind, a missing required parameter or a bad value.
+        BadInput: unknown kind, a missing required parameter or a bad value.
     """
     spec = RetrieverSpec(name, kind, build_params(kind_params(kind), values, kind))
     build_retriever(spec)

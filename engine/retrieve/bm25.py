@@ -190,7 +190,7 @@ def get_variant(name: str) -> Variant:
     """The variant registered as ``name``.
 
     Raises:
-        ValueError: naming every known variant.
+        UnknownName: naming every known variant.
     """
     try:
         return VARIANTS[name]
@@ -757,7 +757,7 @@ def get_tokenizer_factory(name: str) -> object:
     """The tokenizer factory registered as ``name`` (the tokenizer is not built).
 
     Raises:
-        KeyError: naming every registered tokenizer.
+        UnknownName: naming every registered tokenizer.
     """
     if name not in TOKENIZERS:
         get_tokenizer(name)  # raises with the list of known names

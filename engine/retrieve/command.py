@@ -10,24 +10,38 @@ rank column is ignored. A question the command does not answer gets an empty ran
 Bad output is an error that names the output line and what was expected; so are a
 non-zero exit (with the end of its standard error), a timeout, a question id that was not
 asked, a document unknown to the workspace and a document listed twice for one question.
+
+The command runs the team's own code, which can change while the corpus, the questions
+and the command text stay the same. So its rankings are made again on every pool unless
+it declares what its output depends on (:func:`cache_key`): ``cache_key_files`` (files or
+folders whose contents are hashed) or ``cache_key_command`` (a command whose output is
+hashed, e.g. ``git rev-parse HEAD:src/search``); that hash is then part of its cached
+rankings' input hash.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.trec import parse_trec_run, run_scores
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
-from engine.retrieve.params import Param, default_of
+from engine.retrieve.params import PATHS, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_TIMEOUT_S = 600.0
+CACHE_KEY_TIMEOUT_S = 60.0
+"""How long a ``cache_key_command`` may take."""
+SKIPPED_IN_CACHE_KEY = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache"})
+"""Folders left out of ``cache_key_files`` (written by running or versioning the code)."""
 
 
 def parse_run_output(
@@ -70,6 +84,23 @@ class CommandRetriever:
             metavar="CMD",
         ),
         Param("timeout", float, DEFAULT_TIMEOUT_S, "seconds per pool run"),
+        Param(
+            "cache_key_files",
+            PATHS,
+            None,
+            "files or folders the command's output depends on: their contents are hashed "
+            "and its rankings are cached while they are unchanged (default: ranked again "
+            "on every score, compare and pool)",
+            metavar="PATH",
+        ),
+        Param(
+            "cache_key_command",
+            str,
+            None,
+            "a command whose output says which version of the code runs (e.g. `git "
+            "rev-parse HEAD:src/search`): cached while it prints the same",
+            metavar="CMD",
+        ),
     )
     """The parameters of the ``command`` kind."""
 
@@ -90,6 +121,16 @@ class CommandRetriever:
         self.timeout = float(spec.params.get("timeout", default_of(self.PARAMS, "timeout")))
         if not self.timeout > 0:
             raise BadInput("a command retriever's --timeout must be positive")
+        for path in spec.params.get("cache_key_files") or []:
+            if not isinstance(path, str) or not path.strip():
+                raise BadInput("a command retriever's --cache-key-files are paths")
+        key_command = spec.params.get("cache_key_command")
+        if key_command is not None:
+            try:
+                if not shlex.split(str(key_command)):
+                    raise BadInput("--cache-key-command is empty")
+            except ValueError as exc:
+                raise BadInput(f"cannot split the --cache-key-command: {exc}") from None
         self._docs: set[str] | None = None
 
     def prepare(
@@ -136,3 +177,79 @@ class CommandRetriever:
             done.stdout, {q.id for q in questions}, self._docs, f"{name} output"
         )
         return [trec_order(runs.get(q.id, {}), depth) for q in questions]
+
+
+def declares_cache_key(spec: RetrieverSpec) -> bool:
+    """Whether a command retriever says what its output depends on."""
+    return bool(spec.params.get("cache_key_files")) or bool(spec.params.get("cache_key_command"))
+
+
+def cache_key(spec: RetrieverSpec) -> str | None:
+    """The hash of what a command retriever's output depends on, or None.
+
+    None when it declares nothing: its rankings cannot be vouched for and are made again
+    on every run.
+
+    Files and folders are read as they are now (relative paths from the current folder,
+    as the command itself runs); a folder's files are hashed with their relative paths,
+    leaving out ``__pycache__`` and version-control folders. The cache-key command runs
+    as the command does (no shell) and its standard output is hashed.
+
+    Raises:
+        RetrieverError: a path that does not exist, or a cache-key command that failed.
+    """
+    if not declares_cache_key(spec):
+        return None
+    name = f"command retriever {spec.name}"
+    h = hashlib.sha256()
+    for raw in spec.params.get("cache_key_files") or []:
+        path = Path(raw)
+        if not path.exists():
+            raise RetrieverError(
+                f"{name}: its cache key file {raw!r} does not exist (from {Path.cwd()})"
+            )
+        h.update(b"path\0" + raw.encode("utf-8", "surrogatepass") + b"\0")
+        for file in _files(path):
+            h.update(str(file.relative_to(path)).encode("utf-8", "surrogatepass") + b"\0")
+            try:
+                h.update(hashlib.sha256(file.read_bytes()).digest())
+            except OSError as exc:
+                raise RetrieverError(
+                    f"{name}: cannot read its cache key file {file}: {exc.strerror}"
+                ) from None
+    command = spec.params.get("cache_key_command")
+    if command:
+        argv = shlex.split(str(command))
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=CACHE_KEY_TIMEOUT_S,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (FileNotFoundError, PermissionError):
+            raise RetrieverError(f"{name}: cannot run its cache key command {command!r}") from None
+        except subprocess.TimeoutExpired:
+            raise RetrieverError(
+                f"{name}: its cache key command gave no answer in {CACHE_KEY_TIMEOUT_S:g} s"
+            ) from None
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise RetrieverError(
+                f"{name}: its cache key command {command!r} exited with status "
+                f"{done.returncode}" + (":\n" + "\n".join(tail) if tail else "")
+            )
+        h.update(b"command\0" + done.stdout)
+    return h.hexdigest()
+
+
+def _files(path: Path) -> list[Path]:
+    """``path`` itself, or a folder's regular files in a stable order."""
+    if not path.is_dir():
+        return [path]
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_IN_CACHE_KEY)
+        found += [Path(folder) / f for f in sorted(files) if not f.endswith(".pyc")]
+    return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from engine.retrieve import (
     bases_of,
     build_retriever,
 )
-from engine.trust import TrustStore, command_of
+from engine.retrieve.command import cache_key
+from engine.trust import COMMAND_KIND, TrustStore, command_of
 from engine.types import (
     BatchRun,
     CachedRun,
@@ -55,6 +57,10 @@ class RunReport:
     """Retrievers that could not run (with ``keep_going``), and why."""
     untrusted: dict[str, str] = field(default_factory=dict)
     """Command retrievers skipped because this user has not trusted them: name -> command."""
+    how: dict[str, str] = field(default_factory=dict)
+    """Per retriever brought up to date, whether its rankings were made now or are cached
+    and why that is valid (``ranked now (command, no cache key)``, ``cached, inputs
+    unchanged``): what a gate says it scored."""
 
 
 class PreparedRetrievers:
@@ -240,6 +246,20 @@ def refresh_runs(
     return report
 
 
+def _how(spec: RetrieverSpec, stale: int, total: int, asked: bool, volatile: bool) -> str:
+    """What :attr:`RunReport.how` says of one retriever."""
+    if asked:
+        return "ranked now (--refresh)"
+    if volatile:
+        return "ranked now (command, no cache key)"
+    keyed = " and cache key" if spec.kind == COMMAND_KIND else ""
+    if stale == 0:
+        return f"cached, inputs{keyed} unchanged"
+    if stale == total:
+        return f"ranked now (inputs{keyed} changed or not ranked yet)"
+    return f"ranked now for {stale} of {total} questions (inputs changed), the rest cached"
+
+
 class _CountsLater:
     """The workspace as BM25's index store, holding new term counts back.
 
@@ -348,13 +368,23 @@ class _PoolRun:
         if spec.kind in STORED_KINDS:  # an imported run: what it has is all there is
             report.cached[spec.name] = sum(q.id in known for q in questions)
             report.ran[spec.name] = 0
+            report.how[spec.name] = "imported run (never run)"
             return
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
         # what a cached ranking depends on: corpus, retriever, question text and (for
-        # fusion and rerank) the input hashes of its bases' rankings
-        hasher = TextHasher(corpus_hash, spec.hash)
+        # fusion and rerank) the input hashes of its bases' rankings; for the team's own
+        # code (a command), what it declares its output depends on, else nothing can
+        # vouch for a cache: a one-off hash makes every ranking (and its readers') new
+        force, volatile = self.force, ""
+        if spec.kind == COMMAND_KIND:
+            key = cache_key(spec)
+            if key is None:
+                force, volatile = True, f"volatile {uuid.uuid4()}"
+            else:
+                volatile = f"cache key {key}"
+        hasher = TextHasher(corpus_hash, spec.hash, *([volatile] if volatile else []))
         hashes = {
             q.id: hasher(
                 q.text,
@@ -365,12 +395,13 @@ class _PoolRun:
         stale = [
             q
             for q in questions
-            if self.force
-            or known.get(q.id, ("", 0))[0] != hashes[q.id]
-            or known[q.id][1] < spec_depth
+            if force or known.get(q.id, ("", 0))[0] != hashes[q.id] or known[q.id][1] < spec_depth
         ]
         report.cached[spec.name] = len(questions) - len(stale)
         report.ran[spec.name] = len(stale)
+        report.how[spec.name] = _how(
+            spec, len(stale), len(questions), self.force, force and not self.force
+        )
         if not stale:
             if progress:
                 progress(spec.name, len(questions), len(questions))

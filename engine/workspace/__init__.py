@@ -66,7 +66,7 @@ but no read or write goes through it, for these reasons:
 """
 
 from engine.workspace.corpus import CorpusTables
-from engine.workspace.judgments import EventLog, JudgmentTables, JudgmentTimes
+from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, JudgmentTimes
 from engine.workspace.lifecycle import (
     BUSY_TIMEOUT_S,
     IDENTITY_VERSION,
@@ -87,6 +87,7 @@ from engine.workspace.snapshots import SnapshotTables
 from engine.workspace.team import LeaseState, TeamTables
 
 __all__ = [
+    "RANKED_EVENT",
     "BUSY_TIMEOUT_S",
     "IDENTITY_VERSION",
     "READ_ONLY_ASKED",

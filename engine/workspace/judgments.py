@@ -19,8 +19,12 @@ from engine.types import (
 )
 from engine.workspace.lifecycle import JUDGMENT_TABLES, WorkspaceFile, now
 
+RANKED_EVENT = "ranked"
+"""The event of cached rankings written: for the named question, or (no question) for many
+at once. Logged so that long-lived sessions know which questions' rankings to re-read."""
+
 # Events that touch a question but are not a verdict (verdicts have no doc id either).
-_NOT_VERDICT_KINDS = frozenset({"question", "adjudication"})
+_NOT_VERDICT_KINDS = frozenset({"question", "adjudication", RANKED_EVENT})
 
 
 def _adjudication_event(adj: Adjudication) -> str:
@@ -91,6 +95,25 @@ class EventLog(WorkspaceFile):
         sql = "SELECT id, at, annotator, kind, question_id, doc_id, old, new FROM events "
         sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
         return [decode.event(self.path, r) for r in self.conn.execute(sql)]
+
+    def last_event_id(self) -> int:
+        """The id of the newest event (0 when the log is empty)."""
+        return int(self.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+
+    def changes_after(self, event_id: int) -> list[tuple[int, str, str | None]]:
+        """``(id, kind, question id)`` of every event after ``event_id``, oldest first.
+
+        What a long-lived session reads to take in other connections' commits.
+        """
+        rows = self.conn.execute(
+            "SELECT id, kind, question_id FROM events WHERE id > ? ORDER BY id", (event_id,)
+        ).fetchall()
+        out = []
+        for r in rows:  # id is the INTEGER PRIMARY KEY: an int
+            kind = decode.text_column(self.path, "events", "kind", r[1])
+            qid = r[2] if r[2] is None else decode.text_column(self.path, "events", "q", r[2])
+            out.append((int(r[0]), kind, qid))
+        return out
 
     def judgment_times(self) -> JudgmentTimes:
         """The newest event of every label, verdict and adjudication (what merge compares)."""

@@ -80,6 +80,10 @@ class QuestionTables(JudgmentTables):
                     "text = excluded.text, tags = excluded.tags",
                     (q.id, q.text, tags, q.author, stamp, int(q.written_blind), q.note),
                 )
+            if added or updated:  # sessions reload: new rows, or tags, in every live table
+                self._event(
+                    "questions", by, None, None, None, f"{added} added, {updated} updated", stamp
+                )
         return added, updated, unchanged
 
     def add_question(

@@ -512,3 +512,39 @@ def test_a_lock_held_longer_than_goldpan_waits_is_refused_and_nothing_lost(
     assert f"{tiny_ws} is locked by another program" in message and "try again" in message
     assert "damaged" not in message
     assert run(capsys, "label", tiny_ws, "q4", "d4", "2", "--annotator", "lee")[0] == 0
+
+
+def test_a_file_size_limit_in_a_real_process_exits_2_and_loses_nothing(tiny_ws, capsys, tmp_path):
+    """``ulimit -f`` (RLIMIT_FSIZE) in a real ``goldpan`` process: the kernel refuses the
+    write (EFBIG, as a full quota's EDQUOT), SQLite reports SQLITE_IOERR_WRITE. Used to be
+    "the workspace is damaged or not goldpan's"; then an internal error."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    big = [{"_id": f"n{i}", "text": "감쇠 보정 " * 80} for i in range(2000)]
+    write_jsonl(tmp_path / "big.jsonl", big)
+    labels, docs = _count(tiny_ws, "labels"), _count(tiny_ws, "docs")
+    state = tmp_path / "state"
+
+    def limited() -> None:  # Python ignores SIGXFSZ: the write fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "import", "docs", str(tiny_ws), "big.jsonl"],
+        cwd=tmp_path,
+        env={**os.environ, "XDG_STATE_HOME": str(state), "COLUMNS": "300"},
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    message = flat(done.stderr)
+    assert f"{tiny_ws}: the system failed a write" in message
+    assert "nothing was written" in message and "SQLITE_IOERR_WRITE" in message
+    assert "Traceback" not in done.stderr and not state.exists()
+    assert _count(tiny_ws, "labels") == labels and _count(tiny_ws, "docs") == docs
+    code, out, _ = run(capsys, "check", tiny_ws)
+    assert code == 0 and "no problems found" in out

@@ -272,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--samples", type=int, default=10_000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
 
     s = _command(
         sub,
@@ -431,7 +432,7 @@ def _pool_options(s: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--depth", type=int, default=DEFAULT_DEPTH, help=f"ranks kept (default {DEFAULT_DEPTH})"
     )
-    s.add_argument("--force", action="store_true", help="run again even when cached")
+    s.add_argument("--force", "--refresh", action="store_true", help="run again even when cached")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -465,9 +466,13 @@ def _score_options(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    from tui.cli.commands.gate import GATE_HELP, gate_options
     from tui.cli.commands.snapshots import score_against_options
 
     score_against_options(s)
+    gate_options(s)
+    s.epilog = GATE_HELP
+    s.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def _export_options(s: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from engine.retrieve import KIND_PARAMS, RETRIEVER_KINDS, kind_params, new_spec
-from engine.retrieve.params import Param, describe_default
+from engine.retrieve.params import PATHS, Param, describe_default
 from engine.types import RetrieverSpec
 
 DEFAULT_KIND = "bm25"
@@ -86,6 +86,8 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
                 options["type"] = p.type
             if p.choices is not None:
                 options["choices"] = list(p.choices)
+            if p.type == PATHS:
+                options["nargs"] = "+"
             if p.metavar:
                 options["metavar"] = p.metavar
         group.add_argument(flag, **options)

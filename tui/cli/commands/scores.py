@@ -75,7 +75,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
-    from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS
+    from engine.retrieve import STORED_KINDS
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -89,15 +89,34 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"--fail-under names {metric!r}; score reports {', '.join(names)} "
                 "(add its k to --k, or the metric with --metric)"
             )
-    with open_workspace(args.workspace) as ws:
-        if not args.no_pool:
-            pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
-        board = score_workspace(ws, metrics=names, retrievers=args.retriever, tag=args.tag)
-        imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS}
+    from tui.cli.commands import gate
+
+    given = gate.parse_given(args)
+    quiet = args.json or args.quiet or args.markdown == "-"
+    with open_workspace(args.workspace, readonly=bool(given)) as ws:
+        rankings = gate.prepare(ws, args, given, quiet)
+        board = score_workspace(
+            ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
+        )
+        imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS} - given.names()
+        how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
+        if args.junit_xml or args.markdown:
+            from engine.ci_reports import cases_at_k, markdown_scores
+
+            k = max(ks)
+            texts = {q.id: q.text for q in ws.questions()}
+            tops = gate.winners(ws, rankings, list(board.retrievers), board.question_ids)
+            cases = cases_at_k(board, k, texts, tops)
+            title = f"goldpan score {args.workspace}"
+            summary = markdown_scores(board, names, cases, how, title, k)
+            gate.write_reports(args, cases, summary, ws.path, k)
     if args.json:
-        print_json(board.to_json())
-    else:
+        print_json({**board.to_json(), "rankings": how})
+    elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
+    if not args.json:
+        gate.say_how(rankings, board.retrievers)
+    if not args.json and args.markdown != "-":
         missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         unpooled = {n: m for n, m in missing.items() if n not in imported}
         absent = {n: m for n, m in missing.items() if n in imported}
@@ -105,10 +124,15 @@ def cmd_score(args: argparse.Namespace) -> None:
             err.print(literal(f"not pooled yet (counted as misses): {unpooled}"))
         if absent:
             err.print(literal(f"not in the imported run (counted as misses): {absent}"))
-    failures = []
-    for retriever, metric, floor in floors:
+    for retriever, _, _ in floors:
         if retriever is not None and retriever not in board.retrievers:
             raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
+    failures = []
+    if floors:
+        every = any(retriever is None for retriever, _, _ in floors)
+        covered = set(board.retrievers) if every else {r for r, _, _ in floors if r}
+        gate.check_covered(rankings, covered, args.workspace)
+    for retriever, metric, floor in floors:
         for name, rs in board.retrievers.items():
             if retriever in (None, name) and rs.means[metric] < floor:
                 failures.append(f"{name} {metric} {rs.means[metric]:.4f} < {floor:g}")
@@ -141,7 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
         raise UsageError("--samples must be at least 1")
     parse_metric(args.metric)  # a bad metric fails before anything is pooled
     with open_workspace(args.workspace) as ws:
-        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
+        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
         )

@@ -59,7 +59,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         elif what == "questions":
             report = import_questions(ws, path, args.annotator, replace_labels=args.replace_labels)
         elif what == "run":
-            if not _NAME.match(args.name):
+            if not RETRIEVER_NAME.match(args.name):
                 raise UsageError(
                     f"--name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. es-prod)"
                 )
@@ -172,14 +172,14 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             out.print(literal(f"removed {args.name} and its cached rankings"))
 
 
-_NAME = re.compile(r"^[^\s:=,]+$")
+RETRIEVER_NAME = re.compile(r"^[^\s:=,]+$")
 
 
 def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
     """The spec a `retriever add` command line asks for (checked by the caller)."""
     from tui.cli.commands.retriever_options import spec_from_args
 
-    if not _NAME.match(args.name):
+    if not RETRIEVER_NAME.match(args.name):
         raise UsageError(
             f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
         )
