@@ -240,15 +240,43 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         raise UsageError("--tolerance must be 0 or more ranks")
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
-    with open_workspace(args.workspace) as ws:
+    from tui.cli.commands import gate
+
+    given = gate.parse_given(args)
+    quiet = args.json or args.quiet or args.markdown == "-"
+    with open_workspace(args.workspace, readonly=bool(given)) as ws:
         snap = resolve_snapshot(ws, args.against)
-        if not args.no_pool:
-            pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=args.json or args.quiet)
-        diff = diff_against(ws, snap, retrievers=args.retriever, tag=args.tag, samples=args.samples)
+        rankings = gate.prepare(ws, args, given, quiet)
+        diff = diff_against(
+            ws,
+            snap,
+            retrievers=args.retriever,
+            tag=args.tag,
+            samples=args.samples,
+            given=rankings.given,
+        )
+        how = {n: w for n, w in rankings.how.items() if n in diff.retrievers}
+        if args.junit_xml or args.markdown:
+            from engine.ci_reports import cases_against, markdown_against
+            from engine.scoring import score_workspace
+
+            board = score_workspace(
+                ws, metrics=["mrr"], retrievers=args.retriever, tag=args.tag, given=rankings.given
+            )
+            texts = {q.id: q.text for q in ws.questions()}
+            tops = gate.winners(ws, rankings, list(diff.retrievers), board.question_ids)
+            cases = cases_against(diff, board, texts, tops, tolerance=tolerance)
+            title = f"goldpan score {args.workspace} against {diff.against}"
+            summary = markdown_against(diff, cases, how, title)
+            gate.write_reports(args, cases, summary, ws.path, None)
     if args.json:
-        print_json(diff.to_json())
-    else:
+        print_json({**diff.to_json(), "rankings": how})
+    elif args.markdown != "-":
         _print_diff(diff)
+    if not args.json:
+        gate.say_how(rankings, diff.retrievers)
+    if args.fail_on_regression:
+        gate.check_covered(rankings, diff.retrievers, args.workspace)
     if args.fail_on_regression:
         bad = diff.regressions(tolerance)
         if bad:
