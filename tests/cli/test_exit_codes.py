@@ -523,6 +523,8 @@ def test_a_file_size_limit_in_a_real_process_exits_2_and_loses_nothing(tiny_ws, 
     import subprocess
     import sys
 
+    from tests.conftest import ROOT
+
     big = [{"_id": f"n{i}", "text": "감쇠 보정 " * 80} for i in range(2000)]
     write_jsonl(tmp_path / "big.jsonl", big)
     labels, docs = _count(tiny_ws, "labels"), _count(tiny_ws, "docs")
@@ -534,7 +536,7 @@ def test_a_file_size_limit_in_a_real_process_exits_2_and_loses_nothing(tiny_ws, 
     done = subprocess.run(
         [sys.executable, "-m", "tui.cli", "import", "docs", str(tiny_ws), "big.jsonl"],
         cwd=tmp_path,
-        env={**os.environ, "XDG_STATE_HOME": str(state), "COLUMNS": "300"},
+        env={**os.environ, "XDG_STATE_HOME": str(state), "COLUMNS": "300", "PYTHONPATH": str(ROOT)},
         preexec_fn=limited,
         capture_output=True,
         text=True,
