@@ -452,7 +452,12 @@ class GoldpanApp(App[None]):
         self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
 
     def pool_question(self, question_id: str) -> None:
-        """Pool one question; first ask, once, about command retrievers not yet trusted."""
+        """Pool one question; first ask, once, about command retrievers not yet trusted.
+
+        Served (a browser tab of ``goldpan serve``), nothing is asked: trust is for the
+        person who owns this machine, so the session pools without the commands they have
+        not trusted and says, once, how they can.
+        """
         if self.trust_pending is not None:  # the question is on screen: pool after it
             self.trust_pending.append(question_id)
             return
@@ -464,23 +469,21 @@ class GoldpanApp(App[None]):
                 untrusted = []
             if untrusted:
                 self.trust_asked = True
+                if self.served is not None:
+                    self._say_untrusted([s.name for s in untrusted])
+                    self._pool_worker(question_id)
+                    return
                 self.trust_pending = [question_id]
                 shown = [(s.name, command_shown(command_of(s))) for s in untrusted]
 
                 def answered(trust: bool | None) -> None:
-                    if trust:
+                    if trust and self.served is None:
                         try:
                             self.trust.trust(self.ws, untrusted)
                         except TrustError as exc:
                             self.notify(visible(str(exc)), severity="error", markup=False)
                     else:
-                        self.notify(
-                            visible(
-                                f"Pooling without {', '.join(n for n, _ in shown)}: not "
-                                f"trusted. `goldpan trust {self.workspace_path}` trusts them."
-                            ),
-                            markup=False,
-                        )
+                        self._say_untrusted([n for n, _ in shown])
                     pending, self.trust_pending = self.trust_pending or [], None
                     for qid in dict.fromkeys(pending):
                         self._pool_worker(qid)
@@ -488,6 +491,27 @@ class GoldpanApp(App[None]):
                 self.push_screen(TrustScreen(self.workspace_path.name, shown), answered)
                 return
         self._pool_worker(question_id)
+
+    def _say_untrusted(self, names: list[str]) -> None:
+        """Name the command retrievers pooling skips, and who can trust them, how."""
+        skipped = ", ".join(names)
+        how = f"`goldpan trust {self.workspace_path}`"
+        if self.served is None:
+            self.notify(
+                visible(f"Pooling without {skipped}: not trusted. {how} trusts them."),
+                markup=False,
+            )
+            return
+        self.notify(
+            visible(
+                f"Pooling without {skipped}: their commands are not trusted on this server. "
+                f"The person running `goldpan serve` can trust them there with {how}."
+            ),
+            title="Commands not run",
+            severity="warning",
+            timeout=20,
+            markup=False,
+        )
 
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def _pool_worker(self, question_id: str) -> None:

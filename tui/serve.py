@@ -9,8 +9,12 @@ process gets the name and role, never the token.
 Tokens live outside the workspace (a workspace travels between colleagues), in a file
 only the user can read: ``$GOLDPAN_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/goldpan``,
 else ``~/.config/goldpan``), ``serve/<workspace id>.json``, so that a restarted server and
-``goldpan serve --links`` keep the same links. The access log is off: a request line
-would hold a token.
+``goldpan serve --links`` keep the same links.
+
+The server's terminal gets one line per event (who connected and left, each refused
+request with its status), never a traceback (an unexpected error's goes to a crash log)
+and never a token: every line is redacted (:func:`redact`) on its way out, whichever
+library wrote it, because request lines and aiohttp's parse errors quote the URL.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import re
 import secrets
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +36,15 @@ from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
+from tui.literal import visible
 from tui.served import ROLES, Served
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+FONT_SIZES = range(6, 73)
+"""The ``?fontsize=`` values the page accepts (xterm.js pixels)."""
+TERMINAL_WIDTHS = range(1, 2001)
+TERMINAL_HEIGHTS = range(1, 1001)
+"""The terminal sizes a websocket may ask for (``?width=&height=``, in cells)."""
 
 log = logging.getLogger("goldpan.serve")
 
@@ -138,6 +148,75 @@ def link(base_url: str, person: Person) -> str:
     return f"{base_url.rstrip('/')}/?token={person.token}"
 
 
+# -- the log -----------------------------------------------------------------------------
+
+_TOKEN_IN_URL = re.compile(r"(token=|/ws/)[^\s&/?#'\"\\]+")
+
+
+def redact(text: str, tokens: Iterable[str] = ()) -> str:
+    """``text`` with every token as ``…``.
+
+    The known tokens wherever they stand, and whatever follows ``token=`` or ``/ws/`` (a
+    mistyped token is still most of someone's).
+    """
+    for token in tokens:
+        if token:
+            text = text.replace(token, "…")
+    return _TOKEN_IN_URL.sub(r"\1…", text)
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, on one line.
+
+    For a request aiohttp could not parse, without the request bytes its message quotes.
+    """
+    from aiohttp.http_exceptions import HttpProcessingError
+
+    if not isinstance(exc, HttpProcessingError):
+        return f"{type(exc).__name__}: {exc}"
+    kept = []
+    for line in exc.message.splitlines():
+        line = line.strip()
+        if line.startswith(("b'", 'b"', "^")):
+            break
+        if line:
+            kept.append(line.rstrip(":"))
+    return f"{exc.code} {': '.join(kept)}"
+
+
+class OneLineFormatter(logging.Formatter):
+    """Every log record as one terminal line.
+
+    Tokens redacted, control characters shown, no traceback (an unexpected exception's
+    traceback goes to a crash log, which the line names).
+    """
+
+    def __init__(
+        self,
+        tokens: Callable[[], Iterable[str]],
+        crash_log: Callable[[BaseException], Path | None],
+    ) -> None:
+        """``tokens``: the live tokens to redact; ``crash_log`` writes a traceback."""
+        super().__init__()
+        self.tokens = tokens
+        self.crash_log = crash_log
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record's message, one line."""
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        text = record.getMessage()
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):  # aiohttp's "Error handling request from IP"
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            text = f"goldpan: refused a malformed request from {remote} ({_reason(exc)})"
+        elif exc is not None:
+            where = self.crash_log(exc)
+            text = f"goldpan: {text}: {_reason(exc)}"
+            text += f" (the traceback is in {where})" if where else ""
+        return visible(" ".join(redact(text, self.tokens()).split()))
+
+
 # -- the server --------------------------------------------------------------------------
 
 FORBIDDEN_PAGE = """<!DOCTYPE html>
@@ -155,13 +234,36 @@ def _server_class() -> type[Any]:
     import aiohttp_jinja2
     import jinja2
     from aiohttp import web
+    from aiohttp.abc import AbstractAccessLogger
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
 
     template_dir = Path(Server.__init__.__code__.co_filename).parent / "templates"
 
+    class RefusalLog(AbstractAccessLogger):
+        """One line per refused request (status 400 and up), its URL redacted.
+
+        Nothing for the pages and files served.
+        """
+
+        def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+            # "UNKNOWN" is aiohttp's stand-in for a request it could not parse: the
+            # formatter already wrote that one's line, with the reason
+            if response.status < 400 or request.method == "UNKNOWN":
+                return
+            self.logger.info(
+                "goldpan: %s %s from %s: %s %s",
+                request.method,
+                redact(request.raw_path),
+                request.remote,
+                response.status,
+                response.reason,
+            )
+
     class GoldpanServer(Server):
         """textual-serve with a token per person and one app command per connection."""
+
+        access_log_class = RefusalLog
 
         def __init__(
             self,
@@ -202,8 +304,8 @@ def _server_class() -> type[Any]:
                     "-m",
                     "tui.served",
                     str(self.workspace),
-                    "--annotator",
-                    person.name,
+                    # one word: a name is never read as an option, whatever it starts with
+                    f"--annotator={person.name}",
                     "--role",
                     person.role,
                     "--per-question",
@@ -214,8 +316,29 @@ def _server_class() -> type[Any]:
             )
 
         def initialize_logging(self) -> None:
-            """Plain lines on the console (no request URLs, no tracebacks with locals)."""
-            logging.basicConfig(level=logging.INFO, format="%(message)s")
+            """One line per record on the console: no token, no traceback (see the module)."""
+            handler = logging.StreamHandler()
+            handler.setFormatter(OneLineFormatter(lambda: tuple(self.by_token), self.crash_log))
+            root = logging.getLogger()
+            root.handlers[:] = [handler]
+            root.setLevel(logging.INFO)
+            # aiohttp logs a request that is not HTTP at all at debug level: one line too
+            logging.getLogger("aiohttp.server").setLevel(logging.DEBUG)
+
+        def crash_log(self, exc: BaseException) -> Path | None:
+            """Write an unexpected exception's traceback to a crash log; its path."""
+            from tui.cli.commands.common import write_crash_log
+
+            return write_crash_log(exc, ["serve", str(self.workspace)])
+
+        def bad_request(self, why: str) -> web.Response:
+            """A 400 saying what was wrong; it ends the connection.
+
+            The access log writes its one line.
+            """
+            response = web.Response(status=400, text=f"goldpan: {why}\n")
+            response.force_close()
+            return response
 
         async def _make_app(self) -> web.Application:
             app = web.Application()
@@ -246,11 +369,15 @@ def _server_class() -> type[Any]:
             person = self.person(request.query.get("token"))
             if person is None:
                 return self.forbidden()
-            font_size = request.query.get("fontsize", "16")
+            font_size = _number(request.query.get("fontsize"), 16, FONT_SIZES)
+            if font_size is None:
+                return self.bad_request(
+                    f"fontsize: expected a whole number from {FONT_SIZES[0]} to {FONT_SIZES[-1]}"
+                )
             ws_url = f"{self.public_url}/ws/{person.token}"
             scheme = "wss:" if self.public_url.startswith("https") else "ws:"
             context = {
-                "font_size": int(font_size) if font_size.isdigit() else 16,
+                "font_size": font_size,
                 "app_websocket_url": scheme + ws_url.split(":", 1)[1],
                 "config": {"static": {"url": f"{self.public_url}/static/"}},
                 "application": {"name": f"goldpan · {person.name}"},
@@ -268,8 +395,15 @@ def _server_class() -> type[Any]:
             if person is None:
                 return self.forbidden()
             websocket = web.WebSocketResponse(heartbeat=15)
-            width = _int(request.query.get("width"), 80)
-            height = _int(request.query.get("height"), 24)
+            if not websocket.can_prepare(request).ok:  # a plain GET: no Upgrade headers
+                return self.bad_request("this address takes the app's websocket only")
+            width = _number(request.query.get("width"), 80, TERMINAL_WIDTHS)
+            height = _number(request.query.get("height"), 24, TERMINAL_HEIGHTS)
+            if width is None or height is None:
+                return self.bad_request(
+                    f"width and height: expected up to {TERMINAL_WIDTHS[-1]} by "
+                    f"{TERMINAL_HEIGHTS[-1]} cells"
+                )
             service: AppService | None = None
             try:
                 await websocket.prepare(request)
@@ -306,11 +440,17 @@ def _closer(websocket: Any) -> Callable[[], Awaitable[None]]:
     return close
 
 
-def _int(value: str | None, default: int) -> int:
-    try:
-        return int(value or "")
-    except ValueError:
+def _number(value: str | None, default: int, allowed: range) -> int | None:
+    """A query value as a number in ``allowed`` (``default`` when absent), or None.
+
+    Only ASCII digits: ``str.isdigit`` and ``int`` also take ``²`` or Arabic-Indic digits.
+    """
+    if value is None:
         return default
+    if not re.fullmatch(r"[0-9]{1,6}", value):
+        return None
+    number = int(value)
+    return number if number in allowed else None
 
 
 def make_server(
@@ -348,6 +488,7 @@ def run(server: Any) -> None:
         port=server.port,
         handle_signals=False,
         loop=loop,
-        access_log=None,  # a request line holds the token
+        access_log=logging.getLogger("goldpan.access"),
+        access_log_class=server.access_log_class,  # refusals only, redacted
         print=lambda *_: None,
     )

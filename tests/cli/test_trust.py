@@ -208,7 +208,7 @@ async def test_tui_asks_once_before_pooling_with_an_untrusted_command(tmp_path):
         await wait_for(pilot, lambda: isinstance(first.screen, TrustScreen))
         shown = str(first.screen.query_one("#trust-commands").render())
         assert "sneaky" in shown and command in shown
-        await pilot.press("n")
+        await pilot.press("escape")  # declines (see tests/tui/test_served_trust.py)
         await wait_for(pilot, lambda: isinstance(first.screen, JudgeScreen))
         await first.workers.wait_for_complete()
         await pilot.pause()
@@ -223,7 +223,7 @@ async def test_tui_asks_once_before_pooling_with_an_untrusted_command(tmp_path):
     async with second.run_test(size=(120, 40)) as pilot:
         second.judge("q1")
         await wait_for(pilot, lambda: isinstance(second.screen, TrustScreen))
-        await pilot.press("y")
+        await pilot.press(*"trust", "enter")  # the deliberate confirmation, never one key
         await wait_for(pilot, marker.exists)
         await second.workers.wait_for_complete()
     assert marker.read_text(encoding="utf-8") == "ran"

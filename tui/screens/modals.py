@@ -233,16 +233,22 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         )
 
 
-class TrustScreen(ModalScreen[bool]):
-    """Ask once before running a workspace's untrusted command retrievers.
+TRUST_WORD = "trust"
+"""What the trust dialog needs typed: a word, so that no stray key or key of another
+screen (``y``, ``n``, enter, a grade) can answer it."""
 
-    ``y`` trusts every listed command for this workspace (recorded in the user's config
-    folder, as ``goldpan trust`` does); ``n`` or escape pools without them.
+
+class TrustScreen(ModalScreen[bool]):
+    """Ask once, in a terminal, before running a workspace's untrusted command retrievers.
+
+    Typing ``trust`` and enter trusts every listed command for this workspace (recorded in
+    the user's config folder, as ``goldpan trust`` does); escape pools without them. Every
+    single key goes into the field, so none answers by itself. A served (browser) session
+    never shows this dialog: only the machine's owner trusts.
     """
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Trust and run", tooltip="Trust these commands, then pool"),
-        Binding("n,escape", "answer(False)", "Skip them", tooltip="Pool without these commands"),
+        Binding("escape", "answer(False)", "Skip them", tooltip="Pool without these commands"),
     ]
 
     def __init__(self, workspace: str, commands: list[tuple[str, str]]) -> None:
@@ -252,7 +258,7 @@ class TrustScreen(ModalScreen[bool]):
         self.commands = commands
 
     def compose(self) -> ComposeResult:
-        """The warning, each command, the keys."""
+        """The warning, each command, the field to type the confirmation in."""
         text = Text.assemble(
             ("Run this workspace's commands?\n\n", "bold"),
             visible(
@@ -266,9 +272,32 @@ class TrustScreen(ModalScreen[bool]):
             text.append(" runs: ")
             text.append(visible(command), style="yellow")
             text.append("\n")
-        text.append("\ny: trust and run them   n: pool without them", style="dim")
+        text.append(
+            f"\ntype {TRUST_WORD} and enter: trust and run them   escape: pool without them",
+            style="dim",
+        )
         with Vertical(classes="dialog trust"):
             yield Static(text, id="trust-commands")
+            yield Input(placeholder=f"type {TRUST_WORD} to run them", id="trust-word")
+
+    def on_mount(self) -> None:
+        """Focus the field: keys typed land there, never on the screen below."""
+        field = self.query_one(Input)
+        field.cursor_blink = getattr(self.app, "blink", True)
+        field.focus()
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        """Trust only on the exact word; anything else leaves the dialog as it is."""
+        event.stop()
+        if event.value.strip().lower() == TRUST_WORD:
+            self.dismiss(True)
+        else:
+            event.input.value = ""
+            self.notify(
+                f"Type {TRUST_WORD} to run them, or escape to pool without them.",
+                severity="warning",
+            )
 
     def action_answer(self, trust: bool) -> None:
         """Return the answer."""
