@@ -23,7 +23,7 @@ import numpy.typing as npt
 from engine.gold import Gold, Status
 from engine.metrics import FloatArray, IntArray, first_relevant_rank, judge, mean, parse_metric
 from engine.metrics import per_question as metric_values
-from engine.scoring import COUNT_KEYS, metric_names
+from engine.scoring import COUNT_KEYS, Latency, metric_names
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -66,7 +66,7 @@ class LiveScores:
         rankings: Mapping[str, Mapping[str, Sequence[str]]],
         *,
         tags: Mapping[str, Sequence[str]] | None = None,
-        latency: Mapping[str, Mapping[str, float]] | None = None,
+        latency: Mapping[str, Latency] | None = None,
         metrics: Sequence[str] | None = None,
     ) -> None:
         """Score everything once.
@@ -76,7 +76,7 @@ class LiveScores:
             golds: resolved gold by question id.
             rankings: retriever -> question id -> cached ranking (doc ids).
             tags: question id -> tags, for tag filters.
-            latency: retriever -> {"mean", "median", "p95"} ms per query.
+            latency: retriever -> its latency (one question alone, and throughput).
             metrics: metric names (default: those of ``goldpan score``).
         """
         self.question_ids = sorted(question_ids)
@@ -86,7 +86,7 @@ class LiveScores:
         self.retrievers = list(rankings)
         self.rankings = {r: dict(rankings[r]) for r in self.retrievers}
         self.tags = {q: tuple((tags or {}).get(q, ())) for q in self.question_ids}
-        self.latency = {r: dict(v) for r, v in (latency or {}).items()}
+        self.latency = dict(latency or {})
         self.golds: dict[str, Gold] = {}
         n = len(self.question_ids)
         self._scored = np.zeros(n, dtype=bool)

@@ -216,6 +216,17 @@ CREATE TABLE doc_numbers (
 INSERT INTO doc_numbers(id) SELECT id FROM docs ORDER BY id;
 """
 
+M010_ALONE_MS = """
+-- What a user waits for one question. runs.latency_ms is a ranking's share of the time of
+-- the batch it was ranked in (BM25 ranks a pool's questions a thousand at a time): the
+-- pool's throughput, the same for every question of a batch. alone_ms is the time of this
+-- question ranked by itself, as a user's query is: measured for every question a
+-- retriever ranks one at a time, and for a seeded sample of a batched pool (see
+-- engine.retrieve.runner), NULL where it was not measured. Latency percentiles are read
+-- from alone_ms only.
+ALTER TABLE runs ADD COLUMN alone_ms REAL;
+"""
+
 
 MIGRATIONS: list[str] = [
     M001_INITIAL,
@@ -227,6 +238,7 @@ MIGRATIONS: list[str] = [
     M007_IDENTITY,
     M008_BM25_COUNTS,
     M009_DOC_NUMBERS,
+    M010_ALONE_MS,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

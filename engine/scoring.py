@@ -8,6 +8,7 @@ cache: scoring never re-runs a retriever unless its cache is stale (see
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,61 @@ from engine.workspace import Workspace
 DEFAULT_KS = (1, 3, 5, 10)
 COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
 
+LATENCY_HEADERS = ("ms p50", "ms p95", "q/s")
+"""The latency columns of ``goldpan score`` and the review screen (:meth:`Latency.cells`)."""
+
+
+@dataclass(frozen=True)
+class Latency:
+    """How fast a retriever answers: one question as a user waits, and a pool's throughput.
+
+    The percentiles are of the questions timed ranked alone (``runs.alone_ms``: every
+    question of a retriever that ranks one at a time, a seeded sample of a batched pool),
+    never of a batch's time shared out, which is the same for every question of a batch.
+    NaN when no question was timed alone.
+    """
+
+    p50: float
+    """Median ms of one question ranked alone."""
+    p95: float
+    """95th percentile (linear) ms of one question ranked alone."""
+    max: float
+    """The slowest question ranked alone (ms)."""
+    timed: int
+    """How many questions were timed alone."""
+    qps: float
+    """Questions per second as the rankings were made (batched: the pool's throughput)."""
+
+    @classmethod
+    def of(cls, shares: Sequence[float], alone: Sequence[float]) -> Latency:
+        """From every ranking's share of its batch's time and the times alone (ms)."""
+        nan = math.nan
+        total = math.fsum(shares)
+        qps = len(shares) * 1000.0 / total if total > 0 else nan
+        if not alone:
+            return cls(nan, nan, nan, 0, qps)
+        return cls(
+            float(statistics.median(alone)),
+            float(np.percentile(alone, 95)),
+            float(max(alone)),
+            len(alone),
+            qps,
+        )
+
+    def cells(self) -> tuple[float, float, float]:
+        """The values under :data:`LATENCY_HEADERS`."""
+        return (self.p50, self.p95, self.qps)
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        """The ``--json`` keys; None where nothing was measured (NaN is not JSON)."""
+        return {
+            "ms_p50": _json_number(self.p50),
+            "ms_p95": _json_number(self.p95),
+            "ms_max": _json_number(self.max),
+            "timed_alone": self.timed,
+            "questions_per_s": _json_number(self.qps),
+        }
+
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
     """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10."""
@@ -50,12 +106,8 @@ class RetrieverScores:
     per_question: dict[str, FloatArray]
     first_gold_rank: IntArray
     """Rank of the first gold document per scored question (0 = not retrieved)."""
-    ms_per_query: float
-    """Mean latency over every cached question of this retriever."""
-    ms_median: float
-    """Median latency (ms per query)."""
-    ms_p95: float
-    """95th percentile latency (ms per query)."""
+    latency: Latency
+    """Over every cached ranking of this retriever (not only the scored questions')."""
     missing: int
     """Scored questions with no cached ranking (counted as misses)."""
 
@@ -77,9 +129,7 @@ class Scoreboard:
             "retrievers": {
                 name: {
                     **rs.means,
-                    "ms_per_query": rs.ms_per_query,
-                    "ms_median": rs.ms_median,
-                    "ms_p95": rs.ms_p95,
+                    **rs.latency.as_dict(),
                 }
                 for name, rs in self.retrievers.items()
             },
@@ -127,30 +177,29 @@ def score_workspace(
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
         j: Judged = judge(rankings, [golds[q].gold for q in scored])
         values = {m.name: per_question(j, m) for m in parsed}
-        latencies = sorted(r.latency_ms for r in cached.values())
+        timing = Latency.of(
+            [r.latency_ms for r in cached.values()],
+            [r.alone_ms for r in cached.values() if r.alone_ms is not None],
+        )
         board.retrievers[name] = RetrieverScores(
             name=name,
             means={name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first_relevant_rank(j),
-            ms_per_query=float(statistics.fmean(latencies)) if latencies else 0.0,
-            ms_median=float(statistics.median(latencies)) if latencies else 0.0,
-            ms_p95=float(np.percentile(latencies, 95)) if latencies else 0.0,
+            latency=timing,
             missing=sum(1 for q in scored if q not in cached),
         )
     return board
 
 
-def latency(ws: Workspace) -> dict[str, dict[str, float]]:
-    """Per retriever: mean, median and 95th percentile ms per query of its cached runs."""
-    out = {}
-    for name, values in ws.latencies().items():
-        out[name] = {
-            "mean": statistics.fmean(values),
-            "median": statistics.median(values),
-            "p95": float(np.percentile(values, 95)),
-        }
-    return out
+def _json_number(v: float) -> float | None:
+    """A JSON value: None for NaN (nothing measured)."""
+    return None if math.isnan(v) else v
+
+
+def latency(ws: Workspace) -> dict[str, Latency]:
+    """Per retriever with cached rankings: its :class:`Latency`."""
+    return {name: Latency.of(*timings) for name, timings in ws.latencies().items()}
 
 
 def paired_values(

@@ -153,8 +153,11 @@ class CachedRun:
     doc_ids: tuple[str, ...]
     scores: tuple[float, ...]
     latency_ms: float
+    """Its share of the time of the batch it was ranked in (throughput)."""
     input_hash: str
     depth: int
+    alone_ms: float | None = None
+    """The time of this question ranked by itself (None: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -196,3 +199,5 @@ class BatchRun:
     """Per question (the batch's time over its questions)."""
     depth: int
     ranked: RankedBatch
+    alone_ms: Mapping[str, float] = field(default_factory=dict)
+    """Question id -> its time ranked by itself, for the questions timed so (a sample)."""

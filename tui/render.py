@@ -102,7 +102,7 @@ def scores_grid(
     latency: Mapping[str, Sequence[float]],
     latency_headers: Sequence[str],
 ) -> Grid:
-    """One row per retriever: means per metric, then its latency columns (ms per query).
+    """One row per retriever: means per metric, then its latency columns.
 
     The best value of each metric column is bold green.
     """
@@ -121,9 +121,16 @@ def scores_grid(
             style = "bold green" if v == best[m] and v > 0 else ""
             row.append(Text(f"{v:.3f}", style=style, justify="right"))
         lat = latency.get(r, ())
-        row.extend(Text(f"{v:.2f}", justify="right") for v in lat)
+        row.extend(Text(_speed(v), justify="right") for v in lat)
         grid.rows.append(row)
     return grid
+
+
+def _speed(v: float) -> str:
+    """A latency or throughput cell: two decimals, whole numbers from 1,000, - unmeasured."""
+    if v != v:  # NaN: nothing was measured
+        return "-"
+    return f"{v:.2f}" if v < 1000 else f"{v:,.0f}"
 
 
 def failures_grid(

@@ -7,11 +7,21 @@ are run again. Each retriever's new rankings are written in one transaction.
 BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
 as arrays to the end, while the calling thread indexes the next retriever and stores the
 previous one: the workspace's connection is only ever used by the caller.
+
+Two times are kept per ranking: its share of its batch's time (``latency_ms``: the pool's
+throughput) and, for some questions, its time ranked alone (``alone_ms``: what a user
+waits for one query). A retriever that ranks one question at a time has the second for
+every question; a batched one (BM25) ranks a seeded sample of :data:`ALONE_SAMPLE` of
+the stale questions again one by one, which costs a pool little. A command that ranks a
+pool in one call is not run again to be timed: it is timed alone when a pool has one
+question (the TUI's), else only its throughput is known.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import hashlib
 import threading
 import time
 import uuid
@@ -20,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from engine import trust
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -44,6 +55,25 @@ from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
 """progress(retriever name, questions done, questions to do)."""
+
+ALONE_SAMPLE = 20
+"""How many of a batched pool's questions are also timed ranked alone."""
+
+
+def alone_sample(questions: Sequence[Question], n: int = ALONE_SAMPLE) -> list[Question]:
+    """The questions of a pool timed alone: the ``n`` first by a hash of their id.
+
+    Seeded by the ids, not drawn: every retriever of a pool times the same questions (a
+    fused ranking's time alone adds its bases'), and a pool of the same questions times
+    the same ones again.
+    """
+    if len(questions) <= n:
+        return list(questions)
+
+    def key(q: Question) -> str:
+        return hashlib.sha256(f"goldpan-alone\0{q.id}".encode()).hexdigest()
+
+    return sorted(questions, key=key)[:n]
 
 
 @dataclass
@@ -260,6 +290,42 @@ def _how(spec: RetrieverSpec, stale: int, total: int, asked: bool, volatile: boo
     return f"ranked now for {stale} of {total} questions (inputs changed), the rest cached"
 
 
+def _time_sample(
+    retriever: BatchRanker, sample: Sequence[Question], depth: int
+) -> dict[str, float]:
+    """Each question's time (ms) ranked by itself, as one user's query is."""
+    alone = {}
+    for q in sample:
+        t0 = time.perf_counter()
+        retriever.rank_batch([q], depth)
+        alone[q.id] = (time.perf_counter() - t0) * 1000.0
+    return alone
+
+
+def _with_alone_batch(batch: BatchRun, alone: dict[str, float]) -> BatchRun:
+    """``batch`` with the times alone of those of its questions that have one."""
+    mine = {i: alone[i] for i in batch.question_ids if i in alone}
+    return dataclasses.replace(batch, alone_ms=mine) if mine else batch
+
+
+def _with_alone(
+    run: CachedRun,
+    alone: dict[str, float],
+    bases: Sequence[str],
+    base_runs: dict[str, dict[str, CachedRun]],
+) -> CachedRun:
+    """``run`` with its time ranked alone, when it and every base's were measured."""
+    own = alone.get(run.question_id)
+    if own is None:
+        return run
+    for b in bases:  # a fused or reranked ranking waits for its bases too
+        r = base_runs[b].get(run.question_id)
+        if r is None or r.alone_ms is None:
+            return run
+        own += r.alone_ms
+    return dataclasses.replace(run, alone_ms=own)
+
+
 class _CountsLater:
     """The workspace as BM25's index store, holding new term counts back.
 
@@ -348,6 +414,8 @@ class _PoolRun:
     _ranker: ThreadPoolExecutor | None = None
     _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
+    _to_time: dict[str, tuple[BatchRanker, list[Question], int]] = field(default_factory=dict)
+    """Batched retrievers whose sample is to be timed alone when they are stored."""
 
     def docs(self) -> Sequence[Doc]:
         """The corpus, read once (on first use) for every retriever that must index it.
@@ -419,11 +487,14 @@ class _PoolRun:
                 self._rank_batches, spec.name, retriever, stale, spec_depth, hashes
             )
             self._pending.append((spec.name, started, ranking))
+            if len(stale) > 1 and retriever.batch_size > 1:
+                self._to_time[spec.name] = (retriever, alone_sample(stale), spec_depth)
             self.flush(waiting=False)
             return
         results: list[CachedRun] = []
         chunk = max(1, retriever.batch_size)
         step = max(1, len(stale) // 100)
+        alone: dict[str, float] = {}  # each question's own time ranked by itself
         for start in range(0, len(stale), chunk):
             batch = stale[start : start + chunk]
             base_rankings = [
@@ -437,6 +508,8 @@ class _PoolRun:
             t0 = time.perf_counter()
             rankings = retriever.rank(batch, spec_depth, base_rankings)
             ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            if len(batch) == 1:
+                alone[batch[0].id] = ms
             for q, (ids, scores) in zip(batch, rankings, strict=True):
                 # a fused or reranked ranking costs its bases' time too
                 total_ms = ms + sum(
@@ -456,6 +529,19 @@ class _PoolRun:
                 done = len(results)
                 if progress and (done % step == 0 or done == len(stale)):
                     progress(spec.name, done, len(stale))
+        # ranked several at a time: time a sample again, one by one, in this process (a
+        # command is the team's program: it is never run again only to be timed)
+        if chunk > 1 and len(stale) > 1 and spec.kind != trust.COMMAND_KIND:
+            for q in alone_sample(stale):
+                base_q = {
+                    b: (list(r.doc_ids), list(r.scores))
+                    for b in bases
+                    if (r := base_runs[b].get(q.id)) is not None
+                }
+                t0 = time.perf_counter()
+                retriever.rank([q], spec_depth, [base_q])
+                alone[q.id] = (time.perf_counter() - t0) * 1000.0
+        results = [_with_alone(r, alone, bases, base_runs) for r in results]
         with ws.transaction():
             self.counts.write_held()
             ws.write_runs(results)
@@ -477,17 +563,33 @@ class _PoolRun:
         batches: list[BatchRun] = []
         chunk = max(1, retriever.batch_size)
         done = 0
+        alone: dict[str, float] = {}
         for start in range(0, len(stale), chunk):
             batch = stale[start : start + chunk]
             t0 = time.perf_counter()
             ranked = retriever.rank_batch(batch, depth)
             ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
+            if len(batch) == 1:
+                alone[batch[0].id] = ms
             ids = [q.id for q in batch]
             batches.append(BatchRun(name, ids, [hashes[i] for i in ids], ms, depth, ranked))
             done += len(batch)
             if progress:
                 progress(name, done, len(stale))
-        return batches
+        return [_with_alone_batch(b, alone) for b in batches] if alone else batches
+
+    def _time_alone(self, name: str, batches: list[BatchRun]) -> list[BatchRun]:
+        """``batches`` with the times alone of their retriever's sample, timed now.
+
+        Called on this thread while nothing else ranks or indexes: a question timed while
+        the ranking thread works, or while this one tokenizes, would wait for the
+        processor as no user's query does.
+        """
+        todo = self._to_time.pop(name, None)
+        if todo is None:
+            return batches
+        alone = _time_sample(*todo)
+        return [_with_alone_batch(b, alone) for b in batches]
 
     def flush(self, *, waiting: bool = True) -> None:
         """Store the rankings of the retrievers sent to the ranking thread.
@@ -507,14 +609,29 @@ class _PoolRun:
                     self._pending.clear()
                     self._write_held()  # the counts are sound; only the ranking failed
                     raise
+                self._to_time.pop(name, None)
                 self.report.errors[name] = str(exc)
                 continue
+            if not self._pending:  # the ranking thread is idle: time the sample now
+                batches = self._time_alone(name, batches)
             with self.ws.transaction():
                 self.counts.write_held()
                 self.ws.write_batches(batches)
             self.report.seconds[name] = time.perf_counter() - started
+        if not self._pending and self._to_time:
+            self._write_alone()  # samples of retrievers stored while another was ranking
         if waiting:
             self._write_held()
+
+    def _write_alone(self) -> None:
+        """Time the samples still waiting and store them onto their stored rankings."""
+        timed = {}
+        for name in list(self._to_time):
+            retriever, sample, depth = self._to_time.pop(name)
+            timed[name] = _time_sample(retriever, sample, depth)
+        with self.ws.transaction():
+            for name, alone in timed.items():
+                self.ws.write_alone_ms(name, alone)
 
     def _write_held(self) -> None:
         if self.counts.held:

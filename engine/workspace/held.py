@@ -32,6 +32,8 @@ LOCK = threading.RLock()
 """Held while a connection is opened and registered, and while a file is read plainly."""
 
 _held: collections.Counter[tuple[int, int]] = collections.Counter()
+_sound: set[tuple[int, int]] = set()
+"""Files a connection of this process found sound while the process kept them open."""
 
 
 def _key(path: Path) -> tuple[int, int] | None:
@@ -47,6 +49,26 @@ def is_held(path: Path) -> bool:
     key = _key(path)
     with LOCK:
         return key is not None and _held[key] > 0
+
+
+def is_sound(path: Path) -> bool:
+    """Whether a connection of this process passed the soundness gate on this file.
+
+    Kept while the process holds the file open without a break, as one long-lived
+    connection keeps its own pass: a pooling worker's connection, or the app's after a
+    worker checked the file before the first grade, need not read every page again.
+    """
+    key = _key(path)
+    with LOCK:
+        return key is not None and key in _sound and _held[key] > 0
+
+
+def mark_sound(path: Path) -> None:
+    """Record that the file passed the soundness gate (see :func:`is_sound`)."""
+    key = _key(path)
+    with LOCK:
+        if key is not None and _held[key] > 0:
+            _sound.add(key)
 
 
 @contextlib.contextmanager
@@ -84,5 +106,6 @@ def connect(
             _held[key] -= 1
             if _held[key] <= 0:
                 del _held[key]
+                _sound.discard(key)
 
     return conn, release

@@ -621,9 +621,15 @@ class WorkspaceFile:
         quick check reads every page once (no index cross-check): about 0.1 s per 100 MB.
 
         Once per connection: after it passes, every write of this connection goes through
-        :meth:`transaction`, which does not check again either.
+        :meth:`transaction`, which does not check again either; nor does another
+        connection of this process while the process keeps the file open
+        (:func:`held.is_sound`), so the app can run the check in a worker before the first
+        grade, and a pooling worker's connection skips it.
         """
         if self._sound:
+            return
+        if held.is_sound(self.path):
+            self._sound = True
             return
         try:  # a bad row first: its message names the row, quick_check's would not
             bad = next(self._bad_rows(), None)
@@ -648,6 +654,7 @@ class WorkspaceFile:
                 f"`goldpan check {self.path}` lists every problem"
             )
         self._sound = True
+        held.mark_sound(self.path)
 
     def _bad_rows(self) -> Iterator[BadRow]:
         """Rows the readers would refuse, found fast.

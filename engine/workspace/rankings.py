@@ -18,11 +18,12 @@ from engine.types import (
 from engine.workspace.lifecycle import WorkspaceFile, now
 
 _WRITE_RUN = (
-    "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash, "
+    "alone_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT(retriever, question_id) DO UPDATE SET depth = excluded.depth, "
     "doc_ids = excluded.doc_ids, scores = excluded.scores, "
-    "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash"
+    "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash, "
+    "alone_ms = excluded.alone_ms"
 )
 
 
@@ -30,10 +31,10 @@ def _pack_scores(scores: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(scores)}d", *scores)
 
 
-RunRow = tuple[str, str, int, bytes, bytes, float, str]
+RunRow = tuple[str, str, int, bytes, bytes, float, str, float | None]
 """A ``runs`` row as stored: retriever, question id, depth, document numbers (packed
 little-endian uint32, see ``doc_numbers``), scores (packed little-endian doubles), latency
-(ms), input hash."""
+(ms, its batch's share), input hash, the time ranked alone (ms, or None)."""
 
 
 def _ranked(batch: BatchRun) -> Any:
@@ -75,6 +76,7 @@ def _run_rows(
                     packed[8 * start : 8 * end],
                     b.latency_ms,
                     input_hash,
+                    b.alone_ms.get(qid),
                 )
             )
             start = end
@@ -144,6 +146,7 @@ class RankingTables(WorkspaceFile):
                     _pack_scores(r.scores),
                     r.latency_ms,
                     r.input_hash,
+                    r.alone_ms,
                 )
                 for r in runs
             ]
@@ -165,13 +168,21 @@ class RankingTables(WorkspaceFile):
             self.conn.executemany(_WRITE_RUN, rows)
         return len(rows)
 
+    def write_alone_ms(self, retriever: str, alone: Mapping[str, float]) -> None:
+        """Store the times alone (ms) of some of a retriever's stored rankings."""
+        with self.transaction():
+            self.conn.executemany(
+                "UPDATE runs SET alone_ms = ? WHERE retriever = ? AND question_id = ?",
+                [(ms, retriever, qid) for qid, ms in alone.items()],
+            )
+
     def runs(
         self, retriever: str, question_ids: Sequence[str] | None = None
     ) -> dict[str, CachedRun]:
         """Question id -> cached ranking, for one retriever (only ``question_ids``' if given)."""
         sql = (
-            "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth FROM runs "
-            "WHERE retriever = ?"
+            "SELECT question_id, doc_ids, scores, latency_ms, input_hash, depth, alone_ms "
+            "FROM runs WHERE retriever = ?"
         )
         params: tuple[str, ...] = (retriever,)
         if question_ids is not None:
@@ -179,17 +190,34 @@ class RankingTables(WorkspaceFile):
             params += (json.dumps(list(question_ids)),)
         rows = self.conn.execute(sql, params).fetchall()
         names = self.doc_numbers.for_rows([r[1] for r in rows])
-        found = (decode.run_row(self.path, retriever, r, names) for r in rows)
-        return {r[0]: CachedRun(retriever, *r) for r in found}
-
-    def latencies(self) -> dict[str, list[float]]:
-        """Per-query latencies (ms) of every retriever's cached rankings."""
-        out: dict[str, list[float]] = {}
-        for r in self.conn.execute("SELECT retriever, question_id, latency_ms FROM runs"):
-            row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
-            out.setdefault(r[0], []).append(
-                decode.number(self.path, "runs", row, "latency_ms", r[2])
+        out = {}
+        for r in rows:
+            qid, ids, scores, ms, input_hash, depth = decode.run_row(
+                self.path, retriever, r[:6], names
             )
+            alone = self._alone_ms(retriever, qid, r[6])
+            out[qid] = CachedRun(retriever, qid, ids, scores, ms, input_hash, depth, alone)
+        return out
+
+    def _alone_ms(self, retriever: str, question_id: str, value: Any) -> float | None:
+        if value is None:
+            return None
+        row = f"(retriever {decode.show(retriever)}, question {decode.show(question_id)})"
+        return decode.number(self.path, "runs", row, "alone_ms", value)
+
+    def latencies(self) -> dict[str, tuple[list[float], list[float]]]:
+        """Per retriever: batch shares and times alone (ms) of its cached rankings.
+
+        The first list has every ranking's share of its batch's time, the second the
+        times of the questions ranked alone (see ``runs.alone_ms``).
+        """
+        out: dict[str, tuple[list[float], list[float]]] = {}
+        for r in self.conn.execute("SELECT retriever, question_id, latency_ms, alone_ms FROM runs"):
+            row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
+            shares, alone = out.setdefault(r[0], ([], []))
+            shares.append(decode.number(self.path, "runs", row, "latency_ms", r[2]))
+            if r[3] is not None:
+                alone.append(decode.number(self.path, "runs", row, "alone_ms", r[3]))
         return out
 
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:

@@ -143,7 +143,7 @@ FORMATS = {
     "import squad": ['"data"', '"paragraphs"', '"context"', '"qas"', '"question"'],
     "retriever add": ['{"id", "text"}', "qid Q0 doc rank score tag"],
     "export": ["qid Q0 doc rank score tag", "question_id,doc_id,annotator,grade", "qrels.json"],
-    "score": ['"scored"', '"ms_per_query"'],
+    "score": ['"scored"', '"ms_p95"'],
     "info": ['"schema_version"', '"question_status"'],
 }
 

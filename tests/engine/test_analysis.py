@@ -323,26 +323,27 @@ def test_latency_keys_and_order(tiny_ws):
     ws.close()
     assert set(lat) == set(FAST)  # bm25-word+bigram and bm25-kiwi have no runs
     for name, row in lat.items():
-        assert set(row) == {"mean", "median", "p95"}
-        assert all(math.isfinite(v) and v >= 0 for v in row.values())
-        assert row["median"] <= row["p95"]
-        rs = board.retrievers[name]
-        assert row["mean"] == pytest.approx(rs.ms_per_query, rel=1e-12)
-        if hasattr(rs, "ms_median"):  # score reports the same median and p95
-            assert (row["median"], row["p95"]) == pytest.approx((rs.ms_median, rs.ms_p95))
+        assert row.timed == 4  # four questions: every one is timed alone too
+        values = (row.p50, row.p95, row.max, row.qps)
+        assert all(math.isfinite(v) and v >= 0 for v in values)
+        assert row.p50 <= row.p95 <= row.max
+        assert board.retrievers[name].latency == row  # score reports the same
 
 
 def test_latency_by_hand(tiny_ws):
     ws = Workspace.open(tiny_ws)
     ws.write_runs(
-        CachedRun("bm25-word", q, (), (), ms, "h", 100)
-        for q, ms in zip(("q1", "q2", "q3", "q4"), (100.0, 2.0, 4.0, 1.0), strict=True)
+        CachedRun("bm25-word", q, (), (), 2.5, "h", 100, alone)
+        for q, alone in zip(("q1", "q2", "q3", "q4"), (100.0, 2.0, 4.0, None), strict=True)
     )
-    lat = latency(ws)
+    lat = latency(ws)["bm25-word"]
     ws.close()
-    # sorted 1, 2, 4, 100: mean 26.75, median (2 + 4) / 2 = 3,
-    # p95 (linear) at position 0.95 * 3 = 2.85: 4 + 0.85 * (100 - 4) = 85.6
-    assert lat == {"bm25-word": {"mean": 26.75, "median": 3.0, "p95": pytest.approx(85.6)}}
+    # alone, sorted 2, 4, 100 (q4 was not timed alone): median 4, p95 (linear) at
+    # position 0.95 * 2 = 1.9: 4 + 0.9 * (100 - 4) = 90.4; four rankings of 2.5 ms each
+    # in their batches: 10 ms for 4 questions, 400 questions/s
+    assert (lat.p50, lat.max, lat.timed) == (4.0, 100.0, 3)
+    assert lat.p95 == pytest.approx(90.4)
+    assert lat.qps == pytest.approx(400.0)
 
 
 def test_by_tag_equals_score_with_tag(tiny_ws):

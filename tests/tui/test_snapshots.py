@@ -12,9 +12,11 @@ from tests.tui.conftest import APP_SIZE, wait_for
 
 
 def _pin_latency(app) -> None:
-    # ms/query is measured at pooling time and varies run to run; pin it for the picture
+    # latency is measured at pooling time and varies run to run; pin it for the picture
+    from engine.scoring import Latency
+
     app.session.live.latency = {
-        r: {"mean": 0.1, "median": 0.1, "p95": 0.2} for r in app.session.live.retrievers
+        r: Latency(0.1, 0.2, 0.3, 20, 2500.0) for r in app.session.live.retrievers
     }
 
 
@@ -71,12 +73,12 @@ def test_judge_screen_after_grading(snap_compare, app_factory):
 
 
 def test_review_screen(snap_compare, app_factory):
-    """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10 and
-    ms/q (best value per column in bold green), the counts line (35 scored, 5 no answer,
-    6 disputed, 3 unlabeled), the panel line (`panel: scores per question`, drawn once the
-    screen is mounted), the grid of gold ranks hardest first (`-` in red for
-    misses) with the cursor on the current question (q01, the questions screen's first
-    row), and its detail with each retriever's rank-1 doc."""
+    """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10,
+    ms p50, ms p95 and q/s (best value per column in bold green), the counts line (35
+    scored, 5 no answer, 6 disputed, 3 unlabeled), the panel line (`panel: scores per
+    question`, drawn once the screen is mounted), the grid of gold ranks hardest first
+    (`-` in red for misses) with the cursor on the current question (q01, the questions
+    screen's first row), and its detail with each retriever's rank-1 doc."""
 
     async def run_before(pilot) -> None:
         _pin_latency(pilot.app)

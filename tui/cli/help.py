@@ -92,9 +92,12 @@ ABOUT: dict[str, str] = {
     ),
     "score": (
         "Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, nDCG@10 (and "
-        'any --metric) and ms/query. --json prints {"questions": {"scored", "no_answer", '
-        '"disputed", "unlabeled"}, "retrievers": {NAME: {METRIC: mean, "ms_per_query", '
-        '"ms_median", "ms_p95"}}}. Exit 1 when a --fail-under floor is missed.'
+        "any --metric), the time of one question ranked alone (ms p50, ms p95) and the "
+        "pool's throughput (q/s). --json prints "
+        '{"questions": {"scored", "no_answer", '
+        '"disputed", "unlabeled"}, "retrievers": {NAME: {METRIC: mean, "ms_p50", "ms_p95", '
+        '"ms_max", "timed_alone", "questions_per_s"}}} (null: not measured). Exit 1 when a '
+        "--fail-under floor is missed."
     ),
     "label": (
         f"Grade a document for a question: {GRADE_RANGE} (0 not relevant, 3 the perfect "

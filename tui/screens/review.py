@@ -10,6 +10,7 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
 from engine.compare import FloatArray
 from engine.metrics import first_gold_rank
+from engine.scoring import LATENCY_HEADERS
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
@@ -54,7 +55,9 @@ class ReviewScreen(GoldpanScreen):
 ## Review
 
 The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
-Recall@5, nDCG@10 and ms per query, rescored (never re-run) at every label.
+Recall@5, nDCG@10, rescored (never re-run) at every label, and speed: **ms p50** and
+**ms p95** of one question ranked alone (as a user's query waits), **q/s** the pool's
+throughput (questions per second in its batches); `-` where nothing was timed alone.
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
 top 100), hardest first, and the rank-1 document that beat it.
@@ -340,12 +343,9 @@ top 100), hardest first, and the rank-1 document that beat it.
                 since_text(baseline.name if baseline else None, n_snapshots),
             )
         )
-        latency = {
-            r: (lat.get("median", 0.0), lat.get("p95", 0.0))
-            for r, lat in ((r, live.latency.get(r, {})) for r in live.retrievers)
-        }
+        latency = {r: live.latency[r].cells() for r in live.retrievers if r in live.latency}
         grid = scores_grid(
-            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, ("ms p50", "ms p95")
+            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
         )
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):

@@ -55,11 +55,13 @@ def score_table(
     shown = [
         n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
     ]
+    from engine.scoring import LATENCY_HEADERS
+
     grid = scores_grid(
         {name: rs.means for name, rs in board.retrievers.items()},
         shown,
-        {name: (rs.ms_per_query, rs.ms_p95) for name, rs in board.retrievers.items()},
-        ("ms/q", "p95 ms"),
+        {name: rs.latency.cells() for name, rs in board.retrievers.items()},
+        LATENCY_HEADERS,
     )
     table = grid.rich_table(literal(title), caption)
     table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
