@@ -12,6 +12,7 @@ import shutil
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +158,35 @@ def test_a_wrong_token_is_logged_redacted(served):
     status, lines = lines_of(served, get("/?token=not-a-real-token-but-secret"))
     assert status == 403
     assert len(lines) == 1 and "not-a-real-token" not in lines[0], lines
+
+
+def test_an_unexpected_error_is_one_line_naming_its_crash_log(tmp_path):
+    import logging
+    import sys
+
+    from tui.serve import OneLineFormatter
+
+    token = "tok3n-secret-value"
+    written: list[BaseException] = []
+
+    def crash_log(exc: BaseException) -> Path:
+        written.append(exc)
+        return tmp_path / "goldpan-crash.log"
+
+    try:
+        raise ValueError(f"odd \x1b[31m value near /ws/{token} and ?token={token[:5]}")
+    except ValueError:
+        record = logging.LogRecord(
+            "aiohttp.server",
+            logging.ERROR,
+            __file__,
+            1,
+            "Error handling request from %s",
+            ("127.0.0.1",),
+            sys.exc_info(),
+        )
+    line = OneLineFormatter(lambda: [token], crash_log).format(record)
+    assert "\n" not in line and "Traceback" not in line and "\x1b" not in line
+    assert token not in line and "tok3n" not in line
+    assert "ValueError" in line and f"traceback is in {tmp_path / 'goldpan-crash.log'}" in line
+    assert len(written) == 1
