@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable
@@ -221,6 +222,8 @@ class GoldpanApp(App[None]):
                 timeout=20,
                 markup=False,
             )
+        if self.readonly_reason is None:  # before the first grade, off the UI thread
+            self.check_soundness()
         if self.warm_on_start:  # after the first paint: the retrievers' imports are slow
             self.call_after_refresh(self.warm_indexes)
         if self.served is not None:
@@ -417,6 +420,17 @@ class GoldpanApp(App[None]):
         self.switch_mode("judge")
 
     # -- workers -------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="soundness", exit_on_error=False)
+    def check_soundness(self) -> None:
+        """Run the soundness gate once on a worker's connection, off the UI thread.
+
+        The session's first write then finds the file checked (engine.workspace.held) and
+        does not read every page on the UI thread. Should it find damage, nothing is said
+        here: that first write runs the gate itself and refuses with the full message.
+        """
+        with contextlib.suppress(GoldpanError), Workspace.open(self.workspace_path) as ws:
+            ws.ensure_sound()
 
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
