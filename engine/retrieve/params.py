@@ -19,6 +19,9 @@ LIST = "list"
 """``Param.type`` of a list of names (a JSON list, or a comma-separated string)."""
 FLOATS = "floats"
 """``Param.type`` of a list of numbers (a JSON list, or a comma-separated string)."""
+PATHS = "paths"
+"""``Param.type`` of a list of file or folder paths (a JSON list; on the command line one
+word per path, never split at commas)."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,8 @@ class Param:
     name: str
     """Its key in the spec's parameters (``RetrieverSpec.params``)."""
     type: Any
-    """``float``, ``int``, ``str``, ``bool`` (an on/off flag), :data:`LIST` or :data:`FLOATS`."""
+    """``float``, ``int``, ``str``, ``bool`` (an on/off flag), :data:`LIST`, :data:`FLOATS`
+    or :data:`PATHS`."""
     default: Any
     """The value when not given; ``None``: optional and only stored when given."""
     help: str
@@ -61,6 +65,9 @@ class Param:
                 if not isinstance(value, bool | int):
                     raise TypeError
                 out: Any = bool(value)
+            elif self.type == PATHS:
+                items = [value] if isinstance(value, str) else [str(v) for v in value]
+                out = [i for i in items if i.strip()]
             elif self.type in (LIST, FLOATS):
                 items = (
                     [v.strip() for v in value.split(",")]
@@ -97,6 +104,7 @@ def _type_name(t: Any) -> str:
         bool: "true or false",
         LIST: "a list of names",
         FLOATS: "a list of numbers",
+        PATHS: "a list of paths",
     }.get(t, str(t))
 
 

@@ -145,20 +145,32 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | No
         yield update
 
 
-def pool_stale(ws: Workspace, names: Sequence[str] | None, depth: int, quiet: bool) -> None:
-    """Refresh stale rankings before a command reads them (not on a read-only workspace)."""
+def pool_stale(
+    ws: Workspace,
+    names: Sequence[str] | None,
+    depth: int,
+    quiet: bool,
+    *,
+    force: bool = False,
+) -> RunReport | None:
+    """Refresh stale rankings before a command reads them (not on a read-only workspace).
+
+    ``force`` (``--refresh``) ranks every question again. Returns what was done (None
+    when the workspace is read-only: nothing was run).
+    """
     from engine.retrieve.runner import refresh_runs
 
     if ws.readonly:
         if not quiet:
             err.print(literal(f"read-only ({ws.readonly_reason}): scoring the cached rankings"))
-        return
+        return None
     with progress_bar(not quiet) as progress:
-        report = refresh_runs(ws, names, depth=depth, progress=progress)
+        report = refresh_runs(ws, names, depth=depth, progress=progress, force=force)
     say_skipped(str(ws.path), report)
     if not quiet and any(report.ran.values()):
         ran = ", ".join(f"{n} {c}" for n, c in report.ran.items() if c)
         err.print(literal(f"pooled (questions run): {ran}"))
+    return report
 
 
 def say_skipped(workspace: str, report: RunReport) -> None:
