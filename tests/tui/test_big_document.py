@@ -7,6 +7,7 @@ shown, memory stays a small multiple of the document, and scrolling reads on.
 
 from __future__ import annotations
 
+import functools
 import resource
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, my_labels, open_judge, plain
 from tui.widgets.candidate_list import CandidateList
-from tui.widgets.document_view import DocumentView
+from tui.widgets.document_view import MOST_PARTS, DocumentView
 
 BIG_BYTES = 5 * 1024 * 1024
 FIRST = "FIRST-LINE of the big document: 감쇠 보정 원리"
@@ -26,10 +27,11 @@ LINE = "금속 인공물 감쇠 보정 원리와 점검 절차를 다시 설명�
 SMALL = "SMALL-TEXT of the small document"
 
 
+@functools.cache
 def big_text() -> str:
-    """About 5 MB of UTF-8: a first line, many lines of Korean and Latin words, a last one."""
-    n = (BIG_BYTES - len(FIRST.encode()) - len(LAST.encode())) // len(LINE.encode())
-    return f"{FIRST}\n{LINE * n}{LAST}"
+    """About 5 MB of UTF-8: a first line, numbered lines of Korean and Latin, a last one."""
+    n = (BIG_BYTES - len(FIRST.encode()) - len(LAST.encode())) // (8 + len(LINE.encode()))
+    return "".join([f"{FIRST}\n", *(f"{i:07} {LINE}" for i in range(n)), LAST])
 
 
 @pytest.fixture
@@ -82,18 +84,33 @@ async def test_moving_onto_a_5_mb_document(app_factory, big_ws):
         assert my_labels(big_ws, "q1") == {"big": 2}
 
 
-async def test_scrolling_reads_on_past_the_first_part(app_factory, big_ws):
+async def test_scrolling_reads_on_and_back_through_a_window(app_factory, big_ws):
     app = app_factory(big_ws)
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_judge(pilot, "q1")
         screen.query_one(CandidateList).select("big")
         await pilot.pause()
         view = screen.query_one(DocumentView)
-        shown = len(view.shown_text())
-        for _ in range(3):  # scrolling to the end of what is shown brings the next part
+        text = big_text()
+        end = len(view.shown_text())
+        for _ in range(MOST_PARTS + 4):  # scrolling to the end of what is shown reads on
             view.scroll_end(animate=False)
             await pilot.pause()
-            grown = len(view.shown_text())
-            assert grown > shown
-            shown = grown
-        assert view.shown_text() == big_text()[:shown]  # in order, nothing skipped
+            shown = view.shown_text()
+            start = text.index(shown)
+            assert start + len(shown) > end  # further on, in order, nothing skipped
+            end = start + len(shown)
+            assert len(view.query(".doc-part")) < MOST_PARTS  # and the window slides
+        assert start > 0 and FIRST not in painted(app)
+        assert "KB above" in plain(view.query_one("#doc-above"))
+        on_screen = painted(app)
+        while view.shown_text() != text[: len(view.shown_text())]:  # back to the start
+            before = view.shown_text()
+            view.scroll_home(animate=False)
+            await pilot.pause()
+            await pilot.pause()
+            assert view.shown_text() != before, "scrolling up did not read back"
+        view.scroll_home(animate=False)
+        await pilot.pause()
+        assert FIRST in painted(app) and on_screen != painted(app)
+        assert not view.query_one("#doc-above").display

@@ -4,8 +4,10 @@ A document can be megabytes long. Rendering all of it at once (wrapping, highlig
 one strip per line) took seconds and a few hundred bytes per character, while the
 previous document stayed on screen. So the text is shown in parts of about
 :data:`PART_CHARS` characters: the first part at once, the next one whenever the view is
-scrolled to the end of what is shown, with a line below saying how much is still to come.
-Only the parts shown are highlighted and rendered.
+scrolled near the end of what is shown, the one before when scrolled near its top, with
+a line saying how much is still below (or above). At most :data:`MOST_PARTS` parts are
+on show, a window that slides with the scrolling: only they are highlighted and
+rendered, so reading to the end of a big document costs no more than its start.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from tui.literal import highlighted, literal, visible
 SHOWN_FIELDS = ("series", "number", "version", "date")
 PART_CHARS = 4_096
 """About how many characters of a document one part shows (a few screens)."""
+MOST_PARTS = 8
+"""How many parts are on show at most (the window that slides as one scrolls)."""
 
 
 def question_terms(question: str) -> list[str]:
@@ -55,23 +59,31 @@ class DocumentView(VerticalScroll, can_focus=False):
     """Title, fields and text of one document (text shown literally, part by part)."""
 
     def compose(self) -> ComposeResult:
-        """Head, the first part of the body, and what is still to come."""
+        """Head, what is above the window, its first part, and what is below it."""
         yield Static(id="doc-head")
+        yield Static(id="doc-above")
         yield Static(id="doc-body")
         yield Static(id="doc-more")
 
     def on_mount(self) -> None:
-        """Read on when scrolled to the end of what is shown."""
+        """Read on (or back) when scrolled near the end (or the top) of what is shown."""
         self._text = ""
         self._terms: list[str] = []
-        self._shown = 0  # characters of the text shown so far
-        self._shown_bytes = self._bytes = 0  # their size in UTF-8, and the whole text's
-        self._read_at = -1  # max_scroll_y when the last part was added (not laid out yet)
+        self._cuts = [0]  # where the parts found so far start (the last: where one ends)
+        self._first = 0  # the first part on show (in #doc-body)
+        self._parts: list[Static] = []  # the widgets of the parts after it
+        self._bytes = 0  # the whole text's size in UTF-8
+        self._waiting = False  # a part was added or removed and is not laid out yet
+        self.query_one("#doc-above").display = False
         self.watch(self, "scroll_y", self._scrolled, init=False)
 
     def shown_text(self) -> str:
-        """The part of the document's text on show (from its start)."""
-        return self._text[: self._shown]
+        """The text of the parts on show, in order."""
+        return self._text[self._cuts[self._first] : self._cuts[self._first + self._count]]
+
+    @property
+    def _count(self) -> int:
+        return 1 + len(self._parts) if self._text else 0
 
     def show(
         self, doc: Doc | None, terms: list[str], empty: str = "No candidate selected."
@@ -79,14 +91,16 @@ class DocumentView(VerticalScroll, can_focus=False):
         """Show a document (None: nothing selected, said with ``empty``)."""
         head = self.query_one("#doc-head", Static)
         body = self.query_one("#doc-body", Static)
-        self.query(".doc-part").remove()
-        self._text, self._terms, self._shown = (doc.text if doc else ""), terms, 0
-        self._shown_bytes, self._bytes = 0, _utf8_bytes(self._text)
-        self._read_at = -1
+        for part in self._parts:
+            part.remove()
+        self._parts = []
+        self._text, self._terms = (doc.text if doc else ""), terms
+        self._cuts, self._first = [0], 0
+        self._bytes = _utf8_bytes(self._text)
         if doc is None:
             head.update(Text(empty, style="dim"))
             body.update("")
-            self._more()
+            self._notes()
             return
         title = literal(doc.title, style="bold")
         title.append(visible(f"  {doc.id}"), style="dim")
@@ -95,49 +109,97 @@ class DocumentView(VerticalScroll, can_focus=False):
             title.append("\n")
             title.append_text(literal("  ·  ".join(fields), style="dim"))
         head.update(title)
-        body.update(self._next_part())
-        self._more()
-        self.scroll_home(animate=False)
+        body.update(self._part(0))
+        self._notes()
+        self.scroll_home(animate=False, immediate=True)
 
-    def _next_part(self) -> Text:
-        """The next part of the text, highlighted; marks it as shown."""
-        start = self._shown
-        self._shown = part_end(self._text, start)
-        part = self._text[start : self._shown]
-        self._shown_bytes += _utf8_bytes(part)
-        return highlighted(part.removesuffix("\n"), self._terms)
+    def _span(self, i: int) -> tuple[int, int]:
+        """Where part ``i`` starts and ends (cut the first time it is asked for)."""
+        while len(self._cuts) <= i + 1:
+            self._cuts.append(part_end(self._text, self._cuts[-1]))
+        return self._cuts[i], self._cuts[i + 1]
 
-    def _more(self) -> None:
-        """Say how much of the text is still to come, and read on if it all fits."""
+    def _part(self, i: int) -> Text:
+        """Part ``i`` of the text, highlighted."""
+        start, end = self._span(i)
+        return highlighted(self._text[start:end].removesuffix("\n"), self._terms)
+
+    def _notes(self) -> None:
+        """Say how much of the text is above and below what is shown."""
+        above = self.query_one("#doc-above", Static)
         more = self.query_one("#doc-more", Static)
-        if self._shown >= len(self._text):
-            more.update("")
-            more.display = False
-            return
-        more.display = True
-        more.update(
+        start = self._cuts[self._first]
+        end = self._span(self._first + self._count - 1)[1] if self._text else 0
+        above.display = start > 0
+        above.update(
             Text(
-                f"… showing {self._shown_bytes / 1024:,.0f} KB of {self._bytes / 1024:,.0f} KB; "
-                "scroll down to read on",
+                f"… {_utf8_bytes(self._text[:start]) / 1024:,.0f} KB above: scroll up to read back",
                 style="dim italic",
             )
         )
-        self.call_after_refresh(self._scrolled)
+        more.display = end < len(self._text)
+        more.update(
+            Text(
+                f"… showing {_utf8_bytes(self._text[:end]) / 1024:,.0f} KB of "
+                f"{self._bytes / 1024:,.0f} KB; scroll down to read on",
+                style="dim italic",
+            )
+        )
+        self._waiting = True
+        self.call_after_refresh(self._laid_out)
+
+    def _laid_out(self) -> None:
+        """The parts are laid out: their heights are known; read on if near the end."""
+        self._waiting = False
+        self._scrolled()
 
     def read_on(self) -> None:
-        """Show the next part of the text below the ones shown."""
-        if self._shown >= len(self._text):
+        """Show the next part below the ones shown (the first one leaves when too many)."""
+        nxt = self._first + self._count
+        if self._span(nxt - 1)[1] >= len(self._text):
             return
-        self._read_at = self.max_scroll_y
-        part = Static(self._next_part(), classes="doc-part")
+        if self._count >= MOST_PARTS:  # the text on screen stays where it is
+            body = self.query_one("#doc-body", Static)
+            above = self.query_one("#doc-above", Static)
+            gone = body.outer_size.height - (0 if above.display else 1)  # the note appears
+            body.update(self._part(self._first + 1))
+            self._parts.pop(0).remove()
+            self._first += 1
+            self.scroll_to(y=max(0, self.scroll_y - gone), animate=False, immediate=True)
+        part = Static(self._part(nxt), classes="doc-part")
+        self._parts.append(part)
         self.mount(part, before=self.query_one("#doc-more"))
-        self._more()
+        self._notes()
+
+    def read_back(self) -> None:
+        """Show the part before the ones shown (the last one leaves when too many)."""
+        if self._first == 0:
+            return
+        body = self.query_one("#doc-body", Static)
+        moved = Static(self._part(self._first), classes="doc-part")
+        self._parts.insert(0, moved)
+        self.mount(moved, after=body)
+        self._first -= 1
+        body.update(self._part(self._first))
+        if self._count > MOST_PARTS:
+            self._parts.pop().remove()
+        y, note = self.scroll_y, 0 if self._first else 1  # the note above may leave
+        # once laid out, keep the text on screen where it was: below the part put back
+        # (before _notes asks to read on, which must see the scroll where it now is)
+        self.call_after_refresh(
+            lambda: self.scroll_to(
+                y=y + body.outer_size.height - note, animate=False, immediate=True
+            )
+        )
+        self._notes()
 
     def _scrolled(self) -> None:
-        """Within two screens of the end of what is shown: read on (before it is reached)."""
-        if self._shown >= len(self._text) or not self.size.height:
-            return  # all shown, or not on screen (nothing to measure yet)
-        if self.max_scroll_y == self._read_at:
-            return  # the last part is not laid out yet: wait for its height
+        """Near the end of what is shown: read on; near its top: read back."""
+        if not self._text or not self.size.height:
+            return  # nothing to read, or not on screen (nothing to measure yet)
+        if self._waiting:
+            return  # a part is not laid out yet: wait for its height
         if self.scroll_y >= self.max_scroll_y - 2 * self.size.height:
             self.read_on()
+        elif self._first and self.scroll_y <= self.size.height:
+            self.read_back()
