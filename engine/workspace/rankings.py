@@ -15,7 +15,8 @@ from engine.types import (
     RetrieverSpec,
     canonical_json,
 )
-from engine.workspace.lifecycle import WorkspaceFile, now
+from engine.workspace.judgments import RANKED_EVENT, EventLog
+from engine.workspace.lifecycle import now
 
 _WRITE_RUN = (
     "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash, "
@@ -25,6 +26,10 @@ _WRITE_RUN = (
     "latency_ms = excluded.latency_ms, input_hash = excluded.input_hash, "
     "alone_ms = excluded.alone_ms"
 )
+
+
+RANKED_ONE_BY_ONE = 50
+"""Up to this many questions ranked in one write get an event each (see ``_log_ranked``)."""
 
 
 def _pack_scores(scores: Sequence[float]) -> bytes:
@@ -83,7 +88,7 @@ def _run_rows(
     return rows
 
 
-class RankingTables(WorkspaceFile):
+class RankingTables(EventLog):
     """Retrievers, their cached runs and embeddings."""
 
     def retrievers(self) -> list[RetrieverSpec]:
@@ -107,6 +112,7 @@ class RankingTables(WorkspaceFile):
                 "INSERT INTO retrievers(name, kind, params, hash, created) VALUES (?, ?, ?, ?, ?)",
                 (spec.name, spec.kind, canonical_json(dict(spec.params)), spec.hash, now()),
             )
+            self._event("retriever", "goldpan", None, None, None, f"add {spec.name}", now())
 
     def remove_retriever(self, name: str) -> None:
         """Remove a retriever and its cached runs."""
@@ -114,6 +120,7 @@ class RankingTables(WorkspaceFile):
             cur = self.conn.execute("DELETE FROM retrievers WHERE name = ?", (name,))
             if cur.rowcount == 0:
                 raise WorkspaceError(f"no retriever named {name!r}")
+            self._event("retriever", "goldpan", None, None, None, f"remove {name}", now())
 
     # -- cached runs -----------------------------------------------------------------
 
@@ -151,7 +158,21 @@ class RankingTables(WorkspaceFile):
                 for r in runs
             ]
             self.conn.executemany(_WRITE_RUN, rows)
+            self._log_ranked({r.question_id for r in runs})
         return len(rows)
+
+    def _log_ranked(self, question_ids: set[str]) -> None:
+        """Log that these questions' rankings changed (see :data:`RANKED_EVENT`).
+
+        One event per question for a few (a question written and pooled), one for all
+        past :data:`RANKED_ONE_BY_ONE` (a pool: sessions then reload everything anyway).
+        """
+        stamp = now()
+        if len(question_ids) <= RANKED_ONE_BY_ONE:
+            for qid in sorted(question_ids):
+                self._event(RANKED_EVENT, "pool", qid, None, None, None, stamp)
+        elif question_ids:
+            self._event(RANKED_EVENT, "pool", None, None, None, f"{len(question_ids)}", stamp)
 
     def write_batches(self, batches: Sequence[BatchRun]) -> int:
         """Store (or replace) rankings given as arrays (a pool's), in one transaction.
@@ -166,6 +187,7 @@ class RankingTables(WorkspaceFile):
             }
             rows = _run_rows(batches, used, self.doc_numbers.of(ranked))
             self.conn.executemany(_WRITE_RUN, rows)
+            self._log_ranked({row[1] for row in rows})
         return len(rows)
 
     def write_alone_ms(self, retriever: str, alone: Mapping[str, float]) -> None:
@@ -247,6 +269,8 @@ class RankingTables(WorkspaceFile):
             )
             if cur.rowcount == 0:
                 self.add_retriever(spec)
+            else:
+                self._event("retriever", "goldpan", None, None, None, f"replace {spec.name}", now())
             self.conn.execute("DELETE FROM runs WHERE retriever = ?", (spec.name,))
             return self.write_runs(rows)
 
