@@ -19,7 +19,7 @@ from engine.assign import Assigner
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
 from engine.trust import TrustError, TrustStore, command_of
-from engine.workspace import Workspace
+from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.crash import failure_notice
 from tui.literal import command_shown, visible
@@ -160,6 +160,7 @@ class GoldpanApp(App[None]):
         super().__init__()
         self.workspace_path = workspace
         self.ws = Workspace.open(workspace, readonly=readonly)
+        self.ws.set_busy_timeout(INTERACTIVE_BUSY_TIMEOUT_S)  # a grade never freezes for 30 s
         self.readonly_reason = self.ws.readonly_reason
         """Why the workspace is read-only (None when labels can be saved)."""
         self.backup_path = self.ws.backup_path or backup

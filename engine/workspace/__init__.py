@@ -70,6 +70,7 @@ from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, J
 from engine.workspace.lifecycle import (
     BUSY_TIMEOUT_S,
     IDENTITY_VERSION,
+    INTERACTIVE_BUSY_TIMEOUT_S,
     READ_ONLY_ASKED,
     SQLITE_MAGIC,
     BadRow,
@@ -89,6 +90,7 @@ from engine.workspace.team import LeaseState, TeamTables
 __all__ = [
     "RANKED_EVENT",
     "BUSY_TIMEOUT_S",
+    "INTERACTIVE_BUSY_TIMEOUT_S",
     "IDENTITY_VERSION",
     "READ_ONLY_ASKED",
     "SQLITE_MAGIC",

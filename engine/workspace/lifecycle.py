@@ -31,6 +31,11 @@ from engine.workspace import held
 from engine.workspace.numbers import DocNumbers
 
 BUSY_TIMEOUT_S = 30.0
+"""How long a connection waits for another's write lock before it gives up (a batch job)."""
+
+INTERACTIVE_BUSY_TIMEOUT_S = 5.0
+"""The same for a connection a person waits on (the app's): a grade that cannot get the
+lock in this time is reported as not saved, rather than freezing the screen for 30 s."""
 
 Q_COLUMNS = "id, text, tags, author, written_blind, note"
 """The columns a question is read from, in :func:`engine.rows.question`'s order."""
@@ -556,6 +561,10 @@ class WorkspaceFile:
                 "its folder writable (or free some disk space) and open it again."
             ) from None
         return target
+
+    def set_busy_timeout(self, seconds: float) -> None:
+        """How long this connection waits for another's write lock (see BUSY_TIMEOUT_S)."""
+        self.conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
     def checkpoint(self) -> None:
         """Copy every committed page from the ``-wal`` file into the file itself."""

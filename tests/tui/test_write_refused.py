@@ -31,7 +31,9 @@ async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the
         screen = await open_judge(pilot, "q04")
         first = screen.query_one(CandidateList).candidates[0].doc_id
         before = my_labels(demo_ws, "q04")
-        app.ws.conn.execute("PRAGMA busy_timeout = 100")  # goldpan waits 30 s; a test not
+        # the app waits for a lock at most 5 s (a batch job 30 s); the test not even that
+        assert app.ws.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+        app.ws.conn.execute("PRAGMA busy_timeout = 100")
         holder = sqlite3.connect(demo_ws)
         holder.execute("BEGIN IMMEDIATE")
         try:
