@@ -29,6 +29,8 @@ for the write screen ("next query from the log").
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -75,23 +77,40 @@ def detect_format(path: Path) -> str:
     return "text"
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}")  # ASCII digits only: int() also takes "1_0", "١"
+
+MAX_COUNT = 2**63 - 1
+"""The largest ``count`` (and sum of counts) a log may give: what SQLite's INTEGER holds."""
+
+
 def _count(value: Any, path: Path, line: int) -> int:
+    """The ``count`` field: a whole number from 1 to :data:`MAX_COUNT` (absent: 1)."""
     if value is None or value == "":
         return 1
-    if isinstance(value, bool):
-        raise IngestError(path, line, f"`count` must be a positive whole number, got {value!r}")
+    expected = f"expected a whole number from 1 to {MAX_COUNT:,}"
     if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise IngestError(
-                path, line, f"`count` must be a positive whole number, got {value!r}"
-            ) from None
-    if isinstance(value, float) and value.is_integer():
+        text = value.strip()
+        value = int(text) if _WHOLE.fullmatch(text) else value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int) or value < 1:
-        raise IngestError(path, line, f"`count` must be a positive whole number, got {value!r}")
+    if type(value) is not int:
+        raise IngestError(path, line, f"field `count`: {value!r} is not a whole number; {expected}")
+    if not 1 <= value <= MAX_COUNT:
+        raise IngestError(path, line, f"field `count`: {value!r} is out of range; {expected}")
     return value
+
+
+def _check_total(entries: list[LogEntry], path: Path) -> None:
+    """Refuse counts whose sum a 64-bit column cannot hold, naming the line it passes at."""
+    total = 0
+    for e in entries:
+        total += e.count
+        if total > MAX_COUNT:
+            raise IngestError(
+                path,
+                e.line,
+                f"field `count`: the counts up to this line add up to more than {MAX_COUNT:,}",
+            )
 
 
 def _query(value: Any, path: Path, line: int) -> str:
@@ -131,6 +150,7 @@ def read_querylog(path: Path, fmt: str = "auto") -> list[LogEntry]:
             )
     if not out:
         raise IngestError(path, None, "no queries in the file")
+    _check_total(out, path)
     return out
 
 

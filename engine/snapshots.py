@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
+from engine.formats.errors import IngestError
+from engine.formats.jsontext import load_json
 from engine.metrics import first_gold_rank, mean
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
@@ -106,11 +108,52 @@ def save_snapshot(
     return data
 
 
-def check_snapshot(data: Any, where: str) -> dict[str, Any]:
-    """``data`` when it has the snapshot document's shape; else :class:`SnapshotError`."""
+MAX_RANK = 2**32 - 1
+"""The largest first-gold rank a snapshot may hold (a ranking numbers its documents in
+32 bits); larger would overflow the arrays a diff is computed in."""
 
-    def bad(what: str) -> SnapshotError:
-        return SnapshotError(f"{where}: not a goldpan snapshot ({what})")
+
+def _line_of(text: str | None, keys: Sequence[str]) -> int | None:
+    """The line where the nested ``keys`` (object keys, outermost first) appear in ``text``.
+
+    Found by looking for each ``"key":`` after the one before, as ``snapshot export``
+    writes them; None when ``text`` is unknown or a key is not found.
+    """
+    if text is None:
+        return None
+    at = 0
+    for key in keys:
+        found = text.find(json.dumps(key, ensure_ascii=False) + ":", at)
+        if found < 0:
+            found = text.find(json.dumps(key) + ":", at)
+        if found < 0:
+            return None
+        at = found + 1
+    return text.count("\n", 0, at) + 1
+
+
+def _is_whole(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
+
+
+def _is_finite(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, Any]:
+    """``data`` when it has the snapshot document's shape; else :class:`SnapshotError`.
+
+    The error names the field (``retrievers.R.questions.Q.rank``) and, when ``text`` (the
+    file's JSON) is given, the line. A rank is a whole number from 0 to :data:`MAX_RANK`,
+    a grade one of 0-3, a metric value a finite number: a value out of range is refused
+    here, never left to overflow the scoring later.
+    """
+
+    def bad(what: str, *keys: str) -> SnapshotError:
+        line = _line_of(text, keys) if keys else None
+        head = f"{where}:{line}" if line is not None else where
+        field = f"field {'.'.join(keys)}: " if keys else ""
+        return SnapshotError(f"{head}: not a goldpan snapshot ({field}{what})")
 
     if not isinstance(data, dict) or data.get("goldpan_snapshot") is None:
         raise bad("expected a JSON object with a goldpan_snapshot key")
@@ -120,36 +163,44 @@ def check_snapshot(data: Any, where: str) -> dict[str, Any]:
     golds = data.get("golds")
     rets = data.get("retrievers")
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
-        raise bad("`metrics` must be a list of metric names")
-    if not isinstance(golds, dict) or not all(
-        isinstance(g, dict) and all(isinstance(v, int) for v in g.values()) for g in golds.values()
-    ):
-        raise bad("`golds` must map question ids to {doc: grade}")
+        raise bad("`metrics` must be a list of metric names", "metrics")
+    if not isinstance(golds, dict):
+        raise bad("`golds` must map question ids to {doc: grade}", "golds")
+    for q, g in golds.items():
+        if not isinstance(g, dict):
+            raise bad("`golds` must map question ids to {doc: grade}", "golds", q)
+        for doc, grade in g.items():
+            if not _is_whole(grade, 0, 3):
+                raise bad(f"grade {grade!r}; expected 0-3", "golds", q, doc)
     if not isinstance(rets, dict):
-        raise bad("`retrievers` must be an object")
+        raise bad("`retrievers` must be an object", "retrievers")
     for r, body in rets.items():
         qs = body.get("questions") if isinstance(body, dict) else None
         if not isinstance(qs, dict):
-            raise bad(f"retriever {r!r} has no `questions` object")
+            raise bad(f"retriever {r!r} has no `questions` object", "retrievers", r)
         for q, row in qs.items():
+            keys = ("retrievers", r, "questions", q)
             ok = (
                 isinstance(row, dict)
-                and isinstance(row.get("rank"), int)
-                and row["rank"] >= 0
                 and (row.get("top") is None or isinstance(row.get("top"), str))
                 and isinstance(row.get("values"), dict)
-                and all(
-                    isinstance(row["values"].get(m), int | float)
-                    and math.isfinite(row["values"][m])
-                    for m in metrics
-                )
                 and q in golds
             )
             if not ok:
                 raise bad(
                     f"retriever {r!r}, question {q!r}: expected rank, top and a value per "
-                    "metric, and the question's gold"
+                    "metric, and the question's gold",
+                    *keys,
                 )
+            rank = row.get("rank")
+            if not _is_whole(rank, 0, MAX_RANK):
+                raise bad(
+                    f"{rank!r}; expected a whole number from 0 to {MAX_RANK:,}", *keys, "rank"
+                )
+            for m in metrics:
+                value = row["values"].get(m)
+                if not _is_finite(value):
+                    raise bad(f"{value!r}; expected a finite number", *keys, "values", m)
     return data
 
 
@@ -162,12 +213,10 @@ def load_snapshot_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{path}: cannot be read ({exc})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(
-            f"{path}:{exc.lineno}: malformed JSON ({exc.msg}); expected a goldpan snapshot"
-        ) from None
-    return check_snapshot(data, str(path))
+        data = load_json(text, path, hint="; expected a goldpan snapshot")
+    except IngestError as exc:  # too long a number, too deep, malformed: file and line
+        raise SnapshotError(str(exc)) from None
+    return check_snapshot(data, str(path), text)
 
 
 def resolve_snapshot(ws: Workspace, against: str) -> dict[str, Any]:

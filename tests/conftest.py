@@ -152,7 +152,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str
     """Run goldpan in-process: (exit code, stdout, stderr)."""
     from tui.cli import main
 
-    code = main([str(a) for a in argv])
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse refused an option (tui/cli/values.py): exit 2
+        code = int(exc.code or 0)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

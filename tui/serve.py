@@ -70,15 +70,6 @@ class Person:
     token: str
 
 
-def check_name(name: str) -> str:
-    """A person's name as given on the command line, or :class:`ServeError`."""
-    if not name.strip() or name != name.strip():
-        raise ServeError(f"name {name!r}: use a name without leading or trailing spaces")
-    if any(not ch.isprintable() for ch in name) or len(name) > 64:
-        raise ServeError(f"name {name!r}: use up to 64 printable characters")
-    return name
-
-
 class TokenBook:
     """The links of one workspace: name -> role and token, kept in a 0600 file."""
 

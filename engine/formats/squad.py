@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from engine.formats.errors import IngestError
 from engine.formats.ids import _check_id, form_clash, nfc
+from engine.formats.jsontext import load_json
 from engine.formats.tabular import _SURROGATE_ESCAPE, _lone_surrogate, _surrogate_message, read_text
 from engine.types import Doc, Question
 
@@ -42,12 +42,7 @@ def read_squad(path: Path, level: str) -> SquadSet:
     if level not in ("article", "paragraph"):
         raise IngestError(path, None, f"unknown level {level!r}; expected article or paragraph")
     text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IngestError(path, exc.lineno, f"malformed JSON ({exc.msg})") from None
-    except RecursionError:
-        raise IngestError(path, None, "JSON nested too deeply") from None
+    data = load_json(text, path)
     if _SURROGATE_ESCAPE.search(text):
         found = _lone_surrogate(data, "")
         if found:

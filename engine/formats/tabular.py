@@ -19,9 +19,9 @@ from typing import Any
 
 from engine.formats.errors import IngestError
 from engine.formats.ids import form_clash, nfc
+from engine.formats.jsontext import load_json
 from engine.formats.outfiles import not_regular
-from engine.rows import too_deep
-from engine.types import GRADE_RANGE, MAX_JSON_DEPTH
+from engine.types import GRADE_RANGE
 
 # A document of tens of megabytes may sit in one CSV field; the csv module's default limit
 # (128 KiB) would call that malformed.
@@ -152,23 +152,9 @@ def _check_unique(
 
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for n, line in _lines(read_text(path)):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(
-                path,
-                n,
-                f"malformed JSON ({exc.msg} at column {exc.colno}); "
-                "expected one JSON object per line",
-            ) from None
-        except RecursionError:
-            raise IngestError(path, n, "JSON nested too deeply") from None
+        record = load_json(line, path, n, hint="; expected one JSON object per line")
         if not isinstance(record, dict):
             raise IngestError(path, n, f"expected a JSON object, got {type(record).__name__}")
-        if too_deep(record):
-            raise IngestError(
-                path, n, f"JSON nested too deeply (goldpan reads up to {MAX_JSON_DEPTH} levels)"
-            )
         if _SURROGATE_ESCAPE.search(line):
             found = _lone_surrogate(record, "")
             if found:

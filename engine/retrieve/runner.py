@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from engine import trust
+from engine.names import check_known
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -138,10 +139,7 @@ def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[Retrie
     if not names:
         return specs
     by_name = {s.name: s for s in specs}
-    missing = [n for n in names if n not in by_name]
-    if missing:
-        known = ", ".join(by_name) or "none"
-        raise WorkspaceError(f"unknown retriever {missing[0]!r}; this workspace has: {known}")
+    check_known("retriever", names, by_name)
     return [by_name[n] for n in names]
 
 

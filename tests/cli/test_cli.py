@@ -160,7 +160,7 @@ def test_retriever_add_list_remove(tiny_ws, capsys):
     assert code == 2
     assert run(capsys, "retriever", "remove", tiny_ws, "okapi-bigram")[0] == 0
     code, _, err = run(capsys, "retriever", "remove", tiny_ws, "okapi-bigram")
-    assert code == 2 and "no retriever named" in err
+    assert code == 2 and "unknown retriever 'okapi-bigram'" in err
 
 
 def test_corpus_text_is_printed_literally(tmp_path, capsys):

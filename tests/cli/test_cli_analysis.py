@@ -257,7 +257,7 @@ BAD_USAGE = {
     ),
     "compare no samples": (
         ["compare", "{ws}", "bm25-word", "bm25-bigram", "--samples", "0"],
-        "--samples must be at least 1",
+        "argument --samples: '0' is out of range",
     ),
     "failures unknown retriever": (
         ["failures", "{ws}", "--retriever", "nope"],

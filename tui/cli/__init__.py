@@ -29,6 +29,7 @@ from rich.text import Text
 from engine import __version__
 from engine.errors import GoldpanError
 from engine.types import GRADE_RANGE, VERDICTS
+from tui.cli import values
 from tui.cli.commands.common import (
     DEMO_PATH,
     EXIT_CODES,
@@ -257,7 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
         "team:cmd_queue",
         json_flag=True,
     )
-    s.add_argument("--k", type=int, default=10, help="pool depth per retriever (default 10)")
+    s.add_argument(
+        "--k", type=values.ranks, default=10, help="pool depth per retriever (default 10)"
+    )
 
     s = _command(
         sub,
@@ -269,8 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("a", metavar="A")
     s.add_argument("b", metavar="B")
     s.add_argument("--metric", default="mrr", help="mrr, mrr@k, hit@k, recall@k, p@k or ndcg@k")
-    s.add_argument("--samples", type=int, default=10_000)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--samples", type=values.samples, default=10_000)
+    s.add_argument("--seed", type=values.seed, default=0)
     s.add_argument("--tag", help="only questions with this tag")
     s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
 
@@ -430,7 +433,10 @@ def _pool_options(s: argparse.ArgumentParser) -> None:
 
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument(
-        "--depth", type=int, default=DEFAULT_DEPTH, help=f"ranks kept (default {DEFAULT_DEPTH})"
+        "--depth",
+        type=values.ranks,
+        default=DEFAULT_DEPTH,
+        help=f"ranks kept: 1 to {values.MAX_RANKS:,} (default {DEFAULT_DEPTH})",
     )
     s.add_argument("--force", "--refresh", action="store_true", help="run again even when cached")
     s.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -8,7 +8,6 @@ use them.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -173,6 +172,40 @@ def pool_stale(
     return report
 
 
+def check_tag(ws: Workspace, tag: str | None) -> None:
+    """``--tag``: a tag some question has; else exit 2 listing the tags there are.
+
+    A typo would otherwise select no question and print zeros with exit 0.
+    """
+    if tag is None:
+        return
+    from collections import Counter
+
+    from engine.names import check_known
+
+    tags = Counter(t for q in ws.questions() for t in q.tags)
+    check_known("tag", tag, [t for t, _ in tags.most_common()], given_to="--tag")
+
+
+def check_retrievers(
+    ws: Workspace, names: str | Sequence[str] | None, given_to: str = "--retriever"
+) -> None:
+    """Retriever names given on the command line: each one the workspace has."""
+    from engine.names import check_known
+
+    check_known("retriever", names, [s.name for s in ws.retrievers()], given_to=given_to)
+
+
+def check_question(ws: Workspace, question_id: str, given_to: str = "QID") -> None:
+    """A question id given on the command line: one the workspace has."""
+    if ws.question(question_id) is None:
+        from engine.names import unknown_name
+
+        raise unknown_name(
+            "question", question_id, [q.id for q in ws.questions()], given_to=given_to
+        )
+
+
 def say_skipped(workspace: str, report: RunReport) -> None:
     """Name every command retriever skipped as untrusted, its command and how to trust it.
 
@@ -197,12 +230,14 @@ def print_json(value: Any) -> None:
 
 
 def parse_ks(raw: str) -> list[int]:
-    """``--k 1,3,5,10``: the cutoffs, sorted, each once."""
+    """``--k 1,3,5,10``: the cutoffs, sorted, each once (1 to ``values.MAX_RANKS``)."""
+    from tui.cli.values import MAX_RANKS, whole_value
+
     try:
-        ks = sorted({int(x) for x in raw.split(",") if x.strip()})
-    except ValueError:
-        raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10") from None
-    if not ks or ks[0] < 1:
+        ks = sorted({whole_value(x, 1, MAX_RANKS) for x in raw.split(",") if x.strip()})
+    except ValueError as exc:
+        raise UsageError(f"--k {raw!r}: {exc}, e.g. 1,3,5,10") from None
+    if not ks:
         raise UsageError(f"--k {raw!r}: expected positive whole numbers, e.g. 1,3,5,10")
     return ks
 
@@ -211,7 +246,12 @@ _FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.
 
 
 def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
-    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as (retriever or None, metric, floor)."""
+    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as (retriever or None, metric, floor).
+
+    A floor is a finite number: ``mrr=nan`` would be a gate that never fails.
+    """
+    from tui.cli.values import finite_value
+
     floors = []
     for item in raw:
         m = _FLOOR.match(item.strip())
@@ -220,33 +260,44 @@ def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
                 f"--fail-under {item!r}: expected METRIC=VALUE or RETRIEVER:METRIC=VALUE"
             )
         try:
-            value = float(m["value"])
-        except ValueError:
-            raise UsageError(f"--fail-under {item!r}: {m['value']!r} is not a number") from None
+            value = finite_value(m["value"])
+        except ValueError as exc:
+            raise UsageError(f"--fail-under {item!r}: {exc}") from None
         floors.append((m["retriever"], m["metric"].strip().lower(), value))
     return floors
 
 
-def parse_floats(raw: str, flag: str) -> list[float]:
-    """A comma-separated list of non-negative numbers given to ``flag``."""
+def parse_floats(raw: str, flag: str, high: float | None = None) -> list[float]:
+    """A comma-separated list of non-negative finite numbers (at most ``high``) for ``flag``."""
+    from tui.cli.values import finite_value
+
     try:
-        values = [float(x) for x in raw.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"{flag} {raw!r}: expected numbers separated by commas") from None
-    if not values or not all(math.isfinite(v) and v >= 0 for v in values):
+        values = [finite_value(x, 0, high) for x in raw.split(",") if x.strip()]
+    except ValueError as exc:
+        raise UsageError(
+            f"{flag} {raw!r}: expected numbers separated by commas, each finite and "
+            f"non-negative ({exc})"
+        ) from None
+    if not values:
         raise UsageError(f"{flag} {raw!r}: expected non-negative numbers separated by commas")
     return values
 
 
 def annotator_name(name: str | None) -> str:
-    """--annotator, else $GOLDPAN_ANNOTATOR, else the login name."""
+    """--annotator, else $GOLDPAN_ANNOTATOR, else the login name, checked.
+
+    The check is the one person-name rule (:func:`engine.names.check_person_name`), the
+    same that ``serve`` applies to the names it hands links to.
+    """
     import getpass
 
+    from engine.names import check_person_name
+
     if name:
-        return name
+        return check_person_name(name, "--annotator")
     if os.environ.get("GOLDPAN_ANNOTATOR"):
-        return os.environ["GOLDPAN_ANNOTATOR"]
+        return check_person_name(os.environ["GOLDPAN_ANNOTATOR"], "$GOLDPAN_ANNOTATOR")
     try:
-        return getpass.getuser()
-    except Exception:  # no login name in this environment (some containers)
+        return check_person_name(getpass.getuser(), "your login name (give --annotator)")
+    except Exception:  # no login name in this environment (some containers), or an odd one
         return "annotator"

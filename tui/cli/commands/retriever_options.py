@@ -13,8 +13,9 @@ import argparse
 from typing import Any
 
 from engine.retrieve import KIND_PARAMS, RETRIEVER_KINDS, kind_params, new_spec
-from engine.retrieve.params import PATHS, Param, describe_default
+from engine.retrieve.params import FLOATS, PATHS, Param, describe_default
 from engine.types import RetrieverSpec
+from tui.cli import values
 
 DEFAULT_KIND = "bm25"
 
@@ -82,8 +83,14 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
         if p.type is bool:
             options["action"] = "store_true"
         else:
-            if p.type in (float, int):
-                options["type"] = p.type
+            # finite numbers in a sane range, checked as parsed (the kind's own check,
+            # e.g. b in [0, 1], follows when the spec is made)
+            if p.type is float:
+                options["type"] = values.finite()
+            elif p.type is int:
+                options["type"] = values.ranks
+            elif p.type == FLOATS:
+                options["type"] = values.finite_list
             if p.choices is not None:
                 options["choices"] = list(p.choices)
             if p.type == PATHS:
@@ -99,5 +106,5 @@ def spec_from_args(name: str, args: argparse.Namespace) -> RetrieverSpec:
     Options of other kinds are ignored. Raises ValueError on a missing or bad value.
     """
     kind = args.kind
-    values = {p.name: getattr(args, _dest(p), None) for p in kind_params(kind) if p.cli}
-    return new_spec(name, kind, values)
+    given = {p.name: getattr(args, _dest(p), None) for p in kind_params(kind) if p.cli}
+    return new_spec(name, kind, given)

@@ -15,6 +15,8 @@ from rich.text import Text
 from tui.cli.commands.common import (
     GateFailed,
     UsageError,
+    check_retrievers,
+    check_tag,
     err,
     open_workspace,
     out,
@@ -96,6 +98,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     given = gate.parse_given(args)
     quiet = args.json or args.quiet or args.markdown == "-"
     with open_workspace(args.workspace, readonly=bool(given)) as ws:
+        check_tag(ws, args.tag)  # --retriever: checked with the --run names it may add
         rankings = gate.prepare(ws, args, given, quiet)
         board = score_workspace(
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
@@ -167,6 +170,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
         raise UsageError("--samples must be at least 1")
     parse_metric(args.metric)  # a bad metric fails before anything is pooled
     with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, [args.a, args.b], "compare")
+        check_tag(ws, args.tag)
         pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
@@ -196,6 +201,8 @@ def cmd_failures(args: argparse.Namespace) -> None:
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, args.retriever)
+        check_tag(ws, args.tag)
         pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         rows = failures(ws, args.retriever, tag=args.tag)
         titles: dict[str | None, str] = {}
@@ -226,6 +233,7 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, args.retriever)
         pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         cal = noanswer_calibration(ws, args.retriever)
     if args.json:
@@ -265,6 +273,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     bs = parse_floats(args.b, "--b")
     metric = parse_metric(args.metric).name
     with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, args.retriever)
+        check_tag(ws, args.tag)
         cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
     cells_word = "cell" if len(cells) == 1 else "cells"

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tui.cli import values
 from tui.cli.commands.common import UsageError, err, open_workspace, out, pool_stale
 from tui.literal import literal
 
@@ -15,7 +16,7 @@ def add_options(s: argparse.ArgumentParser) -> None:
     from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
 
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8000, help="default 8000")
+    s.add_argument("--port", type=values.port, default=8000, help="default 8000")
     s.add_argument(
         "--annotator", action="append", default=[], metavar="NAME", help="a labeler (repeatable)"
     )
@@ -35,17 +36,18 @@ def add_options(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--per-question",
-        type=int,
+        type=values.people_per_question,
         default=DEFAULT_PER_QUESTION,
         metavar="K",
         help=f"annotators per question (default {DEFAULT_PER_QUESTION})",
     )
     s.add_argument(
         "--lease",
-        type=float,
+        type=values.lease_seconds,
         default=LEASE_SECONDS,
         metavar="SECONDS",
-        help=f"how long an unattended question stays taken (default {LEASE_SECONDS:g})",
+        help=f"how long an unattended question stays taken: 5 to {values.MAX_LEASE_SECONDS:g} "
+        f"(default {LEASE_SECONDS:g})",
     )
     s.add_argument(
         "--public-url",
@@ -58,7 +60,7 @@ def add_options(s: argparse.ArgumentParser) -> None:
 
 
 def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
-    from tui.serve import check_name
+    from engine.names import check_person_name
 
     people: dict[str, str] = {}
     for role, names in (
@@ -67,7 +69,7 @@ def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
         ("viewer", args.viewer),
     ):
         for name in names:
-            check_name(name)
+            check_person_name(name, f"--{role}")  # a tab starts for every name taken
             if name in people and people[name] != role:
                 raise UsageError(f"{name!r} is given as both {people[name]} and {role}")
             people.setdefault(name, role)
@@ -89,16 +91,12 @@ def cmd_serve(args: argparse.Namespace) -> None:
                 )
             _print_links(book.url, book.active(), link)
             return
-        if not 1 <= args.port <= 65535:
-            raise UsageError(f"--port {args.port}: expected 1-65535")
-        if args.per_question < 1:
-            raise UsageError("--per-question must be at least 1")
-        if args.lease < 5:
-            raise UsageError("--lease must be at least 5 seconds")
         people = _people(args)
         book = TokenBook(path.absolute())
-        if not people:  # the same people as last time
-            people = [(p.name, p.role) for p in book.active()]
+        if not people:  # the same people as last time (a links file may be older than the rule)
+            from engine.names import check_person_name
+
+            people = [(check_person_name(p.name, p.role), p.role) for p in book.active()]
         if not people:
             raise UsageError("name at least one person: --annotator NAME (repeatable)")
         with open_workspace(str(path)) as ws:

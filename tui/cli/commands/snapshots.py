@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,12 @@ from engine.snapshots import (
     resolve_snapshot,
     save_snapshot,
 )
+from tui.cli import values
 from tui.cli.commands.common import (
     GateFailed,
     UsageError,
+    check_retrievers,
+    check_tag,
     err,
     open_workspace,
     out,
@@ -80,13 +82,16 @@ def score_against_options(score: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--tolerance",
-        type=int,
+        type=values.tolerance,
         metavar="RANKS",
         help="with --fail-on-regression: allow this many ranks worse (default 0); a lost "
         "gold is always a regression",
     )
     g.add_argument(
-        "--samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (--against)"
+        "--samples",
+        type=values.samples,
+        default=DEFAULT_SAMPLES,
+        help="bootstrap resamples (--against)",
     )
 
 
@@ -103,12 +108,14 @@ def querylog_options(s: argparse.ArgumentParser) -> None:
     """The options of ``goldpan import querylog``."""
     s.add_argument("workspace", metavar="WS")
     s.add_argument("path", metavar="FILE")
-    s.add_argument("--sample", type=int, metavar="N", help="draw N groups as questions")
-    s.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    s.add_argument("--min-count", type=int, default=1, metavar="K", help="skip rarer queries")
+    s.add_argument("--sample", type=values.count, metavar="N", help="draw N groups as questions")
+    s.add_argument("--seed", type=values.seed, default=0, help="the sample's seed (default 0)")
+    s.add_argument(
+        "--min-count", type=values.count, default=1, metavar="K", help="skip rarer queries"
+    )
     s.add_argument(
         "--similarity",
-        type=float,
+        type=values.similarity,
         default=None,
         metavar="J",
         help="near-duplicate threshold: Jaccard of character 3-grams (default 0.7)",
@@ -147,6 +154,7 @@ def cmd_snapshot(args: argparse.Namespace) -> None:
                 raise SnapshotError(
                     f"a snapshot named {name!r} already exists (remove it, or use --replace)"
                 )
+            check_retrievers(ws, args.retriever)
             if not args.no_pool:
                 pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=True)
             data = save_snapshot(ws, name, replace=args.replace, retrievers=args.retriever)
@@ -235,16 +243,13 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         raise UsageError("--fail-under and --against are separate gates; run score twice")
     if args.tolerance is not None and not args.fail_on_regression:
         raise UsageError("--tolerance goes with --fail-on-regression")
-    tolerance = args.tolerance or 0
-    if tolerance < 0:
-        raise UsageError("--tolerance must be 0 or more ranks")
-    if args.samples < 1:
-        raise UsageError("--samples must be at least 1")
+    tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
     from tui.cli.commands import gate
 
     given = gate.parse_given(args)
     quiet = args.json or args.quiet or args.markdown == "-"
     with open_workspace(args.workspace, readonly=bool(given)) as ws:
+        check_tag(ws, args.tag)
         snap = resolve_snapshot(ws, args.against)
         rankings = gate.prepare(ws, args, given, quiet)
         diff = diff_against(
@@ -365,6 +370,8 @@ def cmd_power(args: argparse.Namespace) -> None:
 
     metric = parse_metric(args.metric).name
     with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, [args.a, args.b], "power")
+        check_tag(ws, args.tag)
         pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
         p = workspace_power(ws, args.a, args.b, metric, tag=args.tag)
     if args.json:
@@ -395,13 +402,8 @@ def cmd_import_querylog(args: argparse.Namespace) -> None:
     """Read a query log; sample questions from it, or store it for the write screen."""
     from engine.querylog import DEFAULT_SIMILARITY, band_summary, import_querylog
 
+    # --similarity, --sample and --min-count are checked as they are parsed (tui.cli.values)
     similarity = DEFAULT_SIMILARITY if args.similarity is None else args.similarity
-    if not (math.isfinite(similarity) and 0 < similarity <= 1):
-        raise UsageError(f"--similarity {similarity}: expected a number in (0, 1]")
-    if args.sample is not None and args.sample < 1:
-        raise UsageError("--sample must be at least 1")
-    if args.min_count < 1:
-        raise UsageError("--min-count must be at least 1")
     with open_workspace(args.workspace) as ws:
         report = import_querylog(
             ws,

@@ -18,6 +18,7 @@ from engine.types import GRADE_RANGE, GRADES
 from tui.cli.commands.common import (
     UsageError,
     annotator_name,
+    check_question,
     err,
     open_workspace,
     out,
@@ -43,6 +44,7 @@ def _labeling(args: argparse.Namespace) -> Iterator[LabelingSession]:
     who = annotator_name(args.annotator)
     with open_workspace(args.workspace) as ws:
         ws.ensure_sound()  # the session reads the question's labels before it writes
+        check_question(ws, args.question)
         session = LabelingSession(ws, who)
         try:
             yield session
@@ -129,8 +131,6 @@ def cmd_queue(args: argparse.Namespace) -> None:
     from engine.queue import coverage_at_k, judged_docs, judging_queue
     from engine.retrieve import DEFAULT_DEPTH
 
-    if args.k < 1:
-        raise UsageError("--k must be at least 1")
     with open_workspace(args.workspace) as ws:
         pool_stale(ws, None, DEFAULT_DEPTH, quiet=args.json)
         golds = workspace_golds(ws)

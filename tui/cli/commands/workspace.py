@@ -15,6 +15,7 @@ from rich.table import Table
 from engine import __version__
 from tui.cli.commands.common import (
     UsageError,
+    check_retrievers,
     err,
     open_workspace,
     out,
@@ -89,8 +90,6 @@ def cmd_pool(args: argparse.Namespace) -> None:
     from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
     from engine.retrieve.runner import refresh_runs
 
-    if args.depth < 1:
-        raise UsageError("--depth must be at least 1")
     with open_workspace(args.workspace) as ws:
         if ws.readonly:
             raise UsageError(
@@ -162,6 +161,7 @@ def cmd_retriever(args: argparse.Namespace) -> None:
         else:
             from engine.retrieve import dependents
 
+            check_retrievers(ws, args.name, "retriever remove")
             readers = dependents(ws.retrievers(), args.name)
             if readers:
                 raise UsageError(

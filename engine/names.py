@@ -1,0 +1,99 @@
+"""Names a user gives that must already exist, and the rule for a person's name.
+
+One message for a name that is not there (a tag, a retriever, a question, an annotator):
+the name, what it was given to, and the names there are, closest first. A typo such as
+``--tag hrad`` must stop with "known tags: hard, ..." rather than score zero questions
+and exit 0.
+
+The person rule (:func:`check_person_name`) is what every annotator, adjudicator and
+viewer name passes, wherever it comes from (``--annotator``, ``$GOLDPAN_ANNOTATOR``,
+``serve``): a name that could be read as an option (``-x``) or that a terminal would
+show differently from what is stored is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from engine.errors import BadInput, UnknownName
+
+SHOWN = 12
+"""How many known names an error lists (closest first); the rest are counted."""
+
+PERSON_NAME_MAX = 64
+"""The longest person name, in characters."""
+
+
+def closest_first(name: str, known: Iterable[str], limit: int = SHOWN) -> tuple[list[str], int]:
+    """Up to ``limit`` of ``known``, close matches of ``name`` first; and how many are left.
+
+    The close matches are difflib's (best first); the rest keep their given order.
+    """
+    names = list(dict.fromkeys(known))
+    close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    ordered = close + [n for n in names if n not in close]
+    return ordered[:limit], max(0, len(ordered) - limit)
+
+
+def unknown_name(
+    what: str,
+    name: str,
+    known: Iterable[str],
+    *,
+    given_to: str | None = None,
+    plural: str | None = None,
+    where: str = "this workspace",
+) -> UnknownName:
+    """The error for ``name``, which is no ``what`` of ``where``; it lists the known ones.
+
+    ``given_to``: the option or argument it came from (``--tag``), named first.
+    """
+    many = plural or f"{what}s"
+    shown, left = closest_first(name, known)
+    head = f"{given_to}: " if given_to else ""
+    if not shown:
+        return UnknownName(f"{head}unknown {what} {name!r}: {where} has no {many}")
+    more = f" and {left} more" if left else ""
+    return UnknownName(
+        f"{head}unknown {what} {name!r}; known {many} (closest first): {', '.join(shown)}{more}"
+    )
+
+
+def check_known(
+    what: str,
+    names: Iterable[str] | str | None,
+    known: Iterable[str],
+    *,
+    given_to: str | None = None,
+    plural: str | None = None,
+    where: str = "this workspace",
+) -> None:
+    """Raise :func:`unknown_name`'s error for the first of ``names`` not in ``known``.
+
+    ``names`` may be one name, several, or None (nothing to check).
+    """
+    if names is None:
+        return
+    wanted = [names] if isinstance(names, str) else list(names)
+    have = list(known)
+    present = set(have)
+    for n in wanted:
+        if n not in present:
+            raise unknown_name(what, n, have, given_to=given_to, plural=plural, where=where)
+
+
+def check_person_name(name: str, given_to: str = "--annotator") -> str:
+    """``name`` when it can name a person on labels and in a served session.
+
+    Refused: empty, leading or trailing spaces, a first character ``-`` (it would be read
+    as an option where the name is passed on, as ``serve`` does to each browser tab's
+    app), characters that are not printable, more than :data:`PERSON_NAME_MAX`.
+    """
+    if not name.strip() or name != name.strip():
+        raise BadInput(f"{given_to} {name!r}: use a name without leading or trailing spaces")
+    if name.startswith("-"):
+        raise BadInput(f"{given_to} {name!r}: a name must not start with '-'")
+    if any(not ch.isprintable() for ch in name) or len(name) > PERSON_NAME_MAX:
+        raise BadInput(f"{given_to} {name!r}: use up to {PERSON_NAME_MAX} printable characters")
+    return name
