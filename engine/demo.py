@@ -14,7 +14,7 @@ from engine.formats.outfiles import atomic_database, not_regular
 from engine.ingest import import_docs, import_labels, import_questions, import_verdicts
 from engine.retrieve import DEFAULT_DEPTH
 from engine.retrieve.runner import Progress, refresh_runs
-from engine.workspace import Workspace, WorkspaceError, identify
+from engine.workspace import Workspace, WorkspaceError, held, identify
 from engine.workspace_setup import new_workspace
 
 
@@ -56,6 +56,11 @@ def build_demo(
                 f"{path} exists, and demo --force replaces only a goldpan workspace (an "
                 f"older demo): it was left as it is; choose another --path. {exc}"
             ) from None
+        if held.open_elsewhere(path):  # its labels would go on into the replaced file
+            raise WorkspaceError(
+                f"{path} is open in another goldpan (an app, `goldpan serve` or a command); "
+                "close it first, then rebuild with --force. It was left as it is"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     data = demo_data()
     with atomic_database(path, replace=force, label="demo") as tmp:

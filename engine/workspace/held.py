@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import fcntl
 import os
 import sqlite3
 import threading
@@ -81,6 +82,40 @@ def plain_read_allowed(path: Path) -> Iterator[bool]:
     """
     with LOCK:
         yield not is_held(path)
+
+
+_DMS_BYTE = 128
+"""SQLite's "dead man switch" in the ``-shm`` file: every connection of every process that
+has the file open in WAL mode holds a shared lock on this byte (unix VFS: 120 + 8 locks)."""
+
+
+def open_elsewhere(path: Path) -> bool:
+    """Whether another process has the workspace at ``path`` open (SQLite's WAL mode).
+
+    Asks for a write lock on the ``-shm`` file's dead-man-switch byte, without waiting, and
+    lets it go at once: it is refused exactly while some connection holds the file open.
+    Only when no connection of this process is open on it (the plain descriptor closed here
+    would drop that connection's locks).
+    """
+    shm = path.with_name(path.name + "-shm")
+    with LOCK:
+        if is_held(path):
+            raise RuntimeError(f"{path} is open in this process; ask before opening it")
+        try:
+            fd = os.open(shm, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return False  # no -shm: no connection has it open in WAL mode
+        except OSError:
+            return True  # a -shm that cannot be opened (a link, say): it may be in use
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _DMS_BYTE)
+            except OSError:
+                return True
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, _DMS_BYTE)
+            return False
+        finally:
+            os.close(fd)
 
 
 def connect(

@@ -247,3 +247,46 @@ def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
     missing = {k: g for k, g in shown.items() if stored.get(k) != g}
     assert not missing, f"round {round_no}: shown as saved but lost: {missing}"
     reopen_intact(path)
+
+
+def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
+    """Replacing a file another process writes would send its labels into a deleted file."""
+    path = tmp_path / "demo.db"
+    build(path)
+    holder = script(
+        "import sys, time\n"
+        "from engine.workspace import Workspace\n"
+        "ws = Workspace.open(sys.argv[1]); ws.labels()\n"
+        "print('open', flush=True)\n"
+        "sys.stdin.read() if False else time.sleep(600)\n",
+        path,
+        log=tmp_path / "holder.log",
+    )
+    try:
+        assert holder.stdout.readline().strip() == b"open"
+        before = path.read_bytes()
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
+            cwd=Path(__file__).parents[2],
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert "open in another goldpan" in proc.stderr
+        assert path.read_bytes() == before
+        assert not deleted_side_files(holder.pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    # nobody has it open any more: --force replaces it
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
+        cwd=Path(__file__).parents[2],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
