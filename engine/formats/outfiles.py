@@ -87,12 +87,21 @@ def not_regular(path: Path) -> str | None:
 
 
 def is_sqlite(path: Path) -> bool:
-    """True when ``path`` is a readable file that starts with SQLite's header."""
-    try:
-        with path.open("rb") as f:
-            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
+    """True when ``path`` is a readable file that starts with SQLite's header.
+
+    A file this process holds a connection to is SQLite, and is not opened here: closing a
+    plain descriptor of it would drop that connection's locks (:mod:`engine.workspace.held`).
+    """
+    from engine.workspace import held
+
+    with held.plain_read_allowed(path) as plain:
+        if not plain:
+            return True
+        try:
+            with path.open("rb") as f:
+                return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+        except OSError:
+            return False
 
 
 def check_target(

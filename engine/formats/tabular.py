@@ -52,7 +52,12 @@ def read_text(path: Path) -> str:
     odd = not_regular(path)  # before any open, which would block on a FIFO
     if odd is not None:
         raise IngestError(path, None, f"{odd}; goldpan reads regular files only")
-    data = path.read_bytes()
+    from engine.workspace import held
+
+    with held.plain_read_allowed(path) as plain:
+        if not plain:  # reading it here would drop this process's locks on it
+            raise IngestError(path, None, "is an open workspace (SQLite), not a text file")
+        data = path.read_bytes()
     if not data.strip():
         raise IngestError(path, None, "the file is empty")
     for bom, name in _WIDE_BOMS:

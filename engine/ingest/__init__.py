@@ -377,7 +377,7 @@ def import_run(ws: Workspace, path: Path, name: str, *, replace: bool = False) -
     """
     lines = read_trec_run(path)
     _check_run_refs(ws, path, lines)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()  # read_trec_run refused an open one
     spec = RetrieverSpec(name, EXTERNAL_KIND, {"source": path.name, "sha256": digest})
     ranked = {qid: trec_order(s, len(s)) for qid, s in run_scores(lines).items()}
     # A question the file lacks gets an empty ranking, as a built-in retriever that finds

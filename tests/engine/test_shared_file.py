@@ -290,3 +290,34 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_reading_an_open_workspace_as_a_file_keeps_this_process_s_locks(tmp_path):
+    """is_sqlite (the output guard) and read_text (every input) never open a file this
+    process holds a connection to: another process's close would then delete its WAL."""
+    from engine.formats.errors import IngestError
+    from engine.formats.outfiles import is_sqlite
+    from engine.formats.tabular import read_text
+    from engine.types import Label
+
+    path = tmp_path / "ws.db"
+    build(path)
+    ws = Workspace.open(path)
+    try:
+        ws.write_labels([Label("q000", "d000", "mina", 2)])
+        assert is_sqlite(path)
+        with pytest.raises(IngestError, match="open workspace"):
+            read_text(path)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui", "info", str(path)],
+            cwd=Path(__file__).parents[2],
+            env=env(),
+            capture_output=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert not deleted_side_files(os.getpid())
+        ws.write_labels([Label("q000", "d001", "mina", 1)])
+    finally:
+        ws.close()
+    assert labels_of(path, "mina") == {("q000", "d000"): 2, ("q000", "d001"): 1}
