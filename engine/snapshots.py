@@ -53,11 +53,19 @@ class SnapshotError(WorkspaceError):
 
 
 def take_snapshot(
-    ws: Workspace, name: str, *, retrievers: Sequence[str] | None = None
+    ws: Workspace,
+    name: str,
+    *,
+    retrievers: Sequence[str] | None = None,
+    given: Mapping[str, Mapping[str, CachedRun]] | None = None,
 ) -> dict[str, Any]:
-    """The snapshot document of the workspace's scores now (from the cached rankings)."""
+    """The snapshot document of the workspace's scores now (from the cached rankings).
+
+    ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
+    takes them (the Python API's search function).
+    """
     names = metric_names()
-    board = score_workspace(ws, metrics=names, retrievers=retrievers)
+    board = score_workspace(ws, metrics=names, retrievers=retrievers, given=given)
     qids = board.question_ids
     out: dict[str, Any] = {
         "goldpan_snapshot": FORMAT,
@@ -68,8 +76,8 @@ def take_snapshot(
         "retrievers": {},
     }
     for r, rs in board.retrievers.items():
-        spec = ws.retriever(r)
-        runs = ws.runs(r, qids)
+        spec = None if given and r in given else ws.retriever(r)
+        runs = dict(given[r]) if given and r in given else ws.runs(r, qids)
         questions = {}
         for i, q in enumerate(qids):
             ranking = runs[q].doc_ids if q in runs else ()

@@ -150,7 +150,6 @@ class Rankings:
 
 def prepare(ws: Workspace, args: argparse.Namespace, given: Given, quiet: bool) -> Rankings:
     """Pool the workspace's chosen retrievers and make the given rankings, now."""
-    from engine.gate import rankings_from_command, rankings_from_file
     from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS, bases_of
 
     specs = {s.name: s for s in ws.retrievers()}
@@ -191,6 +190,8 @@ def prepare(ws: Workspace, args: argparse.Namespace, given: Given, quiet: bool) 
             if n in wanted:
                 how[n] = f"not run: {reason}"
     rankings: dict[str, dict[str, CachedRun]] = {}
+    if given:  # reading run files imports the importers: only when there are some
+        from engine.gate import rankings_from_command, rankings_from_file
     for name, path in given.files.items():
         rankings[name] = rankings_from_file(ws, Path(path), name)
         how[name] = f"run file {path} (--run)"
