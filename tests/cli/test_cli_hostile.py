@@ -708,8 +708,13 @@ def test_markup_and_escapes_print_literally(markup_ws, capsys):
     assert "[red]r[/red]␛[2J: " in out
     out = cli("sweep", str(ws), "--retriever", RETRIEVER, "--k1", "1.2", "--b", "0.75")
     assert "[red]r[/red]␛[2J: mrr over k1 x b" in out
-    out = cli("label", str(ws), "[i]q1[/i]", "$d2", "1", "--annotator", f"[u]me[/u]{CLEAR}")
-    assert out.strip() == "[u]me[/u]␛[2J: [i]q1[/i] $d2 = 1"
+    code, _, err = run(
+        capsys, "label", str(ws), "[i]q1[/i]", "$d2", "1", "--annotator", f"me{CLEAR}"
+    )
+    assert code == 2 and "printable characters" in err  # a name typed now is checked
+    _no_escapes(err)
+    out = cli("label", str(ws), "[i]q1[/i]", "$d2", "1", "--annotator", "[u]me[/u]")
+    assert out.strip() == "[u]me[/u]: [i]q1[/i] $d2 = 1"
     out = cli("verdict", str(ws), "$q2", "skip", "--annotator", "[u]me[/u]")
     assert out.strip() == "[u]me[/u]: $q2 is skip"
 
