@@ -15,6 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_POOL_DEPTH = 10
+"""How many of each retriever's top documents are pooled for judging."""
+
+DEFAULT_DEPTH = 100
+"""How deep each retriever's ranking is cached (re-exported by :mod:`engine.retrieve`;
+here so that the CLI's options can show it without importing the retrievers)."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,24 @@ CLI_PATHS = {
     "verdict": (["verdict", "{ws}", "q01", "skip", "--annotator", "a"], (*HEAVY, "numpy")),
     "retriever list": (["retriever", "list", "{ws}"], (*HEAVY, "numpy")),
     "help": (["--help"], (*HEAVY, "numpy", "engine.workspace")),
+    # pool's options (its default depth) come without the retrievers: they load with the pool
+    "pool help": (["pool", "--help"], (*HEAVY, "numpy", "engine.retrieve", "engine.retrieve.bm25")),
 }
+
+
+def test_parsing_pool_options_imports_no_retriever():
+    """Building the parser and parsing `pool`'s options import neither BM25 nor numpy."""
+    code = (
+        "import sys\n"
+        "from tui.cli import build_parser\n"
+        "args = build_parser().parse_args(['pool', 'ws.db', '--depth', '50', '--quiet'])\n"
+        "print(args.depth, [m for m in ('numpy', 'scipy', 'engine.retrieve', "
+        "'engine.retrieve.bm25') if m in sys.modules])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "50 []", result.stderr
 
 
 @pytest.fixture(scope="module")

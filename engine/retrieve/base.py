@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import BadInput, GoldpanError
+from engine.pooling import DEFAULT_DEPTH as DEFAULT_DEPTH  # re-exported
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
-
-DEFAULT_DEPTH = 100
-"""How deep each retriever's ranking is cached."""
 
 EXTERNAL_KIND = "external"
 """The kind of a retriever whose rankings come from an imported run file."""

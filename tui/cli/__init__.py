@@ -429,7 +429,7 @@ def _serve_options(s: argparse.ArgumentParser) -> None:
 
 
 def _pool_options(s: argparse.ArgumentParser) -> None:
-    from engine.retrieve import DEFAULT_DEPTH
+    from engine.pooling import DEFAULT_DEPTH  # not engine.retrieve: it loads numpy and scipy
 
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument(
