@@ -17,7 +17,7 @@ from engine.gold import Status
 from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
-from engine.pooling import DEFAULT_POOL_DEPTH, only_found_by, pool
+from engine.pooling import DEFAULT_POOL_DEPTH, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
@@ -268,7 +268,9 @@ class Contribution:
 
 
 def pool_contributions(
-    ws: Workspace, depth: int = DEFAULT_POOL_DEPTH
+    ws: Workspace,
+    depth: int = DEFAULT_POOL_DEPTH,
+    ranked: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> dict[str, Contribution | None]:
     """Per retriever, the pooled documents only it found (None for fusion and rerank kinds).
 
@@ -276,17 +278,24 @@ def pool_contributions(
     a fusion or a reranker reorders what its bases found, so a document it "alone" found
     would be its bases' too. This is the pool-bias check of TREC: a retriever whose unique
     documents turn out gold is one the test set would be unfair to without it.
+
+    ``ranked`` (retriever -> question id -> at least its top ``depth`` doc ids) is what a
+    pool just made (:attr:`~engine.retrieve.runner.RunReport.top`): a retriever it holds
+    for every question is not read back from the workspace.
     """
     specs = ws.retrievers()
     first = [s.name for s in specs if not bases_of(s)]
-    runs = ws.all_runs()
+    qids = ws.question_ids()
+    ranked = ranked or {}
+    rankings: dict[str, Mapping[str, Sequence[str]]] = {}
+    for name in first:
+        mine = ranked.get(name)
+        if mine is not None and len(mine) >= len(qids) and all(q in mine for q in qids):
+            rankings[name] = mine
+        else:
+            rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
+    only = only_found(rankings, qids, depth)
     golds = workspace_golds(ws)
-    only: dict[str, list[tuple[str, str]]] = {n: [] for n in first}
-    for qid in ws.question_ids():
-        rankings = {n: runs.get(n, {}).get(qid, ()) for n in first}
-        candidates = pool(qid, rankings, depth)
-        for name in first:
-            only[name].extend((qid, d) for d in only_found_by(candidates, name))
     out: dict[str, Contribution | None] = {}
     for spec in specs:
         pairs = only.get(spec.name)

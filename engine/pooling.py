@@ -62,3 +62,29 @@ def pool(
 def only_found_by(candidates: Sequence[Candidate], retriever: str) -> list[str]:
     """Doc ids that only ``retriever`` put in its top k (what it adds to the pool)."""
     return [c.doc_id for c in candidates if set(c.ranks) == {retriever}]
+
+
+def only_found(
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    question_ids: Sequence[str],
+    depth: int = DEFAULT_POOL_DEPTH,
+) -> dict[str, list[tuple[str, str]]]:
+    """Per retriever, the (question id, doc id) pairs only it put in its top ``depth``.
+
+    ``rankings`` is retriever name -> question id -> doc ids in rank order (a question a
+    retriever has no ranking of counts as an empty one). The same pairs as
+    :func:`only_found_by` over each question's :func:`pool`, without the blinded order.
+    """
+    out: dict[str, list[tuple[str, str]]] = {name: [] for name in rankings}
+    for qid in question_ids:
+        tops = [(name, by_q.get(qid, ())[:depth]) for name, by_q in rankings.items()]
+        seen: dict[str, int] = {}
+        for _, top in tops:
+            for doc in set(top):
+                seen[doc] = seen.get(doc, 0) + 1
+        for name, top in tops:
+            mine = out[name]
+            for doc in dict.fromkeys(top):
+                if seen[doc] == 1:
+                    mine.append((qid, doc))
+    return out

@@ -92,6 +92,9 @@ class RunReport:
     """Per retriever brought up to date, whether its rankings were made now or are cached
     and why that is valid (``ranked now (command, no cache key)``, ``cached, inputs
     unchanged``): what a gate says it scored."""
+    top: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
+    doc ids (what a report of the pool reads without reading the rankings back)."""
 
 
 class PreparedRetrievers:
@@ -182,6 +185,7 @@ def refresh_runs(
     prepared: PreparedRetrievers | None = None,
     keep_going: bool = False,
     trust: TrustStore | None = None,
+    keep_top: int = 0,
 ) -> RunReport:
     """Bring every chosen retriever's cached rankings up to date.
 
@@ -202,6 +206,7 @@ def refresh_runs(
             config folder). A command retriever this user has not trusted for this
             workspace is never run: it is listed in :attr:`RunReport.untrusted`, and the
             retrievers that read it are skipped.
+        keep_top: keep each ranking's top ``keep_top`` doc ids in :attr:`RunReport.top`.
 
     Raises:
         RetrieverError: a retriever could not run (missing extra, bad command output);
@@ -239,6 +244,7 @@ def refresh_runs(
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
         keep_going,
         counts,
+        keep_top,
     )
     store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
@@ -322,6 +328,16 @@ def _with_alone(
             return run
         own += r.alone_ms
     return dataclasses.replace(run, alone_ms=own)
+
+
+def _keep_top(top: dict[str, tuple[str, ...]], batches: Sequence[BatchRun], k: int) -> None:
+    """Each question's top ``k`` doc ids of ``batches``, into ``top``."""
+    for b in batches:
+        ids, cols, ends = b.ranked.doc_ids, b.ranked.cols.tolist(), b.ranked.ends.tolist()
+        start = 0
+        for qid, end in zip(b.question_ids, ends, strict=True):
+            top[qid] = tuple([ids[c] for c in cols[start : min(end, start + k)]])
+            start = end
 
 
 class _CountsLater:
@@ -408,6 +424,8 @@ class _PoolRun:
     keep_going: bool
     counts: _CountsLater
     """BM25's term counts, written with the next rankings."""
+    keep_top: int = 0
+    """How many of each new ranking's doc ids to keep in the report (0: none)."""
     _docs: _LazyDocs | None = None
     _ranker: ThreadPoolExecutor | None = None
     _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
@@ -540,6 +558,11 @@ class _PoolRun:
                 retriever.rank([q], spec_depth, [base_q])
                 alone[q.id] = (time.perf_counter() - t0) * 1000.0
         results = [_with_alone(r, alone, bases, base_runs) for r in results]
+        if self.keep_top:
+            k = self.keep_top
+            top = report.top.setdefault(spec.name, {})
+            for r in results:
+                top[r.question_id] = tuple(r.doc_ids[:k])
         with ws.transaction():
             self.counts.write_held()
             ws.write_runs(results)
@@ -612,6 +635,8 @@ class _PoolRun:
                 continue
             if not self._pending:  # the ranking thread is idle: time the sample now
                 batches = self._time_alone(name, batches)
+            if self.keep_top:
+                _keep_top(self.report.top.setdefault(name, {}), batches, self.keep_top)
             with self.ws.transaction():
                 self.counts.write_held()
                 self.ws.write_batches(batches)

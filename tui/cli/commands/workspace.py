@@ -99,10 +99,16 @@ def cmd_pool(args: argparse.Namespace) -> None:
             raise UsageError(f"{args.workspace} has no questions yet; import some first")
         with progress_bar(not args.quiet) as progress:
             report = refresh_runs(
-                ws, args.retriever, depth=args.depth, force=args.force, progress=progress
+                ws,
+                args.retriever,
+                depth=args.depth,
+                force=args.force,
+                progress=progress,
+                keep_top=POOL_DEPTH,
             )
         say_skipped(args.workspace, report)
-        adds = pool_contributions(ws, POOL_DEPTH)
+        # from the rankings just made, in memory: only those cached are read back
+        adds = pool_contributions(ws, POOL_DEPTH, report.top)
     table = Table(title="pool", title_justify="left")
     columns = (
         "retriever",
@@ -203,11 +209,13 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_info(args: argparse.Namespace) -> None:
     """Counts and schema version."""
+    from engine.counters import workspace_counters
     from engine.gold import workspace_golds
 
     with open_workspace(args.workspace) as ws:
         counts = ws.counts()
         golds = workspace_golds(ws)
+        counters = workspace_counters(ws)
         status: dict[str, int] = {}
         for g in golds.values():
             status[g.status.value] = status.get(g.status.value, 0) + 1
@@ -223,6 +231,8 @@ def cmd_info(args: argparse.Namespace) -> None:
             "cached_runs": counts["runs"],
             "annotators": ws.annotators(),
             "question_status": dict(sorted(status.items())),
+            "disputed": counters["disputed"],
+            "judged_by": counters["judged_by"],
             "judgments_for_an_old_text": sum(ws.recheck_counts().values()),
         }
     if args.json:
