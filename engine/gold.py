@@ -55,6 +55,10 @@ class Status(StrEnum):
 SCORED = frozenset({Status.LABELED})
 """Statuses scored with ranking metrics."""
 
+NEEDS_ADJUDICATION = frozenset({Status.DISPUTED, Status.AMBIGUOUS})
+"""What every view counts as *disputed*: annotators disagree, or one flagged the question
+ambiguous; either way an adjudicator settles it (engine/counters.py)."""
+
 
 @dataclass(frozen=True)
 class Gold:
@@ -74,7 +78,7 @@ class Gold:
             return "scored"
         if self.status is Status.NO_ANSWER:
             return "no_answer"
-        if self.status in (Status.DISPUTED, Status.AMBIGUOUS):
+        if self.status in NEEDS_ADJUDICATION:
             return "disputed"
         if self.status is Status.RECHECK:
             return "recheck"

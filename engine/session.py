@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.counters import is_judged, judged_by
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
@@ -162,8 +163,10 @@ class LabelingSession:
         self._states: dict[str, QuestionState] = {}
         """Per-question rows read since the last reload, kept current by own writes."""
         self._live: LiveScores | None = None
-        self._judged: set[str] | None = None
-        """Questions this annotator judged (read once, then kept by own writes)."""
+        self._judged: dict[str, bool] | None = None
+        """Question id -> judged by this annotator (read once, then kept by own writes)."""
+        self._pooled: dict[str, tuple[tuple[str, ...], ...]] = {}
+        """The pooled rankings each entry of ``_judged`` was judged against."""
 
     # -- loading -------------------------------------------------------------------------
 
@@ -258,11 +261,7 @@ class LabelingSession:
             state = self.state(qid)
             if self._live is not None:
                 self._live.update(state.gold)
-            if self._judged is not None:
-                if state.mine or state.verdict is not None:
-                    self._judged.add(qid)
-                else:
-                    self._judged.discard(qid)
+            self._rejudge(qid, state)
         if self._live is not None and ranked:
             live = self._live
             for name in live.retrievers:
@@ -308,12 +307,38 @@ class LabelingSession:
         return pool(question_id, rankings, depth, extra=self.state(question_id).judged)
 
     def judged_questions(self) -> set[str]:
-        """The questions this annotator has judged: a grade or a verdict given."""
+        """The questions this annotator has judged: a verdict, or every candidate graded.
+
+        (:func:`engine.counters.is_judged`.)
+        Read once in bulk, then kept by this session's writes and :meth:`catch_up`; a
+        question whose pooled rankings changed since (pooled again, by this app or
+        another process) is judged again against its new candidates.
+        """
+        live = self.live
         if self._judged is None:
-            me = self.annotator
-            self._judged = {lab.question_id for lab in self.ws.labels() if lab.annotator == me}
-            self._judged |= {v.question_id for v in self.ws.verdicts() if v.annotator == me}
-        return set(self._judged)
+            mine = judged_by(live.question_ids, live.rankings, self.ws.labels(), self.ws.verdicts())
+            self._judged = {q: q in mine.get(self.annotator, set()) for q in live.question_ids}
+            self._pooled = {q: self._pool_basis(q) for q in live.question_ids}
+        for q in live.question_ids:
+            if self._pooled.get(q) != self._pool_basis(q):
+                self._rejudge(q, self.state(q))
+        return {q for q, judged in self._judged.items() if judged}
+
+    def _pool_basis(self, question_id: str) -> tuple[tuple[str, ...], ...]:
+        """The pooled part of every ranking of a question (what its candidates come from)."""
+        live = self.live
+        return tuple(
+            tuple(live.rankings[r].get(question_id, ())[:DEFAULT_POOL_DEPTH])
+            for r in live.retrievers
+        )
+
+    def _rejudge(self, question_id: str, state: QuestionState) -> None:
+        """Keep :meth:`judged_questions` current after ``question_id`` changed."""
+        if self._judged is None:
+            return
+        docs = [c.doc_id for c in self.candidates(question_id)]
+        self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs)
+        self._pooled[question_id] = self._pool_basis(question_id)
 
     # -- changing ------------------------------------------------------------------------
 
@@ -347,11 +372,7 @@ class LabelingSession:
             state = self.state(question_id)
         if self._live is not None and question_id in self._live.golds:
             self._live.update(state.gold)
-        if self._judged is not None:
-            if state.mine or state.verdict is not None:
-                self._judged.add(question_id)
-            else:
-                self._judged.discard(question_id)
+        self._rejudge(question_id, state)
         return state
 
     def _known(self, question_id: str, doc_id: str | None = None) -> None:

@@ -13,12 +13,17 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.agreement import agreement_report
 from engine.gold import Status
 from tui.actions import Command, bindings
-from tui.literal import literal, one_line, visible
+from tui.literal import literal, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.screens.modals import PromptScreen
 from tui.screens.questions import STATUS_STYLE
-from tui.widgets.tables import fill
+from tui.widgets.tables import RowTable, cut, fill, room, width
 
+LIST_WIDTH = 25
+"""The question list's width (app.tcss ``#adjudicate-list``): ids and statuses."""
+LEAST_TITLE = 8
+"""The title column's least width: it gives way first, so that every annotator's grade
+and the final column stay on screen at 80 columns."""
 ORDER = {Status.DISPUTED: 0, Status.AMBIGUOUS: 1}
 SIDE = Binding.Group("Take side", compact=True)
 
@@ -140,10 +145,10 @@ grades, which tell how far to trust the labels.
         """Question list beside the side-by-side labels; agreement at the bottom."""
         yield Header()
         with Horizontal(id="adjudicate-body"):
-            yield DataTable(id="adjudicate-list", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="adjudicate-list", cursor_type="row", zebra_stripes=True)
             with Vertical(id="adjudicate-right"):
                 yield Static(id="adjudicate-question")
-                yield DataTable(id="sides", cursor_type="row", zebra_stripes=True)
+                yield RowTable(id="sides", cursor_type="row", zebra_stripes=True)
         yield Static(id="agreement")
         yield Footer()
 
@@ -152,6 +157,10 @@ grades, which tell how far to trust the labels.
         table = self.query_one("#adjudicate-list", DataTable)
         self.redraw()
         table.focus()
+
+    def on_resize(self) -> None:
+        """The title column takes the width the grades leave: cut the titles anew."""
+        self.show_sides()
 
     def redraw(self) -> None:
         """The workspace changed: redraw the list, the sides and the agreement."""
@@ -260,10 +269,14 @@ grades, which tell how far to trust the labels.
         labels += [Text(visible(f"{i} {a}"), justify="right") for i, a in enumerate(names, 1)]
         labels.append(Text("final", justify="right"))
         docs = sorted({d for g in grades.values() for d in g} | set(final))
+        fixed = [max([width(labels[0]), *(width(literal(d)) for d in docs)])]
+        fixed += [width(label) for label in labels[2:]]
+        right = (self.size.width or self.app.size.width) - LIST_WIDTH - 2  # its padding
+        space = min(34, room(right, fixed, LEAST_TITLE))
         rows: list[list[Text]] = []
         for d in docs:
             doc = session.ws.doc(d)
-            cells: list[Text] = [literal(d), one_line(doc.title if doc else "", 34)]
+            cells: list[Text] = [literal(d), cut(doc.title if doc else "", space)]
             for a in names:
                 g = grades.get(a, {}).get(d)
                 style = "green" if g else "dim"

@@ -45,6 +45,12 @@ class GoldpanScreen(Screen[None]):
         """A question is on screen (the question actions need one)."""
         return getattr(self, "question_id", None) is not None
 
+    @property
+    def is_viewer(self) -> bool:
+        """Served to a viewer (``goldpan serve``): they look, never label."""
+        served = self.gp.served
+        return served is not None and not served.labels
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Only offer what works now, as the command's ``when`` says (the footer follows)."""
         return available(self, self.ACTIONS, action)

@@ -10,6 +10,7 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Static
 
+from engine.counters import left_to_judge
 from engine.session import QuestionState
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
@@ -55,7 +56,7 @@ grades (`u` restores them). The line above the footer shows your progress.
                 f"judge.grade{grade}",
                 title=f"Label: grade {grade} ({meaning.split(':')[0].lower()})",
                 group=GRADE,
-                when="has_question",
+                when="can_judge",
             )
             for grade, meaning in enumerate(
                 (
@@ -74,7 +75,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "judge.toggle",
             title="Label: toggle relevant",
             show=False,
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "n",
@@ -83,7 +84,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "Nothing in the corpus answers this question (again: take back)",
             "judge.no_answer",
             title="Label: no answer in the corpus",
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "slash",
@@ -92,7 +93,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "Search the whole corpus for a document the pool missed",
             "judge.search",
             title="Label: search the corpus",
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "u",
@@ -130,7 +131,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "judge.ambiguous",
             title="Label: flag ambiguous",
             show=False,
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "s",
@@ -140,7 +141,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "judge.skip",
             title="Label: skip question",
             show=False,
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "e",
@@ -150,7 +151,7 @@ grades (`u` restores them). The line above the footer shows your progress.
             "judge.edit",
             title="Label: edit question",
             show=False,
-            when="has_question",
+            when="can_judge",
         ),
         Command(
             "m",
@@ -312,7 +313,14 @@ grades (`u` restores them). The line above the footer shows your progress.
             return
         session = self.gp.session
         self.query_one("#progress", Static).update(
-            progress_text(session, self.gp.question_order, qid, advance=self.gp.auto_advance)
+            progress_text(
+                session,
+                self.gp.question_order,
+                qid,
+                advance=None if self.is_viewer else self.gp.auto_advance,
+                handed_out=self.gp.assigner is not None,
+                viewer=self.is_viewer,
+            )
         )
         state = session.state(qid)
         gold = state.gold
@@ -340,14 +348,19 @@ grades (`u` restores them). The line above the footer shows your progress.
     # -- actions -------------------------------------------------------------------------
 
     @property
+    def can_judge(self) -> bool:
+        """A question is on screen and this person labels (a viewer only looks)."""
+        return self.has_question and not self.is_viewer
+
+    @property
     def auto_advancing(self) -> bool:
-        """Auto-advance is on (``m`` turns it off)."""
-        return self.gp.auto_advance
+        """Auto-advance is on (``m`` turns it off); a viewer has none."""
+        return self.gp.auto_advance and not self.is_viewer
 
     @property
     def not_auto_advancing(self) -> bool:
-        """Auto-advance is off (``m`` turns it on)."""
-        return not self.gp.auto_advance
+        """Auto-advance is off (``m`` turns it on); a viewer has none."""
+        return not self.gp.auto_advance and not self.is_viewer
 
     def _saved(self, state: QuestionState) -> None:
         """Show a committed change and tell the other screens (once)."""
@@ -365,9 +378,12 @@ grades (`u` restores them). The line above the footer shows your progress.
             return
         if self.refuse_read_only("Grading a document"):
             return
+        ids = {c.doc_id for c in self.query_one(CandidateList).candidates}
+        # every candidate graded already: this grade corrects one, and the cursor stays
+        correcting = ids <= self.gp.session.my_grades(self.question_id).keys()
         state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
         self._saved(state)
-        if self.gp.auto_advance:
+        if self.gp.auto_advance and not correcting:
             self._advance_candidate(state)
 
     def _advance_candidate(self, state: QuestionState) -> None:
@@ -389,11 +405,24 @@ grades (`u` restores them). The line above the footer shows your progress.
             return
         qid = self.question_id
         order = self.gp.question_order or self.gp.session.live.question_ids
-        target = next_unjudged(order, qid, self.gp.session.judged_questions())
+        judged = self.gp.session.judged_questions()
+        target = next_unjudged(order, qid, judged)
         if target is None:
+            left = left_to_judge(order, judged)
+            if not left:
+                self.notify(
+                    visible(f"{why}. Every question of this list is judged."),
+                    title="Done with this list",
+                    markup=False,
+                )
+                return
+            named = ", ".join(left[:8]) + (f" and {len(left) - 8} more" if len(left) > 8 else "")
             self.notify(
-                visible(f"{why}. No question after it in this list is left to judge."),
-                title="Done with this list",
+                visible(
+                    f"{why}. No question after it in this list is left to judge; "
+                    f"{len(left)} earlier one(s) still are: {named} ([ walks back)."
+                ),
+                title="End of this list",
                 markup=False,
             )
             return

@@ -105,6 +105,8 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         """A search finished: (doc id, title) pairs, best first."""
 
         results: list[tuple[str, str]]
+        query: str = ""
+        """What was searched for (said back when nothing matches)."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", tooltip="Close without adding a document"),
@@ -219,7 +221,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
             ws.close()
         if get_current_worker().is_cancelled:
             return
-        self.post_message(self.Found([(d, doc.title if doc else "") for d, doc in titles]))
+        self.post_message(self.Found([(d, doc.title if doc else "") for d, doc in titles], query))
 
     def on_search_screen_found(self, message: SearchScreen.Found) -> None:
         """Show the results of the latest search."""
@@ -231,6 +233,15 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
                 for d, title in message.results
             ]
         )
+        if not message.results:  # say so: an empty list looks like a search still running
+            said = one_line(message.query, 60)
+            self.query_one(DocumentView).show(
+                None,
+                [],
+                f"No document matches {said}. Try other words."
+                if str(said).strip()
+                else "Type words to search the corpus.",
+            )
 
 
 TRUST_WORD = "trust"

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import coverage_at_k, judged_docs, judging_queue
@@ -19,7 +20,7 @@ from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.progress import progress_text
-from tui.widgets.tables import fill
+from tui.widgets.tables import RowTable, cut, fill, room, width
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -31,7 +32,12 @@ STATUS_STYLE = {
     Status.RECHECK: "bold yellow",
 }
 STATUS_FILTERS: list[Status | None] = [None, *Status]
-COLUMNS = ("id", "status", "gold", "title ov.", "gold ov.", "tags", "by", "question")
+COLUMNS = ("id", "status", "gold", "title ov.", "gold ov.", "question", "tags", "by")
+QUESTION_COLUMN = 5
+"""The question text comes before tags and annotators and takes the width left over, so
+a narrow terminal loses those columns off the right edge, never the question."""
+LEAST_QUESTION = 20
+"""The question column's least width (a narrower terminal scrolls sideways)."""
 
 
 class QuestionsScreen(GoldpanScreen):
@@ -47,7 +53,9 @@ Every question of the workspace with its **status**:
 - *labeled*: has gold documents (scored);
 - *no_answer*: the corpus cannot answer it (scored apart);
 - *ambiguous*: flagged for an adjudicator;
-- *disputed*: annotators disagree (left out of scores until adjudicated).
+- *disputed*: annotators disagree (left out of scores until adjudicated); the counts
+  and the `disputed` filter take in the *ambiguous* ones too: both wait for an
+  adjudicator.
 - *recheck*: a re-import changed the question's text; its judgments were made for the
   old text (kept, left out of scores): judge it again.
 
@@ -61,7 +69,8 @@ is the share found in its gold documents' text (a question that copies its answe
 least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
 Under the table: the selected question's full text (the column cuts long ones) and
-your progress. The selected question is the current one on every screen: `l` opens it.
+your progress: a question is *judged* by you once you gave it a verdict or graded
+every one of its candidates. The selected question is the current one on every screen: `l` opens it.
 Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
 """
 
@@ -125,7 +134,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         """Header, filter line, table, footer."""
         yield Header()
         yield Static(id="filters")
-        yield DataTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="questions", cursor_type="row", zebra_stripes=True)
         yield Static(id="question-full")
         yield Static(id="progress")
         yield Footer()
@@ -200,8 +209,18 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
                 text.append(visible("  " + " ".join(f"#{t}" for t in q.tags)), style="dim")
             full.update(text)
         self.query_one("#progress", Static).update(
-            progress_text(session, self.gp.question_order, qid)
+            progress_text(
+                session,
+                self.gp.question_order,
+                qid,
+                handed_out=self.gp.assigner is not None,
+                viewer=self.is_viewer,
+            )
         )
+
+    def on_resize(self) -> None:
+        """The question column takes the width left: cut its text anew."""
+        self.refresh_rows()
 
     def watch_status_filter(self) -> None:
         """Re-filter."""
@@ -258,12 +277,23 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         out = []
         for q in order:
             gold = golds[q]
-            if self.status_filter is not None and gold.status is not self.status_filter:
+            if self.status_filter is not None and not self._shows(gold):
                 continue
             if self.tag_filter is not None and self.tag_filter not in live.tags[q]:
                 continue
             out.append(q)
         return out
+
+    def _shows(self, gold: Gold) -> bool:
+        """Whether ``gold`` passes the status filter.
+
+        `disputed` is the counters' meaning (:func:`engine.counters.is_disputed`:
+        ambiguous ones too), so the filter lists as many questions as the counts line
+        says are disputed.
+        """
+        if self.status_filter is Status.DISPUTED:
+            return is_disputed(gold)
+        return gold.status is self.status_filter
 
     def refresh_rows(self) -> None:
         """Redraw the table from the session's live state, keeping the cursor."""
@@ -278,23 +308,32 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.gp.question_order = shown  # what `]` walks on the label screen
         served = self.gp.served is not None
         on = session.ws.leases() if served else {}  # served: who is judging what now
-        rows: list[list[str | Text]] = []
+        heads: list[list[str | Text]] = []
         for qid in shown:
             gold = golds[qid]
             extra = [Text(visible(on.get(qid, "")), style="bold yellow")] if served else []
-            rows.append(
+            heads.append(
                 [
                     literal(qid),
                     Text(gold.status.value, style=STATUS_STYLE[gold.status]),
                     *extra,
                     str(len(gold.gold)) if gold.gold else "-",
                     *self._overlap_cells(qid),
-                    one_line(", ".join(session.live.tags[qid]), 24),
-                    one_line(", ".join(gold.annotators), 14),
-                    one_line(texts.get(qid, ""), 70),
                 ]
             )
         columns = (*COLUMNS[:2], "on", *COLUMNS[2:]) if served else COLUMNS
+        lead = QUESTION_COLUMN + (1 if served else 0)
+        widths = [max([width(columns[i]), *(width(r[i]) for r in heads)]) for i in range(lead)]
+        space = room(self.size.width or self.app.size.width, widths, LEAST_QUESTION)
+        rows = [
+            [
+                *head,
+                cut(texts.get(qid, ""), space),
+                one_line(", ".join(session.live.tags[qid]), 24),
+                one_line(", ".join(golds[qid].annotators), 14),
+            ]
+            for qid, head in zip(shown, heads, strict=True)
+        ]
         fill(table, columns, rows, shown)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()

@@ -33,11 +33,18 @@ def progress_text(
     current: str | None,
     *,
     advance: bool | None = None,
+    handed_out: bool = False,
+    viewer: bool = False,
 ) -> Text:
     """``you: 12/49 questions judged · q05: 3/14 candidates · ] opens q06 · auto-advance on``.
 
-    ``advance`` is shown when given (the label screen, where `m` toggles it).
+    "Judged" is :func:`engine.counters.is_judged` (a verdict, or every candidate graded).
+    ``advance`` is shown when given (the label screen, where `m` toggles it);
+    ``handed_out``: served, `]` takes the next question the server hands out, not the next
+    of ``order``; a ``viewer`` judges nothing, so the line says where they are instead.
     """
+    if viewer:
+        return _viewer_text(session, order, current)
     total = len(session.live.question_ids)
     mine = len(session.judged_questions() & set(session.live.question_ids))
     out = Text.assemble(
@@ -57,16 +64,36 @@ def progress_text(
         verdict = session.my_verdict(current)
         if verdict is not None:
             out.append(f" ({verdict.verdict})", "dim")
-    following = next_question(order, current)
     out.append(" · ", "dim")
-    if following is None:
-        out.append("] last question", "yellow")
+    if handed_out:
+        out.append("] takes the next question handed out to you", "dim")
     else:
-        out.append("] opens ", "dim")
-        out.append(visible(following), "bold")
+        _append_next(out, order, current)
     if advance is not None:
         out.append(" · ", "dim")
         out.append("auto-advance ", "dim")
         out.append("on" if advance else "off", "bold green" if advance else "bold yellow")
         out.append(" (m)", "dim")
+    return out
+
+
+def _append_next(out: Text, order: Sequence[str], current: str | None) -> None:
+    following = next_question(order, current)
+    if following is None:
+        out.append("] last question", "yellow")
+    else:
+        out.append("] opens ", "dim")
+        out.append(visible(following), "bold")
+
+
+def _viewer_text(session: LabelingSession, order: Sequence[str], current: str | None) -> Text:
+    """A viewer's line: read-only, the question's status, what `]` opens."""
+    out = Text("viewing, read-only", "dim")
+    if current is not None and current in session.live.golds:
+        out.append(" · ", "dim")
+        out.append(visible(current), "bold")
+        out.append(": ", "dim")
+        out.append(session.live.golds[current].status.value, "bold")
+    out.append(" · ", "dim")
+    _append_next(out, order, current)
     return out

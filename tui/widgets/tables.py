@@ -8,12 +8,50 @@ retriever names, scores and question ids. Columns filled here get their width up
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
+from tui.literal import one_line
+
 Cell = str | Text
+PADDING = 2
+"""Cells a column takes beyond its width (DataTable's cell padding, both sides)."""
+
+
+class RowTable(DataTable[object]):
+    """A table of rows: `home` / `end` go to the first / last row, as in a list.
+
+    (A DataTable's own `home` / `end` scroll sideways to its first / last column, which
+    a row cursor never needs.)
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "scroll_top", "First row", show=False),
+        Binding("end", "scroll_bottom", "Last row", show=False),
+    ]
+
+
+def cut(s: str, cells: int) -> Text:
+    """``s`` on one line, cut to ``cells`` terminal cells with an ellipsis.
+
+    (A Hangul syllable takes two cells: cutting by characters would overflow.)
+    """
+    text = one_line(s)
+    text.truncate(cells, overflow="ellipsis")
+    return text
+
+
+def room(total: int, widths: Sequence[int], least: int) -> int:
+    """The width left for one stretching column in ``total`` cells; at least ``least``.
+
+    Beside columns of ``widths``, with each column's padding and a scrollbar allowed for.
+    """
+    used = sum(w + PADDING for w in widths) + PADDING + 2  # its padding, the scrollbar
+    return max(least, total - used)
 
 
 def width(cell: object) -> int:
