@@ -105,7 +105,7 @@ def test_a_question_pooled_elsewhere_is_rescored_without_a_reload(pooled):
 def test_what_the_log_cannot_say_per_question_reloads(pooled):
     b = LabelingSession(Workspace.open(pooled), "jun")
     try:
-        b.live  # loaded
+        _ = b.live  # loaded
         reloads = b.reloads
         other = Workspace.open(pooled)
         try:
@@ -134,7 +134,7 @@ def test_what_the_log_cannot_say_per_question_reloads(pooled):
 def test_commits_that_change_nothing_shown_cost_no_reload(pooled):
     b = LabelingSession(Workspace.open(pooled), "jun")
     try:
-        b.live
+        _ = b.live
         reloads = b.reloads
         other = Workspace.open(pooled)
         try:

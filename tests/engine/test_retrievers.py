@@ -23,6 +23,7 @@ from engine.retrieve import bm25_spec, check_spec
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.retrieve.runner import refresh_runs
+from engine.scoring import Latency
 from engine.types import CachedRun, Doc, Question, RetrieverSpec
 from engine.workspace import Workspace
 from tests.conftest import ROOT, TINY_DOCS
@@ -396,7 +397,8 @@ def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path, capsys):
     )
     assert code == 0, err
     board = json.loads(out)["retrievers"]
-    quality = {m for m in board["bm25-word"] if not m.startswith("ms_")}
+    timing = set(Latency.of([], []).as_dict())  # how fast, not how well: may differ
+    quality = {m for m in board["bm25-word"] if m not in timing}
     assert {"mrr", "ndcg@10", "hit@1"} <= quality
     for m in quality:
         assert math.isfinite(board["cmd"][m])
