@@ -389,3 +389,26 @@ def _start(bench, ws_path: Path, name: str, config: Path):
         time.sleep(0.1)
     served.stop()
     raise AssertionError(f"goldpan serve did not start:\n{served.output()}")
+
+
+def test_an_argument_that_is_not_utf8_is_bad_input_not_a_crash(tiny_ws):
+    """A raw byte from the shell (``$'\\x9d'``) is the user's input: exit 2, named."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    before = tiny_ws.read_bytes()
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"tui", b"score", bytes(tiny_ws), b"--tag", b"x\x9dy"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert b"not valid UTF-8" in proc.stderr and b"x\\x9dy" in proc.stderr
+    assert b"\x9d" not in proc.stderr and b"internal error" not in proc.stderr
+    assert tiny_ws.read_bytes() == before

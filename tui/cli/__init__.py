@@ -524,6 +524,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    for n, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            err.print(literal(f"goldpan: error: argument {n} ({shown}) is not valid UTF-8"))
+            return 2
     args = parser.parse_args(argv)
     try:
         _resolve(args.func)(args)
