@@ -28,7 +28,16 @@ perfect answer (the judge screen's keys)."""
 GRADE_RANGE = f"{GRADES[0]}-{GRADES[-1]}"
 """The grades as messages and help write them: ``0-3``."""
 
-RETRIEVER_KIND_NAMES = ("bm25", "dense", "rerank", "rrf", "idboost", "command", "external")
+RETRIEVER_KIND_NAMES = (
+    "bm25",
+    "dense",
+    "rerank",
+    "rrf",
+    "fuse",
+    "idboost",
+    "command",
+    "external",
+)
 """Every retriever kind a workspace may hold (the registry in :mod:`engine.retrieve` and
 the stored ``external`` kind; a test keeps them in agreement)."""
 

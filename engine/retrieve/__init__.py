@@ -2,7 +2,7 @@
 
 Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
 (:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
-``rrf`` (:mod:`engine.retrieve.fusion`),
+``rrf`` and ``fuse`` (:mod:`engine.retrieve.fusion`),
 ``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`)
 and ``external``: an imported run file, stored and never run again.
 """
@@ -28,7 +28,7 @@ from engine.retrieve.base import (
 from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
-from engine.retrieve.fusion import RRFRetriever
+from engine.retrieve.fusion import FuseRetriever, RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.retrieve.params import Param, build_params
 from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
@@ -38,6 +38,7 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "dense": DenseRetriever,
     "rerank": RerankRetriever,
     "rrf": RRFRetriever,
+    "fuse": FuseRetriever,
     "idboost": IdBoostRetriever,
     "command": CommandRetriever,
 }
@@ -49,6 +50,7 @@ KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     "dense": DenseRetriever.PARAMS,
     "rerank": RerankRetriever.PARAMS,
     "rrf": RRFRetriever.PARAMS,
+    "fuse": FuseRetriever.PARAMS,
     "idboost": IdBoostRetriever.PARAMS,
     "command": CommandRetriever.PARAMS,
 }
