@@ -14,6 +14,7 @@ from engine.formats.outfiles import atomic_database, not_regular
 from engine.ingest import import_docs, import_labels, import_questions, import_verdicts
 from engine.retrieve import DEFAULT_DEPTH
 from engine.retrieve.runner import Progress, refresh_runs
+from engine.types import RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError, held, identify
 from engine.workspace_setup import new_workspace
 
@@ -23,10 +24,24 @@ def demo_data() -> Path:
     return Path(str(resources.files("engine") / "samples" / "demo"))
 
 
+def loads_kiwi(spec: RetrieverSpec) -> bool:
+    """True when ``spec`` tokenizes with Kiwi (seconds to load, then slow to tokenize)."""
+    return "kiwi" in str(spec.params.get("tokenizer", ""))
+
+
 def build_demo(
-    path: Path, *, force: bool = False, progress: Progress | None = None, pool: bool = True
+    path: Path,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    pool: bool = True,
+    kiwi: bool = True,
 ) -> Workspace:
     """Build the demo workspace at ``path`` and pool it; returns it open.
+
+    Without ``kiwi`` the retrievers that tokenize with Kiwi are left to pool later (the
+    app pools them in a worker once it shows: ``goldpan demo`` opens in a few seconds,
+    not after Kiwi's).
 
     With ``force`` an existing ``path`` is replaced, but only when it is a goldpan
     workspace (an older demo): anything else (a text file, another program's database, a
@@ -72,7 +87,9 @@ def build_demo(
                 import_labels(ws, data / "labels.csv")
                 import_verdicts(ws, data / "verdicts.csv")
             if pool:
-                refresh_runs(ws, depth=DEFAULT_DEPTH, progress=progress)
+                names = [s.name for s in ws.retrievers() if kiwi or not loads_kiwi(s)]
+                if names:
+                    refresh_runs(ws, names, depth=DEFAULT_DEPTH, progress=progress)
             ws.checkpoint()  # every page in the file itself: the -wal is not moved with it
         finally:
             ws.close()

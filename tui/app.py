@@ -23,7 +23,13 @@ from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.crash import failure_notice
 from tui.literal import command_shown, visible
-from tui.messages import IndexesReady, PoolFailed, QuestionPooled, WorkspaceChanged
+from tui.messages import (
+    IndexesReady,
+    PoolFailed,
+    QuestionPooled,
+    StalePooled,
+    WorkspaceChanged,
+)
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
@@ -146,6 +152,7 @@ class GoldpanApp(App[None]):
         readonly: bool = False,
         backup: Path | None = None,
         served: Served | None = None,
+        pool_stale: bool = False,
     ) -> None:
         """Open the workspace.
 
@@ -154,6 +161,8 @@ class GoldpanApp(App[None]):
         also read-only when it cannot be written); ``backup`` names the copy written when
         the caller upgraded it just before. ``served`` is set when ``goldpan serve`` runs
         the app for one person in a browser: their role, and how work is handed out.
+        ``pool_stale`` ranks every stale question in a worker after the first paint (the
+        demo opens before its Kiwi retriever is pooled), the header showing how far.
         """
         if served is not None:  # open straight on their screen: no questions table to build
             self.DEFAULT_MODE = "judge" if served.labels else "review"  # type: ignore[misc]
@@ -182,6 +191,7 @@ class GoldpanApp(App[None]):
         self.blink = blink
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
+        self.pool_on_start = pool_stale
         self.base_sub_title = visible(f"{workspace.name} · {annotator}")
         if self.readonly_reason is not None:
             self.base_sub_title += " · read-only"
@@ -225,8 +235,8 @@ class GoldpanApp(App[None]):
             )
         if self.readonly_reason is None:  # before the first grade, off the UI thread
             self.check_soundness()
-        if self.warm_on_start:  # after the first paint: the retrievers' imports are slow
-            self.call_after_refresh(self.warm_indexes)
+        if self.warm_on_start or self.pool_on_start:  # after the first paint: the
+            self.call_after_refresh(self.warm_indexes)  # retrievers' imports are slow
         if self.served is not None:
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
 
@@ -435,10 +445,18 @@ class GoldpanApp(App[None]):
 
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
-        """Index the corpus for every retriever (and load Kiwi) off the UI thread."""
+        """Index the corpus for every retriever (and load Kiwi) off the UI thread.
+
+        With ``pool_stale`` it first ranks what is stale (see :meth:`_pool_stale`).
+        """
         from engine.retrieve import STORED_KINDS, PrepareEnv
 
         started = time.perf_counter()
+        if self.pool_on_start and self.readonly_reason is None:
+            self._pool_stale()
+        if not self.warm_on_start:
+            self.call_from_thread(setattr, self, "sub_title", self.base_sub_title)
+            return
         ws = Workspace.open(self.workspace_path, readonly=self.readonly_reason is not None)
         failed: list[str] = []
         try:
@@ -459,6 +477,42 @@ class GoldpanApp(App[None]):
             self.post_message(PoolFailed("", "; ".join(failed)))
         self.call_from_thread(setattr, self, "sub_title", self.base_sub_title)
         self.post_message(IndexesReady(time.perf_counter() - started))
+
+    def _pool_stale(self) -> None:
+        """Rank every stale question of every retriever (on the warm worker's thread).
+
+        The indexes built are kept for pooling one question later; the live scores take
+        the new rankings in when :class:`StalePooled` arrives.
+        """
+        from engine.retrieve.runner import refresh_runs
+
+        def progress(name: str, done: int, total: int) -> None:
+            if done == 0:  # indexing (Kiwi loading, tokenizing the corpus): no count yet
+                self.call_from_thread(
+                    setattr, self, "sub_title", f"{self.base_sub_title} · pooling {name}…"
+                )
+            else:
+                self._warm_progress(f"pooling {name}", done, total)
+
+        try:
+            with Workspace.open(self.workspace_path) as ws:
+                report = refresh_runs(
+                    ws, prepared=self.prepared, keep_going=True, trust=self.trust, progress=progress
+                )
+        except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
+            self.post_message(PoolFailed("", failure_notice(exc)))
+            return
+        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+        if errors:
+            self.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in errors.items())))
+        ran = [n for n, count in report.ran.items() if count]
+        if ran:
+            self.post_message(StalePooled(ran))
+
+    def on_stale_pooled(self, message: StalePooled) -> None:
+        """Take the rankings the start-up pool made into the live scores; tell the screens."""
+        self.session.reload_if_changed()  # committed on the worker's connection
+        self.announce(None, pooled=True)
 
     def _warm_progress(self, what: str, done: int, total: int) -> None:
         """Long indexing work (embedding a corpus) shown in the header, from the worker."""

@@ -30,6 +30,13 @@ class QuestionPooled(Message, bubble=False):
 
 
 @dataclass
+class StalePooled(Message, bubble=False):
+    """A worker ranked the stale questions of ``retrievers`` (the app pools them on start)."""
+
+    retrievers: list[str]
+
+
+@dataclass
 class PoolFailed(Message):
     """Pooling ``question_id`` failed; ``error`` says why."""
 
