@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engine.errors import GoldpanError
     from tui.app import GoldpanApp
     from tui.crash import failure_notice
+    from tui.literal import visible
 
     args = build_parser().parse_args(argv)
     served = Served(args.role, args.per_question, args.lease_seconds)
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warm_indexes=False,
         )
     except GoldpanError as exc:
-        print(f"goldpan: error: {exc}", file=sys.stderr)
+        print(visible(f"goldpan: error: {exc}"), file=sys.stderr)
         return 2
     app.run()
     if app.crash is None:
@@ -81,10 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The tab is gone with the app: the server's log keeps what happened (one line on
     # stderr, and for a bug the traceback in a crash log, as `goldpan open` does).
     if isinstance(app.crash, GoldpanError):
-        print(f"goldpan: error: {app.crash}", file=sys.stderr)
+        print(visible(f"goldpan: error: {app.crash}"), file=sys.stderr)
         return 2
     print(
-        f"goldpan: served session of {args.annotator}: {failure_notice(app.crash)}", file=sys.stderr
+        visible(f"goldpan: served session of {args.annotator}: {failure_notice(app.crash)}"),
+        file=sys.stderr,
     )
     return 3
 
