@@ -299,13 +299,37 @@ def build_parser() -> argparse.ArgumentParser:
     s = _command(
         sub,
         "sweep",
-        "a BM25 retriever's metric over a k1 x b grid",
+        "a BM25 retriever's metric over a k1 x b grid, or a fusion's weights held out",
         "scores:cmd_sweep",
         json_flag=True,
     )
-    s.add_argument("--retriever", required=True, metavar="NAME")
-    s.add_argument("--k1", default="0.9,1.2,1.5,2.0", metavar="LIST")
-    s.add_argument("--b", default="0.4,0.6,0.75,0.9", metavar="LIST")
+    s.add_argument("--retriever", metavar="NAME", help="the BM25 retriever of a k1 x b grid")
+    s.add_argument("--k1", metavar="LIST", help="k1 values (default: 0.9,1.2,1.5,2.0)")
+    s.add_argument("--b", metavar="LIST", help="b values (default: 0.4,0.6,0.75,0.9)")
+    s.add_argument(
+        "--fusion",
+        metavar="A,B",
+        help="sweep the fusion of these two retrievers instead (weights w and 1 - w)",
+    )
+    s.add_argument(
+        "--weights", metavar="GRID", help="--fusion: A's weights in [0, 1] (default: 0,0.1,...,1)"
+    )
+    s.add_argument(
+        "--k", metavar="GRID", help="--fusion: RRF offsets; fuse by weighted RRF, not by score"
+    )
+    s.add_argument(
+        "--norm",
+        choices=["min-max", "max", "sum", "zmuv", "none"],
+        help="--fusion without --k: how scores are normalized (default: min-max)",
+    )
+    s.add_argument(
+        "--folds",
+        type=values.whole(2, 1_000),
+        default=5,
+        help="--fusion: seeded folds; each is scored by the setting picked on the others",
+    )
+    s.add_argument("--samples", type=values.samples, default=10_000, help="--fusion: resamples")
+    s.add_argument("--seed", type=values.seed, default=0, help="--fusion: folds and resamples")
     s.add_argument("--metric", default="mrr")
     s.add_argument("--tag", help="only questions with this tag")
 

@@ -265,12 +265,22 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
-    """A (k1, b) grid for one BM25 retriever."""
+    """A (k1, b) grid for one BM25 retriever, or a two-retriever fusion's weights."""
     from engine.analysis import sweep
     from engine.metrics import parse_metric
 
-    k1s = parse_floats(args.k1, "--k1")
-    bs = parse_floats(args.b, "--b")
+    if args.fusion is not None:
+        if args.retriever is not None or args.k1 is not None or args.b is not None:
+            raise UsageError("sweep --fusion takes no --retriever, --k1 or --b")
+        cmd_fusion_sweep(args)
+        return
+    fusion_only = [f for f in ("weights", "k", "norm") if getattr(args, f) is not None]
+    if fusion_only:
+        raise UsageError(f"--{fusion_only[0]} goes with --fusion A,B")
+    if args.retriever is None:
+        raise UsageError("sweep needs --retriever NAME (a k1 x b grid) or --fusion A,B")
+    k1s = parse_floats(args.k1 or "0.9,1.2,1.5,2.0", "--k1")
+    bs = parse_floats(args.b or "0.4,0.6,0.75,0.9", "--b")
     metric = parse_metric(args.metric).name
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
@@ -296,6 +306,77 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     grid = sweep_grid(cells, k1s, bs, own)
     out.print(grid.rich_table(literal(f"{args.retriever}: {metric} over k1 x b")))
     out.print(Text(f"* the retriever's own parameters. {note}."))
+
+
+def cmd_fusion_sweep(args: argparse.Namespace) -> None:
+    """The fusion of two retrievers over a weight (x RRF k) grid, with a held-out figure."""
+    from engine.fusion_sweep import DEFAULT_WEIGHTS, fusion_sweep
+    from engine.metrics import parse_metric
+    from engine.retrieve import DEFAULT_DEPTH
+
+    bases = [b.strip() for b in args.fusion.split(",") if b.strip()]
+    if len(bases) != 2:
+        raise UsageError(f"--fusion {args.fusion!r}: name two retrievers, A,B")
+    weights = (
+        parse_floats(args.weights, "--weights", 1.0) if args.weights else list(DEFAULT_WEIGHTS)
+    )
+    ks = parse_floats(args.k, "--k") if args.k is not None else None
+    if ks is not None and args.norm is not None:
+        raise UsageError("--norm goes with a score fusion; --k sweeps RRF, which has none")
+    metric = parse_metric(args.metric).name
+    with open_workspace(args.workspace) as ws:
+        check_retrievers(ws, bases, "sweep --fusion")
+        check_tag(ws, args.tag)
+        pool_stale(ws, bases, DEFAULT_DEPTH, quiet=args.json)
+        result = fusion_sweep(
+            ws,
+            bases,
+            weights,
+            ks,
+            norm=args.norm or "min-max",
+            metric=metric,
+            tag=args.tag,
+            folds=args.folds,
+            seed=args.seed,
+            samples=args.samples,
+        )
+    if args.json:
+        print_json(result.to_json())
+        return
+    a, b = result.bases
+    how = "RRF over k" if result.method == "rrf" else f"weighted sum of {result.norm} scores"
+    table = Table(
+        title=literal(f"{a} x w + {b} x (1 - w): {metric}, {how}"),
+        caption=literal(
+            f"{result.n} scored questions; interval: paired bootstrap of the setting minus "
+            f"{result.single} ({result.single_value:.3f}), the better single retriever"
+        ),
+    )
+    for col in ("setting", metric, f"vs {result.single}", "95% CI"):
+        table.add_column(literal(col), justify="left" if col == "setting" else "right")
+    for i, st in enumerate(result.settings):
+        lo, hi = st.ci95
+        table.add_row(
+            st.label() + (" *" if i == result.best else ""),
+            f"{st.value:.3f}",
+            f"{st.diff:+.3f}",
+            f"{lo:+.3f} to {hi:+.3f}",
+            style="bold" if i == result.best else None,
+        )
+    out.print(table)
+    c = result.held_out_vs_single
+    lo, hi = c.ci95
+    out.print(
+        Text(
+            f"tuned (* best on all {result.n} questions): {result.tuned:.3f}; held out "
+            f"({result.folds} folds, seed {result.seed}, each scored by the setting picked "
+            f"on the others): {result.held_out:.3f} vs {result.held_out_single:.3f} for the "
+            f"single retriever picked the same way ({c.diff:+.3f}, 95% CI {lo:+.3f} to "
+            f"{hi:+.3f}); folds picked {', '.join(result.picks)}"
+        )
+    )
+    for w in result.warnings:
+        out.print(Text(f"warning: {w}"))
 
 
 def cmd_overlap(args: argparse.Namespace) -> None:
