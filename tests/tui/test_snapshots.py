@@ -26,7 +26,8 @@ async def _overlap_measured(pilot) -> None:
 
 
 def test_questions_screen(snap_compare, app_factory):
-    """The questions screen on the demo: 49 rows with Korean question text, statuses
+    """The questions screen on the demo: 49 rows with Korean question text (the column
+    after the overlaps, before tags and annotators), statuses
     coloured (labeled green, disputed red, no_answer cyan), the title-overlap column
     (yellow from 60%: likely easy), the filter line reading `status: all   tag: all`
     with the counts, and the footer offering the filters. The cursor is on q22, whose
@@ -45,9 +46,9 @@ def test_questions_screen(snap_compare, app_factory):
 
 
 def test_questions_filtered_to_disputed(snap_compare, app_factory):
-    """After `f` six times: only the five disputed questions, `status: disputed`; the
-    first of them, q32, selected: its full text under the table, and the progress line
-    (`] opens q33`, the next in this filtered list)."""
+    """After `f` six times, `status: disputed`: the six questions the counts line calls
+    disputed (five disputed and the ambiguous q36, both waiting for an adjudicator); the
+    selected one's full text under the table, and the progress line."""
 
     async def run_before(pilot) -> None:
         await _overlap_measured(pilot)
@@ -60,7 +61,7 @@ def test_judge_screen_after_grading(snap_compare, app_factory):
     """Judging q16 (`0137 문서에서 ...`, tags hard and partial-id): the first candidate
     carries `[2]` and auto-advance moved the cursor to the second, whose text is on the
     right with question words highlighted; the status line shows the resolved gold; the
-    progress line reads `you: 1/49 questions judged · q16: 1/N candidates judged ·
+    progress line reads `you: 0/49 questions judged · q16: 1/N candidates judged ·
     ] opens q17 · auto-advance on (m)`; the footer shows `0123 Grade`, `u Undo` and
     `m Auto-advance: on`."""
 
@@ -184,6 +185,68 @@ def test_review_sweep_panel(snap_compare, app_factory):
 
 def test_adjudicate_screen(snap_compare, app_factory):
     """The adjudicate screen on the demo: the five disputed questions then the ambiguous
-    one on the left; for q32 each annotator's grades side by side (1 jun, 2 mina) with an
-    empty final column, their verdicts above, and kappa / alpha at the bottom."""
+    one on the left (the six the counts call disputed); for q32 each annotator's grades
+    side by side (1 jun, 2 mina) with an empty final column, their verdicts above, and
+    kappa / alpha at the bottom."""
     assert snap_compare(app_factory(), press=["d"], terminal_size=APP_SIZE)
+
+
+# -- 80x24: every screen usable on a small terminal (issue 22 item 2) ------------------
+
+SMALL = (80, 24)
+
+
+def test_questions_screen_small(snap_compare, app_factory):
+    """Questions at 80x24: the id, status, gold and overlap columns, then the question
+    text cut to the width left (tags and annotators off the right edge, never the
+    question); the selected q01's whole text under the table and the progress line."""
+
+    async def run_before(pilot) -> None:
+        await _overlap_measured(pilot)
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=SMALL)
+
+
+def test_judge_screen_small(snap_compare, app_factory):
+    """Label at 80x24, q16 after one `2`: the question, the blinded candidates (the first
+    `[2]`) beside the second's text, the status line, the progress line (`1/N candidates
+    judged`, q16 not yet judged) and the grade keys in the footer."""
+
+    async def run_before(pilot) -> None:
+        pilot.app.judge("q16")
+        await pilot.pause()
+        await pilot.press("2")
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=SMALL)
+
+
+def test_adjudicate_screen_small(snap_compare, app_factory):
+    """Adjudicate at 80x24: the list of the six questions to adjudicate, and for q32 the
+    document ids, titles cut short, both annotators' grade columns (1 jun, 2 mina) and
+    the final column, all on screen; the footer offers the sides."""
+    assert snap_compare(app_factory(), press=["d"], terminal_size=SMALL)
+
+
+def test_review_screen_small(snap_compare, app_factory):
+    """Review at 80x24: the metrics table, the counts, and the grid of gold ranks across
+    the full width with every retriever's column on screen; the detail of the current
+    question under it."""
+
+    async def run_before(pilot) -> None:
+        _pin_latency(pilot.app)
+        await pilot.press("r")
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=SMALL)
+
+
+def test_write_screen_small(snap_compare, app_factory):
+    """Write at 80x24 with a question copied from a title: the question and tags
+    fields, the overlap bar and the yellow warning `likely an easy question`."""
+
+    async def run_before(pilot) -> None:
+        await pilot.press("w")
+        await pilot.press(*"감쇠 보정 원리")
+        note = pilot.app.screen.query_one("#overlap-note")
+        await wait_for(pilot, lambda: "likely an easy" in str(note.render()))
+
+    assert snap_compare(app_factory(), run_before=run_before, terminal_size=SMALL)

@@ -334,7 +334,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
             ]
             for qid, head in zip(shown, heads, strict=True)
         ]
-        fill(table, columns, rows, shown)
+        fill(table, columns, rows, shown, column_keys=columns)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"

@@ -51,6 +51,10 @@ def rank_cell(rank: int) -> Text:
 class ReviewScreen(GoldpanScreen):
     """How each retriever does on the labels as they are now."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    """Below 100 columns the grid takes the full width and the detail goes under it
+    (app.tcss), so that every retriever's rank column is on screen."""
+
     HELP = """
 ## Review
 

@@ -1,0 +1,102 @@
+"""One meaning per counter (issue 22 item 3): sessions, screens and `goldpan info` agree.
+
+"Judged by you" is a verdict or every candidate graded (not one grade); "disputed" takes
+in the ambiguous ones everywhere; the end of a list names the questions left to judge.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from textual.widgets import Static
+
+from engine.session import LabelingSession
+from engine.workspace import Workspace
+from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
+from tui.widgets.candidate_list import CandidateList
+
+
+def info(path) -> dict:
+    """`goldpan info --json`, run as the user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "info", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def grade_all(s: LabelingSession, qid: str, grade: int) -> None:
+    for c in s.candidates(qid):
+        s.set_grade(qid, c.doc_id, grade)
+
+
+def test_two_sessions_counters_agree_with_goldpan_info(demo_ws):
+    """Three annotators: grades (one, and all of a pool), verdicts, an adjudication."""
+    ann = LabelingSession(Workspace.open(demo_ws), "ann")
+    bo = LabelingSession(Workspace.open(demo_ws), "bo")
+    cy = LabelingSession(Workspace.open(demo_ws), "cy")
+    try:
+        first = ann.candidates("q01")[0].doc_id
+        ann.set_grade("q01", first, 2)  # one grade of many: not judged
+        grade_all(ann, "q02", 0)  # every candidate: judged
+        ann.set_verdict("q03", "no_answer")  # a verdict: judged
+        grade_all(bo, "q02", 0)
+        bo.set_grade("q02", ann.candidates("q02")[0].doc_id, 3)  # bo disagrees with ann
+        bo.set_verdict("q04", "ambiguous", "two readings")
+        cy.set_verdict("q05", "skip")
+        cy.adjudicate("q32", {"pet-qc-08": 2})  # a demo dispute settled
+        cy.set_grade("q06", cy.candidates("q06")[0].doc_id, 1)
+        for s in (ann, bo, cy):
+            s.reload_if_changed()
+        told = info(demo_ws)
+        assert "q01" not in ann.judged_questions()  # one grade was "judged" before
+        assert {"q02", "q03"} <= ann.judged_questions()
+        for s in (ann, bo, cy):
+            assert len(s.judged_questions()) == told["judged_by"][s.annotator], s.annotator
+        assert ann.live.counts()["disputed"] == bo.live.counts()["disputed"]
+        assert ann.live.counts()["disputed"] == told["disputed"]
+        statuses = told["question_status"]
+        assert told["disputed"] == statuses.get("disputed", 0) + statuses.get("ambiguous", 0)
+    finally:
+        for s in (ann, bo, cy):
+            s.ws.close()
+
+
+async def test_the_screens_count_as_the_engine_does(app_factory, demo_ws):
+    """The progress line's count is judged_questions(); the disputed filter lists as
+    many questions as the counts line says; one grade does not make a question judged."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = app.screen
+        await pilot.press(*["f"] * 6)  # the disputed filter
+        counts = app.session.live.counts()
+        assert screen.query_one("#questions").row_count == counts["disputed"]
+        assert f"{counts['disputed']} disputed" in plain(screen.query_one("#filters", Static))
+        judge = await open_judge(pilot, "q16")
+        await pilot.press("2")
+        line = plain(judge.query_one("#progress", Static))
+        assert "q16" not in app.session.judged_questions()
+        mine = len(app.session.judged_questions())
+        assert f"you: {mine}/49 questions judged" in line
+
+
+async def test_correcting_a_complete_question_stays_and_the_end_names_whats_left(app_factory):
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.question_order = ["q01", "q02", "q03"]
+        judge = await open_judge(pilot, "q03")
+        cands = judge.query_one(CandidateList)
+        for _ in cands.candidates:
+            await pilot.press("0")
+        # the last candidate judged: on to the next unjudged one, but none is after q03
+        assert judge.question_id == "q03"
+        await wait_for(pilot, lambda: any("q01, q02" in n.message for n in app._notifications))
+        assert "q03" in app.session.judged_questions()
+        cands.highlighted = 0
+        await pilot.press("3")  # a correction: the cursor stays on it, the question too
+        assert judge.question_id == "q03" and cands.highlighted == 0

@@ -1,0 +1,88 @@
+"""Every screen does its main job at 80x24, by keys alone (issue 22 item 2).
+
+Each test checks what matters is on screen (inside the table's visible width) and then
+does the screen's main action, asserting on the rows of the workspace file.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from tests.tui.conftest import my_labels, rows, wait_for
+from tui.screens.adjudicate import AdjudicateScreen
+from tui.screens.judge import JudgeScreen
+from tui.screens.review import ReviewScreen
+
+SMALL = (80, 24)
+
+
+def on_screen(table: DataTable, key: str) -> bool:
+    """Whether column ``key`` lies wholly inside the table's visible width."""
+    left = 0
+    for column in table.ordered_columns:
+        right = left + column.get_render_width(table)
+        if column.key.value == key:
+            return right <= table.scrollable_content_region.width
+        left = right
+    raise AssertionError(f"no column {key!r}")
+
+
+async def test_adjudicate_settles_a_dispute_at_80x24(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("d")
+        screen = app.screen
+        assert isinstance(screen, AdjudicateScreen)
+        sides = screen.query_one("#sides", DataTable)
+        assert screen.question_id == "q32"
+        for key in ("a:jun", "a:mina", "final"):
+            assert on_screen(sides, key), f"{key} is off screen"
+        await pilot.press("2")  # take mina's side
+        assert rows(demo_ws, "SELECT by FROM adjudications WHERE question_id = 'q32'") == [
+            ("tester",)
+        ]
+
+
+async def test_label_grades_at_80x24(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("l")
+        assert isinstance(app.screen, JudgeScreen)
+        await pilot.press("2")
+        assert list(my_labels(demo_ws, "q01").values()) == [2]
+
+
+async def test_write_saves_at_80x24(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("w")
+        await pilot.press(*"감마 카메라 점검 주기")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, JudgeScreen))
+        assert rows(demo_ws, "SELECT text FROM questions WHERE text = '감마 카메라 점검 주기'")
+
+
+async def test_questions_opens_one_at_80x24(app_factory):
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        table = app.screen.query_one("#questions", DataTable)
+        assert on_screen(table, "question")  # the question text is never cut off
+        await pilot.press("end")  # the last row, not the last column
+        assert table.cursor_row == table.row_count - 1 and table.scroll_x == 0
+        await pilot.press("home", "down", "enter")
+        assert isinstance(app.screen, JudgeScreen) and app.screen.question_id == "q02"
+        assert app.ws.question("q02") is not None
+
+
+async def test_review_shows_a_retrievers_ranks_at_80x24(app_factory, demo_ws):
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("r")
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        grid = screen.query_one("#grid", DataTable)
+        await wait_for(pilot, lambda: grid.row_count > 0)
+        scored = rows(demo_ws, "SELECT COUNT(DISTINCT question_id) FROM runs")[0][0]
+        assert scored == 49 and grid.row_count == app.session.live.counts()["scored"]
+        for column in list(grid.columns)[1:]:
+            assert on_screen(grid, column.value), f"{column.value} is off screen"
