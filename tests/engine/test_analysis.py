@@ -22,6 +22,7 @@ from engine.analysis import (
     sweep,
     wins_of,
 )
+from engine.errors import UnknownName
 from engine.ingest import import_squad
 from engine.noanswer import USABLE_BALANCED_ACCURACY, ThresholdRow, calibrate
 from engine.overlap import EASY_THRESHOLD, TitleOverlap
@@ -185,7 +186,7 @@ def test_failures_on_tiny_ws(tiny_ws):
     # a tag filter keeps only tagged questions (q1 is "easy")
     assert [f.question_id for f in failures(ws, "bm25-word", tag="easy")] == ["q1"]
     assert failures(ws, "bm25-word", tag="hard") == []
-    with pytest.raises(WorkspaceError, match="unknown retriever"):
+    with pytest.raises(UnknownName, match="unknown retriever"):
         failures(ws, "nope")
     ws.close()
 
@@ -281,7 +282,7 @@ def test_sweep_rejects_other_kinds_and_unknown_names(apple_ws):
     apple_ws.add_retriever(RetrieverSpec("dense-x", "dense", {"model": "none"}))
     with pytest.raises(WorkspaceError, match="only bm25"):
         sweep(apple_ws, "dense-x", [1.2], [0.75])
-    with pytest.raises(WorkspaceError, match="unknown retriever"):
+    with pytest.raises(UnknownName, match="unknown retriever"):
         sweep(apple_ws, "nope", [1.2], [0.75])
     with pytest.raises(ValueError, match="unknown metric"):
         sweep(apple_ws, "bm25-word", [1.2], [0.75], "map")

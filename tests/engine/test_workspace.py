@@ -2,6 +2,7 @@ import sqlite3
 
 import pytest
 
+from engine.errors import UnknownName
 from engine.migrations import SCHEMA_VERSION
 from engine.retrieve.runner import refresh_runs
 from engine.types import Adjudication, Doc, Label, Question, Verdict
@@ -112,7 +113,7 @@ def test_cached_run_round_trips_scores_exactly(tiny_ws):
 
 def test_unknown_retriever_is_named(tiny_ws):
     ws = Workspace.open(tiny_ws)
-    with pytest.raises(WorkspaceError, match="unknown retriever 'dense'.*bm25-word"):
+    with pytest.raises(UnknownName, match="unknown retriever 'dense'.*bm25-word"):
         refresh_runs(ws, ["dense"])
 
 
