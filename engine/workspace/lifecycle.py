@@ -200,7 +200,7 @@ def identify(path: Path) -> int:
         if not head.startswith(SQLITE_MAGIC):
             raise _not_goldpan(path, "it is not an SQLite file")
         wal = path.with_name(path.name + "-wal")
-        settled = not (wal.exists() and wal.stat().st_size > 0)
+        settled = _file_size(wal) == 0
         if settled and len(head) == 100:
             # Everything committed is in the file: its header alone can refuse another
             # program's file without opening it (a connection to a WAL file leaves -shm/-wal).
@@ -270,6 +270,15 @@ def identify(path: Path) -> int:
             "every problem"
         )
     return version
+
+
+def _file_size(path: Path) -> int:
+    """The size of ``path``; 0 when it does not exist (now: another process's last close
+    may delete a -wal between any two looks at it)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _read_header(path: Path) -> bytes:

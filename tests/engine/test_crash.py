@@ -300,8 +300,13 @@ def read_lines(stream, into: queue.Queue[str | None]) -> None:
     into.put(None)
 
 
-def kill_after_lines(proc: subprocess.Popen[bytes], n: int, log: Path) -> list[str]:
-    """SIGKILL ``proc`` once it has printed ``n`` lines; every line it printed before dying."""
+def kill_after_lines(
+    proc: subprocess.Popen[bytes], n: int, log: Path, before_kill: Callable[[], None] = lambda: None
+) -> list[str]:
+    """SIGKILL ``proc`` once it has printed ``n`` lines; every line it printed before dying.
+
+    ``before_kill`` runs just before the signal is sent.
+    """
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=read_lines, args=(proc.stdout, lines), daemon=True)
     reader.start()
@@ -316,6 +321,7 @@ def kill_after_lines(proc: subprocess.Popen[bytes], n: int, log: Path) -> list[s
         if line is None or line.startswith("done"):
             pytest.fail(f"ended before it was killed:\n{log.read_text(errors='replace')}")
         seen.append(line)
+    before_kill()
     proc.send_signal(signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL
     reader.join(timeout=30)

@@ -142,20 +142,47 @@ def deleted_side_files(pid: int) -> list[str]:
     return found
 
 
-class Watch(threading.Thread):
-    """Polls processes' open files until stopped, remembering every deleted side file."""
+HELD_DELETED_S = 0.05
+"""How long a process must go on holding a deleted side file to count. SQLite's own last
+close unlinks the -shm a moment before it closes it, so a process that rightly deletes the
+file holds it "(deleted)" for microseconds; a process whose locks were lost goes on writing
+into it until it closes the connection."""
 
-    def __init__(self, procs: list[subprocess.Popen[bytes]]) -> None:
+
+class Watch(threading.Thread):
+    """Polls processes' open files until stopped, remembering every deleted side file that a
+    process goes on holding (see :data:`HELD_DELETED_S`)."""
+
+    def __init__(self, procs: list[subprocess.Popen[bytes]], labeler) -> None:
         super().__init__(daemon=True)
         self.procs = procs
+        self.labeler = labeler
         self.seen: set[str] = set()
+        self.first: dict[tuple[int, str], float] = {}
         self.stopped = threading.Event()
+        self.pass_lock = threading.Lock()
+
+    def forget(self, proc: subprocess.Popen[bytes]) -> None:
+        """Stop watching ``proc`` (it is about to be killed: a process that is dying closes
+        its files one by one, and another may meanwhile rightly delete what it had open)."""
+        with self.pass_lock:  # not in the middle of a pass over it
+            self.procs = [p for p in self.procs if p is not proc]
 
     def run(self) -> None:
         while not self.stopped.is_set():
-            for p in self.procs:
-                if p.poll() is None:
-                    self.seen.update(f"pid {p.pid}: {t}" for t in deleted_side_files(p.pid))
+            with self.pass_lock:
+                now = time.monotonic()
+                held = set()
+                for p in self.procs:
+                    if p.poll() is not None:
+                        continue
+                    for target in deleted_side_files(p.pid):
+                        key = (p.pid, target)
+                        held.add(key)
+                        if now - self.first.setdefault(key, now) >= HELD_DELETED_S:
+                            who = "labeler" if p is self.labeler else "other"
+                            self.seen.add(f"{who} pid {p.pid}: {target}")
+                self.first = {k: t for k, t in self.first.items() if k in held}
             self.stopped.wait(0.005)
 
 
@@ -222,7 +249,7 @@ def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
     tui = round_no in TUI_ROUNDS
     labeler_log = tmp_path / f"labeler{round_no:02d}.log"
     labeler = script(TUI_LABELER if tui else LABELER, path, log=labeler_log)
-    watch = Watch([labeler, *others])
+    watch = Watch([labeler, *others], labeler)
     watch.start()
 
     def others_at_work() -> bool:  # each ran a few commands on this round's file
@@ -232,7 +259,12 @@ def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
 
     try:
         wait_for(others_at_work, "commands", others)
-        seen = kill_after_lines(labeler, rnd.randint(5, 25 if tui else 60), labeler_log)
+        seen = kill_after_lines(
+            labeler,
+            rnd.randint(5, 25 if tui else 60),
+            labeler_log,
+            before_kill=lambda: watch.forget(labeler),
+        )
         wait_for(others_at_work, "commands", others)
     finally:
         if labeler.poll() is None:
