@@ -273,8 +273,10 @@ def identify(path: Path) -> int:
 
 
 def _file_size(path: Path) -> int:
-    """The size of ``path``; 0 when it does not exist (now: another process's last close
-    may delete a -wal between any two looks at it)."""
+    """The size of ``path``; 0 when it does not exist.
+
+    Read in one look: another process's last close may delete a -wal between two.
+    """
     try:
         return path.stat().st_size
     except FileNotFoundError:
