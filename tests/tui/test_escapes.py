@@ -131,7 +131,9 @@ async def test_questions_screen(app_factory, evil_ws):
     app = app_factory(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         await pilot.pause()
-        assert_shown(app, visible(Q1), visible(Q2), "감쇠 보정 ␛[31m␛[2J", "kim␛]8;;http:")
+        # annotators' names: the table's right columns give way to the question's text;
+        # the view line below shows each name
+        assert_shown(app, visible(Q1), visible(Q2), "감쇠 보정 ␛[31m␛[2J")
         await press_until(pilot, "v", f"view: {visible(KIM)[:8]}")  # an annotator's view
         await press_until(pilot, "v", f"view: {visible(LEE)[:8]}")
         await press_until(pilot, "t", f"tag: {visible(TAG)[:20]}")  # the tag filter

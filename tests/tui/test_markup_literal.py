@@ -95,8 +95,7 @@ async def test_questions_screen(app_factory, hostile_ws):
             "금속 인공물 ␛[31mred [link=https://e.",  # the column is 70 cells wide
             "점검 공지 [@click=app.quit]q[/]",
             "[red]hard[/red]",
-            KIM,
-        )
+        )  # the annotators' column gives way to the question's text: the view line shows KIM
         await pilot.press("t")  # the tag filter names the tag
         assert_shown(app, "tag: [red]hard[/red]")
         await pilot.press("t", "t", "v")  # back to all tags; kim's view
