@@ -36,7 +36,28 @@ FloatArray = npt.NDArray[np.float64]
 DEFAULT_RRF_K = 60.0
 
 
-class RRFRetriever:
+class _Fusion:
+    """What every fusion kind shares: no index, one question's base rankings at a time."""
+
+    batch_size = 1
+
+    def prepare(
+        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
+    ) -> None:
+        """Nothing to index: fusion reads cached rankings."""
+
+    def rank(
+        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
+    ) -> list[Ranking]:
+        """Fuse each question's base rankings."""
+        return [self.fuse(b, depth) for b in base]
+
+    def fuse(self, rankings: Mapping[str, Ranking], depth: int) -> Ranking:
+        """The fused ranking of one question."""
+        raise NotImplementedError
+
+
+class RRFRetriever(_Fusion):
     """Fuses the rankings of the retrievers in ``of``."""
 
     PARAMS: tuple[Param, ...] = (
@@ -46,8 +67,6 @@ class RRFRetriever:
         Param("depth", int, DEFAULT_DEPTH, "how deep each base is read", cli=False),
     )
     """The parameters of the ``rrf`` kind."""
-
-    batch_size = 1
 
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate ``of``, ``k`` and ``weights``."""
@@ -77,17 +96,6 @@ class RRFRetriever:
                 )
             if any(not math.isfinite(w) or w < 0 for w in self.weights):
                 raise BadInput("rrf weights must be finite and >= 0")
-
-    def prepare(
-        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
-    ) -> None:
-        """Nothing to index: fusion reads cached rankings."""
-
-    def rank(
-        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
-    ) -> list[Ranking]:
-        """Fuse each question's base rankings."""
-        return [self.fuse(b, depth) for b in base]
 
     def fuse(self, rankings: Mapping[str, Ranking], depth: int) -> Ranking:
         """The fused ranking of one question."""
@@ -153,7 +161,7 @@ TREC-2 1993); ``wsum``: Σ w_i s_i(d). A base that did not rank ``d`` adds 0 (ra
 ``fusion/comb_sum.py``, ``comb_mnz.py``, ``wsum.py``)."""
 
 
-class FuseRetriever:
+class FuseRetriever(_Fusion):
     """Fuses the normalized scores of the retrievers in ``of`` (ranx ``fuse``).
 
     ``score(d) = M(d) · Σ_i w_i · norm_i(d)`` over the bases that ranked ``d``, where
@@ -187,8 +195,6 @@ class FuseRetriever:
     )
     """The parameters of the ``fuse`` kind (``weights`` only with ``--method wsum``)."""
 
-    batch_size = 1
-
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate the bases, method, normalization and weights."""
         self.spec = spec
@@ -212,17 +218,6 @@ class FuseRetriever:
             raise BadInput(f"fuse has {len(self.bases)} retrievers but {len(self.weights)} weights")
         if any(not math.isfinite(w) or w < 0 for w in self.weights):
             raise BadInput("fuse weights must be finite and >= 0")
-
-    def prepare(
-        self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None
-    ) -> None:
-        """Nothing to index: fusion reads cached rankings."""
-
-    def rank(
-        self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
-    ) -> list[Ranking]:
-        """Fuse each question's base rankings."""
-        return [self.fuse(b, depth) for b in base]
 
     def fuse(self, rankings: Mapping[str, Ranking], depth: int) -> Ranking:
         """The fused ranking of one question."""

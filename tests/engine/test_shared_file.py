@@ -281,6 +281,17 @@ def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
     reopen_intact(path)
 
 
+def demo_force(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
+        cwd=Path(__file__).parents[2],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
     """Replacing a file another process writes would send its labels into a deleted file."""
     path = tmp_path / "demo.db"
@@ -297,14 +308,7 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
     try:
         assert holder.stdout.readline().strip() == b"open"
         before = path.read_bytes()
-        proc = subprocess.run(
-            [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
-            cwd=Path(__file__).parents[2],
-            env=env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = demo_force(path)
         assert proc.returncode == 2, proc.stderr
         assert "open in another goldpan" in proc.stderr
         assert path.read_bytes() == before
@@ -313,14 +317,7 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
         holder.kill()
         holder.wait()
     # nobody has it open any more: --force replaces it
-    proc = subprocess.run(
-        [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
-        cwd=Path(__file__).parents[2],
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = demo_force(path)
     assert proc.returncode == 0, proc.stderr
 
 
