@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +155,18 @@ async def _wait(check, timeout: float, every: float = 0.01):  # type: ignore[no-
     return None
 
 
+async def _settled(read: Callable[[], object], still: float, most: float) -> None:
+    """Poll ``read()`` until its value has not changed for ``still`` s (at most ``most`` s)."""
+    last, since, deadline = read(), time.monotonic(), time.monotonic() + most
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        now = read()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still:
+            return
+
+
 async def annotate(
     port: int, token: str, who: Annotator, workspace: Path, seconds: float, think: float
 ) -> None:
@@ -188,6 +201,9 @@ async def annotate(
                     await key("1")
                     if await _wait(lambda q=qid: _my_labels(db, name, q) - before, 1.0, 0.01):
                         break
+                # a retried key may still be on its way (a loaded machine): wait until this
+                # question's labels hold still before counting them as seen saved
+                await _settled(lambda q=qid: _my_labels(db, name, q), 0.5, 15.0)
                 who.saved |= {(qid, d) for d in _my_labels(db, name, qid)}
             end = time.monotonic() + seconds
             while qid is not None and time.monotonic() < end:
