@@ -339,7 +339,7 @@ def test_a_crash_inside_the_terminal_ui_exits_3_without_a_traceback(tiny_ws, cap
     assert "the full traceback is in" in flat(err)
 
 
-# -- issue 20 item 4: only goldpan's own error family is the user's; the rest is a bug ----
+# -- only goldpan's own error family is the user's; the rest is a bug ----
 
 
 def _key_error() -> None:

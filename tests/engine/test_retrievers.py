@@ -357,7 +357,7 @@ def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path, capsys):
     script.write_text(BM25_COMMAND.format(root=str(ROOT)), encoding="utf-8")
     log = tmp_path / "asked.jsonl"
     command = _command(script, demo_path, log)
-    # the script is all its output depends on: cached while it is unchanged (issue 21)
+    # the script is all its output depends on: cached while it is unchanged
     code, _, err = run(
         capsys, "retriever", "add", demo_path, "cmd", "--kind", "command", "--command", command,
         "--cache-key-files", script,

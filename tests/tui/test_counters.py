@@ -1,4 +1,4 @@
-"""One meaning per counter (issue 22 item 3): sessions, screens and `goldpan info` agree.
+"""One meaning per counter: sessions, screens and `goldpan info` agree.
 
 "Judged by you" is a verdict or every candidate graded (not one grade); "disputed" takes
 in the ambiguous ones everywhere; the end of a list names the questions left to judge.

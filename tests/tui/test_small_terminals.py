@@ -1,4 +1,4 @@
-"""Every screen does its main job at 80x24, by keys alone (issue 22 item 2).
+"""Every screen does its main job at 80x24, by keys alone.
 
 Each test checks what matters is on screen (inside the table's visible width) and then
 does the screen's main action, asserting on the rows of the workspace file.

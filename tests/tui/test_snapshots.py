@@ -191,7 +191,7 @@ def test_adjudicate_screen(snap_compare, app_factory):
     assert snap_compare(app_factory(), press=["d"], terminal_size=APP_SIZE)
 
 
-# -- 80x24: every screen usable on a small terminal (issue 22 item 2) ------------------
+# -- 80x24: every screen usable on a small terminal ------------------
 
 SMALL = (80, 24)
 
