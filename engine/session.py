@@ -164,9 +164,8 @@ class LabelingSession:
         """Per-question rows read since the last reload, kept current by own writes."""
         self._live: LiveScores | None = None
         self._judged: dict[str, bool] | None = None
-        """Question id -> judged by this annotator (read once, then kept by own writes)."""
-        self._pooled: dict[str, tuple[tuple[str, ...], ...]] = {}
-        """The pooled rankings each entry of ``_judged`` was judged against."""
+        """Question id -> judged by this annotator (read once, then kept by own writes, by
+        :meth:`catch_up` and by :meth:`take_ranking`)."""
 
     # -- loading -------------------------------------------------------------------------
 
@@ -269,6 +268,16 @@ class LabelingSession:
                 for qid in ranked:
                     run = runs.get(qid)
                     live.set_ranking(name, qid, run.doc_ids if run is not None else ())
+            for qid in ranked:  # new candidates: judged again against them
+                self._rejudge(qid, self.state(qid))
+
+    def take_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
+        """A question was (re)pooled here: its new ranking into the live scores.
+
+        Whether this annotator has judged it is decided again against its new candidates.
+        """
+        self.live.set_ranking(retriever, question_id, ranking)
+        self._rejudge(question_id, self.state(question_id))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -310,27 +319,15 @@ class LabelingSession:
         """The questions this annotator has judged: a verdict, or every candidate graded.
 
         (:func:`engine.counters.is_judged`.)
-        Read once in bulk, then kept by this session's writes and :meth:`catch_up`; a
-        question whose pooled rankings changed since (pooled again, by this app or
-        another process) is judged again against its new candidates.
+        Read once in bulk, then kept by this session's writes, :meth:`catch_up` and
+        :meth:`take_ranking`: a question pooled again (by this app or another process) is
+        judged again against its new candidates.
         """
         live = self.live
         if self._judged is None:
             mine = judged_by(live.question_ids, live.rankings, self.ws.labels(), self.ws.verdicts())
             self._judged = {q: q in mine.get(self.annotator, set()) for q in live.question_ids}
-            self._pooled = {q: self._pool_basis(q) for q in live.question_ids}
-        for q in live.question_ids:
-            if self._pooled.get(q) != self._pool_basis(q):
-                self._rejudge(q, self.state(q))
         return {q for q, judged in self._judged.items() if judged}
-
-    def _pool_basis(self, question_id: str) -> tuple[tuple[str, ...], ...]:
-        """The pooled part of every ranking of a question (what its candidates come from)."""
-        live = self.live
-        return tuple(
-            tuple(live.rankings[r].get(question_id, ())[:DEFAULT_POOL_DEPTH])
-            for r in live.retrievers
-        )
 
     def _rejudge(self, question_id: str, state: QuestionState) -> None:
         """Keep :meth:`judged_questions` current after ``question_id`` changed."""
@@ -338,7 +335,6 @@ class LabelingSession:
             return
         docs = [c.doc_id for c in self.candidates(question_id)]
         self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs)
-        self._pooled[question_id] = self._pool_basis(question_id)
 
     # -- changing ------------------------------------------------------------------------
 

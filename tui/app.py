@@ -622,10 +622,9 @@ class GoldpanApp(App[None]):
         """Take the new rankings into the live scores and tell the screens (once each)."""
         session = self.session
         session.reload_if_changed()  # the worker committed the rankings on its connection
-        live = session.live
         for name, ranking in message.rankings.items():
-            if name in live.rankings:
-                live.set_ranking(name, message.question_id, ranking)
+            if name in session.live.rankings:
+                session.take_ranking(name, message.question_id, ranking)
         self.announce(message.question_id, pooled=True)
 
     def on_pool_failed(self, message: PoolFailed) -> None:
