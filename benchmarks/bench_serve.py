@@ -53,7 +53,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GRADES_PER_QUESTION = 3  # every demo question pools more candidates than this
 SAVE_TIMEOUT = 60.0  # a slow save is measured, not given up on (that would miscount)
-LINK = re.compile(r"^(\S+) \(\w+\): http://\S+\?token=(\S+)$", re.M)
+LINK = re.compile(r"^(.+?) \(\w+\): http://\S+\?token=(\S+)$", re.M)
+"""A printed link: the annotator's name (spaces and all), the role, the token."""
 
 
 def free_port() -> int:

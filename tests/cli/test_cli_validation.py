@@ -306,7 +306,7 @@ def test_an_accepted_odd_name_starts_its_tab(tmp_path):
     bench = load_bench()
     served = None
     try:
-        served = _start(bench, ws_path, name, tmp_path)
+        served = bench.start_server(ws_path, [f"--annotator={name}"], tmp_path)
         import os
 
         os.environ["GOLDPAN_CONFIG_DIR"] = str(tmp_path)
@@ -344,51 +344,6 @@ def test_an_accepted_odd_name_starts_its_tab(tmp_path):
     finally:
         if served is not None:
             served.stop()
-
-
-def _start(bench, ws_path: Path, name: str, config: Path):
-    """``goldpan serve`` with one annotator ``name`` (the bench's link parser wants names
-    without spaces, so the socket is waited for here)."""
-    import os
-    import socket
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    port = bench.free_port()
-    log = config / "serve.log"
-    env = dict(os.environ, GOLDPAN_CONFIG_DIR=str(config))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tui.cli",
-                "serve",
-                str(ws_path),
-                "--port",
-                str(port),
-                f"--annotator={name}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=root,
-        )
-    served = bench.Served(proc, port, {}, log)
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        assert proc.poll() is None, served.output()
-        if "token=" in served.output():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return served
-            except OSError:
-                pass
-        time.sleep(0.1)
-    served.stop()
-    raise AssertionError(f"goldpan serve did not start:\n{served.output()}")
 
 
 def test_an_argument_that_is_not_utf8_is_bad_input_not_a_crash(tiny_ws):
