@@ -24,8 +24,10 @@ nothing, not even the event log. The merge is one transaction on OUT: if it fail
 left as it was. A new OUT is built aside (a temp file in its folder) and renamed into place
 when the merge succeeded, so a merge that fails or is killed leaves no OUT.
 
-Command retrievers brought into OUT are listed in :attr:`MergeReport.commands_added` and
-stay untrusted there (:mod:`engine.trust`): OUT never runs a colleague's program unasked.
+Retrievers that run a program or send questions out (``command``, the search engines)
+brought into OUT are listed in :attr:`MergeReport.commands_added` and stay untrusted there
+(:mod:`engine.trust`): OUT never runs a colleague's program, nor sends its questions to a
+colleague's address, unasked.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from engine.formats.outfiles import atomic_database
-from engine.trust import COMMAND_KIND, command_of
+from engine.trust import is_untrusted_kind, what_runs
 from engine.types import Adjudication, Label, Question, RetrieverSpec, Verdict, canonical_json
 from engine.workspace import JudgmentTimes, Workspace, WorkspaceError, identify
 from engine.workspace_setup import new_workspace
@@ -72,8 +74,9 @@ class MergeReport:
     conflicts: list[str] = field(default_factory=list)
     """One line per disagreement, saying what each source held and what was kept."""
     commands_added: list[tuple[str, str]] = field(default_factory=list)
-    """(name, command) of each command retriever OUT did not have: never trusted by the
-    merge (see :mod:`engine.trust`), so skipped until the user reviews it."""
+    """(name, what it runs or sends: :func:`engine.trust.what_runs`) of each retriever of
+    an untrusted kind that OUT did not have: never trusted by the merge (see
+    :mod:`engine.trust`), so skipped until the user reviews it."""
 
     @property
     def changed(self) -> bool:
@@ -106,7 +109,10 @@ class MergeReport:
                 parts.append(f"{what}: {added} added" + (f", {changed} changed" if changed else ""))
         if self.commands_added:
             n = len(self.commands_added)
-            parts.append(f"{n} command retriever{'' if n == 1 else 's'} brought in, untrusted")
+            parts.append(
+                f"{n} retriever{'' if n == 1 else 's'} running a command or sending questions "
+                "out brought in, untrusted"
+            )
         if self.conflicts:
             n = len(self.conflicts)
             parts.append(f"{n} conflict{'' if n == 1 else 's'}")
@@ -301,7 +307,7 @@ def _merge_into(out: _Source, sources: Sequence[_Source], *, created: bool) -> M
             ws.write_docs(sources[0].ws.docs())
             _reset_retrievers(ws, sources[0].ws.retrievers())
             report.commands_added = [
-                (s.name, command_of(s)) for s in ws.retrievers() if s.kind == COMMAND_KIND
+                (s.name, what_runs(s)) for s in ws.retrievers() if is_untrusted_kind(s.kind)
             ]
         else:
             for src in sources:
@@ -379,8 +385,8 @@ def _merge_retrievers(
         for spec in src.ws.retrievers():
             if spec.name not in kept:
                 out.ws.add_retriever(spec)
-                if spec.kind == COMMAND_KIND:
-                    commands.append((spec.name, command_of(spec)))
+                if is_untrusted_kind(spec.kind):
+                    commands.append((spec.name, what_runs(spec)))
                 kept[spec.name] = (src, spec)
                 added += 1
             elif kept[spec.name][1] != spec:

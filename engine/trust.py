@@ -1,25 +1,29 @@
-"""Which workspace commands this user has trusted to run (as editors and direnv do it).
+"""Which of a workspace's retrievers this user has trusted to run (as editors and direnv do it).
 
-A ``command`` retriever runs a program named in the workspace file, and a workspace
-arrives from a colleague as easily as a corpus from the web. So goldpan runs a workspace's
-command only once this user has trusted that exact command for that workspace. The record
-is kept outside every workspace, in the user's config folder
+Some retriever kinds reach outside the workspace: a ``command`` runs a program named in the
+workspace file, an ``opensearch``, ``elasticsearch`` or ``http`` retriever sends every
+question (and the credentials held by the environment variables it names) to an address
+named there. A workspace arrives from a colleague as easily as a corpus from the web, so
+goldpan runs such a retriever only once this user has trusted exactly what it runs or
+sends for that workspace (:data:`UNTRUSTED_KINDS`, :func:`what_runs`). The record is kept
+outside every workspace, in the user's config folder
 (``$XDG_CONFIG_HOME/goldpan/trusted-commands.json``, else ``~/.config/goldpan/…``), where a
-received file cannot add to it.
+received file cannot add to it. A served session (``goldpan serve``) never trusts.
 
-An entry is keyed by the command text, the workspace's random id (``meta.workspace_id``,
+An entry is keyed by that text, the workspace's random id (``meta.workspace_id``,
 written when the workspace is created or upgraded) and its resolved path. Both, because
 each alone can be copied: a file sent around keeps its id, and a received file can be
 saved under the path of a trusted one. A moved or copied workspace is therefore asked
-about again, and so is a command whose text changed in any way.
+about again, and so is a retriever whose trusted parameters changed in any way.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +35,42 @@ from engine.types import RetrieverSpec
 
 COMMAND_KIND = "command"
 """The retriever kind that runs a program (see :mod:`engine.retrieve.command`)."""
+
+UNTRUSTED_KINDS: dict[str, tuple[str, ...]] = {
+    COMMAND_KIND: ("command", "cache_key_command"),
+    "http": ("method", "url", "body", "header_env", "insecure"),
+    "opensearch": (
+        "url",
+        "index",
+        "template",
+        "fields",
+        "api_key_env",
+        "user_env",
+        "password_env",
+        "insecure",
+    ),
+    "elasticsearch": (
+        "url",
+        "index",
+        "template",
+        "fields",
+        "api_key_env",
+        "user_env",
+        "password_env",
+        "insecure",
+    ),
+    # Each kind that runs a program or sends questions out of this machine adds its entry
+    # here, naming the parameters that say what runs or where questions and credentials
+    # go (addresses, the *names* of environment variables, templates); nothing else may
+    # run it unasked. Its retrievers' output then also depends on something outside the
+    # workspace: the runner ranks them again on every pool unless the retriever says what
+    # that output depends on (``engine.retrieve.base.OutsideRetriever``).
+}
+"""Kind -> the parameters whose exact values are what a user trusts (in this order)."""
+
+CONTENT_PARAMS = frozenset({"template", "body", "sql"})
+"""Parameters that hold a whole text (a request or query template, stored in the
+workspace): trusted by the SHA-256 of that text, which :func:`what_runs` shows."""
 
 TRUST_FILE = "trusted-commands.json"
 
@@ -62,12 +102,13 @@ def config_dir() -> Path:
 
 @dataclass(frozen=True)
 class Trusted:
-    """One trusted command of one workspace."""
+    """One trusted retriever of one workspace."""
 
     workspace_id: str
     path: str
     """The workspace file's resolved path when it was trusted."""
     command: str
+    """What was trusted: :func:`what_runs` of the retriever (a command line for commands)."""
     retriever: str
     """The retriever's name then (for people: matching is by command, id and path)."""
     at: str
@@ -76,6 +117,11 @@ class Trusted:
 def identity(ws: HasIdentity) -> tuple[str, str]:
     """(workspace id, resolved path) of an open workspace ("" id for a pre-id workspace)."""
     return ws.meta().get("workspace_id", ""), str(ws.path.resolve())
+
+
+def is_untrusted_kind(kind: str) -> bool:
+    """Whether retrievers of ``kind`` run or send anything only once trusted."""
+    return kind in UNTRUSTED_KINDS
 
 
 def command_of(spec: RetrieverSpec) -> str:
@@ -88,15 +134,60 @@ def command_of(spec: RetrieverSpec) -> str:
     return f"{command}  [cache key: {key}]" if key else command
 
 
+def content_hash(text: str) -> str:
+    """How a whole text parameter (a template) is shown and trusted: ``sha256:<hex>``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def what_runs(spec: RetrieverSpec) -> str:
+    """The one line a user trusts for ``spec``: exactly what it runs or where it sends.
+
+    A command retriever's is its command line (:func:`command_of`, unchanged so that
+    records written before other kinds existed still match). Another kind's is the kind
+    and its trusted parameters (:data:`UNTRUSTED_KINDS`) as options, a whole text by its
+    hash: ``opensearch --url https://search:9200 --index docs --template sha256:…
+    --api-key-env OS_KEY``. "" for a kind that needs no trust.
+    """
+    if spec.kind == COMMAND_KIND:
+        return command_of(spec)
+    names = UNTRUSTED_KINDS.get(spec.kind)
+    if names is None:
+        return ""
+    parts = [spec.kind]
+    for name in names:
+        value = spec.params.get(name)
+        if value is None or value is False or value == "" or value == [] or value == {}:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            parts.append(flag)
+        elif name in CONTENT_PARAMS:
+            parts.append(f"{flag} {content_hash(str(value))}")
+        elif isinstance(value, Mapping):
+            parts += [f"{flag} {k}={v}" for k, v in sorted(value.items())]
+        elif isinstance(value, list | tuple):
+            parts.append(f"{flag} {','.join(str(v) for v in value)}")
+        else:
+            parts.append(f"{flag} {value}")
+    return " ".join(parts)
+
+
+def not_trusted(kind: str, what: str) -> str:
+    """A clause naming what is not trusted: ``its command 'X' is not trusted``."""
+    if kind == COMMAND_KIND:
+        return f"its command {what!r} is not trusted"
+    return f"what it sends questions to ({what}) is not trusted"
+
+
 class TrustStore:
-    """The user's record of trusted commands (one small JSON file, rewritten atomically)."""
+    """The user's record of trusted retrievers (one small JSON file, rewritten atomically)."""
 
     def __init__(self, path: Path | None = None) -> None:
         """Use ``path``, or the record in the user's config folder (read when asked)."""
         self.path = path if path is not None else config_dir() / TRUST_FILE
 
     def entries(self) -> list[Trusted]:
-        """Every trusted command of every workspace."""
+        """Every trusted retriever of every workspace."""
         odd = not_regular(self.path)  # a FIFO would block the open, and every pool with it
         if odd is not None:
             raise TrustError(
@@ -119,32 +210,32 @@ class TrustStore:
             ) from None
 
     def trusts(self, ws: HasIdentity, spec: RetrieverSpec) -> bool:
-        """Whether ``spec``'s command may run for this workspace (other kinds always may)."""
-        if spec.kind != COMMAND_KIND:
+        """Whether ``spec`` may run for this workspace (kinds that need no trust always may)."""
+        if not is_untrusted_kind(spec.kind):
             return True
         ws_id, path = identity(ws)
-        command = command_of(spec)
+        command = what_runs(spec)
         return bool(ws_id) and any(
             e.workspace_id == ws_id and e.path == path and e.command == command
             for e in self.entries()
         )
 
     def untrusted(self, ws: HasIdentity, specs: Iterable[RetrieverSpec]) -> list[RetrieverSpec]:
-        """The command retrievers among ``specs`` that may not run for this workspace."""
-        commands = [s for s in specs if s.kind == COMMAND_KIND]
+        """The retrievers among ``specs`` that may not run for this workspace."""
+        commands = [s for s in specs if is_untrusted_kind(s.kind)]
         if not commands:
             return []
         return [s for s in commands if not self.trusts(ws, s)]
 
     def trust(self, ws: HasIdentity, specs: Sequence[RetrieverSpec]) -> None:
-        """Record ``specs``' commands as trusted for this workspace."""
+        """Record what ``specs`` run (:func:`what_runs`) as trusted for this workspace."""
         ws_id, path = identity(ws)
         if not ws_id:
             raise TrustError(f"{ws.path} has no workspace id; open it once to upgrade it")
         stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         kept = self.entries()
         for spec in specs:
-            entry = Trusted(ws_id, path, command_of(spec), spec.name, stamp)
+            entry = Trusted(ws_id, path, what_runs(spec), spec.name, stamp)
             kept = [
                 e
                 for e in kept
@@ -154,7 +245,7 @@ class TrustStore:
         self._write(kept)
 
     def revoke(self, ws: HasIdentity, names: Sequence[str] | None = None) -> list[Trusted]:
-        """Forget this workspace's trusted commands (only those of ``names`` if given)."""
+        """Forget this workspace's trusted retrievers (only those of ``names`` if given)."""
         ws_id, path = identity(ws)
         kept: list[Trusted] = []
         gone: list[Trusted] = []
@@ -166,7 +257,7 @@ class TrustStore:
         return gone
 
     def for_workspace(self, ws: HasIdentity) -> list[Trusted]:
-        """This workspace's trusted commands."""
+        """This workspace's trusted retrievers."""
         ws_id, path = identity(ws)
         return [e for e in self.entries() if e.workspace_id == ws_id and e.path == path]
 

@@ -18,7 +18,7 @@ from textual.widget import AwaitMount
 from engine.assign import Assigner
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
-from engine.trust import TrustError, TrustStore, command_of
+from engine.trust import TrustError, TrustStore, what_runs
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.crash import failure_notice
@@ -543,7 +543,7 @@ class GoldpanApp(App[None]):
                     self._pool_worker(question_id)
                     return
                 self.trust_pending = [question_id]
-                shown = [(s.name, command_shown(command_of(s))) for s in untrusted]
+                shown = [(s.name, command_shown(what_runs(s))) for s in untrusted]
 
                 def answered(trust: bool | None) -> None:
                     if trust and self.served is None:

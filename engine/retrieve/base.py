@@ -108,6 +108,28 @@ class Retriever(Protocol):
 
 
 @runtime_checkable
+class OutsideRetriever(Protocol):
+    """A retriever whose output depends on something outside the workspace.
+
+    The team's program (``command``), a search engine behind a URL (``opensearch``,
+    ``http``): their rankings can change while the corpus, the questions and the
+    retriever's parameters stay the same. The runner asks :meth:`cache_key` before each
+    pool; a key joins the cached rankings' input hash, None makes every ranking new.
+    """
+
+    key_words: str
+    """What the key is, for people: ``cache key``, ``index identity``."""
+
+    def cache_key(self) -> str | None:
+        """A hash of what the output depends on now (None: it cannot be vouched for).
+
+        Raises:
+            RetrieverError: what the key is read from cannot be read (naming the retriever).
+        """
+        ...
+
+
+@runtime_checkable
 class BatchRanker(Protocol):
     """A first-stage retriever that can hand a batch's rankings over as arrays.
 

@@ -107,6 +107,7 @@ class CommandRetriever:
     bases: tuple[str, ...] = ()
     base_depth: int | None = None
     batch_size = 1_000_000
+    key_words = "cache key"
 
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate the command line and the timeout."""
@@ -132,6 +133,10 @@ class CommandRetriever:
             except ValueError as exc:
                 raise BadInput(f"cannot split the --cache-key-command: {exc}") from None
         self._docs: set[str] | None = None
+
+    def cache_key(self) -> str | None:
+        """What the command's output depends on (see the module function :func:`cache_key`)."""
+        return cache_key(self.spec)
 
     def prepare(
         self, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv | None = None

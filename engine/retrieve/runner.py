@@ -30,7 +30,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from engine import trust
 from engine.names import check_known
 from engine.retrieve import (
     DEFAULT_DEPTH,
@@ -42,8 +41,8 @@ from engine.retrieve import (
     bases_of,
     build_retriever,
 )
-from engine.retrieve.command import cache_key
-from engine.trust import COMMAND_KIND, TrustStore, command_of
+from engine.retrieve.base import OutsideRetriever
+from engine.trust import TrustStore, is_untrusted_kind, what_runs
 from engine.types import (
     BatchRun,
     CachedRun,
@@ -87,11 +86,15 @@ class RunReport:
     errors: dict[str, str] = field(default_factory=dict)
     """Retrievers that could not run (with ``keep_going``), and why."""
     untrusted: dict[str, str] = field(default_factory=dict)
-    """Command retrievers skipped because this user has not trusted them: name -> command."""
+    """Retrievers skipped because this user has not trusted them: name -> what they run or
+    send (:func:`engine.trust.what_runs`: a command retriever's command)."""
+    untrusted_kinds: dict[str, str] = field(default_factory=dict)
+    """The kind of each of :attr:`untrusted` (``engine.trust.not_trusted`` words it)."""
     how: dict[str, str] = field(default_factory=dict)
     """Per retriever brought up to date, whether its rankings were made now or are cached
     and why that is valid (``ranked now (command, no cache key)``, ``cached, inputs
-    unchanged``): what a gate says it scored."""
+    unchanged``, ``cached, inputs and index identity unchanged``): what a gate says it
+    scored."""
     top: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
@@ -202,10 +205,11 @@ def refresh_runs(
         prepared: indexed retrievers to reuse (and fill) across calls.
         keep_going: when a retriever cannot run, note why in the report and go on with
             the others (those that read it are skipped) instead of raising.
-        trust: the user's record of trusted commands (default: the one in the user's
-            config folder). A command retriever this user has not trusted for this
-            workspace is never run: it is listed in :attr:`RunReport.untrusted`, and the
-            retrievers that read it are skipped.
+        trust: the user's record of trusted retrievers (default: the one in the user's
+            config folder). A retriever of a kind that runs a program or sends questions
+            out (:data:`engine.trust.UNTRUSTED_KINDS`) that this user has not trusted for
+            this workspace is never run: it is listed in :attr:`RunReport.untrusted`, and
+            the retrievers that read it are skipped.
         keep_top: keep each ranking's top ``keep_top`` doc ids in :attr:`RunReport.top`.
 
     Raises:
@@ -248,7 +252,8 @@ def refresh_runs(
     )
     store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
-        report.untrusted[spec.name] = command_of(spec)
+        report.untrusted[spec.name] = what_runs(spec)
+        report.untrusted_kinds[spec.name] = spec.kind
     collecting = gc.isenabled()
     gc.disable()  # a pool makes hundreds of thousands of short-lived objects, no cycles
     try:
@@ -259,7 +264,7 @@ def refresh_runs(
                 run.flush()  # its bases' rankings are read from the workspace
             untrusted = [b for b in bases_of(spec) if b in report.untrusted]
             if untrusted:
-                report.errors[spec.name] = f"reads {untrusted[0]}, whose command is not trusted"
+                report.errors[spec.name] = f"reads {untrusted[0]}, which is not trusted"
                 continue
             broken = [b for b in bases_of(spec) if b in report.errors]
             if broken:
@@ -280,13 +285,15 @@ def refresh_runs(
     return report
 
 
-def _how(spec: RetrieverSpec, stale: int, total: int, asked: bool, volatile: bool) -> str:
-    """What :attr:`RunReport.how` says of one retriever."""
+def _how(
+    spec: RetrieverSpec, stale: int, total: int, asked: bool, volatile: bool, key_words: str
+) -> str:
+    """What :attr:`RunReport.how` says of one retriever (``key_words``: its outside key's)."""
     if asked:
         return "ranked now (--refresh)"
     if volatile:
-        return "ranked now (command, no cache key)"
-    keyed = " and cache key" if spec.kind == COMMAND_KIND else ""
+        return f"ranked now ({spec.kind}, no {key_words or 'cache key'})"
+    keyed = f" and {key_words}" if key_words else ""
     if stale == 0:
         return f"cached, inputs{keyed} unchanged"
     if stale == total:
@@ -459,11 +466,17 @@ class _PoolRun:
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
         # what a cached ranking depends on: corpus, retriever, question text and (for
         # fusion and rerank) the input hashes of its bases' rankings; for the team's own
-        # code (a command), what it declares its output depends on, else nothing can
-        # vouch for a cache: a one-off hash makes every ranking (and its readers') new
-        force, volatile = self.force, ""
-        if spec.kind == COMMAND_KIND:
-            key = cache_key(spec)
+        # code (a command) or engine (a URL), what it says its output depends on (a
+        # declared cache key, the index's identity), else nothing can vouch for a
+        # cache: a one-off hash makes every ranking (and its readers') new
+        force, volatile, key_words = self.force, "", ""
+        if is_untrusted_kind(spec.kind):
+            outside = build_retriever(spec)
+            key_words = "cache key"
+            key = None
+            if isinstance(outside, OutsideRetriever):
+                key_words = outside.key_words
+                key = outside.cache_key()
             if key is None:
                 force, volatile = True, f"volatile {uuid.uuid4()}"
             else:
@@ -484,7 +497,7 @@ class _PoolRun:
         report.cached[spec.name] = len(questions) - len(stale)
         report.ran[spec.name] = len(stale)
         report.how[spec.name] = _how(
-            spec, len(stale), len(questions), self.force, force and not self.force
+            spec, len(stale), len(questions), self.force, force and not self.force, key_words
         )
         if not stale:
             if progress:
@@ -546,8 +559,9 @@ class _PoolRun:
                 if progress and (done % step == 0 or done == len(stale)):
                     progress(spec.name, done, len(stale))
         # ranked several at a time: time a sample again, one by one, in this process (a
-        # command is the team's program: it is never run again only to be timed)
-        if chunk > 1 and len(stale) > 1 and spec.kind != trust.COMMAND_KIND:
+        # command is the team's program, an engine the team's server: neither is asked
+        # again only to be timed)
+        if chunk > 1 and len(stale) > 1 and not is_untrusted_kind(spec.kind):
             for q in alone_sample(stale):
                 base_q = {
                     b: (list(r.doc_ids), list(r.scores))

@@ -104,7 +104,7 @@ def test_trust_yes_then_the_command_runs_and_only_for_that_file_and_command(tmp_
 
     code, out, err = run(capsys, "trust", path, "--yes")
     assert code == 0, err
-    assert "sneaky" in out and command in out and "trusted 1 command(s)" in out
+    assert "sneaky" in out and command in out and "trusted 1 retriever(s)" in out
     record = json.loads((config_dir() / "trusted-commands.json").read_text(encoding="utf-8"))
     [entry] = record["trusted"]
     assert entry["command"] == command and entry["path"] == str(path.resolve())
@@ -143,7 +143,7 @@ def test_trust_asks_for_each_command_and_no_is_the_default(tmp_path, capsys, mon
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
     code, out, _ = run(capsys, "trust", path)
-    assert code == 0 and "trusted 1 command(s)" in out
+    assert code == 0 and "trusted 1 retriever(s)" in out
     code, out, _ = run(capsys, "trust", path, "--list")
     assert code == 0 and "yes" in out
 
@@ -184,9 +184,12 @@ def test_merge_reports_command_retrievers_it_brings_in_and_leaves_them_untrusted
         code, stdout, err = run(capsys, "merge", out, received)
         assert code == 0, err
         flat = " ".join(err.split())
-        assert "command retriever sneaky" in flat and command in flat
+        assert "retriever sneaky" in flat and command in flat
         assert f"goldpan trust {out}" in flat
-        assert "1 command retriever brought in, untrusted" in stdout
+        assert (
+            "1 retriever running a command or sending questions out brought in, untrusted"
+            in " ".join(stdout.split())
+        )
         code, _, err = run(capsys, "pool", out, "--retriever", "sneaky")
         assert code == 0 and "skipped retriever sneaky" in err
         assert not marker.exists()

@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         sub,
         "trust",
-        "review a workspace's command retrievers and trust them to run",
+        "review what a workspace's retrievers run or send, and trust them",
         "trust:cmd_trust",
         options=_trust_options,
     )

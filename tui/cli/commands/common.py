@@ -207,15 +207,18 @@ def check_question(ws: Workspace, question_id: str, given_to: str = "QID") -> No
 
 
 def say_skipped(workspace: str, report: RunReport) -> None:
-    """Name every command retriever skipped as untrusted, its command and how to trust it.
+    """Name every retriever skipped as untrusted, what it runs or sends, how to trust it.
 
     Said on stderr even with --quiet or --json: a skipped retriever changes the numbers.
     """
-    for name, command in report.untrusted.items():
+    from engine.trust import not_trusted
+
+    for name, what in report.untrusted.items():
+        clause = not_trusted(report.untrusted_kinds.get(name, "command"), what)
         err.print(
             literal(
-                f"goldpan: skipped retriever {name}: its command {command!r} is not trusted "
-                f"for {workspace}. goldpan runs a workspace's commands only once you have "
+                f"goldpan: skipped retriever {name}: {clause} for {workspace}. goldpan runs "
+                "a workspace's commands, and sends its questions out, only once you have "
                 f"trusted them: review them with `goldpan trust {workspace}`"
             )
         )

@@ -151,6 +151,7 @@ class Rankings:
 def prepare(ws: Workspace, args: argparse.Namespace, given: Given, quiet: bool) -> Rankings:
     """Pool the workspace's chosen retrievers and make the given rankings, now."""
     from engine.retrieve import DEFAULT_DEPTH, STORED_KINDS, bases_of
+    from engine.trust import is_untrusted_kind, not_trusted
 
     specs = {s.name: s for s in ws.retrievers()}
     chosen = list(args.retriever or [])
@@ -165,8 +166,9 @@ def prepare(ws: Workspace, args: argparse.Namespace, given: Given, quiet: bool) 
         wanted = chosen or list(specs)
         if report is not None:
             how.update({n: w for n, w in report.how.items() if n in wanted})
-            for n, command in report.untrusted.items():
-                not_run[n] = f"its command {command!r} is not trusted on this machine"
+            for n, what in report.untrusted.items():
+                kind = report.untrusted_kinds.get(n, "command")
+                not_run[n] = f"{not_trusted(kind, what)} on this machine"
             not_run.update(report.errors)
         else:
             why = (
@@ -179,7 +181,7 @@ def prepare(ws: Workspace, args: argparse.Namespace, given: Given, quiet: bool) 
                 spec = specs.get(name)
                 if spec is None or spec.kind in STORED_KINDS:
                     return False
-                return spec.kind == "command" or any(unvouched(b) for b in bases_of(spec))
+                return is_untrusted_kind(spec.kind) or any(unvouched(b) for b in bases_of(spec))
 
             for n in wanted:
                 kind = specs[n].kind if n in specs else ""

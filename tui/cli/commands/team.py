@@ -118,7 +118,7 @@ def cmd_merge(args: argparse.Namespace) -> None:
     for name, command in report.commands_added:
         err.print(
             literal(
-                f"goldpan: {args.out} now has command retriever {name}, which runs "
+                f"goldpan: {args.out} now has retriever {name}, which runs "
                 f"{command_shown(command)}; it is not trusted there and is skipped until you "
                 f"review it with `goldpan trust {args.out}`"
             )
