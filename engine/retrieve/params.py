@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.errors import BadInput
+from engine.formats.outfiles import not_regular
 
 LIST = "list"
 """``Param.type`` of a list of names (a JSON list, or a comma-separated string)."""
@@ -47,6 +49,10 @@ class Param:
     metavar: str | None = None
     cli: bool = True
     """Offered as a ``retriever add`` option (``--name`` with ``_`` as ``-``)."""
+    from_file: bool = False
+    """The value given names a UTF-8 text file (a SQL or request template) and what is
+    stored is that file's text, never its path: :func:`build_params` reads it, so the
+    spec says exactly what runs (and is trusted by it)."""
 
     @property
     def flag(self) -> str:
@@ -157,8 +163,42 @@ def build_params(params: Sequence[Param], given: Mapping[str, Any], kind: str) -
             continue
         if p.type is str and p.required and not str(value).strip():
             raise BadInput(f"a {kind} retriever needs {p.flag}")
+        if p.from_file:
+            value = read_text_file(value, f"{kind} {p.flag}")
         out[p.name] = p.convert(value, kind)
     return out
+
+
+MAX_TEXT_FILE = 1 << 20
+"""The largest file a :attr:`Param.from_file` parameter reads (a template, not a corpus)."""
+
+
+def read_text_file(value: Any, what: str) -> str:
+    """The text of the file ``value`` names, for a :attr:`Param.from_file` parameter.
+
+    Raises:
+        BadInput: naming the option and the file: missing, not a regular file, too
+            large, unreadable, not UTF-8 or empty.
+    """
+    if not isinstance(value, str | Path) or not str(value).strip():
+        raise BadInput(f"{what}: expected a file name, not {value!r}")
+    path = Path(value)
+    odd = not_regular(path)
+    if odd is not None:
+        raise BadInput(f"{what}: {path} {odd}")
+    try:
+        if path.stat().st_size > MAX_TEXT_FILE:
+            raise BadInput(f"{what}: {path} is larger than {MAX_TEXT_FILE >> 20} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"{what}: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{what}: {path} is not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise BadInput(f"{what}: {path} is empty")
+    return text.removeprefix("\ufeff")
 
 
 def describe_default(p: Param) -> str:
