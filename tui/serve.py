@@ -37,7 +37,7 @@ from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
 from tui.literal import visible
-from tui.served import ROLES, Served
+from tui.served import ENDED_META, ROLES, Served
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
@@ -222,6 +222,8 @@ Ask whoever runs <code>goldpan serve</code> to send it to you again.</p>
 
 def _server_class() -> type[Any]:
     """The server class (textual-serve and aiohttp are imported only when serving)."""
+    import asyncio
+
     import aiohttp_jinja2
     import jinja2
     from aiohttp import web
@@ -230,6 +232,60 @@ def _server_class() -> type[Any]:
     from textual_serve.server import Server
 
     template_dir = Path(Server.__init__.__code__.co_filename).parent / "templates"
+
+    class SessionService(AppService):
+        """One app process whose tab is told why it ended, when it did not end well.
+
+        textual-serve closes the websocket as soon as the app says it is exiting, so a
+        failing session's tab showed only "Session ended". Here the websocket stays open
+        until the process is gone; then it is closed with a reason that the page shows
+        in place of that line: the app's own one-line message (an :data:`ENDED_META`
+        packet, :func:`tui.served.tell_server`), else the exit code or signal.
+        """
+
+        def __init__(
+            self, *args: Any, who: str, closer: Callable[[str], Awaitable[None]], **kw: Any
+        ):
+            super().__init__(*args, close=_no_close, **kw)
+            self.who = who
+            self.closer = closer
+            self.ended = ""
+            self.watchdog: asyncio.TimerHandle | None = None
+
+        async def on_meta(self, data: bytes) -> None:
+            try:
+                meta = json.loads(data)
+            except ValueError:
+                meta = None
+            if not isinstance(meta, dict):
+                meta = {}
+            if meta.get("type") == "exit":
+                # closed once the process is gone (see run), or soon whatever it does
+                self.watchdog = asyncio.get_running_loop().call_later(
+                    ENDING_WAIT_S,
+                    lambda: asyncio.ensure_future(self.closer(ended_reason(self.ended, None))),
+                )
+                return
+            if meta.get("type") == ENDED_META:
+                self.ended = str(meta.get("message", ""))[:2000]
+                return
+            await super().on_meta(data)
+
+        async def run(self) -> None:
+            try:
+                await super().run()
+            finally:
+                process = self._process
+                code = None
+                if process is not None:
+                    with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
+                        code = await asyncio.wait_for(process.wait(), ENDING_WAIT_S)
+                if self.watchdog is not None:
+                    self.watchdog.cancel()
+                reason = ended_reason(self.ended, code)
+                if reason:
+                    log.warning("goldpan: %s's session ended: %s", self.who, reason)
+                await self.closer(reason)
 
     class RefusalLog(AbstractAccessLogger):
         """One line per refused request (status 400 and up), its URL redacted.
@@ -288,8 +344,12 @@ def _server_class() -> type[Any]:
             return found
 
         def app_command(self, person: Person) -> str:
-            """The app command for one connection: the name and role, never the token."""
-            return shlex.join(
+            """The app command for one connection: the name and role, never the token.
+
+            textual-serve runs it through a shell: ``exec`` makes the app the process it
+            watches (its exit code and signal are the app's, not a shell's).
+            """
+            return "exec " + shlex.join(
                 [
                     sys.executable,
                     "-m",
@@ -337,6 +397,7 @@ def _server_class() -> type[Any]:
             # (annotators' browsers need not reach a third party; the font is in /static).
             page = (template_dir / "app_index.html").read_text(encoding="utf-8")
             page = re.sub(r"<link[^>]*fonts\.googleapis\.com[^>]*>", "", page)
+            page = page.replace("</head>", CLOSED_PAGE_SCRIPT + "</head>", 1)
             aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({"app_index.html": page}))
             app.add_routes(
                 [
@@ -398,11 +459,12 @@ def _server_class() -> type[Any]:
             service: AppService | None = None
             try:
                 await websocket.prepare(request)
-                service = AppService(
+                service = SessionService(
                     self.app_command(person),
                     write_bytes=websocket.send_bytes,
                     write_str=websocket.send_str,
-                    close=_closer(websocket),
+                    who=person.name,
+                    closer=_closer(websocket),
                     download_manager=self.download_manager,
                     debug=False,
                 )
@@ -424,9 +486,74 @@ def _server_class() -> type[Any]:
     return GoldpanServer
 
 
-def _closer(websocket: Any) -> Callable[[], Awaitable[None]]:
-    async def close() -> None:
-        await websocket.close()
+ENDING_WAIT_S = 10.0
+"""How long the server waits for an ending app process's exit code."""
+CLOSE_REASON_BYTES = 123
+"""A websocket close frame's reason is at most 123 bytes of UTF-8 (RFC 6455 §5.5)."""
+CLOSED_PAGE_SCRIPT = """<script>
+  // goldpan: show why the session ended (the websocket close reason) in the page's
+  // "Session ended." dialog, as text.
+  (function () {
+    const Native = window.WebSocket;
+    function Socket(url, protocols) {
+      const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+      socket.addEventListener("close", function (event) {
+        const line = document.querySelector(".closed-dialog .message");
+        if (line && event.reason) { line.textContent = event.reason; }
+      });
+      return socket;
+    }
+    Socket.prototype = Native.prototype;
+    Object.assign(Socket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+    window.WebSocket = Socket;
+  })();
+</script>
+"""
+
+
+def ended_reason(message: str, code: int | None) -> str:
+    """The line a tab shows when its session ended ("" for an ordinary end).
+
+    ``message`` is what the app said (may be ""); ``code`` its exit code (negative: the
+    signal that ended it; None: unknown).
+    """
+    if message:
+        line = message
+    elif code is None or code == 0:
+        return ""
+    elif code < 0:
+        line = (
+            f"goldpan: this session was stopped by signal {-code}; labels shown as saved "
+            "are saved. Reload to go on."
+        )
+    else:
+        line = (
+            f"goldpan: this session stopped (exit code {code}); whoever runs goldpan serve "
+            "has the details. Reload to go on."
+        )
+    return clip_utf8(" ".join(visible(line).split()), CLOSE_REASON_BYTES)
+
+
+def clip_utf8(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, on a character boundary, with "…"."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    room = limit - len("…".encode())
+    return text.encode("utf-8")[:room].decode("utf-8", "ignore") + "…"
+
+
+async def _no_close() -> None:
+    """textual-serve's close callback: the :class:`SessionService` closes, later."""
+
+
+def _closer(websocket: Any) -> Callable[[str], Awaitable[None]]:
+    async def close(reason: str) -> None:
+        from aiohttp import WSCloseCode
+
+        if reason:
+            await websocket.close(code=WSCloseCode.INTERNAL_ERROR, message=reason.encode())
+        else:
+            await websocket.close()
 
     return close
 

@@ -9,6 +9,8 @@ Textual's web driver. The token never reaches this process: its command line (wh
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +55,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+ENDED_META = "goldpan_ended"
+"""The meta packet by which this process tells the server why it ended (:mod:`tui.serve`
+shows the message in the tab)."""
+
+
+def tell_server(message: str, *, started: bool) -> None:
+    """Send ``message`` to the server on textual-serve's channel (stdout), as a meta packet.
+
+    ``started``: whether the app ran (its driver already wrote textual-serve's prelude).
+    Nothing is raised: the server may be gone.
+    """
+    body = json.dumps({"type": ENDED_META, "message": message}).encode("utf-8")
+    packet = (b"" if started else b"__GANGLION__\n") + b"M" + len(body).to_bytes(4, "big") + body
+    try:
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        while packet:
+            packet = packet[os.write(fd, packet) :]
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the app for one browser connection; returns the exit code."""
     from engine.errors import GoldpanError
@@ -75,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except GoldpanError as exc:
         print(visible(f"goldpan: error: {exc}"), file=sys.stderr)
+        tell_server(f"goldpan: this session cannot start: {exc}", started=False)
         return 2
     app.run()
     if app.crash is None:
@@ -83,10 +107,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # stderr, and for a bug the traceback in a crash log, as `goldpan open` does).
     if isinstance(app.crash, GoldpanError):
         print(visible(f"goldpan: error: {app.crash}"), file=sys.stderr)
+        tell_server(f"goldpan: this session stopped: {app.crash}", started=True)
         return 2
     print(
         visible(f"goldpan: served session of {args.annotator}: {failure_notice(app.crash)}"),
         file=sys.stderr,
+    )
+    tell_server(
+        "goldpan: this session stopped on an error (a bug); whoever runs goldpan serve has "
+        "its crash log. Labels shown as saved are saved. Reload to go on.",
+        started=True,
     )
     return 3
 

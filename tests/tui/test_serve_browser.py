@@ -210,3 +210,64 @@ def test_no_token_or_a_wrong_one_is_a_403_page_and_starts_nothing(team, browser)
         assert served.output().count("connected") == connected
     finally:
         context.close()
+
+
+def ended_line(page) -> str:
+    """The line of the page's "Session ended." dialog, once the session has ended."""
+    page.wait_for_selector("body.-closed", state="attached", timeout=60_000)
+    return page.locator(".closed-dialog .message").text_content() or ""
+
+
+def test_a_tab_says_why_its_session_ended_when_it_did_not_end_well(demo_master, tmp_path, browser):
+    """Killed, or unable to start: the tab says so in words, not only "Session ended"."""
+    import os
+    import signal
+
+    bench = load_bench()
+    ws = tmp_path / "ended.db"
+    shutil.copy(demo_master, ws)
+    served = bench.start_server(ws, ["--annotator", "ara"], tmp_path)
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    try:
+        page = context.new_page()
+        url = f"http://127.0.0.1:{served.port}/?token={served.tokens['ara']}"
+        assert page.goto(url).status == 200
+        # the app runs (it holds a lease), then the machine kills it
+        db = sqlite3.connect(ws, timeout=30)
+        try:
+            until(
+                lambda: db.execute("SELECT count(*) FROM leases").fetchone()[0],
+                what="the session's lease",
+            )
+        finally:
+            db.close()
+        apps = until(lambda: [c for c in children_pids(served.proc.pid) if c[1]], what="app")
+        os.kill(apps[0][0], signal.SIGKILL)
+        line = ended_line(page)
+        assert "stopped by signal 9" in line and "Reload" in line, line
+
+        # a workspace that is no longer one: the next tab cannot start, and says why
+        ws.write_bytes(b"this is not a goldpan workspace\n" * 64)
+        page = context.new_page()
+        assert page.goto(url).status == 200
+        line = ended_line(page)
+        assert line.startswith("goldpan: this session cannot start: "), line
+        assert str(ws.name) in line or "workspace" in line, line
+    finally:
+        context.close()
+        served.stop()
+
+
+def children_pids(pid: int) -> list[tuple[int, bool]]:
+    """(pid, runs tui.served) of the direct children of ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                out.append((int(entry.name), b"tui.served" in (entry / "cmdline").read_bytes()))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
