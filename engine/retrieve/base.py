@@ -130,6 +130,14 @@ class OutsideRetriever(Protocol):
 
 
 @runtime_checkable
+class HasWarnings(Protocol):
+    """A retriever with something to say on every run (TLS not checked, say)."""
+
+    warnings: tuple[str, ...]
+    """Whole sentences, each naming the retriever."""
+
+
+@runtime_checkable
 class BatchRanker(Protocol):
     """A first-stage retriever that can hand a batch's rankings over as arrays.
 

@@ -41,7 +41,7 @@ from engine.retrieve import (
     bases_of,
     build_retriever,
 )
-from engine.retrieve.base import OutsideRetriever
+from engine.retrieve.base import HasWarnings, OutsideRetriever
 from engine.trust import TrustStore, is_untrusted_kind, what_runs
 from engine.types import (
     BatchRun,
@@ -89,6 +89,9 @@ class RunReport:
     """Retrievers skipped because this user has not trusted them: name -> what they run or
     send (:func:`engine.trust.what_runs`: a command retriever's command)."""
     untrusted_kinds: dict[str, str] = field(default_factory=dict)
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """What retrievers asked in this run say every time (TLS certificates not checked,
+    questions sent unencrypted): the front end shows them."""
     """The kind of each of :attr:`untrusted` (``engine.trust.not_trusted`` words it)."""
     how: dict[str, str] = field(default_factory=dict)
     """Per retriever brought up to date, whether its rankings were made now or are cached
@@ -474,6 +477,8 @@ class _PoolRun:
             outside = build_retriever(spec)
             key_words = "cache key"
             key = None
+            if isinstance(outside, HasWarnings) and outside.warnings:
+                report.warnings[spec.name] = outside.warnings
             if isinstance(outside, OutsideRetriever):
                 key_words = outside.key_words
                 key = outside.cache_key()

@@ -210,6 +210,7 @@ def say_skipped(workspace: str, report: RunReport) -> None:
     """Name every retriever skipped as untrusted, what it runs or sends, how to trust it.
 
     Said on stderr even with --quiet or --json: a skipped retriever changes the numbers.
+    So is what a retriever asked says on every run (TLS certificates not checked).
     """
     from engine.trust import not_trusted
 
@@ -222,6 +223,9 @@ def say_skipped(workspace: str, report: RunReport) -> None:
                 f"trusted them: review them with `goldpan trust {workspace}`"
             )
         )
+    for lines in report.warnings.values():
+        for line in lines:
+            err.print(literal(f"goldpan: warning: {line}", style="yellow"))
     for name, why in report.errors.items():
         if "not trusted" in why:
             err.print(literal(f"goldpan: skipped retriever {name}: it {why}"))
