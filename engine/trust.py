@@ -3,10 +3,11 @@
 Some retriever kinds reach outside the workspace: a ``command`` runs a program named in the
 workspace file, an ``opensearch``, ``elasticsearch`` or ``http`` retriever sends every
 question (and the credentials held by the environment variables it names) to an address
-named there. A workspace arrives from a colleague as easily as a corpus from the web, so
-goldpan runs such a retriever only once this user has trusted exactly what it runs or
-sends for that workspace (:data:`UNTRUSTED_KINDS`, :func:`what_runs`). The record is kept
-outside every workspace, in the user's config folder
+named there, a ``postgres`` retriever runs the workspace's SQL on the database an
+environment variable it names connects to. A workspace arrives from a colleague as easily
+as a corpus from the web, so goldpan runs such a retriever only once this user has
+trusted exactly what it runs or sends for that workspace (:data:`UNTRUSTED_KINDS`,
+:func:`what_runs`). The record is kept outside every workspace, in the user's config folder
 (``$XDG_CONFIG_HOME/goldpan/trusted-commands.json``, else ``~/.config/goldpan/…``), where a
 received file cannot add to it. A served session (``goldpan serve``) never trusts.
 
@@ -59,6 +60,9 @@ UNTRUSTED_KINDS: dict[str, tuple[str, ...]] = {
         "password_env",
         "insecure",
     ),
+    # the variable's name (never its value), the SQL template by its hash, and the
+    # cache-key query, which runs there too
+    "postgres": ("dsn_env", "sql", "cache_key_sql"),
     # Each kind that runs a program or sends questions out of this machine adds its entry
     # here, naming the parameters that say what runs or where questions and credentials
     # go (addresses, the *names* of environment variables, templates); nothing else may

@@ -36,6 +36,7 @@ RETRIEVER_KIND_NAMES = (
     "fuse",
     "idboost",
     "command",
+    "postgres",
     "external",
 )
 """Every retriever kind a workspace may hold (the registry in :mod:`engine.retrieve` and

@@ -3,7 +3,8 @@
 Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
 (:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
 ``rrf`` and ``fuse`` (:mod:`engine.retrieve.fusion`),
-``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`)
+``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`),
+``postgres`` (:mod:`engine.retrieve.postgres`, the optional psycopg extra)
 and ``external``: an imported run file, stored and never run again.
 """
 
@@ -31,6 +32,7 @@ from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import FuseRetriever, RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.retrieve.params import Param, build_params
+from engine.retrieve.postgres import PostgresRetriever
 from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
 
 RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
@@ -41,6 +43,7 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "fuse": FuseRetriever,
     "idboost": IdBoostRetriever,
     "command": CommandRetriever,
+    "postgres": PostgresRetriever,
 }
 """The retriever registry: kind -> constructor."""
 assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine.types names"
@@ -53,6 +56,7 @@ KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     "fuse": FuseRetriever.PARAMS,
     "idboost": IdBoostRetriever.PARAMS,
     "command": CommandRetriever.PARAMS,
+    "postgres": PostgresRetriever.PARAMS,
 }
 """Each kind's declared parameters (the ``PARAMS`` of its class)."""
 

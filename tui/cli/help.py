@@ -206,11 +206,13 @@ ABOUT: dict[str, str] = {
     "trust": (
         "A command retriever runs a program on this machine, with your rights, each time "
         "goldpan pools questions; an opensearch, elasticsearch or http retriever sends every "
-        "question to the address it names. goldpan runs them only once you trusted them "
-        "here: each command, or each engine's address, index, credential variable names and "
-        "template hash, is shown and you answer y/N (--yes for scripts). Trust is recorded in "
-        "your config folder ($XDG_CONFIG_HOME/goldpan, else ~/.config/goldpan), never in the "
-        "workspace, for exactly that text, this workspace's id and its path: a copied or "
-        "moved workspace, or a changed command, address or template, is asked about again."
+        "question to the address it names, a postgres retriever runs the workspace's SQL on "
+        "the database its environment variable connects to. goldpan runs them only once you "
+        "trusted them here: each command, or each engine's address, index, credential variable "
+        "names and template hash, is shown and you answer y/N (--yes for scripts). Trust is "
+        "recorded in your config folder ($XDG_CONFIG_HOME/goldpan, else ~/.config/goldpan), "
+        "never in the workspace, for exactly that text, this workspace's id and its path: a "
+        "copied or moved workspace, or a changed command, address or template, is asked about "
+        "again."
     ),
 }

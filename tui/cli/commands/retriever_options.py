@@ -79,7 +79,9 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
             group = groups.get(kinds)
             if group is None:
                 group = groups[kinds] = parser.add_argument_group(_join(list(kinds)))
-        options: dict[str, Any] = {"dest": _dest(p), "default": None, "help": _help(pairs, n_kinds)}
+        # argparse expands %(...)s in help: a template's placeholders are shown as written
+        text = _help(pairs, n_kinds).replace("%", "%%")
+        options: dict[str, Any] = {"dest": _dest(p), "default": None, "help": text}
         if p.type is bool:
             options["action"] = "store_true"
         else:

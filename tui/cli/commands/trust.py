@@ -17,8 +17,9 @@ WARNING = (
     "A command retriever runs a program on this machine, with your rights, each time "
     "goldpan pools questions (pool, score, compare, queue, the judge screen); a search "
     "engine retriever (opensearch, elasticsearch, http) sends every question there, with "
-    "the credentials held by the environment variables it names. Trust only what you have "
-    "read and expect; a workspace from someone else may name anything."
+    "the credentials held by the environment variables it names; a postgres retriever runs "
+    "the workspace's SQL on the database its environment variable connects to. Trust only "
+    "what you have read and expect; a workspace from someone else may name anything."
 )
 
 
@@ -86,9 +87,7 @@ def cmd_trust(args: argparse.Namespace) -> None:
 
 
 def _table(workspace: str, specs: list[RetrieverSpec], untrusted: set[str]) -> None:
-    table = Table(
-        title=literal(f"retrievers of {workspace} that need trust"), title_justify="left"
-    )
+    table = Table(title=literal(f"retrievers of {workspace} that need trust"), title_justify="left")
     table.add_column("retriever")
     table.add_column("trusted")
     table.add_column("runs or sends to")

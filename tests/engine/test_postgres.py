@@ -1,0 +1,515 @@
+"""The ``postgres`` retriever kind against a real PostgreSQL server (Debian's, started here).
+
+One server for the module (:mod:`tests.pgserver`): initdb + pg_ctl in a temp folder, on a
+Unix socket, password authentication, every connection logged. The Korean case is the
+README's: a bigram ``tsvector`` built when the paragraphs are loaded (``ko_bigrams``, a
+SQL function giving goldpan's ``bigram`` tokens) and ranked with ``ts_rank_cd``; goldpan's
+cached rankings must equal, id for id and score for score, what ``psql`` (a separate
+program) prints for the same SQL.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.errors import BadInput
+from engine.retrieve import RetrieverError, new_spec, trec_order
+from engine.retrieve.runner import refresh_runs
+from engine.trust import TrustStore
+from engine.types import Doc, Question, RetrieverSpec
+from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+from tests.conftest import ROOT, run_cli, shared_data
+from tests.pgserver import (
+    KO_BIGRAMS_SQL,
+    PASSWORD,
+    TSVECTOR_TEMPLATE,
+    PgServer,
+    korquad_subset,
+    start_server,
+    stop_server,
+)
+
+psycopg = pytest.importorskip("psycopg", reason="needs psycopg (pip install 'goldpan[postgres]')")
+
+DSN_ENV = "GOLDPAN_TEST_PG_DSN"
+DEPTH = 20
+
+
+@pytest.fixture(scope="module")
+def pg():
+    server = start_server()
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def korquad():
+    return korquad_subset(shared_data("korquad_v1.0_dev", "KorQuAD_v1.0_dev.json"))
+
+
+@pytest.fixture(scope="module")
+def loaded(pg: PgServer, korquad):
+    """The paragraphs in PostgreSQL, each with its bigram tsvector made as it is loaded."""
+    docs, _, _ = korquad
+    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        conn.execute(KO_BIGRAMS_SQL)
+        conn.execute(
+            "CREATE TABLE docs (id text PRIMARY KEY, title text NOT NULL, body text NOT NULL, "
+            "tsv tsvector NOT NULL)"
+        )
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO docs VALUES (%s, %s, %s, "
+                "to_tsvector('simple', ko_bigrams(%s || ' ' || %s)))",
+                [(d.id, d.title, d.text, d.title, d.text) for d in docs],
+            )
+        conn.execute("CREATE INDEX docs_tsv ON docs USING gin (tsv)")
+        conn.execute("CREATE TABLE corpus_version (v int NOT NULL)")
+        conn.execute("INSERT INTO corpus_version VALUES (1)")
+    return pg
+
+
+@pytest.fixture(scope="module")
+def dsn(loaded: PgServer):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(DSN_ENV, loaded.dsn())
+        yield loaded.dsn()
+
+
+@pytest.fixture(scope="module")
+def ws_path(tmp_path_factory, korquad) -> Path:
+    """A workspace with the same paragraphs and questions (no retrievers pooled)."""
+    docs, questions, _ = korquad
+    path = tmp_path_factory.mktemp("pgws") / "ko.db"
+    ws = new_workspace(path)
+    ws.write_docs(docs)
+    ws.write_questions(questions)
+    ws.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def sql_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("sql") / "ko_tsvector.sql"
+    path.write_text(TSVECTOR_TEMPLATE, encoding="utf-8")
+    return path
+
+
+def trust_file(tmp: Path, ws_path: Path, names: list[str]) -> TrustStore:
+    """A trust record (outside the user's) trusting ``names`` of the workspace."""
+    store = TrustStore(tmp / "trust.json")
+    with Workspace.open(ws_path) as ws:
+        store.trust(ws, [s for s in ws.retrievers() if s.name in names])
+    return store
+
+
+def add(ws_path: Path, name: str, sql: str | Path, **params: object) -> RetrieverSpec:
+    """A postgres retriever added through the engine (``sql``: a file or a template)."""
+    if isinstance(sql, str):
+        tmp = ws_path.parent / f"{name}.sql"
+        tmp.write_text(sql, encoding="utf-8")
+        sql = tmp
+    spec = new_spec(name, "postgres", {"dsn_env": DSN_ENV, "sql": str(sql), **params})
+    with Workspace.open(ws_path) as ws:
+        ws.add_retriever(spec)
+    return spec
+
+
+def pool(ws_path: Path, name: str, tmp: Path, **kw):
+    store = trust_file(tmp, ws_path, [name])
+    with Workspace.open(ws_path) as ws:
+        return refresh_runs(ws, [name], depth=DEPTH, trust=store, **kw)
+
+
+def connections(pg: PgServer) -> int:
+    """How many goldpan connections the server has logged so far."""
+    log = (pg.root / "log").read_text(encoding="utf-8", errors="replace")
+    return log.count("application_name=goldpan")
+
+
+def psql_rankings(pg: PgServer, template: str, questions: list[Question], k: int):
+    """Each question's (doc id, score) rows from ``psql`` running the same SQL.
+
+    psql has no bound parameters before PostgreSQL 16: the question goes in as a psql
+    variable quoted by psql itself (``:'query'``).
+    """
+    body = template.replace("%(query)s", ":'query'").replace("%(k)s", ":k").replace("%%", "%")
+    script = [f"\\set k {k}"]
+    variables: list[str] = []
+    for i, q in enumerate(questions):
+        variables += ["-v", f"q{i}={q.text}"]
+        script += [f"\\echo '@@ {i}'", f"\\set query :q{i}", body.strip().rstrip(";") + ";"]
+    out = pg.psql(*variables, sql="\n".join(script) + "\n")
+    rankings: dict[int, tuple[list[str], list[float]]] = {}
+    current = -1
+    for line in out.splitlines():
+        if line.startswith("@@ "):
+            current = int(line[3:])
+            rankings[current] = ([], [])
+        elif line:
+            doc, score = line.split("\t")
+            rankings[current][0].append(doc)
+            rankings[current][1].append(float(score))
+    return [rankings[i] for i in range(len(questions))]
+
+
+# -- the Korean tsvector case, against psql ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pooled(ws_path, sql_file, dsn, loaded, korquad, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("trust")
+    before = connections(loaded)
+    add(ws_path, "pg-ko", sql_file)
+    report = pool(ws_path, "pg-ko", tmp)
+    return report, connections(loaded) - before
+
+
+def test_tsvector_rankings_equal_psql_row_for_row(pooled, ws_path, loaded, korquad):
+    _, questions, gold = korquad
+    with Workspace.open(ws_path, readonly=True) as ws:
+        runs = ws.runs("pg-ko")
+    expected = psql_rankings(loaded, TSVECTOR_TEMPLATE, questions, DEPTH)
+    assert len(runs) == len(questions) == 50
+    for q, (ids, scores) in zip(questions, expected, strict=True):
+        assert list(runs[q.id].doc_ids) == ids, q.id
+        assert list(runs[q.id].scores) == scores, q.id  # the same float4 text, parsed
+    # and the SQL retrieves: most questions find their own paragraph in the top 10
+    hit10 = sum(gold[q.id] in runs[q.id].doc_ids[:10] for q in questions) / len(questions)
+    assert hit10 >= 0.8
+
+
+def test_one_connection_per_pool_and_ranked_again_on_every_pool(pooled, ws_path, loaded, tmp_path):
+    report, opened = pooled
+    assert report.ran["pg-ko"] == 50
+    assert opened == 1  # and no question asked again only to be timed alone
+    before = connections(loaded)
+    again = pool(ws_path, "pg-ko", tmp_path)
+    assert again.ran["pg-ko"] == 50
+    assert again.how["pg-ko"] == "ranked now (postgres, no cache key)"
+    assert connections(loaded) == before + 1
+
+
+def test_the_stored_spec_holds_the_sql_text_and_never_the_connection_string(pooled, ws_path):
+    with Workspace.open(ws_path, readonly=True) as ws:
+        spec = next(s for s in ws.retrievers() if s.name == "pg-ko")
+    assert spec.params["sql"] == TSVECTOR_TEMPLATE
+    assert spec.params["dsn_env"] == DSN_ENV
+    raw = b"".join(p.read_bytes() for p in ws_path.parent.glob("ko.db*"))
+    assert PASSWORD.encode() not in raw
+
+
+def test_tied_scores_are_ordered_the_trec_eval_way(ws_path, dsn, korquad, tmp_path):
+    """Every matching document scores 1: the order is doc id descending, as trec_eval's."""
+    _, questions, _ = korquad
+    template = (
+        "SELECT id, 1 AS score FROM docs "
+        "WHERE tsv @@ to_tsquery('simple', replace(ko_bigrams(%(query)s), ' ', ' | ')) "
+        "ORDER BY random() LIMIT 1000"
+    )
+    add(ws_path, "pg-ties", template)
+    pool(ws_path, "pg-ties", tmp_path)
+    with Workspace.open(ws_path, readonly=True) as ws:
+        runs = ws.runs("pg-ties")
+    with psycopg.connect(dsn) as conn:
+        for q in questions[:10]:
+            rows = conn.execute(template.replace("%(query)s", "%s"), (q.text,)).fetchall()
+            want = trec_order({d: float(s) for d, s in rows}, DEPTH)
+            assert list(runs[q.id].doc_ids) == want[0]
+            assert want[0] == sorted(want[0], reverse=True) and set(want[1]) <= {1.0}
+
+
+# -- what is and is not cached ----------------------------------------------------------
+
+
+def test_a_declared_cache_key_keeps_rankings_until_the_data_changes(
+    ws_path, dsn, sql_file, loaded, tmp_path
+):
+    add(ws_path, "pg-keyed", sql_file, cache_key_sql="SELECT max(v) FROM corpus_version")
+    first = pool(ws_path, "pg-keyed", tmp_path)
+    assert first.ran["pg-keyed"] == 50
+    again = pool(ws_path, "pg-keyed", tmp_path)
+    assert again.ran["pg-keyed"] == 0 and again.cached["pg-keyed"] == 50
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE corpus_version SET v = v + 1")
+    changed = pool(ws_path, "pg-keyed", tmp_path)
+    assert changed.ran["pg-keyed"] == 50
+
+
+# -- bad input: a clear error naming the retriever, nothing stored ------------------------
+
+
+def failing_pool(ws_path: Path, tmp: Path, name: str, template: str, **params: object) -> str:
+    add(ws_path, name, template, **params)
+    with pytest.raises(RetrieverError) as caught:
+        pool(ws_path, name, tmp)
+    with Workspace.open(ws_path, readonly=True) as ws:
+        assert ws.run_hashes(name) == {}, "nothing is stored for a retriever that failed"
+    message = str(caught.value)
+    assert f"postgres retriever {name}" in message
+    assert PASSWORD not in message
+    return message
+
+
+QUERY = "SELECT id, 1.0 FROM docs WHERE %(query)s IS NOT NULL LIMIT %(k)s"
+
+
+def test_missing_environment_variable(ws_path, dsn, tmp_path, monkeypatch):
+    monkeypatch.delenv(DSN_ENV)
+    message = failing_pool(ws_path, tmp_path, "pg-noenv", QUERY)
+    assert f"the environment variable {DSN_ENV} is not set" in message
+
+
+def test_refused_connection(ws_path, dsn, tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv(DSN_ENV, f"host=127.0.0.1 port={port} user=x password={PASSWORD}")
+    message = failing_pool(ws_path, tmp_path, "pg-refused", QUERY)
+    assert "cannot connect" in message and "Connection refused" in message
+
+
+def test_authentication_failure(ws_path, loaded, dsn, tmp_path, monkeypatch):
+    monkeypatch.setenv(DSN_ENV, loaded.dsn(password="wrong-" + PASSWORD))
+    message = failing_pool(ws_path, tmp_path, "pg-auth", QUERY)
+    assert 'password authentication failed for user "postgres"' in message
+
+
+def test_a_sql_error_quotes_the_server(ws_path, dsn, tmp_path):
+    message = failing_pool(
+        ws_path, tmp_path, "pg-syntax", "SELEC id, 1 FROM docs WHERE %(query)s <> ''"
+    )
+    assert 'syntax error at or near "SELEC"' in message and "SQLSTATE 42601" in message
+    message = failing_pool(
+        ws_path, tmp_path, "pg-nocol", "SELECT id, nope FROM docs WHERE %(query)s <> ''"
+    )
+    assert 'column "nope" does not exist' in message
+
+
+@pytest.mark.parametrize(
+    ("template", "words"),
+    [
+        ("SELECT id FROM docs WHERE %(query)s <> ''", "returned 1 columns (id)"),
+        ("SELECT id, 1, 2 FROM docs WHERE %(query)s <> ''", "returned 3 columns"),
+        ("SELECT id, title FROM docs WHERE %(query)s <> ''", "is not a finite number"),
+        ("SELECT id, NULL::float FROM docs WHERE %(query)s <> ''", "score None"),
+        ("SELECT id, 'NaN'::float FROM docs WHERE %(query)s <> ''", "not a finite number"),
+        ("SELECT 'no-such-doc', 1.0 WHERE %(query)s <> ''", "'no-such-doc' is not in the"),
+        (
+            "SELECT id, 1.0 FROM docs, generate_series(1, 2) WHERE %(query)s <> ''",
+            "is listed twice",
+        ),
+        ("SELECT now(), 1.0 WHERE %(query)s <> ''", "is not text or a whole number"),
+    ],
+)
+def test_rows_that_are_not_doc_id_score(ws_path, dsn, tmp_path, template, words):
+    import hashlib
+
+    name = "pg-rows-" + hashlib.sha256(template.encode()).hexdigest()[:8]
+    assert words in failing_pool(ws_path, tmp_path, name, template)
+
+
+def test_a_template_cannot_write(ws_path, dsn, tmp_path):
+    template = "WITH gone AS (DELETE FROM docs RETURNING id) SELECT id, 1.0 FROM gone, " + (
+        "(SELECT %(query)s) AS q"
+    )
+    message = failing_pool(ws_path, tmp_path, "pg-write", template)
+    assert "read-only transaction" in message
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM docs").fetchone()[0] == 300
+
+
+def test_a_slow_query_stops_at_the_timeout(ws_path, dsn, tmp_path):
+    template = "SELECT id, 1.0 FROM docs, pg_sleep(5) WHERE %(query)s <> '' LIMIT 1"
+    message = failing_pool(ws_path, tmp_path, "pg-slow", template, timeout=0.2)
+    assert "no answer within 0.2 s" in message and "statement timeout" in message
+
+
+@pytest.mark.parametrize(
+    ("template", "params", "words"),
+    [
+        ("SELECT id, 1.0 FROM docs LIMIT %(k)s", {}, "never uses %(query)s"),
+        ("SELECT id, 1.0 FROM docs WHERE title = %s", {}, "%s is a positional placeholder"),
+        ("SELECT id, 1.0 FROM docs\nWHERE %(qury)s <> ''", {}, "line 2: unknown placeholder"),
+        ("SELECT id, 1.0 FROM docs WHERE title LIKE '%' || %(query)s", {}, "written %%"),
+        (
+            "SELECT id, 1.0 FROM docs ORDER BY emb <=> %(embedding)s::vector",
+            {},
+            "name the model that embeds the questions with --embed-model",
+        ),
+    ],
+)
+def test_bad_templates_are_refused_when_added(tmp_path, template, params, words):
+    sql = tmp_path / "t.sql"
+    sql.write_text(template, encoding="utf-8")
+    with pytest.raises(BadInput) as caught:
+        new_spec("pg-bad", "postgres", {"dsn_env": DSN_ENV, "sql": str(sql), **params})
+    assert words in str(caught.value)
+
+
+def test_retriever_add_reads_the_sql_file_and_checks_it(tmp_path, capsys, sql_file):
+    ws = tmp_path / "w.db"
+    assert run_cli(capsys, "new", ws)[0] == 0
+    add = ["retriever", "add", ws]
+    code, out, err = run_cli(
+        capsys, *add, "pg", "--kind", "postgres", "--dsn-env", DSN_ENV, "--sql", sql_file
+    )
+    assert code == 0, err
+    missing = tmp_path / "missing.sql"
+    code, _, err = run_cli(
+        capsys, *add, "pg2", "--kind", "postgres", "--dsn-env", DSN_ENV, "--sql", missing
+    )
+    assert code == 2 and f"postgres --sql: cannot read {missing}" in " ".join(err.split())
+    code, _, err = run_cli(
+        capsys, *add, "pg3", "--kind", "postgres", "--dsn-env", "NOT-A-VAR", "--sql", sql_file
+    )
+    assert code == 2 and "an environment variable name" in err
+    code, out, _ = run_cli(capsys, "retriever", "list", ws, "--json")
+    import json
+
+    specs = {s["name"]: s for s in json.loads(out)}
+    assert set(specs) >= {"pg"} and "pg2" not in specs and "pg3" not in specs
+    assert specs["pg"]["params"]["sql"] == TSVECTOR_TEMPLATE
+
+
+def test_retriever_add_help_lists_the_postgres_options(capsys):
+    code, out, _ = run_cli(capsys, "retriever", "add", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    for flag in ("--dsn-env VAR", "--sql FILE", "--embed-model NAME_OR_PATH", "--cache-key-sql"):
+        assert flag in text
+
+
+def test_without_psycopg_the_error_says_what_to_install(tmp_path, sql_file):
+    """A Python that cannot import psycopg: exit 2 and the extra to install."""
+    ws = tmp_path / "w.db"
+    hide = (
+        "import sys, importlib.abc\n"
+        "class Hide(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'psycopg' or name.startswith('psycopg.') or name.startswith"
+        "('psycopg_'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+        "from tui.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "c")}
+
+    def goldpan(*argv: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", hide, *map(str, argv)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
+
+    assert goldpan("new", ws).returncode == 0
+    done = goldpan(
+        "retriever", "add", ws, "pg", "--kind", "postgres", "--dsn-env", "X", "--sql", sql_file
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'goldpan[postgres]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_doc_ids_may_be_whole_numbers(tmp_path, dsn, loaded):
+    """An integer id column is read as text: the workspace's ids are text."""
+    path = tmp_path / "n.db"
+    ws = new_workspace(path)
+    ws.write_docs([Doc("7", "", "x", {}), Doc("10", "", "y", {})])
+    ws.write_questions([Question("q", "anything")])
+    ws.close()
+    add(path, "pg-int", "SELECT n, 0.5 FROM (VALUES (7), (10)) AS t(n) WHERE %(query)s <> ''")
+    pool(path, "pg-int", tmp_path)
+    with Workspace.open(path, readonly=True) as ws:
+        run = ws.runs("pg-int")["q"]
+    assert list(run.doc_ids) == ["7", "10"]  # tied: "7" > "10" by code point
+
+
+# -- trust: nothing is sent to a database until this user trusted exactly this ------------
+
+
+def test_an_untrusted_postgres_retriever_never_connects(ws_path, dsn, loaded, tmp_path):
+    spec = add(ws_path, "pg-untrusted", QUERY)
+    before = connections(loaded)
+    with Workspace.open(ws_path) as ws:
+        report = refresh_runs(ws, ["pg-untrusted"], trust=TrustStore(tmp_path / "none.json"))
+        assert ws.run_hashes("pg-untrusted") == {}
+    assert connections(loaded) == before
+    import hashlib
+
+    digest = hashlib.sha256(QUERY.encode()).hexdigest()
+    assert report.untrusted == {
+        "pg-untrusted": f"postgres --dsn-env {DSN_ENV} --sql sha256:{digest}"
+    }
+    assert spec.params["sql"] == QUERY
+
+
+def test_trust_is_for_the_exact_template_and_variable(ws_path, dsn, tmp_path):
+    store = TrustStore(tmp_path / "trust.json")
+    with Workspace.open(ws_path) as ws:
+        trusted = new_spec_text("pg-exact", QUERY, DSN_ENV)
+        ws.add_retriever(trusted)
+        store.trust(ws, [trusted])
+        assert store.trusts(ws, trusted)
+        other_sql = new_spec_text("pg-exact", QUERY + " ", DSN_ENV)
+        other_var = new_spec_text("pg-exact", QUERY, "OTHER_DSN")
+        keyed = new_spec_text("pg-exact", QUERY, DSN_ENV, cache_key_sql="SELECT 1")
+        assert not store.trusts(ws, other_sql)
+        assert not store.trusts(ws, other_var)
+        assert not store.trusts(ws, keyed)
+
+
+def new_spec_text(name: str, sql: str, env: str, **params: object) -> RetrieverSpec:
+    return RetrieverSpec(name, "postgres", {"dsn_env": env, "sql": sql, **params})
+
+
+def test_the_cli_pools_it_only_after_goldpan_trust(ws_path, dsn, loaded, tmp_path, capsys):
+    path = tmp_path / "cli.db"
+    ws = new_workspace(path)
+    ws.write_docs([Doc(d, "", "x", {}) for d in ("a", "b")])
+    ws.write_questions([Question("q1", "anything")])
+    ws.close()
+    sql = tmp_path / "q.sql"
+    sql.write_text(
+        "SELECT id, 1.0 FROM (VALUES ('a'), ('b')) AS t(id) WHERE %(query)s <> ''",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(
+        capsys,
+        "retriever",
+        "add",
+        path,
+        "pg",
+        "--kind",
+        "postgres",
+        "--dsn-env",
+        DSN_ENV,
+        "--sql",
+        sql,
+    )
+    assert code == 0, err
+    before = connections(loaded)
+    code, out, err = run_cli(capsys, "pool", path, "--retriever", "pg", "--quiet")
+    said = " ".join((out + err).split())
+    assert "pg" in said and "not trusted" in said and "goldpan trust" in said
+    assert connections(loaded) == before
+    code, out, err = run_cli(capsys, "trust", path, "--yes")
+    assert code == 0, err
+    assert "postgres --dsn-env GOLDPAN_TEST_PG_DSN --sql sha256:" in " ".join(out.split())
+    code, out, err = run_cli(capsys, "pool", path, "--retriever", "pg", "--quiet")
+    assert code == 0, err
+    assert connections(loaded) == before + 1
+    with Workspace.open(path, readonly=True) as ws:
+        assert list(ws.runs("pg")["q1"].doc_ids) == ["b", "a"]
