@@ -19,6 +19,7 @@ from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
+from tui.widgets.lines import Lines
 from tui.widgets.progress import next_question, next_unjudged, progress_text
 
 GRADE = Binding.Group("Grade", compact=True)
@@ -213,8 +214,8 @@ grades (`u` restores them). The line above the footer shows your progress.
         with Horizontal(id="judge-body"):
             yield CandidateList(id="candidates")
             yield DocumentView(id="document")
-        yield Static(id="status")
-        yield Static(id="progress")
+        yield Lines(id="status")
+        yield Lines(id="progress")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -263,8 +264,8 @@ grades (`u` restores them). The line above the footer shows your progress.
             candidates.show([], {})
             self.listed = None
             self.query_one(DocumentView).show(None, [])
-            self.query_one("#status", Static).update("")
-            self.query_one("#progress", Static).update("")
+            self.query_one("#status", Lines).show("")
+            self.query_one("#progress", Lines).show("")
             return
         q = session.ws.question(qid)
         assert q is not None
@@ -312,7 +313,7 @@ grades (`u` restores them). The line above the footer shows your progress.
         if qid is None:
             return
         session = self.gp.session
-        self.query_one("#progress", Static).update(
+        self.query_one("#progress", Lines).show(
             progress_text(
                 session,
                 self.gp.question_order,
@@ -343,7 +344,7 @@ grades (`u` restores them). The line above the footer shows your progress.
         if mine and mine.note:
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Lines).show(text)
 
     # -- actions -------------------------------------------------------------------------
 
