@@ -39,7 +39,7 @@ COMMAND_KIND = "command"
 
 UNTRUSTED_KINDS: dict[str, tuple[str, ...]] = {
     COMMAND_KIND: ("command", "cache_key_command"),
-    "http": ("method", "url", "body", "header_env", "insecure"),
+    "http": ("http_method", "url", "body", "header_env", "insecure"),
     "opensearch": (
         "url",
         "index",

@@ -36,6 +36,9 @@ RETRIEVER_KIND_NAMES = (
     "fuse",
     "idboost",
     "command",
+    "http",
+    "opensearch",
+    "elasticsearch",
     "postgres",
     "external",
 )
@@ -138,6 +141,47 @@ class Adjudication:
     gold: Mapping[str, int]
     by: str
     note: str = ""
+
+
+MODEL_JUDGE_KINDS = ("dense", "cross-encoder", "command")
+"""The kinds of model judge (``goldpan judge --kind``): a bi-encoder's cosine, a
+cross-encoder's score (both mapped to grades by calibrated thresholds), or a team's own
+command that answers with grades."""
+
+
+@dataclass(frozen=True)
+class ModelJudge:
+    """A model (or a team's own command) that grades pooled documents as its own annotator.
+
+    Its grades are :class:`ModelLabel` rows, kept apart from people's labels: they never
+    become gold by themselves.
+    """
+
+    annotator: str
+    """``model:NAME``."""
+    kind: str
+    """One of :data:`MODEL_JUDGE_KINDS`."""
+    model: str
+    """The model's name or folder, or the command line."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """What the grades were made with: fields, thresholds, the calibration shown."""
+
+
+@dataclass(frozen=True)
+class ModelLabel:
+    """A model judge's grade for one (question, document) pair, with the model's score."""
+
+    question_id: str
+    doc_id: str
+    annotator: str
+    grade: int
+    score: float | None = None
+    """The raw score the grade was mapped from (None: a command judge's own grade)."""
+
+    @property
+    def label(self) -> Label:
+        """The grade as a :class:`Label` (for agreement figures)."""
+        return Label(self.question_id, self.doc_id, self.annotator, self.grade)
 
 
 @dataclass(frozen=True)

@@ -178,11 +178,13 @@ class GoldpanApp(App[None]):
         self._prepared: PreparedRetrievers | None = None
         self._prepared_lock = threading.Lock()
         self.trust = TrustStore()
-        """The user's record of trusted command retrievers (outside the workspace)."""
+        """The user's record of trusted retrievers (outside the workspace)."""
         self.trust_pending: list[str] | None = None
         """Questions waiting for the answer to the trust question (None: not asking)."""
         self.trust_asked = False
         """The trust question is asked once per session; unanswered commands are skipped."""
+        self.warned: set[str] = set()
+        """Warnings of retrievers already shown this session (TLS not checked)."""
         self.pool_tried: set[str] = set()
         """Questions pooled since start: a retriever that cannot run is not retried on
         every redraw (editing a question pools it again)."""
@@ -611,12 +613,21 @@ class GoldpanApp(App[None]):
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
             self.post_message(PoolFailed(question_id, failure_notice(exc)))
             return
+        if report.warnings:
+            self.call_from_thread(self._say_warnings, report.warnings)
         errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
         if errors:  # the other retrievers' rankings still count
             failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
         rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
         self.post_message(QuestionPooled(question_id, rankings))
+
+    def _say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
+        """What a retriever says on every run (TLS not checked), once per session each."""
+        for line in (w for lines in warnings.values() for w in lines):
+            if line not in self.warned:
+                self.warned.add(line)
+                self.notify(visible(line), title="Warning", severity="warning", markup=False)
 
     def on_question_pooled(self, message: QuestionPooled) -> None:
         """Take the new rankings into the live scores and tell the screens (once each)."""

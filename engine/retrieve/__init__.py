@@ -4,6 +4,8 @@ Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
 (:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
 ``rrf`` and ``fuse`` (:mod:`engine.retrieve.fusion`),
 ``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`),
+``http`` (:mod:`engine.retrieve.http`), ``opensearch`` and ``elasticsearch``
+(:mod:`engine.retrieve.opensearch`),
 ``postgres`` (:mod:`engine.retrieve.postgres`, the optional psycopg extra)
 and ``external``: an imported run file, stored and never run again.
 """
@@ -30,7 +32,9 @@ from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
 from engine.retrieve.fusion import FuseRetriever, RRFRetriever
+from engine.retrieve.http import HttpRetriever
 from engine.retrieve.idboost import IdBoostRetriever
+from engine.retrieve.opensearch import ElasticsearchRetriever, SearchIndexRetriever
 from engine.retrieve.params import Param, build_params
 from engine.retrieve.postgres import PostgresRetriever
 from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
@@ -43,6 +47,9 @@ RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "fuse": FuseRetriever,
     "idboost": IdBoostRetriever,
     "command": CommandRetriever,
+    "http": HttpRetriever,
+    "opensearch": SearchIndexRetriever,
+    "elasticsearch": ElasticsearchRetriever,
     "postgres": PostgresRetriever,
 }
 """The retriever registry: kind -> constructor."""
@@ -56,6 +63,9 @@ KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     "fuse": FuseRetriever.PARAMS,
     "idboost": IdBoostRetriever.PARAMS,
     "command": CommandRetriever.PARAMS,
+    "http": HttpRetriever.PARAMS,
+    "opensearch": SearchIndexRetriever.PARAMS,
+    "elasticsearch": ElasticsearchRetriever.PARAMS,
     "postgres": PostgresRetriever.PARAMS,
 }
 """Each kind's declared parameters (the ``PARAMS`` of its class)."""

@@ -1,6 +1,6 @@
 """Any JSON search API as a retriever: Qdrant, Weaviate, Vespa, Milvus, a team's own service.
 
-One request per question, made from a template: ``--method``, ``--url`` and a JSON
+One request per question, made from a template: ``--http-method``, ``--url`` and a JSON
 ``--body`` (stored in the workspace) holding ``{{query}}`` (the question's text) and
 ``{{size}}`` (the ranking depth asked for). In the URL they are percent-encoded; in the
 body the template is parsed as JSON and the values put in as JSON values (see
@@ -90,7 +90,7 @@ class HttpRetriever:
     KIND = "http"
     PARAMS: tuple[Param, ...] = (
         URL,
-        Param("method", str, "POST", "the HTTP method", choices=METHODS),
+        Param("http_method", str, "POST", "the HTTP method", choices=METHODS),
         Param(
             "body",
             str,
@@ -135,7 +135,7 @@ class HttpRetriever:
         self.who = f"{self.KIND} retriever {spec.name}"
         self.url: str = p["url"]
         check_url(self.url, f"{self.who} --url")
-        self.method: str = p["method"]
+        self.method: str = p["http_method"]
         self.body = Template.parse(p["body"], f"{self.who} --body") if p["body"] else None
         names = url_placeholders(self.url) | (self.body.names if self.body else set())
         unknown = sorted(url_placeholders(self.url) - {"query", "size"})

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -267,13 +268,7 @@ def send(
             timeout), or its answer is too large; naming ``who`` and the request.
     """
     where = f"{method} {url}"
-    context = ssl.create_default_context()
-    if insecure:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    opener = urllib.request.build_opener(
-        _NoRedirect(), urllib.request.HTTPSHandler(context=context)
-    )
+    opener = _opener(insecure)
     request = urllib.request.Request(url, data=body, method=method, headers=dict(headers or {}))
     try:
         response = opener.open(request, timeout=timeout)
@@ -299,6 +294,19 @@ def send(
             "far smaller: is this the search endpoint?)"
         )
     return Answer(status, data, where)
+
+
+@functools.cache
+def _opener(insecure: bool) -> urllib.request.OpenerDirector:
+    """The one opener per TLS setting (loading the system's CA certificates takes a while).
+
+    It follows no redirect; with ``insecure`` it checks no certificate.
+    """
+    context = ssl.create_default_context()
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return urllib.request.build_opener(_NoRedirect(), urllib.request.HTTPSHandler(context=context))
 
 
 def _reason(reason: object) -> str:

@@ -39,8 +39,13 @@ def _join(words: list[str]) -> str:
 
 
 def _help(pairs: list[tuple[str, Param]], all_kinds: int) -> str:
-    helps = list(dict.fromkeys(p.help for _, p in pairs))
-    text = "; ".join(helps) if len(helps) == 1 else "; ".join(f"{k}: {p.help}" for k, p in pairs)
+    by_help: dict[str, list[str]] = {}  # kinds that share a help are named together
+    for kind, p in pairs:
+        by_help.setdefault(p.help, []).append(kind)
+    if len(by_help) == 1:
+        text = next(iter(by_help))
+    else:
+        text = "; ".join(f"{_join(kinds)}: {h}" for h, kinds in by_help.items())
     defaults: dict[str, list[str]] = {}
     for kind, p in pairs:
         if p.default is not None and p.type is not bool and p.default != "":

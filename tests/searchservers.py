@@ -1,0 +1,249 @@
+"""Real HTTP services the engine-retriever tests start: a search API over goldpan's own BM25,
+and an auth gateway in front of an OpenSearch-protocol server.
+
+Both are the standard library's ``ThreadingHTTPServer`` on a loopback port, in a thread of
+the test process; every request they receive is recorded (method, path, headers, body) so
+a test can see what goldpan sent. Nothing here imitates how an engine ranks: the search
+API answers with goldpan's BM25 rankings, the gateway forwards to the real server behind
+it and only checks the credentials, as a cluster's security layer would.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from engine.retrieve import PrepareEnv
+from engine.retrieve.bm25 import BM25Retriever
+from engine.types import Doc, Question, RetrieverSpec
+
+
+@dataclass
+class Seen:
+    """One request a service received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Service:
+    """A running service: its address and what it received."""
+
+    url: str
+    seen: list[Seen] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    """Set to let a held (slow) answer go."""
+
+    def paths(self, method: str | None = None) -> list[str]:
+        return [s.path for s in self.seen if method is None or s.method == method]
+
+
+Route = Callable[["Handler", Seen], None]
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Records each request, then hands it to the service's route."""
+
+    protocol_version = "HTTP/1.1"
+    service: Service
+    route: Route
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        pass
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        seen = Seen(self.command, self.path, {k: v for k, v in self.headers.items()}, body)
+        self.service.seen.append(seen)
+        type(self).route(self, seen)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
+
+    def answer(self, status: int, body: bytes | str | Any, content_type: str = "") -> None:
+        if not isinstance(body, bytes | str):
+            body = json.dumps(body, ensure_ascii=False)
+            content_type = content_type or "application/json"
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def serve(route: Route) -> Iterator[Service]:
+    """A service answering with ``route`` on a loopback port, stopped afterwards."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    service = Service(f"http://127.0.0.1:{server.server_address[1]}")
+    server.RequestHandlerClass = type(
+        "BoundHandler", (Handler,), {"service": service, "route": staticmethod(route)}
+    )
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.05,), name="test-search", daemon=True
+    )
+    thread.start()
+    try:
+        yield service
+    finally:
+        service.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+# -- a search API over goldpan's own BM25 ------------------------------------------------
+
+
+class BM25Api:
+    """goldpan's ``bm25-word`` over a corpus, answering JSON searches.
+
+    ``POST /search`` with ``{"q": text, "k": n}`` (or ``GET /search?q=..&k=..``) answers
+    ``{"result": [{"id", "score"}, ...]}``. Other paths answer in the ways a broken or
+    unusual service does (see :meth:`route`).
+    """
+
+    def __init__(self, docs: list[Doc]) -> None:
+        self.retriever = BM25Retriever(RetrieverSpec("service", "bm25", {"tokenizer": "word"}))
+        self.retriever.prepare(docs, {}, PrepareEnv())
+        self.lock = threading.Lock()
+
+    def search(self, text: str, k: int) -> list[dict[str, Any]]:
+        with self.lock:
+            [(ids, scores)] = self.retriever.rank([Question("x", text)], k, [{}])
+        return [{"id": d, "score": s} for d, s in zip(ids, scores, strict=True)]
+
+    def route(self, h: Handler, seen: Seen) -> None:
+        url = urllib.parse.urlsplit(seen.path)
+        path = url.path
+        if seen.method == "GET":
+            args = urllib.parse.parse_qs(url.query)
+            text, k = args.get("q", [""])[0], int(args.get("k", ["10"])[0])
+        else:
+            try:
+                request = json.loads(seen.body or b"{}")
+            except ValueError:
+                h.answer(400, {"error": "body is not JSON"})
+                return
+            text, k = str(request.get("q", "")), int(request.get("k", 10))
+        hits = self.search(text, k)
+        if path == "/search":
+            h.answer(200, {"result": hits, "time": 0.001})
+        elif path == "/nested":  # Vespa-like: root.children[].fields.id, relevance
+            h.answer(
+                200,
+                {
+                    "root": {
+                        "children": [
+                            {"fields": {"doc/id": x["id"]}, "relevance": x["score"]} for x in hits
+                        ]
+                    }
+                },
+            )
+        elif path == "/fail":
+            h.answer(503, "upstream search unavailable\n")
+        elif path == "/garbage":
+            h.answer(200, '{"result": [{"id": "recon-01", "score": 1.0}', "application/json")
+        elif path == "/nohits":
+            h.answer(200, {"answer": hits})
+        elif path == "/noscore":
+            h.answer(200, {"result": [{"id": x["id"]} for x in hits]})
+        elif path == "/unknown":
+            h.answer(200, {"result": [*hits[:2], {"id": "no-such-doc", "score": 0.5}]})
+        elif path == "/dup":
+            h.answer(200, {"result": [*hits[:2], dict(hits[0], score=0.1)]})
+        elif path == "/ties":
+            # three documents tied, given in ascending id order (not trec_eval's)
+            h.answer(200, {"result": TIED_HITS})
+        elif path == "/redirect":
+            h.send_response(307)
+            h.send_header("Location", "http://127.0.0.2:9/elsewhere")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+        elif path == "/slow":
+            h.service.release.wait(30)  # held until the test is done (the client gives up)
+            h.answer(200, {"result": hits})
+        else:
+            h.answer(404, {"error": f"no route {path}"})
+
+
+TIED_HITS = [
+    {"id": "recon-01", "score": 2.0},
+    {"id": "recon-02", "score": 2.0},
+    {"id": "recon-03", "score": 2.0},
+    {"id": "recon-00", "score": 1.0},
+]
+"""What ``/ties`` answers: a three-way tie on top, in ascending id order."""
+
+
+# -- an auth gateway in front of an OpenSearch-protocol server ----------------------------
+
+
+class Gateway:
+    """Checks ``Authorization`` as a cluster's security layer does, then forwards.
+
+    ``expected``: the header value let through (None: anything). A request without it or
+    with another value gets the 401 an OpenSearch security plugin gives.
+    """
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.expected: str | None = None
+
+    def route(self, h: Handler, seen: Seen) -> None:
+        if self.expected is not None and seen.headers.get("Authorization") != self.expected:
+            h.answer(
+                401,
+                {
+                    "error": {
+                        "root_cause": [
+                            {"type": "security_exception", "reason": "authentication failed"}
+                        ],
+                        "type": "security_exception",
+                        "reason": "authentication failed",
+                    },
+                    "status": 401,
+                },
+            )
+            return
+        headers = {"Content-Type": seen.headers.get("Content-Type", "application/json")}
+        request = urllib.request.Request(
+            self.upstream + seen.path,
+            data=seen.body or None,
+            method=seen.method,
+            headers=headers,
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, data = response.status, response.read()
+                ctype = response.headers.get("Content-Type", "application/json")
+        except urllib.error.HTTPError as exc:
+            status, data = exc.code, exc.read()
+            ctype = exc.headers.get("Content-Type", "application/json")
+        h.answer(status, data, ctype)
+
+
+def request_json(url: str, method: str = "GET", body: Any = None, ndjson: bool = False) -> Any:
+    """A JSON request straight to a server (the tests' own client, not goldpan's)."""
+    if ndjson:
+        data = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in body).encode()
+        ctype = "application/x-ndjson"
+    else:
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        ctype = "application/json"
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": ctype})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
