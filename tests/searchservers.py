@@ -10,6 +10,7 @@ it and only checks the credentials, as a cluster's security layer would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import urllib.error
@@ -19,11 +20,44 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from engine.demo import build_demo
 from engine.retrieve import PrepareEnv
 from engine.retrieve.bm25 import BM25Retriever
+from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question, RetrieverSpec
+from engine.workspace import Workspace
+
+
+def demo_with_word(path: Path) -> Path:
+    """The demo workspace at ``path`` with only ``bm25-word``, pooled (tests copy it)."""
+    ws = build_demo(path, pool=False, kiwi=False)
+    for spec in ws.retrievers():
+        if spec.name != "bm25-word":
+            ws.remove_retriever(spec.name)
+    refresh_runs(ws, ["bm25-word"])
+    ws.checkpoint()
+    ws.close()
+    return path
+
+
+def digest(path: Path) -> str:
+    """The file's bytes, hashed: compared before and after what must change nothing."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rankings(path: Path, name: str) -> dict[str, tuple[tuple[str, ...], tuple[float, ...]]]:
+    """Each question's cached ranking by ``name``: (doc ids, scores)."""
+    with Workspace.open(path, readonly=True) as ws:
+        return {q: (r.doc_ids, r.scores) for q, r in ws.runs(name).items()}
+
+
+def questions(path: Path) -> dict[str, str]:
+    """Question id -> text."""
+    with Workspace.open(path, readonly=True) as ws:
+        return {q.id: q.text for q in ws.questions()}
 
 
 @dataclass

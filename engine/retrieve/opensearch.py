@@ -265,13 +265,13 @@ class SearchIndexRetriever:
         return answer, json_answer(self.who, answer)
 
     def _status_error(self, answer: Answer) -> RetrieverError:
+        """The error for a refused request, with the engine's own reason where it gives one."""
         if answer.status == 404:
-            return fail(
-                self.who,
-                answer,
-                f"no index {self.index!r} there (404; check --url and --index)",
+            base = fail(
+                self.who, answer, f"no index {self.index!r} there (check --url and --index)"
             )
-        base = status_error(self.who, answer, self._credentials())
+        else:
+            base = status_error(self.who, answer, self._credentials())
         try:
             error = json.loads(answer.body.decode("utf-8")).get("error")
         except (ValueError, AttributeError, RecursionError):

@@ -24,31 +24,30 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import build_demo
 from engine.errors import BadInput
 from engine.retrieve.remote import Template, parse_pointer, resolve
-from engine.retrieve.runner import refresh_runs
 from engine.trust import TrustStore, command_of, config_dir, what_runs
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.searchservers import TIED_HITS, BM25Api, Handler, Service, serve
+from tests.searchservers import (
+    TIED_HITS,
+    BM25Api,
+    Handler,
+    Service,
+    demo_with_word,
+    digest,
+    questions,
+    rankings,
+    serve,
+)
 
 BODY = '{"q": "{{query}}", "k": {{size}}}\n'
 
 
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo workspace with only ``bm25-word``, pooled (copied by each test)."""
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    ws = build_demo(path, pool=False, kiwi=False)
-    for spec in ws.retrievers():
-        if spec.name != "bm25-word":
-            ws.remove_retriever(spec.name)
-    refresh_runs(ws, ["bm25-word"])
-    ws.checkpoint()
-    ws.close()
-    return path
+    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +72,6 @@ def body_file(tmp_path: Path) -> Path:
     return path
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def add_http(capsys, ws: Path, name: str, url: str, *options: object, trust: bool = True):
     argv = ["retriever", "add", ws, name, "--kind", "http", "--url", url, *options]
     code, _, err = run(capsys, *argv)
@@ -89,16 +84,6 @@ def add_http(capsys, ws: Path, name: str, url: str, *options: object, trust: boo
 def add_search(capsys, ws: Path, name: str, url: str, body: Path, *more: object, trust=True):
     """An http retriever POSTing ``body`` to ``url``, its hits at /result."""
     add_http(capsys, ws, name, url, "--body", body, "--hits-pointer", "/result", *more, trust=trust)
-
-
-def rankings(path: Path, name: str) -> dict[str, tuple[tuple[str, ...], tuple[float, ...]]]:
-    with Workspace.open(path, readonly=True) as ws:
-        return {q: (r.doc_ids, r.scores) for q, r in ws.runs(name).items()}
-
-
-def questions(path: Path) -> dict[str, str]:
-    with Workspace.open(path, readonly=True) as ws:
-        return {q.id: q.text for q in ws.questions()}
 
 
 # -- rankings through the service equal goldpan's own ------------------------------------

@@ -1,0 +1,399 @@
+"""The ``opensearch`` and ``elasticsearch`` kinds against a real OpenSearch-protocol server.
+
+The server is ``osmem-server`` (PyPI; an in-memory server speaking the OpenSearch REST API:
+``_bulk``, ``_msearch``, ``_stats``, index descriptions and their errors), started once
+for the module with the demo corpus indexed through ``_bulk``. It does not score as
+Lucene's BM25 does, so what is tested here is the protocol: batching, what is sent,
+rankings equal to the server's own ``_search`` put in trec_eval's order, the index
+identity as the cache key, credentials and every error path. Scoring against a real
+OpenSearch or Elasticsearch cluster is not tested here.
+
+An auth gateway (``tests/searchservers.py``) stands in front of it as a cluster's security
+layer does: it lets through only the expected ``Authorization`` and records what arrives.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from engine.retrieve import trec_order
+from engine.trust import config_dir
+from engine.workspace import Workspace
+from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run
+from tests.conftest import run_cli as run
+from tests.searchservers import (
+    Gateway,
+    demo_with_word,
+    digest,
+    questions,
+    rankings,
+    request_json,
+    serve,
+)
+
+osmem_server = pytest.importorskip("osmem_server")
+
+MAPPINGS = {
+    "mappings": {
+        "properties": {
+            "title": {"type": "text"},
+            "text": {"type": "text"},
+            "ref": {"properties": {"id": {"type": "keyword"}}},
+            "n": {"type": "integer"},
+        }
+    }
+}
+SECRET = "k3y-9f1d0c"
+TEMPLATE = """{
+  "size": {{size}},
+  "query": {"bool": {"should": [
+    {"match": {"title": {"query": "{{query}}", "boost": 2}}},
+    {"match": {"text": "{{query}}"}}
+  ]}}
+}
+"""
+
+
+def load_index(url: str, name: str, docs: list) -> None:
+    request_json(f"{url}/{name}", "PUT", MAPPINGS)
+    lines: list[object] = []
+    for i, d in enumerate(docs):
+        lines += [
+            {"index": {"_index": name, "_id": d.id}},
+            {"title": d.title, "text": d.text, "ref": {"id": d.id}, "n": i},
+        ]
+    answer = request_json(f"{url}/_bulk?refresh=true", "POST", lines, ndjson=True)
+    assert answer["errors"] is False
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
+
+
+@pytest.fixture(scope="module")
+def cluster(demo_file: Path):
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        load_index(server.url, "docs", docs)
+        server.docs = docs
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def front(cluster):
+    gateway = Gateway(cluster.url)
+    with serve(gateway.route) as service:
+        yield gateway, service
+
+
+@pytest.fixture
+def gate(front):
+    """(gateway, service) with no credentials asked; reset after the test."""
+    gateway, service = front
+    gateway.expected = None
+    yield gateway, service
+    gateway.expected = None
+
+
+@pytest.fixture
+def ws_path(demo_file: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "ws.db"
+    shutil.copyfile(demo_file, path)
+    return path
+
+
+def add(capsys, ws: Path, name: str, *options: object, kind="opensearch", trust=True) -> None:
+    code, _, err = run(capsys, "retriever", "add", ws, name, "--kind", kind, *options)
+    assert code == 0, err
+    if trust:
+        code, _, err = run(capsys, "trust", ws, "--yes", "--retriever", name)
+        assert code == 0, err
+
+
+def reference(url: str, index: str, body: dict, depth: int = 100) -> tuple[tuple[str, ...], ...]:
+    """The server's own _search for one body, in trec_eval's order."""
+    answer = request_json(f"{url}/{index}/_search", "POST", {**body, "size": depth})
+    ids, _ = trec_order({h["_id"]: h["_score"] for h in answer["hits"]["hits"]}, depth)
+    return tuple(ids)
+
+
+def score_json(capsys, ws: Path, *extra: str) -> dict:
+    code, out, err = run(capsys, "score", ws, "--json", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def msearches(service, start: int) -> list:
+    return [s for s in service.seen[start:] if s.path.endswith("/_msearch")]
+
+
+# -- pooled, scored, cached ------------------------------------------------------------
+
+
+def test_pooled_in_msearch_batches_equals_the_servers_own_search_and_scores_as_trec_eval(
+    ws_path, cluster, gate, capsys, monkeypatch, tmp_path
+):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    gateway, service = gate
+    gateway.expected = f"ApiKey {SECRET}"
+    monkeypatch.setenv("GP_OS_KEY", SECRET)
+    add(
+        capsys, ws_path, "os", "--url", service.url, "--index", "docs",
+        "--fields", "title,text", "--api-key-env", "GP_OS_KEY", "--batch", "20",
+    )  # fmt: skip
+    start = len(service.seen)
+    board = score_json(capsys, ws_path)
+    assert (
+        board["rankings"]["os"]
+        == "ranked now (inputs and index identity changed or not ranked yet)"
+    )
+    sent = msearches(service, start)
+    texts = questions(ws_path)
+    assert len(sent) == 3  # 49 questions in batches of 20
+    assert all(s.headers["Authorization"] == f"ApiKey {SECRET}" for s in service.seen[start:])
+    assert all(s.headers["Content-Type"] == "application/x-ndjson" for s in sent)
+    bodies = [json.loads(line) for s in sent for line in s.body.decode().splitlines()[1::2]]
+    assert sorted(b["query"]["multi_match"]["query"] for b in bodies) == sorted(texts.values())
+    assert all(b["size"] == 100 and b["_source"] is False for b in bodies)
+    stored = rankings(ws_path, "os")
+    assert set(stored) == set(texts)
+    for qid, text in texts.items():
+        body = {"query": {"multi_match": {"query": text, "fields": ["title", "text"]}}}
+        assert stored[qid][0] == reference(cluster.url, "docs", body), qid
+    # the score is trec_eval's on the exported qrels and run
+    qrels_path, run_path = tmp_path / "gold.qrels", tmp_path / "os.run"
+    assert run(capsys, "export", ws_path, "--format", "trec-qrels", "--out", qrels_path)[0] == 0
+    argv = ["export", ws_path, "--format", "trec-run", "--out", run_path, "--retriever", "os"]
+    assert run(capsys, *argv)[0] == 0
+    qrels = plain_qrels(qrels_path)
+    per_q = pytrec_eval.RelevanceEvaluator(
+        qrels, {"success.1,3,5,10", "recip_rank", "recall.5,10", "ndcg_cut.10"}
+    ).evaluate(plain_run(run_path))
+    for metric, measure in PYTREC_MEASURES.items():
+        want = sum(per_q[q][measure] if q in per_q else 0.0 for q in qrels) / len(qrels)
+        assert board["retrievers"]["os"][metric] == pytest.approx(want, abs=1e-9), metric
+    # asked again: the index is as it was, so nothing is searched
+    start = len(service.seen)
+    board = score_json(capsys, ws_path)
+    assert board["rankings"]["os"] == "cached, inputs and index identity unchanged"
+    assert msearches(service, start) == [] and len(service.seen) > start  # _stats was read
+    for f in [ws_path, *ws_path.parent.glob("ws.db-*"), config_dir() / "trusted-commands.json"]:
+        assert SECRET.encode() not in f.read_bytes(), f
+
+
+def test_a_changed_index_is_asked_again(ws_path, cluster, gate, capsys):
+    _, service = gate
+    load_index(cluster.url, "live", cluster.docs)
+    add(capsys, ws_path, "live", "--url", service.url, "--index", "live", "--fields", "text")
+    assert score_json(capsys, ws_path)["rankings"]["live"].startswith("ranked now")
+    assert score_json(capsys, ws_path)["rankings"]["live"].startswith("cached")
+    first = rankings(ws_path, "live")
+    doc = cluster.docs[0]
+    update = [{"index": {"_index": "live", "_id": doc.id}}, {"title": doc.title, "text": "x"}]
+    request_json(f"{cluster.url}/_bulk?refresh=true", "POST", update, ndjson=True)
+    start = len(service.seen)
+    board = score_json(capsys, ws_path)
+    assert board["rankings"]["live"] == (
+        "ranked now (inputs and index identity changed or not ranked yet)"
+    )
+    assert len(msearches(service, start)) == 1
+    assert rankings(ws_path, "live") != first  # the document lost its text
+
+
+def test_a_template_file_and_an_id_field_of_the_source(ws_path, cluster, gate, capsys, tmp_path):
+    _, service = gate
+    template = tmp_path / "boosted.json"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    add(
+        capsys, ws_path, "es", "--url", service.url, "--index", "docs",
+        "--template", template, "--id-field", "ref.id", kind="elasticsearch",
+    )  # fmt: skip
+    start = len(service.seen)
+    assert run(capsys, "pool", ws_path, "--retriever", "es")[0] == 0
+    [first, *_] = msearches(service, start)
+    body = json.loads(first.body.decode().splitlines()[1])
+    assert body["_source"] == ["ref.id"] and body["size"] == 100
+    stored, texts = rankings(ws_path, "es"), questions(ws_path)
+    for qid in ("q01", "q10", "q30"):
+        query = json.loads(TEMPLATE.replace("{{size}}", "100").replace("{{query}}", texts[qid]))
+        assert stored[qid][0] == reference(cluster.url, "docs", query), qid
+    code, out, _ = run(capsys, "retriever", "list", ws_path, "--json")
+    [es] = [r for r in json.loads(out) if r["name"] == "es"]
+    assert es["params"]["template"] == TEMPLATE  # the text is kept, not the file's path
+
+
+def test_basic_auth_comes_from_two_variables_and_a_refusal_names_them(
+    ws_path, gate, capsys, monkeypatch
+):
+    gateway, service = gate
+    gateway.expected = "Basic " + base64.b64encode(b"ara:pa55").decode()
+    monkeypatch.setenv("GP_OS_USER", "ara")
+    monkeypatch.setenv("GP_OS_PASSWORD", "wrong")
+    add(
+        capsys, ws_path, "os", "--url", service.url, "--index", "docs", "--fields", "text",
+        "--user-env", "GP_OS_USER", "--password-env", "GP_OS_PASSWORD",
+    )  # fmt: skip
+    before = digest(ws_path)
+    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
+    flat = " ".join(err.split())
+    assert code == 2, err
+    assert "opensearch retriever os" in flat and "answered 401" in flat
+    assert "check the credentials in GP_OS_USER, GP_OS_PASSWORD" in flat
+    assert "security_exception: authentication failed" in flat
+    assert digest(ws_path) == before
+    monkeypatch.setenv("GP_OS_PASSWORD", "pa55")
+    assert run(capsys, "pool", ws_path, "--retriever", "os")[0] == 0
+    assert len(rankings(ws_path, "os")) == 49
+
+
+# -- what goes wrong -------------------------------------------------------------------
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+FAILURES = {
+    "refused connection": (
+        lambda url: ["--url", f"http://127.0.0.1:{closed_port()}", "--index", "docs"],
+        None,
+        ["cannot reach GET http://127.0.0.1:", "connection refused"],
+    ),
+    "unknown index": (
+        lambda url: ["--url", url, "--index", "nope"],
+        None,
+        ["answered 404", "no index 'nope' there", "index_not_found_exception"],
+    ),
+    "a search of the batch fails": (
+        lambda url: ["--url", url, "--index", "docs"],
+        '{"query": {"match": {"n": "{{query}}"}}}',
+        ["question q01", "the engine failed this search", "query_shard_exception"],
+    ),
+    "scores turned off by a sort": (
+        lambda url: ["--url", url, "--index", "docs"],
+        '{"query": {"match": {"text": "{{query}}"}}, "sort": [{"n": "asc"}]}',
+        ["question q", "has no _score (does the template sort by something else"],
+    ),
+    "an unset key variable": (
+        lambda url: ["--url", url, "--index", "docs", "--api-key-env", "GP_NOT_SET"],
+        None,
+        ["environment variable GP_NOT_SET (--api-key-env) is not set"],
+    ),
+}
+
+
+@pytest.mark.parametrize("why", FAILURES)
+def test_an_engine_error_is_clear_and_changes_nothing(ws_path, gate, capsys, tmp_path, why):
+    _, service = gate
+    options, template, says = FAILURES[why]
+    argv = options(service.url)
+    if template is None:
+        argv += ["--fields", "title,text"]
+    else:
+        (tmp_path / "t.json").write_text(template, encoding="utf-8")
+        argv += ["--template", tmp_path / "t.json"]
+    add(capsys, ws_path, "os", *argv)
+    before = digest(ws_path)
+    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
+    flat = " ".join(err.split())
+    assert code == 2, err
+    assert "opensearch retriever os" in flat and "Traceback" not in err
+    for words in says:
+        assert words in flat, words
+    assert digest(ws_path) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"query": {"match_all": {}}}', "holds no {{query}}"),
+        ('{"query": {"match": {"text": "{{query}}"}},}', "--template:1: malformed JSON"),
+        ('["{{query}}"]', "a request template is a JSON object"),
+    ],
+)
+def test_a_bad_template_is_refused_when_added(ws_path, capsys, tmp_path, text, says):
+    (tmp_path / "t.json").write_text(text, encoding="utf-8")
+    before = digest(ws_path)
+    code, _, err = run(
+        capsys, "retriever", "add", ws_path, "os", "--kind", "opensearch",
+        "--url", "http://127.0.0.1:9", "--index", "docs", "--template", tmp_path / "t.json",
+    )  # fmt: skip
+    assert code == 2 and says in " ".join(err.split()), err
+    assert digest(ws_path) == before
+
+
+# -- trust -----------------------------------------------------------------------------
+
+
+def test_nothing_is_sent_until_trusted_and_a_changed_template_is_asked_again(
+    ws_path, gate, capsys, tmp_path
+):
+    _, service = gate
+    template = tmp_path / "t.json"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    options = ["--url", service.url, "--index", "docs", "--template", template]
+    add(capsys, ws_path, "os", *options, trust=False)
+    start, before = len(service.seen), digest(ws_path)
+    code, _, err = run(capsys, "pool", ws_path)
+    flat = " ".join(err.split())
+    assert code == 0 and "skipped retriever os" in flat
+    assert f"opensearch --url {service.url} --index docs --template sha256:" in flat
+    assert len(service.seen) == start and digest(ws_path) == before
+    code, out, _ = run(capsys, "trust", ws_path, "--yes")
+    assert code == 0 and "trusted 1 retriever(s)" in out
+    assert run(capsys, "pool", ws_path, "--retriever", "os")[0] == 0
+    assert msearches(service, start)
+    # a colleague's copy with the same name, address and index, but another template
+    template.write_text(TEMPLATE.replace('"boost": 2', '"boost": 3'), encoding="utf-8")
+    assert run(capsys, "retriever", "remove", ws_path, "os")[0] == 0
+    add(capsys, ws_path, "os", *options, trust=False)
+    start = len(service.seen)
+    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
+    assert code == 0 and "skipped retriever os" in err and len(service.seen) == start
+
+
+async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(
+    ws_path, gate, capsys
+):
+    from tests.tui.conftest import APP_SIZE
+    from tui.app import GoldpanApp
+    from tui.served import Served
+
+    _, service = gate
+    add(
+        capsys,
+        ws_path,
+        "os",
+        "--url",
+        service.url,
+        "--index",
+        "docs",
+        "--fields",
+        "text",
+        trust=False,
+    )
+    start = len(service.seen)
+    app = GoldpanApp(
+        ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False, served=Served()
+    )
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert len(service.seen) == start
+    assert not (config_dir() / "trusted-commands.json").exists()
+    assert rankings(ws_path, "os") == {}
