@@ -56,3 +56,31 @@ async def test_same_height_no_layout_a_new_height_relays_and_shows_every_line(mo
         line.show("")
         await pilot.pause()
         assert asked[-1] is True and line.size.height == 1
+
+
+class OneTable(App[None]):
+    def compose(self) -> ComposeResult:
+        from textual.widgets import DataTable
+
+        yield DataTable()
+
+
+async def test_a_table_refilled_with_the_same_rows_is_left_alone_and_a_change_refills_it():
+    from textual.widgets import DataTable
+
+    from tui.widgets.tables import fill
+
+    app = OneTable()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(DataTable)
+        rows = [["q01", Text("labeled", style="green")], ["q02", "-"]]
+        fill(table, ["id", "status"], rows, ["q01", "q02"])
+        await pilot.pause()
+        table.move_cursor(row=1)
+        fill(table, ["id", "status"], [list(r) for r in rows], ["q01", "q02"])  # equal copy
+        assert table.cursor_row == 1  # not cleared (a clear puts the cursor back on row 0)
+        fill(table, ["id", "status"], [["q01", Text("disputed")], ["q02", "-"]], ["q01", "q02"])
+        assert table.get_cell_at((0, 1)).plain == "disputed"
+        assert table.cursor_row == 0  # refilled
+        fill(table, ["id", "status"], [["q01", Text("disputed")]], ["q01"])
+        assert table.row_count == 1

@@ -9,7 +9,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header
 
 from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
@@ -19,6 +19,7 @@ from engine.workspace import Workspace
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
+from tui.widgets.lines import Lines
 from tui.widgets.progress import progress_text
 from tui.widgets.tables import RowTable, cut, fill, room, width
 
@@ -133,10 +134,10 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     def compose(self) -> ComposeResult:
         """Header, filter line, table, footer."""
         yield Header()
-        yield Static(id="filters")
+        yield Lines(id="filters")
         yield RowTable(id="questions", cursor_type="row", zebra_stripes=True)
-        yield Static(id="question-full")
-        yield Static(id="progress")
+        yield Lines(id="question-full")
+        yield Lines(id="progress")
         yield Footer()
 
     @dataclass
@@ -199,16 +200,16 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         session = self.gp.session
         qid = cursor_key(self.query_one(DataTable))
         q = session.ws.question(qid) if qid else None
-        full = self.query_one("#question-full", Static)
+        full = self.query_one("#question-full", Lines)
         if q is None:
-            full.update(Text("No question selected.", style="dim"))
+            full.show(Text("No question selected.", style="dim"))
         else:
             text = Text.assemble((visible(q.id), "bold"), "  ")
             text.append_text(literal(q.text))
             if q.tags:
                 text.append(visible("  " + " ".join(f"#{t}" for t in q.tags)), style="dim")
-            full.update(text)
-        self.query_one("#progress", Static).update(
+            full.show(text)
+        self.query_one("#progress", Lines).show(
             progress_text(
                 session,
                 self.gp.question_order,
@@ -339,7 +340,7 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
         counts = session.live.counts()
-        self.query_one("#filters", Static).update(
+        self.query_one("#filters", Lines).show(
             Text.assemble(
                 ("status: ", "dim"),
                 (status, "bold"),

@@ -25,5 +25,6 @@ class Lines(Static):
         needed = len(content.wrap(self.app.console, width)) if content.plain else 1
         limit = self.styles.max_height
         if limit is not None and limit.is_cells:
-            needed = min(needed, int(limit.value))
+            gutter = self.styles.gutter.height if self.styles.box_sizing == "border-box" else 0
+            needed = min(needed, int(limit.value) - gutter)
         self.update(content, layout=needed != self.size.height)

@@ -69,10 +69,23 @@ def fill(
     *,
     column_keys: Sequence[str] | None = None,
 ) -> None:
-    """Replace a table's columns and rows; each column as wide as its widest cell."""
+    """Replace a table's columns and rows; each column as wide as its widest cell.
+
+    Nothing is done when the table already holds exactly these (a redraw whose rows did
+    not change): clearing and refilling a table repaints and re-lays out the screen.
+    """
+    content = (
+        tuple(labels),
+        tuple(tuple(row) for row in rows),
+        tuple(keys) if keys is not None else None,
+        tuple(column_keys) if column_keys is not None else None,
+    )
+    if getattr(table, "_filled_with", None) == content and table.row_count == len(rows):
+        return
     table.clear(columns=True)
     for i, label in enumerate(labels):
         widest = max([width(label), *(width(row[i]) for row in rows if i < len(row))])
         table.add_column(label, width=widest, key=column_keys[i] if column_keys else None)
     for j, row in enumerate(rows):
         table.add_row(*row, key=keys[j] if keys else None)
+    table._filled_with = content  # type: ignore[attr-defined]
