@@ -290,6 +290,9 @@ class PostgresRetriever:
                 dsn,
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name="goldpan",
+                # no server-side prepared statements: behind a pooler (PgBouncer) or on
+                # PGlite, sessions are shared and a prepared name may already be taken
+                prepare_threshold=None,
             )
         except psycopg.Error as exc:
             words = _server_words(exc).replace(dsn, "…")
