@@ -422,3 +422,37 @@ async def test_a_served_session_never_sends_questions_to_an_untrusted_service(
     assert rankings(ws_path, "svc") == {}
     with Workspace.open(ws_path, readonly=True) as ws:
         assert TrustStore().untrusted(ws, ws.retrievers())[0].name == "svc"
+
+
+async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, body_file, capsys):
+    from tests.tui.conftest import APP_SIZE
+    from tests.tui.test_readonly import record_notifications
+    from tui.app import GoldpanApp
+
+    add_search(capsys, ws_path, "unchecked", f"{https_api.url}/search", body_file, "--insecure")
+    app = GoldpanApp(ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False)
+    seen = record_notifications(app)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        app.pool_question("q02")  # a second pool: no second notice
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    said = [m for m in seen if "TLS certificates are not checked" in m]
+    assert len(said) == 1 and "http retriever unchecked" in said[0], seen
+    assert set(rankings(ws_path, "unchecked")) == {"q01", "q02"}
+
+
+def test_retriever_add_help_lists_the_engine_kinds_options(capsys):
+    code, out, _ = run(capsys, "retriever", "add", "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    for option in (
+        "--url", "--http-method", "--body", "--header-env", "--hits-pointer", "--id-pointer",
+        "--score-pointer", "--index", "--template", "--id-field", "--api-key-env",
+        "--user-env", "--password-env", "--batch", "--insecure",
+    ):  # fmt: skip
+        assert option in flat, option
+    assert "opensearch and elasticsearch:" in flat  # kinds sharing a help named together
