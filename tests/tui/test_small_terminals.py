@@ -43,6 +43,29 @@ async def test_adjudicate_settles_a_dispute_at_80x24(app_factory, demo_ws):
         ]
 
 
+async def test_adjudicate_below_60_columns_puts_the_list_above_and_keeps_every_grade(
+    app_factory, demo_ws
+):
+    app = app_factory()
+    async with app.run_test(size=(56, 24)) as pilot:
+        await pilot.press("d")
+        screen = app.screen
+        assert isinstance(screen, AdjudicateScreen)
+        assert screen.has_class("-narrow")
+        listed = screen.query_one("#adjudicate-list", DataTable)
+        sides = screen.query_one("#sides", DataTable)
+        assert listed.region.bottom <= sides.region.y  # above, not beside
+        for key in ("doc", "a:jun", "a:mina", "final"):
+            assert on_screen(sides, key), f"{key} is off screen"
+        await pilot.press("1")  # take jun's side
+        assert rows(demo_ws, "SELECT by FROM adjudications WHERE question_id = 'q32'") == [
+            ("tester",)
+        ]
+    async with app_factory().run_test(size=SMALL) as pilot:  # 80 columns: side by side
+        await pilot.press("d")
+        assert not pilot.app.screen.has_class("-narrow")
+
+
 async def test_label_grades_at_80x24(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=SMALL) as pilot:

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.agreement import agreement_report
 from engine.gold import Status
+from engine.queue import disagreement_queue
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -21,11 +22,19 @@ from tui.widgets.tables import RowTable, cut, fill, room, width
 
 LIST_WIDTH = 25
 """The question list's width (app.tcss ``#adjudicate-list``): ids and statuses."""
+NARROW_BELOW = 60
+"""Below this many columns the list goes above the grades (``-narrow`` in app.tcss), so
+that every grade column and ``final`` stay in view."""
 LEAST_TITLE = 8
 """The title column's least width: it gives way first, so that every annotator's grade
 and the final column stay on screen at 80 columns."""
 ORDER = {Status.DISPUTED: 0, Status.AMBIGUOUS: 1}
+MODEL_DIFFERS = 2
+"""Where questions a model judge disagrees on come in the list: after the people's
+disputes, before the adjudicated ones. They are not disputed (no count says so)."""
 SIDE = Binding.Group("Take side", compact=True)
+MODEL_STYLE = "italic magenta"
+"""How a model judge's name and grades are set apart from the people's."""
 
 
 class AdjudicateScreen(GoldpanScreen):
@@ -45,8 +54,16 @@ document's final grade by hand with `+` / `-`. `n` settles the question as havin
 answer in the corpus. `e` rewrites the question, `x` splits off a second question.
 Every decision is recorded with who and when, and the review follows at once.
 
+**Model judges** (`goldpan judge`) have columns of their own after the people's, in
+italics and marked *model*: their grades are never gold by themselves. The list also
+offers, after the disputes, the questions where a model disagrees with the people
+("model differs"; not counted as disputed). Take a model's side with its column's number,
+or adopt its grade of the selected document with `g`: the decision is then yours,
+recorded as an adjudication by you.
+
 At the bottom: Cohen's kappa per annotator pair and Krippendorff's alpha over all
-grades, which tell how far to trust the labels.
+grades, which tell how far to trust the labels; then each model's kappa against the
+resolved gold.
 """
 
     AREA = "Adjudicate"
@@ -105,6 +122,16 @@ grades, which tell how far to trust the labels.
             when="has_question",
         ),
         Command(
+            "g",
+            "adopt_model_grade",
+            "Adopt model grade",
+            "Final grade of the selected document: the model judge's (the first model column)",
+            "adjudicate.adopt_model",
+            title="Adjudicate: adopt the model's grade",
+            show=False,
+            when="has_model_grades",
+        ),
+        Command(
             "n",
             "no_answer",
             "No answer",
@@ -135,9 +162,12 @@ grades, which tell how far to trust the labels.
         ),
     )
     BINDINGS = bindings(ACTIONS)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
 
     _agreement_token: object = None
     """The workspace's change token when the agreement line was last drawn."""
+    _differs: tuple[object, set[str]] = (None, set())
+    """(change token, the questions a model judge and the people disagree on)."""
     question_id: reactive[str | None] = reactive(None, bindings=True)
     """The question on the right."""
 
@@ -174,21 +204,36 @@ grades, which tell how far to trust the labels.
         self.place_cursor(table, self.gp.current_question)
         self.question_id = cursor_key(table)
 
+    def model_differs(self) -> set[str]:
+        """Questions not adjudicated where a model judge and the people disagree."""
+        token = self.gp.session.change_token()
+        if self._differs[0] != token:
+            ws = self.gp.session.ws
+            models = ws.model_labels()
+            found: set[str] = set()
+            if models:
+                golds, people = self.gp.session.live.golds, ws.labels()
+                found = {i.question_id for i in disagreement_queue(golds, models, people)}
+            self._differs = (token, found)
+        return self._differs[1]
+
     def candidates(self) -> list[str]:
-        """Disputed and ambiguous questions first, then the adjudicated ones."""
+        """Disputed and ambiguous questions, those a model differs on, then the adjudicated."""
         live = self.gp.session.live
+        differs = self.model_differs()
+
+        def rank(q: str) -> int:
+            gold = live.golds[q]
+            if gold.adjudicated:
+                return 3
+            return ORDER.get(gold.status, MODEL_DIFFERS)
+
         out = [
             q
             for q in live.question_ids
-            if live.golds[q].status in ORDER or live.golds[q].adjudicated
+            if live.golds[q].status in ORDER or live.golds[q].adjudicated or q in differs
         ]
-        return sorted(
-            out,
-            key=lambda q: (
-                ORDER.get(live.golds[q].status, 2) if not live.golds[q].adjudicated else 3,
-                q,
-            ),
-        )
+        return sorted(out, key=lambda q: (rank(q), q))
 
     def refresh_list(self) -> None:
         """Redraw the list, keeping the selection."""
@@ -203,6 +248,8 @@ grades, which tell how far to trust the labels.
             gold = live.golds[q]
             label = "adjudicated" if gold.adjudicated else gold.status.value
             style = "green" if gold.adjudicated else STATUS_STYLE[gold.status]
+            if not gold.adjudicated and gold.status not in ORDER:
+                label, style = "model differs", MODEL_STYLE
             rows.append([literal(q), Text(label, style=style)])
         fill(table, ("question", "status"), rows, listed)
         self.place_cursor(table, keep)
@@ -216,19 +263,35 @@ grades, which tell how far to trust the labels.
             self.show_sides()
 
     def annotators(self) -> list[str]:
-        """The annotators of the current question, in column order."""
+        """The people of the current question, in column order (the models follow)."""
         if self.question_id is None:
             return []
         return list(self.gp.session.live.golds[self.question_id].annotators)
 
     def grades(self) -> dict[str, dict[str, int]]:
-        """Annotator -> doc -> grade for the current question."""
+        """Person -> doc -> grade for the current question."""
         out: dict[str, dict[str, int]] = {}
         if self.question_id is None:
             return out
         for lab in self.gp.session.ws.labels_for(self.question_id):
             out.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
         return out
+
+    def model_grades(self) -> dict[str, dict[str, int]]:
+        """Model judge -> doc -> grade for the current question (columns after people's)."""
+        out: dict[str, dict[str, int]] = {}
+        if self.question_id is None:
+            return out
+        for m in self.gp.session.ws.model_labels_for(self.question_id):
+            out.setdefault(m.annotator, {})[m.doc_id] = m.grade
+        return out
+
+    @property
+    def has_model_grades(self) -> bool:
+        """A model judge graded the current question (`g` adopts its grade)."""
+        return self.question_id is not None and bool(
+            self.gp.session.ws.model_labels_for(self.question_id)
+        )
 
     def final(self) -> dict[str, int]:
         """The adjudicated gold so far (empty when not adjudicated)."""
@@ -264,14 +327,24 @@ grades, which tell how far to trust the labels.
         head.update(out)
         names = self.annotators()
         grades = self.grades()
+        models = self.model_grades()
+        model_names = sorted(models)
         final = self.final()
         labels: list[str | Text] = ["document", "title"]
         labels += [Text(visible(f"{i} {a}"), justify="right") for i, a in enumerate(names, 1)]
+        labels += [
+            Text(visible(f"{i} {a}"), justify="right", style=MODEL_STYLE)
+            for i, a in enumerate(model_names, len(names) + 1)
+        ]
         labels.append(Text("final", justify="right"))
+        # the documents people judged; a model's grades only beside those (its other
+        # candidates are holes for the judging queue, not for settling)
         docs = sorted({d for g in grades.values() for d in g} | set(final))
         fixed = [max([width(labels[0]), *(width(literal(d)) for d in docs)])]
         fixed += [width(label) for label in labels[2:]]
-        right = (self.size.width or self.app.size.width) - LIST_WIDTH - 2  # its padding
+        total = self.size.width or self.app.size.width
+        # beside the list, or below it on a narrow screen; less the padding either way
+        right = total - 2 - (0 if total < NARROW_BELOW else LIST_WIDTH)
         space = min(34, room(right, fixed, LEAST_TITLE))
         rows: list[list[Text]] = []
         for d in docs:
@@ -280,6 +353,10 @@ grades, which tell how far to trust the labels.
             for a in names:
                 g = grades.get(a, {}).get(d)
                 style = "green" if g else "dim"
+                cells.append(Text("·" if g is None else str(g), style=style, justify="right"))
+            for a in model_names:
+                g = models[a].get(d)
+                style = MODEL_STYLE if g else "dim italic"
                 cells.append(Text("·" if g is None else str(g), style=style, justify="right"))
             f = final.get(d)
             cells.append(
@@ -290,7 +367,13 @@ grades, which tell how far to trust the labels.
                 )
             )
             rows.append(cells)
-        column_keys = ["doc", "title", *(f"a:{a}" for a in names), "final"]
+        column_keys = [
+            "doc",
+            "title",
+            *(f"a:{a}" for a in names),
+            *(f"m:{a}" for a in model_names),
+            "final",
+        ]
         fill(sides, labels, rows, docs, column_keys=column_keys)
         self.place_cursor(sides, keep)
 
@@ -304,7 +387,9 @@ grades, which tell how far to trust the labels.
             return
         self._agreement_token = token
         ws = self.gp.session.ws
-        report = agreement_report(ws.labels(), ws.verdicts())
+        models = ws.model_labels()
+        golds = self.gp.session.live.golds if models else None
+        report = agreement_report(ws.labels(), ws.verdicts(), models, golds)
         out = Text("agreement  ", style="bold")
         for p in report["pairs"]:
             out.append_text(literal(f"{p['a']}–{p['b']}"))
@@ -314,6 +399,11 @@ grades, which tell how far to trust the labels.
             f"α ordinal {'-' if alpha is None else f'{alpha:.2f}'} "
             f"over {report['units']} shared judgments"
         )
+        for m in report["models"]:
+            if m["gold"]:
+                out.append("   ")
+                out.append_text(literal(f"{m['model']}–gold", style=MODEL_STYLE))
+                out.append(f" κ {m['kappa']:.2f} (n {m['n']})")
         self.query_one("#agreement", Static).update(out)
 
     # -- decisions -----------------------------------------------------------------------
@@ -353,13 +443,36 @@ grades, which tell how far to trust the labels.
         self.notify(visible(f"Settled {settled}; next to settle: {following}."), markup=False)
 
     def action_take_side(self, index: int) -> None:
-        """The final gold is one annotator's relevant documents."""
+        """The final gold is one annotator's relevant documents (a model's: adopted by you)."""
         names = self.annotators()
-        if index >= len(names):
-            self.notify(f"This question has {len(names)} annotators.", severity="warning")
+        models = self.model_grades()
+        columns = [*names, *sorted(models)]
+        if index >= len(columns):
+            self.notify(f"This question has {len(columns)} columns.", severity="warning")
             return
-        side = self.grades().get(names[index], {})
-        self._settle(side, note=f"took {names[index]}'s side")
+        if index < len(names):
+            side = self.grades().get(names[index], {})
+            self._settle(side, note=f"took {names[index]}'s side")
+            return
+        model = columns[index]
+        people = {d for g in self.grades().values() for d in g}
+        side = {d: g for d, g in models[model].items() if d in people}
+        self._settle(side, note=f"took {model}'s side (a model judge's grades, adopted)")
+
+    def action_adopt_model_grade(self) -> None:
+        """The selected document's final grade: the first model judge's grade of it."""
+        doc = cursor_key(self.query_one("#sides", DataTable))
+        models = self.model_grades()
+        if doc is None or not models:
+            return
+        model = sorted(models)[0]
+        grade = models[model].get(doc)
+        if grade is None:
+            self.notify(visible(f"{model} did not grade {doc}."), severity="warning", markup=False)
+            return
+        final = self.final()
+        final[doc] = grade
+        self._settle(final, note=f"adopted {model}'s grade {grade} of {doc}", advance=False)
 
     def _relevant(self) -> list[dict[str, int]]:
         return [{d: g for d, g in gs.items() if g >= 1} for gs in self.grades().values()]
