@@ -102,6 +102,14 @@ DAMAGES: dict[str, Damage] = {
     "docs.fields an array": _sql("UPDATE docs SET fields = '[1, 2]' WHERE id = 'd3'"),
     "docs.id a blob": _sql("UPDATE docs SET id = x'00ff' WHERE id = 'd4'"),
     "docs.title not UTF-8": _sql("UPDATE docs SET title = CAST(x'c328ff' AS TEXT) WHERE id = 'd4'"),
+    # each cut mid-character, the two halves of 이 (the gate checks the columns joined)
+    "docs.title and text halves of a character": _sql(
+        "UPDATE docs SET title = CAST(x'41ec9d' AS TEXT), text = CAST(x'b442' AS TEXT) "
+        "WHERE id = 'd1'"
+    ),
+    "docs.fields empty but a blob": _sql(
+        "UPDATE docs SET fields = CAST('{}' AS BLOB) WHERE id = 'd2'"
+    ),
     "questions.tags not a list": _sql("UPDATE questions SET tags = '\"easy\"' WHERE id = 'q2'"),
     "questions.tags holds a number": _sql("UPDATE questions SET tags = '[1]' WHERE id = 'q3'"),
     "questions.tags nested 900 deep": _sql(
