@@ -279,6 +279,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _command(
         sub,
+        "fidelity",
+        "how alike two retrievers rank: top-1 agreement, rank correlation, ties",
+        "fidelity:cmd_fidelity",
+        json_flag=True,
+    )
+    s.add_argument("a", metavar="A")
+    s.add_argument("b", metavar="B")
+    s.add_argument("--k", type=values.ranks, default=10, help="top k compared (default 10)")
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
+
+    s = _command(
+        sub,
         "failures",
         "questions whose gold is not at rank 1, and what won",
         "scores:cmd_failures",

@@ -126,6 +126,16 @@ ABOUT: dict[str, str] = {
         "Per-question win / tie / loss of A against B, both means, the difference with a "
         "paired bootstrap 95% interval and a paired randomization p-value."
     ),
+    "fidelity": (
+        "How alike retrievers A and B rank the same questions (does goldpan's BM25 predict "
+        "the engine's ranking?): the share of questions whose top 1 agrees (also counting a "
+        "tie at the top as agreement), the mean Kendall tau-b and Spearman rho per question "
+        "over the union of both top-k lists (a document outside one's top k ranked below "
+        "it, tied with the others left out; tied scores tied), and the share of each one's "
+        "top-k rows in tied score groups, with a warning when that is most of them. --json "
+        'prints {"top1_agreement", "kendall_tau_b", "spearman_rho", "tie_share", '
+        '"warnings", "per_question", ...}.'
+    ),
     "failures": (
         "Each question whose gold is not at rank 1: the gold rank, the rank-1 document "
         'and how it relates to the gold. --json prints [{"question", "gold", "gold_rank",'
