@@ -1,1 +1,1 @@
-"""goldpan's terminal interface: the ``goldpan`` CLI (and, later, the Textual app)."""
+"""goldpan's interfaces: the ``goldpan`` CLI, the Textual app and its browser sessions."""

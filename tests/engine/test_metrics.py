@@ -29,7 +29,7 @@ def test_hand_computed_values():
 
 
 def test_tie_fixture_follows_trec_eval_doc_id_descending():
-    # the fixture of shared/research/metrics-anchors.md, with trec_eval 9.0.8's values
+    # a fixture run through trec_eval 9.0.8 once; its values written down here
     qrels = {
         "q1": {"d1": 1, "d2": 0, "d3": 2},
         "q4": {"d8": 3, "d9": 1, "d10": 2},
