@@ -524,3 +524,28 @@ def test_the_cli_pools_it_only_after_goldpan_trust(ws_path, dsn, loaded, tmp_pat
     assert connections(loaded) == before + 1
     with Workspace.open(path, readonly=True) as ws:
         assert list(ws.runs("pg")["q1"].doc_ids) == ["b", "a"]
+
+
+def test_fidelity_of_ts_rank_cd_against_goldpans_bm25(pooled, ko_path, loaded, korquad, capsys):
+    """ts_rank_cd ties a lot: the tie share fidelity reports is the one in psql's own rows."""
+    import json
+
+    _, questions, _ = korquad
+    code, out, err = run_cli(capsys, "fidelity", ko_path, "pg-ko", "bm25-bigram", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["questions"] == 50
+    rows = tied = 0
+    firsts = []
+    for ids, scores in psql_rankings(loaded, KO_TEMPLATE, questions, DEPTH):
+        rows += min(10, len(ids))
+        tied += sum(scores.count(s) > 1 for s in scores[:10])
+        firsts.append(ids[0] if ids else None)
+    assert got["tie_share"]["pg-ko"] == pytest.approx(tied / rows)
+    assert got["tie_share"]["bm25-bigram"] < 0.05
+    with Workspace.open(ko_path, readonly=True) as ws:
+        ours = ws.runs("bm25-bigram")
+    same = sum(f == ours[q.id].doc_ids[0] for f, q in zip(firsts, questions, strict=True))
+    assert got["top1_agreement"] == pytest.approx(same / 50)
+    mostly = [w for w in got["warnings"] if w.startswith("pg-ko's top 10 is mostly ties")]
+    assert bool(mostly) == (tied / rows > 0.5)
