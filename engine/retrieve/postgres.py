@@ -240,8 +240,13 @@ class PostgresRetriever:
             raise BadInput("a postgres retriever's --timeout must be a positive number")
         key_sql = p.get("cache_key_sql")
         self.cache_key_sql = str(key_sql) if key_sql and str(key_sql).strip() else None
-        if self.cache_key_sql is not None:
-            template_names(self.cache_key_sql, f"{self.name}'s --cache-key-sql")
+        if self.cache_key_sql is not None and template_names(
+            self.cache_key_sql, f"{self.name}'s --cache-key-sql"
+        ):
+            raise BadInput(
+                f"{self.name}: --cache-key-sql takes no placeholders: it runs once per pool, "
+                "not per question"
+            )
         require_psycopg()
         if self.embed_model:
             from engine.retrieve.dense import require_extra
@@ -437,19 +442,17 @@ class PostgresRetriever:
         h = hashlib.sha256(b"goldpan-postgres-cache-key\0")
         with self._transaction() as cur:
             try:
-                cur.execute(
-                    "SELECT (SELECT system_identifier FROM pg_control_system())::text, "
-                    "current_database()"
-                )
-                ident = cur.fetchone()
-            except psycopg.Error:  # a server without pg_control_system (or not allowed)
-                cur.execute("ROLLBACK")
-                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                cur.execute("SELECT '', current_database()")
-                ident = cur.fetchone()
-            h.update(json.dumps(list(ident or []), default=str).encode() + b"\0")
+                with cur.connection.transaction():  # a savepoint: a refusal undoes only it
+                    cur.execute("SELECT system_identifier::text FROM pg_control_system()")
+                    ident = cur.fetchone()
+            except psycopg.Error:  # not allowed to this role (or no such function)
+                ident = None
+            cur.execute("SELECT current_database()")
+            name = cur.fetchone()
+            h.update(json.dumps([ident, name], default=str).encode() + b"\0")
             try:
-                cur.execute(self.cache_key_sql)
+                # with (empty) parameters, so that %% means % as in the template
+                cur.execute(self.cache_key_sql, {})
                 rows = cur.fetchall() if cur.description is not None else []
             except psycopg.Error as exc:
                 words = _server_words(exc)

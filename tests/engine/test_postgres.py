@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import BadInput
-from engine.retrieve import RetrieverError, new_spec, trec_order
+from engine.retrieve import RetrieverError, build_retriever, new_spec, trec_order
 from engine.retrieve.runner import refresh_runs
 from engine.trust import TrustStore
 from engine.types import Doc, Question, RetrieverSpec
@@ -549,3 +549,22 @@ def test_fidelity_of_ts_rank_cd_against_goldpans_bm25(pooled, ko_path, loaded, k
     assert got["top1_agreement"] == pytest.approx(same / 50)
     mostly = [w for w in got["warnings"] if w.startswith("pg-ko's top 10 is mostly ties")]
     assert bool(mostly) == (tied / rows > 0.5)
+
+
+def test_the_cache_key_works_for_a_role_not_allowed_to_read_the_system_identifier(
+    ws_path, loaded, dsn, tmp_path, monkeypatch
+):
+    """pg_control_system() refused to the role: the key is still made (the database's
+    name and the query's rows), in the same read-only transaction."""
+    with psycopg.connect(loaded.dsn(), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE reader LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute("GRANT SELECT ON docs, corpus_version TO reader")
+        conn.execute("REVOKE EXECUTE ON FUNCTION pg_control_system() FROM PUBLIC")
+    monkeypatch.setenv(DSN_ENV, loaded.dsn(user="reader"))
+    key_sql = "SELECT max(v), count(*) FILTER (WHERE 'abc' LIKE 'a%%') FROM corpus_version"
+    add(ws_path, "pg-reader", TSVECTOR_TEMPLATE, cache_key_sql=key_sql)
+    first = pool(ws_path, "pg-reader", tmp_path)
+    again = pool(ws_path, "pg-reader", tmp_path)
+    assert first.ran["pg-reader"] == len(TINY_QUESTIONS) and again.ran["pg-reader"] == 0
+    with pytest.raises(BadInput, match="takes no placeholders"):
+        build_retriever(new_spec_text("x", QUERY, DSN_ENV, cache_key_sql="SELECT %(query)s"))
