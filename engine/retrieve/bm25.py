@@ -14,6 +14,14 @@ Notation: ``N`` documents, ``n(t)`` documents containing term ``t``, ``tf`` the 
   lengths, the "Lucene (accurate)" variant of Kamphuis et al., ECIR 2020):
   ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, ``w = idf * tf / (tf + k1 * norm)``;
   each distinct query term counts once.
+* ``lucene-quantized``: ``lucene`` with each document's length as Lucene stores it, in
+  one byte (``SmallFloat.intToByte4`` at index time, ``byte4ToInt`` when scoring; exact
+  up to 40 tokens, then 4 significant bits: 100 tokens are read as 96), ``avgdl`` exact
+  (``sumTotalTermFreq / docCount``), the "Lucene (default)" variant of Kamphuis et al.
+  Documents whose lengths share a byte are scored as equally long, so this is the ranking
+  (and the ties) an OpenSearch or Elasticsearch index gives for one field analysed into
+  the same tokens; Lucene's float32 arithmetic is not copied (float64 here), so scores
+  within float32 rounding of each other may still be ordered differently there.
 * ``okapi`` (rank_bm25 ``BM25Okapi``): ``idf = ln(N - n + 0.5) - ln(n + 0.5)``; a term
   with a negative idf (in more than half the documents) gets ``epsilon * mean idf`` over
   all terms instead (which can itself be negative on a tiny corpus);
@@ -97,6 +105,59 @@ def _lucene_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
     return out
 
 
+LUCENE_MAX_INT4 = 231
+"""``SmallFloat.longToInt4(Integer.MAX_VALUE)``."""
+LUCENE_FREE_VALUES = 255 - LUCENE_MAX_INT4
+"""Lengths below this (24) are stored exactly, as themselves."""
+
+
+def _long_to_int4(i: int) -> int:
+    """Lucene's ``SmallFloat.longToInt4``: 4 significant bits, order preserved."""
+    bits = i.bit_length()
+    if bits < 4:
+        return i  # subnormal
+    shift = bits - 4
+    return ((i >> shift) & 0x07) | ((shift + 1) << 3)  # the top bit is implicit
+
+
+def _int4_to_long(i: int) -> int:
+    """Lucene's ``SmallFloat.int4ToLong``."""
+    bits, shift = i & 0x07, (i >> 3) - 1
+    return bits if shift == -1 else (bits | 0x08) << shift
+
+
+def lucene_length_byte(length: int) -> int:
+    """The byte Lucene stores for a field of ``length`` tokens (``SmallFloat.intToByte4``)."""
+    if length < LUCENE_FREE_VALUES:
+        return length
+    return LUCENE_FREE_VALUES + _long_to_int4(length - LUCENE_FREE_VALUES)
+
+
+def lucene_length(length: int) -> int:
+    """The length Lucene scores a field of ``length`` tokens with.
+
+    ``byte4ToInt`` of its stored byte: never more than ``length``.
+    """
+    b = lucene_length_byte(length)
+    if b < LUCENE_FREE_VALUES:
+        return b
+    return LUCENE_FREE_VALUES + _int4_to_long(b - LUCENE_FREE_VALUES)
+
+
+LUCENE_LENGTHS = np.array([lucene_length(i) for i in range(1 << 12)], dtype=np.float64)
+"""The decoded length of every length below 4096 (longer ones are computed one by one)."""
+
+
+def lucene_lengths(doc_len: FloatArray) -> FloatArray:
+    """Each document length as Lucene decodes its one-byte norm."""
+    lengths = doc_len.astype(np.int64)
+    out = LUCENE_LENGTHS[np.minimum(lengths, LUCENE_LENGTHS.size - 1)]
+    long = lengths >= LUCENE_LENGTHS.size
+    if long.any():
+        out[long] = [float(lucene_length(int(x))) for x in lengths[long].tolist()]
+    return out
+
+
 def _okapi_idf(df: FloatArray, n: int, p: BM25Params) -> FloatArray:
     # rank_bm25 takes math.log per term; a negative idf becomes epsilon * mean idf
     idf = np.array([math.log(n - f + 0.5) - math.log(f + 0.5) for f in df.tolist()])
@@ -151,6 +212,8 @@ class Variant:
     """Every query occurrence of a term counts (else each distinct term once)."""
     query_bonus: bool = False
     """BM25+: every document gets ``delta * idf`` per query term in the vocabulary."""
+    quantized_lengths: bool = False
+    """Document lengths as Lucene's one-byte norms decode them (:func:`lucene_length`)."""
     default_delta: float = 1.0
     default_epsilon: float = 0.25
 
@@ -167,6 +230,15 @@ VARIANTS: dict[str, Variant] = {
             _lucene_idf,
             _lucene_weight,
             repeats=False,
+        ),
+        Variant(
+            "lucene-quantized",
+            "lucene with document lengths in Lucene's one-byte norms (as OpenSearch and "
+            "Elasticsearch score)",
+            _lucene_idf,
+            _lucene_weight,
+            repeats=False,
+            quantized_lengths=True,
         ),
         Variant(
             "okapi", "rank_bm25 BM25Okapi (epsilon idf floor)", _okapi_idf, _okapi_weight, True
@@ -613,7 +685,8 @@ class BM25Index:
         term_of = np.repeat(np.arange(tf_matrix.shape[0]), np.diff(tf_matrix.indptr))
         b = params.b
         avgdl = self.avgdl if self.avgdl > 0 else 1.0
-        norm = 1 - b + b * self.doc_len[tf_matrix.indices] / avgdl
+        lengths = lucene_lengths(self.doc_len) if self.variant.quantized_lengths else self.doc_len
+        norm = 1 - b + b * lengths[tf_matrix.indices] / avgdl
         weights = self.variant.weight(tf_matrix.data, norm, self.idf[term_of], params)
         self.weights = sparse.csr_matrix(
             (np.asarray(weights, dtype=np.float64), tf_matrix.indices, tf_matrix.indptr),

@@ -94,7 +94,7 @@ def test_retriever_indexes_the_chosen_fields():
 def test_registry_errors_name_every_choice():
     with pytest.raises(ValueError, match="known kinds: bm25"):
         build_retriever(RetrieverSpec("x", "splade", {}))
-    with pytest.raises(ValueError, match="lucene, okapi, bm25l, bm25plus"):
+    with pytest.raises(ValueError, match="lucene, lucene-quantized, okapi, bm25l, bm25plus"):
         bm25_spec("x", "word", variant="bm25f")
     with pytest.raises(KeyError, match="bigram, kiwi, word, word\\+bigram"):
         bm25_spec("x", "whitespace")

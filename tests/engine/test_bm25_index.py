@@ -274,7 +274,11 @@ def test_bm25_defaults_are_the_declared_ones():
     [
         ("bm25", {"k1": -1}, "bm25 k1 must be >= 0"),
         ("bm25", {"b": 2}, "bm25 b must be between 0 and 1"),
-        ("bm25", {"variant": "bm25f"}, "known variants: lucene, okapi, bm25l, bm25plus"),
+        (
+            "bm25",
+            {"variant": "bm25f"},
+            "known variants: lucene, lucene-quantized, okapi, bm25l, bm25plus",
+        ),
         ("bm25", {"k1": "x"}, "bm25 k1: expected a number"),
         ("rrf", {}, "a rrf retriever needs --of"),
         ("command", {"command": "  "}, "a command retriever needs --command"),
