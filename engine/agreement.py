@@ -9,8 +9,11 @@ Three measures, each answering a different question:
   handles any number of annotators and missing judgments.
 * :func:`verdict_agreement`: for each pair, do they agree on whether a question is
   answerable from the corpus at all (``answerable`` vs ``no_answer``)?
+* :func:`model_agreement`: how far a model judge agrees with each person and with the
+  resolved gold (kappa and alpha, as above, one model against one other at a time). The
+  people's figures are computed without the models: a model never moves them.
 
-:func:`agreement_report` gathers the three into one JSON-ready dict.
+:func:`agreement_report` gathers them into one JSON-ready dict.
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.types import Label, Verdict, canonical_json
+from engine.types import Label, ModelLabel, Verdict, canonical_json
+
+if TYPE_CHECKING:
+    from engine.gold import Gold
+
+GOLD = "gold"
+"""What :func:`model_agreement` calls the resolved gold among the people it compares with."""
 
 _BINARY_VERDICTS = ("answerable", "no_answer")
 
@@ -233,7 +242,99 @@ def verdict_agreement(verdicts: Iterable[Verdict]) -> dict[tuple[str, str], Verd
     return out
 
 
-def agreement_report(labels: Iterable[Label], verdicts: Iterable[Verdict]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelPair:
+    """A model judge against one person, or against the resolved gold (:data:`GOLD`)."""
+
+    model: str
+    against: str
+    """A person's name, or :data:`GOLD` (then ``gold`` is true)."""
+    n: int
+    """(question, doc) pairs both graded."""
+    kappa: float
+    """Cohen's kappa on relevant or not (grade >= 1)."""
+    alpha: float | None
+    """Krippendorff's alpha (ordinal) of the two on those pairs (None: undefined)."""
+    gold: bool = False
+    """Against the resolved gold, not a person (a person may be named ``gold`` too)."""
+
+
+def gold_labels(golds: Mapping[str, Gold], judged: Iterable[tuple[str, str]]) -> list[Label]:
+    """The resolved gold as labels of :data:`GOLD`, on the documents people judged.
+
+    A question counts once its gold is resolved (``labeled`` or ``no_answer``, agreed or
+    adjudicated): its gold documents at their gold grade, every other document a person
+    judged there at 0. Disputed, ambiguous and unlabeled questions have no gold to compare.
+    """
+    from engine.gold import Status
+
+    resolved = {q: g for q, g in golds.items() if g.status in (Status.LABELED, Status.NO_ANSWER)}
+    docs: dict[str, set[str]] = defaultdict(set)
+    for q, d in judged:
+        if q in resolved:
+            docs[q].add(d)
+    for q, g in resolved.items():
+        docs[q].update(g.gold)
+    return [
+        Label(q, d, GOLD, int(resolved[q].gold.get(d, 0)))
+        for q in sorted(docs)
+        for d in sorted(docs[q])
+    ]
+
+
+def model_agreement(
+    models: Iterable[ModelLabel],
+    people: Iterable[Label],
+    golds: Mapping[str, Gold] | None = None,
+) -> list[ModelPair]:
+    """Each model judge against each person, and against the resolved gold.
+
+    For a model and a person, the items are the (question, doc) pairs both graded; kappa
+    as :func:`pairwise_kappa`, alpha as :func:`krippendorff_alpha_ordinal` on those two
+    alone. Against the gold (:func:`gold_labels`, with ``golds``), the items are the
+    documents people judged on questions whose gold is resolved. Pairs with no shared
+    item are left out.
+
+    Returns:
+        Sorted by model, then the people by name, then the gold.
+    """
+    people = list(people)
+    by_person: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for lab in people:
+        by_person[lab.annotator][(lab.question_id, lab.doc_id)] = lab.grade
+    others = [(name, False, by_person[name]) for name in sorted(by_person)]
+    if golds is not None:
+        gold = gold_labels(golds, ((x.question_id, x.doc_id) for x in people))
+        others.append((GOLD, True, {(g.question_id, g.doc_id): g.grade for g in gold}))
+    by_model: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for m in models:
+        by_model[m.annotator][(m.question_id, m.doc_id)] = m.grade
+    out: list[ModelPair] = []
+    for model in sorted(by_model):
+        mine = by_model[model]
+        for name, is_gold, theirs in others:
+            shared = sorted(mine.keys() & theirs.keys())
+            if not shared:
+                continue
+            a = [mine[k] for k in shared]
+            b = [theirs[k] for k in shared]
+            kappa = cohen_kappa([int(x >= 1) for x in a], [int(y >= 1) for y in b])
+            units = {
+                canonical_json(list(k)): {"model": x, "other": y}
+                for k, x, y in zip(shared, a, b, strict=True)
+            }
+            alpha = krippendorff_alpha_ordinal(units)
+            found = None if math.isnan(alpha) else alpha
+            out.append(ModelPair(model, name, len(shared), kappa, found, is_gold))
+    return out
+
+
+def agreement_report(
+    labels: Iterable[Label],
+    verdicts: Iterable[Verdict],
+    models: Iterable[ModelLabel] = (),
+    golds: Mapping[str, Gold] | None = None,
+) -> dict[str, Any]:
     """Every agreement measure in one JSON-ready dict.
 
     Shape::
@@ -241,14 +342,18 @@ def agreement_report(labels: Iterable[Label], verdicts: Iterable[Verdict]) -> di
         {"pairs": [{"a", "b", "n", "kappa"}],          # pairwise_kappa
          "alpha_ordinal": float | None,                # None where alpha is nan
          "units": int,                                 # pairable (question, doc) units
-         "verdicts": [{"a", "b", "n", "agreement", "kappa"}]}  # verdict_agreement
+         "verdicts": [{"a", "b", "n", "agreement", "kappa"}],  # verdict_agreement
+         "models": [{"model", "against", "gold", "n", "kappa", "alpha_ordinal"}]}
 
     Args:
-        labels: every annotator's labels.
+        labels: every person's labels (the pairs, alpha and units are theirs alone).
         verdicts: every annotator's verdicts.
+        models: model judges' grades (``Workspace.model_labels()``).
+        golds: the resolved gold (:func:`engine.gold.workspace_golds`), to compare the
+            models with; without it they are compared with the people only.
 
     Returns:
-        The report; lists are sorted by ``(a, b)``.
+        The report; lists are sorted by ``(a, b)`` (models: model, then who).
     """
     labels = list(labels)
     units = label_units(labels)
@@ -260,5 +365,16 @@ def agreement_report(labels: Iterable[Label], verdicts: Iterable[Verdict]) -> di
         "verdicts": [
             {"a": p.a, "b": p.b, "n": p.n, "agreement": p.agreement, "kappa": p.kappa}
             for p in verdict_agreement(verdicts).values()
+        ],
+        "models": [
+            {
+                "model": p.model,
+                "against": p.against,
+                "gold": p.gold,
+                "n": p.n,
+                "kappa": p.kappa,
+                "alpha_ordinal": p.alpha,
+            }
+            for p in model_agreement(models, labels, golds)
         ],
     }

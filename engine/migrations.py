@@ -228,6 +228,37 @@ ALTER TABLE runs ADD COLUMN alone_ms REAL;
 """
 
 
+M011_MODEL_JUDGES = """
+-- Model judges (`goldpan judge`): a local model, or a team's own command, grades pooled
+-- documents as an annotator of its own, named model:NAME. Its grades live in a table of
+-- their own, not in labels: no gold, count, score or hand-out to people reads them, so a
+-- model's grade never becomes gold by itself (a person adopts one in Adjudicate, which
+-- records an adjudication by that person). model is the model's name or folder, or the
+-- command (kind command). params (JSON object) holds what the grades were made with: the
+-- document fields, the thresholds from scores to grades and the calibration shown then.
+CREATE TABLE model_judges (
+    annotator TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    model TEXT NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    updated TEXT NOT NULL
+);
+-- One model grade per (question, document, judge). score is the model's raw score (NULL
+-- for a command's grade). made_for as in labels (see M006).
+CREATE TABLE model_labels (
+    question_id TEXT NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL REFERENCES model_judges(annotator) ON DELETE CASCADE,
+    grade INTEGER NOT NULL CHECK (grade BETWEEN 0 AND 3),
+    score REAL,
+    updated TEXT NOT NULL,
+    made_for TEXT,
+    PRIMARY KEY (question_id, doc_id, annotator)
+);
+CREATE INDEX model_labels_annotator ON model_labels(annotator);
+"""
+
+
 MIGRATIONS: list[str] = [
     M001_INITIAL,
     M002_EMBEDDINGS,
@@ -239,6 +270,7 @@ MIGRATIONS: list[str] = [
     M008_BM25_COUNTS,
     M009_DOC_NUMBERS,
     M010_ALONE_MS,
+    M011_MODEL_JUDGES,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

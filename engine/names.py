@@ -88,12 +88,40 @@ def check_person_name(name: str, given_to: str = "--annotator") -> str:
 
     Refused: empty, leading or trailing spaces, a first character ``-`` (it would be read
     as an option where the name is passed on, as ``serve`` does to each browser tab's
-    app), characters that are not printable, more than :data:`PERSON_NAME_MAX`.
+    app), characters that are not printable, more than :data:`PERSON_NAME_MAX`, and a
+    model judge's name (:data:`MODEL_PREFIX`): a person's grades are never a model's.
     """
+    _check_name(name, given_to)
+    if is_model_name(name):
+        raise BadInput(
+            f"{given_to} {name!r}: names starting with {MODEL_PREFIX!r} are model judges' "
+            "(`goldpan judge`); give a person's name"
+        )
+    return name
+
+
+MODEL_PREFIX = "model:"
+"""How every model judge's annotator name starts (``model:minilm``)."""
+
+
+def is_model_name(name: str) -> bool:
+    """Whether ``name`` is a model judge's annotator name."""
+    return name.startswith(MODEL_PREFIX)
+
+
+def check_model_name(name: str, given_to: str = "--annotator") -> str:
+    """``name`` when it can name a model judge: ``model:NAME``, NAME as a person's name."""
+    if not is_model_name(name) or not name[len(MODEL_PREFIX) :].strip():
+        raise BadInput(f"{given_to} {name!r}: a model judge is named {MODEL_PREFIX}NAME")
+    _check_name(name, given_to)
+    _check_name(name[len(MODEL_PREFIX) :], given_to)
+    return name
+
+
+def _check_name(name: str, given_to: str) -> None:
     if not name.strip() or name != name.strip():
         raise BadInput(f"{given_to} {name!r}: use a name without leading or trailing spaces")
     if name.startswith("-"):
         raise BadInput(f"{given_to} {name!r}: a name must not start with '-'")
     if any(not ch.isprintable() for ch in name) or len(name) > PERSON_NAME_MAX:
         raise BadInput(f"{given_to} {name!r}: use up to {PERSON_NAME_MAX} printable characters")
-    return name

@@ -9,6 +9,11 @@ already settled as no-answer, and adjudicated ones, are left out.
 Coverage@k of a retriever is the share of its top ``k`` documents that someone has
 judged, averaged over the questions it ranked: a retriever with low coverage is scored
 on guesses (unjudged documents count as not relevant), so its numbers are too low.
+
+A model judge (``goldpan judge``) feeds two more queues, for people to look at, never to
+change a label by itself: where the model and the people disagree most
+(:func:`disagreement_queue`), and what the model thinks relevant that no person has
+judged (:func:`model_holes_queue`: the holes in the pool it points at).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from engine.gold import Gold, Status
+from engine.types import Label, ModelLabel
 
 DEFAULT_K = 10
 
@@ -82,3 +88,80 @@ def judged_docs(labels: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
     for qid, doc in labels:
         out.setdefault(qid, set()).add(doc)
     return out
+
+
+@dataclass(frozen=True)
+class ModelQueueItem:
+    """A question a model judge points at, and the documents why."""
+
+    question_id: str
+    status: Status
+    docs: tuple[str, ...]
+    """The documents: where the model and a person differ on relevance, or that the
+    model graded relevant and no person judged."""
+    distance: int
+    """Disagreement: the sum over ``docs`` of the largest grade difference between the
+    model and a person. Holes: the sum of the model's grades of ``docs``."""
+
+
+def disagreement_queue(
+    golds: Mapping[str, Gold],
+    model: Sequence[ModelLabel],
+    people: Sequence[Label],
+) -> list[ModelQueueItem]:
+    """Questions where one model judge and the people disagree most, most first.
+
+    A document counts when the model's relevant-or-not (grade >= 1) differs from at
+    least one person's who graded it; questions are ordered by how many such documents,
+    then by the grade distance, then by id. Adjudicated questions are left out (a person
+    has settled them).
+    """
+    mine = {(m.question_id, m.doc_id): m.grade for m in model}
+    theirs: dict[tuple[str, str], list[int]] = {}
+    for lab in people:
+        theirs.setdefault((lab.question_id, lab.doc_id), []).append(lab.grade)
+    per_q: dict[str, list[tuple[str, int]]] = {}
+    for (q, d), grade in mine.items():
+        others = theirs.get((q, d))
+        gold = golds.get(q)
+        if not others or gold is None or gold.adjudicated:
+            continue
+        if any((g >= 1) != (grade >= 1) for g in others):
+            per_q.setdefault(q, []).append((d, max(abs(g - grade) for g in others)))
+    items = [
+        ModelQueueItem(
+            q, golds[q].status, tuple(sorted(d for d, _ in found)), sum(x for _, x in found)
+        )
+        for q, found in per_q.items()
+    ]
+    items.sort(key=lambda i: (-len(i.docs), -i.distance, i.question_id))
+    return items
+
+
+def model_holes_queue(
+    golds: Mapping[str, Gold],
+    model: Sequence[ModelLabel],
+    people: Sequence[Label],
+) -> list[ModelQueueItem]:
+    """Questions with documents the model graded relevant that no person judged.
+
+    Ordered by how many such documents, then the sum of the model's grades of them,
+    then by id. Adjudicated questions are left out; a question settled as no answer by
+    its annotators is kept (a relevant document there is worth a look).
+    """
+    judged = {(lab.question_id, lab.doc_id) for lab in people}
+    per_q: dict[str, list[tuple[str, int]]] = {}
+    for m in model:
+        gold = golds.get(m.question_id)
+        if m.grade < 1 or gold is None or gold.adjudicated:
+            continue
+        if (m.question_id, m.doc_id) not in judged:
+            per_q.setdefault(m.question_id, []).append((m.doc_id, m.grade))
+    items = [
+        ModelQueueItem(
+            q, golds[q].status, tuple(sorted(d for d, _ in found)), sum(g for _, g in found)
+        )
+        for q, found in per_q.items()
+    ]
+    items.sort(key=lambda i: (-len(i.docs), -i.distance, i.question_id))
+    return items

@@ -19,11 +19,14 @@ from typing import Any, Protocol
 from engine.errors import GoldpanError, Unusable
 from engine.types import (
     MAX_JSON_DEPTH,
+    MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
     VERDICTS,
     Adjudication,
     Doc,
     Label,
+    ModelJudge,
+    ModelLabel,
     Question,
     RetrieverSpec,
     Verdict,
@@ -165,6 +168,32 @@ def adjudication(path: Path, r: Sequence[Any]) -> Adjudication:
         _text(r[3], path, "adjudications", row, "by"),
         _text(r[4], path, "adjudications", row, "note"),
     )
+
+
+def model_judge(path: Path, r: Sequence[Any]) -> ModelJudge:
+    """(annotator, kind, model, params)."""
+    row = f"annotator {show(r[0])}"
+    annotator = _text(r[0], path, "model_judges", row, "annotator")
+    kind = _text(r[1], path, "model_judges", row, "kind")
+    if kind not in MODEL_JUDGE_KINDS:
+        known = ", ".join(MODEL_JUDGE_KINDS)
+        raise BadRow(path, "model_judges", row, f"kind {show(kind)} is unknown (known: {known})")
+    model = _text(r[2], path, "model_judges", row, "model")
+    return ModelJudge(
+        annotator, kind, model, _json(r[3], path, "model_judges", row, "params", dict)
+    )
+
+
+def model_label(path: Path, r: Sequence[Any]) -> ModelLabel:
+    """(question_id, doc_id, annotator, grade, score)."""
+    row = f"(question {show(r[0])}, doc {show(r[1])}, annotator {show(r[2])})"
+    for value, column in zip(r[:3], ("question_id", "doc_id", "annotator"), strict=True):
+        _text(value, path, "model_labels", row, column)
+    grade = _int(r[3], path, "model_labels", row, "grade")
+    if not 0 <= grade <= 3:
+        raise BadRow(path, "model_labels", row, f"grade {grade} is not 0-3")
+    score = None if r[4] is None else number(path, "model_labels", row, "score", r[4])
+    return ModelLabel(r[0], r[1], r[2], grade, score)
 
 
 def retriever(path: Path, r: Sequence[Any]) -> RetrieverSpec:

@@ -24,6 +24,8 @@ The package, one module per idea:
 - :mod:`~engine.workspace.judgments`: labels, verdicts, adjudications (with the
   ``made_for`` re-check marking) and the event log, read back for merge as
   :class:`JudgmentTimes` (no module outside this package decodes the log's kinds).
+- :mod:`~engine.workspace.models`: model judges and their grades, kept apart from
+  people's labels (they never become gold by themselves).
 - :mod:`~engine.workspace.rankings`: retrievers, their cached runs, embeddings (and any
   stored index of a retriever).
 - :mod:`~engine.workspace.team`: leases for ``goldpan serve`` and the query log.
@@ -82,6 +84,7 @@ from engine.workspace.lifecycle import (
     now,
     writable_problem,
 )
+from engine.workspace.models import ModelJudgeTables
 from engine.workspace.questions import QuestionTables
 from engine.workspace.rankings import RankingTables
 from engine.workspace.snapshots import SnapshotTables
@@ -113,6 +116,7 @@ class Workspace(
     CorpusTables,
     QuestionTables,
     JudgmentTables,
+    ModelJudgeTables,
     RankingTables,
     TeamTables,
     SnapshotTables,

@@ -167,7 +167,33 @@ class JudgmentTables(EventLog):
                     "AND made_for = ?",
                     (question_id, new_hash),
                 )
+            self._retext_model_grades(question_id, old_hash, new_hash, replace=replace)
         return n
+
+    def _retext_model_grades(
+        self, question_id: str, old_hash: str, new_hash: str, *, replace: bool
+    ) -> None:
+        """Model judges' grades follow the question's text as people's do.
+
+        They are not counted among the judgments to re-check (a model's grade is no
+        judgment of a person: it never makes a question need re-check), nor logged one by
+        one; the judge grades the new text on its next run.
+        """
+        if replace:
+            self.conn.execute(
+                "DELETE FROM model_labels WHERE question_id = ? AND made_for IS NULL",
+                (question_id,),
+            )
+        else:
+            self.conn.execute(
+                "UPDATE model_labels SET made_for = ? WHERE question_id = ? AND made_for IS NULL",
+                (old_hash, question_id),
+            )
+        self.conn.execute(
+            "UPDATE OR IGNORE model_labels SET made_for = NULL WHERE question_id = ? "
+            "AND made_for = ?",
+            (question_id, new_hash),
+        )
 
     def _delete_current(self, table: str, question_id: str, by: str) -> int:
         stamp = now()

@@ -24,6 +24,7 @@ from engine.rows import BadRow as BadRow
 from engine.rows import WorkspaceError as WorkspaceError
 from engine.types import (
     MAX_JSON_DEPTH,
+    MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
     VERDICTS,
 )
@@ -900,6 +901,11 @@ _SUSPECTS: dict[str, str] = {
     + " END)",
     # the NOT IN of foreign_key_problems finds an id that is not its document's exact text
     "doc_numbers": "typeof(id) != 'text'",
+    "model_judges": f"{_not_text('annotator', 'kind', 'model')} OR kind NOT IN "
+    f"({', '.join(repr(k) for k in MODEL_JUDGE_KINDS)}) OR {_bad_json('params', 'object')}",
+    "model_labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
+    "typeof(grade) != 'integer' OR grade NOT BETWEEN 0 AND 3 OR "
+    "typeof(score) NOT IN ('real', 'integer', 'null')",
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "
@@ -920,6 +926,14 @@ _ROW_READERS: dict[str, tuple[str, Any]] = {
     ),
     "retrievers": ("SELECT name, kind, params FROM retrievers", decode.retriever),
     "doc_numbers": ("SELECT n, id FROM doc_numbers", decode.doc_number),
+    "model_judges": (
+        "SELECT annotator, kind, model, params FROM model_judges",
+        decode.model_judge,
+    ),
+    "model_labels": (
+        "SELECT question_id, doc_id, annotator, grade, score FROM model_labels",
+        decode.model_label,
+    ),
     "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
     "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
 }

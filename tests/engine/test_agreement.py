@@ -264,13 +264,60 @@ def test_agreement_report_json_shape():
             {"a": "alice", "b": "carol", "n": 1, "agreement": 0.0, "kappa": 0.0},
             {"a": "bob", "b": "carol", "n": 1, "agreement": 0.0, "kappa": 0.0},
         ],
+        "models": [],
     }
-    assert list(report) == ["pairs", "alpha_ordinal", "units", "verdicts"]
+    assert list(report) == ["pairs", "alpha_ordinal", "units", "verdicts", "models"]
     # strict JSON: no nan anywhere
     assert json.loads(json.dumps(report, allow_nan=False)) == report
 
 
 def test_agreement_report_without_pairable_units():
     report = agreement_report([Label("q1", "d1", "alice", 2), Label("q1", "d2", "bob", 0)], [])
-    assert report == {"pairs": [], "alpha_ordinal": None, "units": 0, "verdicts": []}
+    assert report == {
+        "pairs": [],
+        "alpha_ordinal": None,
+        "units": 0,
+        "verdicts": [],
+        "models": [],
+    }
     json.dumps(report, allow_nan=False)
+
+
+def test_a_model_is_compared_with_each_person_and_the_gold_and_moves_no_peoples_figure():
+    from engine.gold import resolve
+    from engine.types import ModelLabel
+
+    people = [
+        Label("q1", "d1", "alice", 2),
+        Label("q1", "d2", "alice", 0),
+        Label("q1", "d3", "alice", 1),
+        Label("q1", "d4", "alice", 0),
+        Label("q1", "d1", "gold", 3),  # a person may be named "gold"
+        Label("q2", "d1", "bob", 1),
+    ]
+    model = [
+        ModelLabel("q1", "d1", "model:m", 2),
+        ModelLabel("q1", "d2", "model:m", 1),
+        ModelLabel("q1", "d3", "model:m", 0),
+        ModelLabel("q1", "d4", "model:m", 0),
+        ModelLabel("q3", "d9", "model:m", 3),  # nobody judged it: compared with no one
+    ]
+    # vs alice, relevant or not: model 1 1 0 0, alice 1 0 1 0 -> p_o 0.5, p_e 0.5, kappa 0
+    golds = resolve(["q1", "q2", "q3"], people, [])
+    report = agreement_report(people, [], model, golds)
+    assert report["pairs"] == agreement_report(people, [])["pairs"]
+    assert report["alpha_ordinal"] == agreement_report(people, [])["alpha_ordinal"]
+    rows = {(m["against"], m["gold"]): m for m in report["models"]}
+    assert rows[("alice", False)]["n"] == 4 and rows[("alice", False)]["kappa"] == 0.0
+    assert rows[("gold", False)]["n"] == 1  # the person named gold
+    assert ("bob", False) not in rows  # nothing shared
+    # q1 is disputed (alice and "gold" disagree on d3): the resolved gold is q2's only,
+    # which the model did not grade
+    assert ("gold", True) not in rows
+    golds = resolve(["q1", "q2", "q3"], people[:4], [])  # alice alone: q1 is labeled
+    rows = {
+        (m["against"], m["gold"]): m
+        for m in agreement_report(people[:4], [], model, golds)["models"]
+    }
+    # the gold of q1 is alice's: d1 2, d3 1, d2 and d4 judged 0 -> the same as alice
+    assert rows[("gold", True)]["n"] == 4 and rows[("gold", True)]["kappa"] == 0.0

@@ -261,6 +261,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--k", type=values.ranks, default=10, help="pool depth per retriever (default 10)"
     )
+    s.add_argument(
+        "--model",
+        metavar="model:NAME",
+        help="also where that model judge and the people disagree most, and what it "
+        "graded relevant that nobody judged",
+    )
+
+    _command(
+        sub,
+        "judge",
+        "a local model (or your own command) grades the pooled candidates, never as gold",
+        "judge:cmd_judge",
+        options=_judge_options,
+    )
 
     s = _command(
         sub,
@@ -451,6 +465,12 @@ def _querylog_options(s: argparse.ArgumentParser) -> None:
     from tui.cli.commands.snapshots import querylog_options
 
     querylog_options(s)
+
+
+def _judge_options(s: argparse.ArgumentParser) -> None:
+    from tui.cli.commands.judge import add_options
+
+    add_options(s)
 
 
 def _trust_options(s: argparse.ArgumentParser) -> None:

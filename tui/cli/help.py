@@ -112,15 +112,32 @@ ABOUT: dict[str, str] = {
     ),
     "agreement": (
         "Cohen's kappa on relevant-or-not per annotator pair, Krippendorff's alpha "
-        f"(ordinal, grades {GRADE_RANGE}) and agreement on answerable vs no answer. --json prints "
-        '{"pairs": [{"a", "b", "n", "kappa"}], "alpha_ordinal", "units", "verdicts": '
-        '[{"a", "b", "n", "agreement", "kappa"}]}.'
+        f"(ordinal, grades {GRADE_RANGE}) and agreement on answerable vs no answer, among "
+        "people; and each model judge against each person and the resolved gold. --json "
+        'prints {"pairs": [{"a", "b", "n", "kappa"}], "alpha_ordinal", "units", "verdicts": '
+        '[{"a", "b", "n", "agreement", "kappa"}], "models": [{"model", "against", "gold", '
+        '"n", "kappa", "alpha_ordinal"}]}.'
     ),
     "queue": (
         "The judging queue (questions whose pooled top-k documents are least judged "
         'first, then disputes) and coverage@k per retriever. --json prints {"k", '
         '"coverage": {NAME: share}, "queue": [{"question", "status", "unjudged", '
-        '"reason"}]}.'
+        '"reason"}]}; with --model also "model", "disagree" and "holes": [{"question", '
+        '"status", "docs", "distance"}].'
+    ),
+    "judge": (
+        "A model judge grades each question's candidates (every retriever's top 10 and "
+        "what people graded) as its own annotator model:NAME: a local sentence-transformers"
+        " model (dense or cross-encoder; nothing is downloaded), its scores turned into "
+        f"grades {GRADE_RANGE} by thresholds fitted on the grades people gave (the table "
+        "shows, per grade, the score range and how many of their grades agree; too few "
+        "grades are refused unless --thresholds is given), or your own command (JSON "
+        "lines in, a grade per line out; run only once trusted: typed here, it is). The "
+        "grades never become gold by themselves: Adjudicate shows them beside the people, "
+        'for a person to adopt. --json prints {"annotator", "kind", "model", "questions",'
+        ' "grades", "counts", "unpooled", "calibration": {"thresholds", "fitted", '
+        '"items", "questions", "people", "kappa", "held_out_kappa", "folds", "grades": '
+        '[{"grade", "low", "high", "never", "people", "agree"}]}}.'
     ),
     "compare": (
         "Per-question win / tie / loss of A against B, both means, the difference with a "

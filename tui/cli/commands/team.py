@@ -29,6 +29,8 @@ from tui.literal import command_shown, literal
 
 if TYPE_CHECKING:
     from engine.session import LabelingSession
+    from engine.types import ModelLabel
+    from engine.workspace import Workspace
 
 
 @contextmanager
@@ -71,9 +73,12 @@ def cmd_verdict(args: argparse.Namespace) -> None:
 def cmd_agreement(args: argparse.Namespace) -> None:
     """Cohen's kappa per annotator pair, Krippendorff's alpha, verdict agreement."""
     from engine.agreement import agreement_report
+    from engine.gold import workspace_golds
 
     with open_workspace(args.workspace) as ws:
-        report = agreement_report(ws.labels(), ws.verdicts())
+        models = ws.model_labels()
+        golds = workspace_golds(ws) if models else None
+        report = agreement_report(ws.labels(), ws.verdicts(), models, golds)
     if args.json:
         print_json(report)
         return
@@ -105,6 +110,24 @@ def cmd_agreement(args: argparse.Namespace) -> None:
             f"{v['kappa']:.3f}",
         )
     out.print(table)
+    if report["models"]:
+        table = Table(
+            title="model judges against each person and the resolved gold (models are not "
+            "in the figures above)",
+            title_justify="left",
+        )
+        for col in ("model", "against", "shared judgments", "kappa", "alpha ordinal"):
+            table.add_column(col, justify="left" if col in ("model", "against") else "right")
+        for m in report["models"]:
+            alpha = m["alpha_ordinal"]
+            table.add_row(
+                literal(m["model"]),
+                Text("resolved gold", style="bold") if m["gold"] else literal(m["against"]),
+                str(m["n"]),
+                f"{m['kappa']:.3f}",
+                "-" if alpha is None else f"{alpha:.3f}",
+            )
+        out.print(table)
 
 
 def cmd_merge(args: argparse.Namespace) -> None:
@@ -135,25 +158,46 @@ def cmd_queue(args: argparse.Namespace) -> None:
         pool_stale(ws, None, DEFAULT_DEPTH, quiet=args.json)
         golds = workspace_golds(ws)
         rankings = ws.all_runs()
-        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
+        people = ws.labels()
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in people])
+        model = _model_grades(ws, args.model) if args.model else None
     queue = judging_queue(golds, rankings, judged, args.k)
     coverage = coverage_at_k(rankings, judged, args.k)
+    model_queues = None
+    if model is not None:
+        from engine.queue import disagreement_queue, model_holes_queue
+
+        model_queues = (
+            disagreement_queue(golds, model, people),
+            model_holes_queue(golds, model, people),
+        )
     if args.json:
-        print_json(
-            {
-                "k": args.k,
-                "coverage": coverage,
-                "queue": [
+        data: dict[str, object] = {
+            "k": args.k,
+            "coverage": coverage,
+            "queue": [
+                {
+                    "question": i.question_id,
+                    "status": i.status.value,
+                    "unjudged": i.unjudged,
+                    "reason": i.reason,
+                }
+                for i in queue
+            ],
+        }
+        if model_queues is not None:
+            data["model"] = args.model
+            for key, items in zip(("disagree", "holes"), model_queues, strict=True):
+                data[key] = [
                     {
                         "question": i.question_id,
                         "status": i.status.value,
-                        "unjudged": i.unjudged,
-                        "reason": i.reason,
+                        "docs": list(i.docs),
+                        "distance": i.distance,
                     }
-                    for i in queue
-                ],
-            }
-        )
+                    for i in items
+                ]
+        print_json(data)
         return
     table = Table(
         title=f"coverage@{args.k}: share of each top {args.k} that is judged", title_justify="left"
@@ -169,3 +213,30 @@ def cmd_queue(args: argparse.Namespace) -> None:
     for i in queue:
         table.add_row(literal(i.question_id), i.status.value, str(i.unjudged), i.reason)
     out.print(table)
+    if model_queues is None:
+        return
+    disagree, holes = model_queues
+    titles = (
+        f"where {args.model} and the people disagree most ({len(disagree)}): documents "
+        "whose relevance they differ on",
+        f"what {args.model} graded relevant that nobody judged ({len(holes)}): holes in the pool",
+    )
+    heads = ("grade distance", "model's grades")
+    for items, title, head in zip((disagree, holes), titles, heads, strict=True):
+        table = Table(title=literal(title), title_justify="left")
+        for col in ("question", "status", "documents", head):
+            table.add_column(col, justify="right" if col == head else "left")
+        for m in items:
+            shown = ", ".join(m.docs[:4]) + (
+                f" and {len(m.docs) - 4} more" if len(m.docs) > 4 else ""
+            )
+            table.add_row(literal(m.question_id), m.status.value, literal(shown), str(m.distance))
+        out.print(table)
+
+
+def _model_grades(ws: Workspace, name: str) -> list[ModelLabel]:
+    """``--model``: the grades of a model judge the workspace has."""
+    from engine.names import check_known
+
+    check_known("model judge", name, [j.annotator for j in ws.model_judges()], given_to="--model")
+    return ws.model_labels(name)

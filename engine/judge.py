@@ -1,0 +1,566 @@
+"""Model judges: a local model, or a team's own command, grades the pooled candidates.
+
+``goldpan judge`` grades each question's candidates (every retriever's top 10 and every
+document a person graded: what the Label screen lists) with one of three kinds:
+
+* ``dense``: the cosine of a sentence-transformers bi-encoder's embeddings of question
+  and document (documents embedded once and kept, shared with a ``dense`` retriever of
+  the same model and fields);
+* ``cross-encoder``: a sentence-transformers CrossEncoder's score of the pair;
+* ``command``: the team's own judge (an LLM behind a script): started once, it reads one
+  JSON object per line on stdin, ``{"question_id", "question", "doc_id", "title",
+  "text"}``, and prints one line per line read, in the same order: the grade 0-3, as a
+  bare number or as ``{"grade": N}``. Like a ``command`` retriever it runs only once this
+  user trusted it for this workspace (:mod:`engine.trust`): a command typed on the
+  command line is trusted by being typed (and recorded so), one read from the workspace
+  is not run unless trusted.
+
+The model kinds load only from local files: the Hugging Face hub is switched off
+(``HF_HUB_OFFLINE``) before sentence-transformers is imported, so a name that is not a
+local folder or a cached model fails with the library's message instead of a download.
+
+A score becomes a grade by thresholds calibrated on what people graded
+(:mod:`engine.calibration`); the grades are stored as the judge's own annotator,
+``model:NAME``, apart from people's labels, and never become gold by themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from engine.calibration import (
+    Calibration,
+    Item,
+    Thresholds,
+    calibrate,
+    compare_grades,
+    grade_of,
+)
+from engine.counters import candidate_ids
+from engine.errors import BadInput, Refused
+from engine.names import check_model_name, unknown_name
+from engine.retrieve.base import RetrieverError, check_fields, doc_text
+from engine.retrieve.dense import DenseRetriever, load_model, require_extra
+from engine.trust import COMMAND_KIND, TrustStore
+from engine.types import MODEL_JUDGE_KINDS, Doc, ModelJudge, ModelLabel, Question, RetrieverSpec
+from engine.workspace import Workspace
+
+Progress = Callable[[str, int, int], None]
+"""``(what, done, total)``, as the CLI's progress bar takes it."""
+
+DEFAULT_FIELDS = ("title", "text")
+"""The document fields a model reads (as the dense and rerank retrievers do)."""
+EMBED_BATCH = 64
+CROSS_BATCH = 32
+COMMAND_TIMEOUT_S = 3600.0
+"""How long a command judge may take for one run, by default."""
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """What a judging run did."""
+
+    judge: ModelJudge
+    questions: int
+    """Questions judged."""
+    grades: int
+    """Grades written."""
+    counts: tuple[int, int, int, int]
+    """How many grades 0, 1, 2, 3 the judge gave."""
+    calibration: Calibration
+    unpooled: tuple[str, ...] = ()
+    """Judged questions with no candidate at all (no cached ranking, nothing graded)."""
+
+
+def offline() -> None:
+    """No network for models: the hub off before (or after) sentence-transformers loads.
+
+    The libraries' own progress bars are off too: goldpan shows its own.
+    """
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # imported already: it read the variable at import
+        constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
+
+
+def default_annotator(kind: str, model: str) -> str:
+    """``model:`` and the model folder's name; ``model:command`` for a command judge."""
+    if kind == COMMAND_KIND:
+        return "model:command"
+    path = Path(model.rstrip("/"))
+    name = path.parent.name if path.name in ("model", "models") and path.parent.name else path.name
+    return "model:" + (name or model)
+
+
+def command_spec(judge: ModelJudge) -> RetrieverSpec:
+    """A command judge as the trust record knows commands (by their exact text)."""
+    return RetrieverSpec(judge.annotator, COMMAND_KIND, {"command": judge.model})
+
+
+def make_judge(
+    kind: str, model: str, annotator: str | None, fields: Sequence[str] | None = None
+) -> ModelJudge:
+    """A judge from the command line's words, every one checked."""
+    if kind not in MODEL_JUDGE_KINDS:
+        raise unknown_name("judge kind", kind, MODEL_JUDGE_KINDS, given_to="--kind")
+    if not model.strip():
+        what = '--command "CMD"' if kind == COMMAND_KIND else "--model NAME_OR_PATH"
+        raise BadInput(f"a {kind} judge needs {what}")
+    if kind == COMMAND_KIND:
+        _argv(model)
+    check_model_kind(kind, model)
+    name = check_model_name(annotator or default_annotator(kind, model))
+    params: dict[str, Any] = {}
+    if kind != COMMAND_KIND:
+        params["fields"] = list(check_fields(fields or DEFAULT_FIELDS))
+    return ModelJudge(name, kind, model, params)
+
+
+def check_model_kind(kind: str, model: str) -> None:
+    """Refuse a local model folder that is plainly of the other kind.
+
+    A bi-encoder loaded as a CrossEncoder gets a new, random scoring head (and a
+    cross-encoder loaded as a bi-encoder is mean-pooled): both load without an error and
+    grade at random. sentence-transformers' bi-encoder folders hold ``modules.json``;
+    a cross-encoder's ``config.json`` names a ``...ForSequenceClassification``.
+    """
+    folder = Path(model)
+    if kind == COMMAND_KIND or not folder.is_dir():
+        return
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    arch = config.get("architectures") if isinstance(config, dict) else None
+    names = [a for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
+    heads = [a for a in names if a.endswith("ForSequenceClassification")]
+    classifier = bool(heads)
+    bi = (folder / "modules.json").is_file()
+    if kind == "dense" and classifier and not bi:
+        raise BadInput(
+            f"--model {model}: a cross-encoder (config.json names {heads[0]}); give "
+            "--kind cross-encoder"
+        )
+    if kind == "cross-encoder" and bi and not classifier:
+        raise BadInput(
+            f"--model {model}: a sentence-transformers bi-encoder (it has modules.json) "
+            "would get a random scoring head as a cross-encoder; give --kind dense"
+        )
+
+
+def _argv(command: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise BadInput(f"cannot split the command {command!r}: {exc}") from None
+    if not argv:
+        raise BadInput('a command judge needs --command "CMD"')
+    return argv
+
+
+# -- scoring --------------------------------------------------------------------------------
+
+
+def _say(progress: Progress | None, what: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(what, done, total)
+
+
+def dense_scores(
+    ws: Workspace,
+    judge: ModelJudge,
+    pairs: Sequence[tuple[Question, Doc]],
+    cache: dict[Any, Any],
+    progress: Progress | None = None,
+) -> list[float]:
+    """The cosine of each pair's embeddings (documents' vectors kept in the workspace)."""
+    import numpy as np
+
+    fields = tuple(judge.params.get("fields", DEFAULT_FIELDS))
+    require_extra()
+    offline()
+    spec = RetrieverSpec(judge.annotator, "dense", {"model": judge.model, "fields": list(fields)})
+    key = DenseRetriever(spec).store_key  # the same vectors as a dense retriever's
+    _say(progress, f"{judge.annotator}: loading the model", 0, 1)
+    model = load_model(judge.model, cache)
+    docs = {d.id: d for _, d in pairs}
+    have = ws.embeddings(key)
+    todo = [d for d in docs.values() if have.get(d.id, ("", b""))[0] != d.hash]
+    vectors: dict[str, Any] = {
+        d: np.frombuffer(v, "<f4") for d, (h, v) in have.items() if d in docs and h == docs[d].hash
+    }
+    label = f"{judge.annotator}: embedding documents"
+    for start in range(0, len(todo), EMBED_BATCH):
+        _say(progress, label, start, len(todo))
+        batch = todo[start : start + EMBED_BATCH]
+        out = _encode(model, [doc_text(d, fields) for d in batch])
+        if not ws.readonly:
+            ws.write_embeddings(
+                key, [(d.id, d.hash, v.tolist()) for d, v in zip(batch, out, strict=True)]
+            )
+        vectors.update((d.id, v) for d, v in zip(batch, out, strict=True))
+    _say(progress, label, len(todo), len(todo))
+    texts = sorted({q.text for q, _ in pairs})
+    _say(progress, f"{judge.annotator}: embedding questions", 0, len(texts))
+    qvec = dict(zip(texts, _encode(model, texts), strict=True)) if texts else {}
+    _say(progress, f"{judge.annotator}: embedding questions", len(texts), len(texts))
+    return [
+        float(qvec[q.text].astype(np.float64) @ vectors[d.id].astype(np.float64)) for q, d in pairs
+    ]
+
+
+def _encode(model: Any, texts: Sequence[str]) -> Any:
+    import numpy as np
+
+    out = model.encode(
+        list(texts),
+        batch_size=EMBED_BATCH,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(out, dtype=np.float32)
+
+
+def cross_scores(
+    judge: ModelJudge,
+    pairs: Sequence[tuple[Question, Doc]],
+    cache: dict[Any, Any],
+    progress: Progress | None = None,
+) -> list[float]:
+    """The CrossEncoder's score of each (question, document) pair."""
+    import numpy as np
+
+    fields = tuple(judge.params.get("fields", DEFAULT_FIELDS))
+    require_extra()
+    offline()
+    _say(progress, f"{judge.annotator}: loading the model", 0, 1)
+    model = load_model(judge.model, cache, cross=True)
+    label = f"{judge.annotator}: scoring pairs"
+    out: list[float] = []
+    for start in range(0, len(pairs), CROSS_BATCH):
+        _say(progress, label, start, len(pairs))
+        batch = [(q.text, doc_text(d, fields)) for q, d in pairs[start : start + CROSS_BATCH]]
+        raw = model.predict(batch, batch_size=CROSS_BATCH, show_progress_bar=False)
+        out += np.asarray(raw, dtype=np.float64).reshape(-1).tolist()
+    _say(progress, label, len(pairs), len(pairs))
+    return out
+
+
+def command_grades(
+    judge: ModelJudge,
+    pairs: Sequence[tuple[Question, Doc]],
+    progress: Progress | None = None,
+    timeout: float = COMMAND_TIMEOUT_S,
+) -> list[int]:
+    """Run a command judge once over every pair; its grade of each, in order.
+
+    The pairs are written on its standard input by a thread while its answers are read
+    line by line (a judge may answer as it reads), so the progress moves with them.
+
+    Raises:
+        RetrieverError: the program cannot start, exits non-zero, takes longer than
+            ``timeout``, or prints a line that is not a grade (named by its number), or
+            too few or too many lines.
+    """
+    name = f"command judge {judge.annotator}"
+    argv = _argv(judge.model)
+    if not pairs:
+        return []
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+    except FileNotFoundError:
+        raise RetrieverError(f"{name}: no such program {argv[0]!r}") from None
+    except PermissionError:
+        raise RetrieverError(f"{name}: {argv[0]!r} is not executable") from None
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines = [
+        json.dumps(
+            {
+                "question_id": q.id,
+                "question": q.text,
+                "doc_id": d.id,
+                "title": d.title,
+                "text": d.text,
+            },
+            ensure_ascii=False,
+        )
+        + "\n"
+        for q, d in pairs
+    ]
+    stderr: list[str] = []
+    timed_out = threading.Event()
+    threads = [
+        threading.Thread(target=_feed, args=(proc.stdin, lines), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, stderr), daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    watchdog = threading.Timer(timeout, _kill, args=(proc, timed_out))
+    watchdog.daemon = True
+    watchdog.start()
+    label = f"{judge.annotator}: grading pairs"
+    grades: list[int] = []
+    problem: str | None = None
+    try:
+        for n, raw in enumerate(proc.stdout, 1):
+            if problem is not None:
+                continue  # read to the end, so the program is not stopped by a full pipe
+            if n > len(pairs):
+                problem = f"{name} output line {n}: more lines than the {len(pairs)} pairs sent"
+                continue
+            grade = _grade_line(raw)
+            if grade is None:
+                shown = raw.strip()[:80]
+                problem = (
+                    f"{name} output line {n}: expected a grade 0-3 (a number, or "
+                    f'{{"grade": N}}), got {shown!r}'
+                )
+                continue
+            grades.append(grade)
+            if n % 50 == 0 or n == len(pairs):
+                _say(progress, label, n, len(pairs))
+        code = proc.wait()
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        for t in threads:
+            t.join(timeout=5)
+    if timed_out.is_set():
+        raise RetrieverError(f"{name}: no answer within {timeout:g} s (set --timeout)")
+    if code != 0:
+        tail = "\n".join("".join(stderr).strip().splitlines()[-5:])
+        raise RetrieverError(f"{name} exited with status {code}" + (f":\n{tail}" if tail else ""))
+    if problem is not None:
+        raise RetrieverError(problem)
+    if len(grades) != len(pairs):
+        raise RetrieverError(
+            f"{name} answered {len(grades)} of the {len(pairs)} pairs sent (one line each)"
+        )
+    return grades
+
+
+def _feed(stdin: IO[str], lines: Sequence[str]) -> None:
+    try:
+        for line in lines:
+            stdin.write(line)
+        stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass  # the program stopped reading: its exit status says why
+
+
+def _drain(stream: IO[str], into: list[str]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            into.append(line)
+
+
+def _kill(proc: subprocess.Popen[str], flag: threading.Event) -> None:
+    flag.set()
+    with contextlib.suppress(OSError):
+        proc.kill()
+
+
+def _grade_line(raw: str) -> int | None:
+    text = raw.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        value = value.get("grade")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value not in (0, 1, 2, 3):
+        return None
+    return int(value)
+
+
+# -- a judging run ------------------------------------------------------------------------
+
+
+def judged_questions(ws: Workspace, questions: Sequence[str] | None) -> list[str]:
+    """The questions to judge: those named (each one the workspace has), else all."""
+    known = ws.question_ids()
+    if not questions:
+        return known
+    have = set(known)
+    for q in questions:
+        if q not in have:
+            raise unknown_name("question", q, known, given_to="--questions")
+    return list(dict.fromkeys(questions))
+
+
+def check_runnable(
+    ws: Workspace, judge: ModelJudge, *, typed: bool, trust: TrustStore | None
+) -> None:
+    """Refuse a command judge this user has not trusted (typed on the command line: trusted).
+
+    Raises:
+        Refused: a command read from the workspace that is not trusted here.
+    """
+    if judge.kind != COMMAND_KIND or typed:
+        return
+    store = trust if trust is not None else TrustStore()
+    if not store.trusts(ws, command_spec(judge)):
+        raise Refused(
+            f"{judge.annotator} runs the command {judge.model!r}, stored in {ws.path}, and "
+            "goldpan runs a workspace's commands only once you have trusted them on this "
+            "machine. Read it, then give it with --command to run (and trust) it"
+        )
+
+
+def run_judge(
+    ws: Workspace,
+    judge: ModelJudge,
+    *,
+    questions: Sequence[str] | None = None,
+    thresholds: Thresholds | None = None,
+    progress: Progress | None = None,
+    typed: bool = True,
+    trust: TrustStore | None = None,
+    cache: dict[Any, Any] | None = None,
+    timeout: float = COMMAND_TIMEOUT_S,
+) -> JudgeReport:
+    """Grade the candidates of ``questions`` (all by default) with ``judge``; store them.
+
+    A score judge's thresholds are fitted on every grade people gave in the workspace
+    (all questions, not only those judged now) unless ``thresholds`` are given. ``typed``:
+    the judge (its command) was given by the user now, not read from the workspace.
+
+    Raises:
+        BadInput: a person already has the judge's name, an unknown question, or too few
+            people's grades to calibrate on (and no thresholds given).
+        Refused: a command judge from the workspace that is not trusted here.
+        RetrieverError: the model cannot be loaded or the command failed.
+    """
+    if judge.annotator in ws.annotators():
+        raise BadInput(
+            f"{judge.annotator} labels as a person in {ws.path}; give the model judge "
+            "another --annotator model:NAME"
+        )
+    check_runnable(ws, judge, typed=typed, trust=trust)
+    qids = judged_questions(ws, questions)
+    people = ws.labels()
+    graded: dict[str, set[str]] = {}
+    for lab in people:
+        graded.setdefault(lab.question_id, set()).add(lab.doc_id)
+    rankings = ws.all_runs()
+    wanted: dict[str, list[str]] = {
+        q: sorted(candidate_ids(q, rankings, graded.get(q, ()))) for q in qids
+    }
+    unpooled = tuple(q for q in qids if not wanted[q])
+    pairs: dict[tuple[str, str], None] = {(q, d): None for q in qids for d in wanted[q]}
+    if judge.kind != COMMAND_KIND:  # what people graded anywhere: the calibration's pairs
+        pairs.update({(lab.question_id, lab.doc_id): None for lab in people})
+    keys = list(pairs)
+    question_of = {q.id: q for q in ws.questions()}
+    doc_of = _docs(ws, {d for _, d in keys})
+    resolved = [(question_of[q], doc_of[d]) for q, d in keys]
+    cache = cache if cache is not None else {}
+    if judge.kind == COMMAND_KIND:
+        raw = command_grades(judge, resolved, progress, timeout)
+        by_pair = dict(zip(keys, raw, strict=True))
+        compared = [
+            (lab.question_id, by_pair[(lab.question_id, lab.doc_id)], lab.grade)
+            for lab in people
+            if (lab.question_id, lab.doc_id) in by_pair
+        ]
+        calibration = compare_grades(compared)
+        labels = [
+            ModelLabel(q, d, judge.annotator, by_pair[(q, d)]) for q in qids for d in wanted[q]
+        ]
+        params: dict[str, Any] = dict(judge.params)
+    else:
+        if judge.kind == "dense":
+            scores = dense_scores(ws, judge, resolved, cache, progress)
+        else:
+            scores = cross_scores(judge, resolved, cache, progress)
+        score_of = dict(zip(keys, scores, strict=True))
+        items = [
+            Item(lab.question_id, score_of[(lab.question_id, lab.doc_id)], lab.grade)
+            for lab in people
+        ]
+        calibration = calibrate(items, thresholds)
+        t = calibration.thresholds
+        assert t is not None
+        labels = [
+            ModelLabel(q, d, judge.annotator, grade_of(score_of[(q, d)], t), score_of[(q, d)])
+            for q in qids
+            for d in wanted[q]
+        ]
+        params = dict(judge.params)
+    params["calibration"] = calibration.to_json()
+    stored = ModelJudge(judge.annotator, judge.kind, judge.model, params)
+    n = ws.write_model_judgment(stored, labels, set(qids))
+    if judge.kind == COMMAND_KIND and typed:
+        store = trust if trust is not None else TrustStore()
+        store.trust(ws, [command_spec(judge)])  # typed here: run again from the workspace
+    counts = [sum(1 for lab in labels if lab.grade == g) for g in range(4)]
+    return JudgeReport(
+        stored, len(qids), n, (counts[0], counts[1], counts[2], counts[3]), calibration, unpooled
+    )
+
+
+def _docs(ws: Workspace, ids: Collection[str]) -> dict[str, Doc]:
+    out: dict[str, Doc] = {}
+    for d in sorted(ids):
+        doc = ws.doc(d)
+        if doc is not None:
+            out[d] = doc
+    missing = [d for d in ids if d not in out]
+    if missing:  # a label or ranking naming a document that is gone: damage, not input
+        raise RetrieverError(f"{ws.path}: document {missing[0]!r} is named but not stored")
+    return out
+
+
+def remove_judge(ws: Workspace, annotator: str) -> int:
+    """Remove a model judge and its grades; how many grades went.
+
+    Raises:
+        UnknownName: no model judge of that name (the known ones are listed).
+    """
+    removed = ws.remove_model_judge(annotator)
+    if removed is None:
+        raise unknown_name(
+            "model judge",
+            annotator,
+            [j.annotator for j in ws.model_judges()],
+            given_to="--remove",
+        )
+    return removed
+
+
+def stored_judge(ws: Workspace, annotator: str) -> ModelJudge:
+    """A judge the workspace holds, to run again (the known ones listed when not)."""
+    judge = ws.model_judge(annotator)
+    if judge is None:
+        raise unknown_name(
+            "model judge",
+            annotator,
+            [j.annotator for j in ws.model_judges()],
+            given_to="--annotator",
+        )
+    return judge

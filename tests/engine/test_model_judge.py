@@ -1,0 +1,511 @@
+"""Model judges with a deterministic fake judge: storage, removal, never gold, queues, agreement.
+
+The fake judge is a real command judge (a script run through the protocol): each pair's
+grade is a hash of the question and document ids, or read from a map file the test
+writes. The model kinds with real models are in test_model_judge_models.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.agreement import agreement_report, cohen_kappa
+from engine.assign import Assigner
+from engine.counters import candidate_ids, workspace_counters
+from engine.demo import build_demo
+from engine.gold import Status, workspace_golds
+from engine.judge import make_judge, run_judge
+from engine.queue import disagreement_queue, judged_docs, judging_queue, model_holes_queue
+from engine.session import LabelingSession
+from engine.trust import TrustStore
+from engine.types import Label, ModelLabel
+from engine.workspace import Workspace
+from tests.conftest import run_cli as run
+
+FAKE = """
+import hashlib, json, sys
+grades = json.load(open(sys.argv[1], encoding="utf-8")) if len(sys.argv) > 1 else None
+for line in sys.stdin:
+    r = json.loads(line)
+    key = r["question_id"] + " " + r["doc_id"]
+    if grades is None:
+        g = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 4
+    else:
+        g = grades.get(key, 0)
+    print(json.dumps({"grade": g}) if g % 2 else g, flush=True)
+"""
+"""Reads the protocol's JSON lines; answers in both accepted forms (odd grades as JSON)."""
+
+
+def hashed(question_id: str, doc_id: str) -> int:
+    """The fake judge's grade without a map."""
+    return int(hashlib.sha256(f"{question_id} {doc_id}".encode()).hexdigest(), 16) % 4
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("judge") / "fake_judge.py"
+    path.write_text(FAKE, encoding="utf-8")
+    return path
+
+
+def command(fake: Path, *extra: object) -> str:
+    return " ".join([sys.executable, str(fake), *(str(x) for x in extra)])
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory) -> Path:
+    """The demo, pooled by the word-level retrievers (Kiwi's retriever removed: not needed)."""
+    from tui.cli import main
+
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    build_demo(path, kiwi=False).close()
+    assert main(["retriever", "remove", str(path), "bm25-kiwi"]) == 0
+    return path
+
+
+@pytest.fixture
+def demo(demo_file, tmp_path) -> Path:
+    """A fresh copy of the demo for one test."""
+    dst = tmp_path / "demo.db"
+    with sqlite3.connect(demo_file) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    a.close()
+    b.close()
+    return dst
+
+
+def people_view(ws: Workspace) -> dict[str, object]:
+    """Everything computed from people's judgments that a model judge must not change."""
+    golds = workspace_golds(ws)
+    rankings = ws.all_runs()
+    labels = ws.labels()
+    judged = judged_docs([(lab.question_id, lab.doc_id) for lab in labels])
+    seen: list[object] = []
+
+    def pick(state):
+        seen.append((state.judges, state.adjudicated))
+        return None
+
+    ws.take_lease("probe", "someone", 30, pick)
+    report = agreement_report(labels, ws.verdicts())
+    del report["models"]
+    return {
+        "golds": golds,
+        "counters": workspace_counters(ws),
+        "annotators": ws.annotators(),
+        "labels": labels,
+        "recheck": ws.recheck_counts(),
+        "queue": judging_queue(golds, rankings, judged),
+        "handout": Assigner(ws, "someone").queue_rank(rankings),
+        "leases": seen,
+        "agreement": report,
+    }
+
+
+def test_model_grades_are_their_own_annotator_and_change_nothing_people_see(demo, fake, capsys):
+    code, before_score, err = run(capsys, "score", demo, "--json", "--no-pool")
+    assert code == 0, err
+    with Workspace.open(demo) as ws:
+        before = people_view(ws)
+        runs = ws.all_runs()
+        graded: dict[str, set[str]] = {}
+        for lab in ws.labels():
+            graded.setdefault(lab.question_id, set()).add(lab.doc_id)
+        want = {q: candidate_ids(q, runs, graded.get(q, ())) for q in ws.question_ids()}
+    code, out, err = run(
+        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:fake", "--json"
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["annotator"] == "model:fake" and report["kind"] == "command"
+    with Workspace.open(demo) as ws:
+        grades = ws.model_labels()
+        # every candidate of every question (the Label screen's list), graded once
+        assert {(m.question_id, m.doc_id) for m in grades} == {
+            (q, d) for q, docs in want.items() for d in docs
+        }
+        assert report["grades"] == len(grades) == sum(len(d) for d in want.values())
+        assert all(m.annotator == "model:fake" and m.score is None for m in grades)
+        assert all(m.grade == hashed(m.question_id, m.doc_id) for m in grades)
+        assert report["counts"] == [sum(1 for m in grades if m.grade == g) for g in range(4)]
+        judge = ws.model_judge("model:fake")
+        assert judge is not None and judge.kind == "command" and judge.model == command(fake)
+        # nothing computed from people's judgments moved: gold, counts, queue, hand-out,
+        # leases, agreement among people, the annotators
+        assert people_view(ws) == before
+        assert "model:fake" not in ws.annotators()
+        events = ws.events(limit=1)
+        assert events[0]["kind"] == "model_judged" and events[0]["question_id"] is None
+    code, after_score, err = run(capsys, "score", demo, "--json", "--no-pool")
+    assert code == 0, err
+    assert _without_timing(json.loads(after_score)) == _without_timing(json.loads(before_score))
+
+
+def _without_timing(board: dict) -> dict:
+    for row in board["retrievers"].values():
+        for key in [
+            k for k in row if k.startswith("ms_") or k in ("questions_per_s", "timed_alone")
+        ]:
+            del row[key]
+    return board
+
+
+def test_a_model_never_makes_a_question_judged_disputed_or_gold(demo, fake, tmp_path):
+    """One person on a question, the model graded the other way: still that person's gold."""
+    with Workspace.open(demo) as ws:
+        golds = workspace_golds(ws)
+        qid = next(
+            q for q, g in golds.items() if g.status is Status.LABELED and len(g.annotators) == 2
+        )
+        gold = dict(golds[qid].gold)
+        assert gold
+        # the model calls every gold document 0 and every other candidate 3
+        runs = ws.all_runs()
+        docs = candidate_ids(qid, runs, {lab.doc_id for lab in ws.labels_for(qid)})
+    mapping = {f"{qid} {d}": 0 if d in gold else 3 for d in docs}
+    grades = tmp_path / "map.json"
+    grades.write_text(json.dumps(mapping), encoding="utf-8")
+    with Workspace.open(demo) as ws:
+        session = LabelingSession(ws, "mina")
+        judged_before = session.judged_questions()
+        j = make_judge("command", command(fake, grades), "model:contrary")
+        run_judge(ws, j, questions=[qid])
+        assert {m.question_id for m in ws.model_labels()} == {qid}
+        session.reload()
+        assert session.gold(qid).status is Status.LABELED
+        assert dict(session.gold(qid).gold) == gold
+        assert session.judged_questions() == judged_before
+        assert workspace_golds(ws) == golds
+        # a person adopting the model's side in Adjudicate: only then its grades are gold
+        adopted = {m.doc_id: m.grade for m in ws.model_labels_for(qid)}
+        LabelingSession(ws, "lee").adjudicate(qid, adopted, note="took model:contrary's side")
+        after = workspace_golds(ws)[qid]
+        assert after.adjudicated and dict(after.gold) == {d: g for d, g in adopted.items() if g}
+
+
+def test_judging_again_replaces_only_the_questions_judged(demo, fake, tmp_path, capsys):
+    first = tmp_path / "first.json"
+    with Workspace.open(demo) as ws:
+        q1, q2 = ws.question_ids()[:2]
+    code, _, err = run(
+        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:fake", "--quiet"
+    )
+    assert code == 0, err
+    with Workspace.open(demo) as ws:
+        before = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
+    first.write_text(json.dumps({}), encoding="utf-8")  # every pair 0
+    code, _, err = run(
+        capsys,
+        "judge",
+        demo,
+        "--command",
+        command(fake, first),
+        "--annotator",
+        "model:fake",
+        "--questions",
+        q1,
+        q2,
+    )
+    assert code == 0, err
+    with Workspace.open(demo) as ws:
+        after = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
+    assert after.keys() == before.keys()
+    for (q, d), g in after.items():
+        assert g == (0 if q in (q1, q2) else before[(q, d)]), (q, d)
+
+
+def test_remove_takes_the_judge_and_every_grade_it_gave(demo, fake, capsys):
+    for name in ("model:a", "model:b"):
+        code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", name)
+        assert code == 0, err
+    with Workspace.open(demo) as ws:
+        n_a = len(ws.model_labels("model:a"))
+        b = ws.model_labels("model:b")
+    code, out, err = run(capsys, "judge", demo, "--remove", "model:a")
+    assert code == 0, err
+    assert f"removed model:a and its {n_a:,} grades" in out
+    with Workspace.open(demo) as ws:
+        assert [j.annotator for j in ws.model_judges()] == ["model:b"]
+        assert ws.model_labels("model:a") == [] and ws.model_labels() == b
+        assert ws.conn.execute(
+            "SELECT count(*) FROM model_labels WHERE annotator = 'model:a'"
+        ).fetchone() == (0,)
+        assert ws.events(limit=1)[0]["kind"] == "model_removed"
+    code, _, err = run(capsys, "judge", demo, "--remove", "model:a")
+    assert code == 2 and "unknown model judge 'model:a'" in err and "model:b" in err
+    code, out, _ = run(capsys, "judge", demo, "--list", "--json")
+    assert code == 0 and [j["annotator"] for j in json.loads(out)] == ["model:b"]
+
+
+def test_a_new_question_text_sets_the_model_grades_aside_without_a_recheck(demo, fake):
+    with Workspace.open(demo) as ws:
+        qid = ws.question_ids()[0]
+        run_judge(ws, make_judge("command", command(fake), "model:fake"), questions=[qid])
+        n = len(ws.model_labels_for(qid))
+        status = workspace_golds(ws)[qid].status
+        session = LabelingSession(ws, "mina")
+        session.edit_question(qid, "a different question entirely", None)
+        assert n and ws.model_labels_for(qid) == []  # made for the old text: not shown
+        assert ws.conn.execute(
+            "SELECT count(*) FROM model_labels WHERE question_id = ? AND made_for IS NOT NULL",
+            (qid,),
+        ).fetchone() == (n,)
+        people = sum(
+            ws.conn.execute(
+                f"SELECT count(*) FROM {t} WHERE question_id = ? AND made_for IS NOT NULL",
+                (qid,),
+            ).fetchone()[0]
+            for t in ("labels", "verdicts", "adjudications")
+        )
+        assert ws.recheck_counts().get(qid, 0) == people  # people's judgments only
+        session.undo()  # the text is back: so are the model's grades
+        assert len(ws.model_labels_for(qid)) == n
+        assert workspace_golds(ws)[qid].status is status
+
+
+def test_people_cannot_take_a_model_name_nor_a_model_a_persons(demo, fake, capsys):
+    code, _, err = run(capsys, "label", demo, "q01", "recon-00", "1", "--annotator", "model:x")
+    assert code == 2 and "model judges'" in err
+    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "mina")
+    assert code == 2 and "model:NAME" in err
+    with Workspace.open(demo) as ws:
+        ws.write_labels([Label("q01", "recon-00", "model:old", 1)])  # e.g. an old import
+    code, _, err = run(
+        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:old"
+    )
+    assert code == 2 and "labels as a person" in err
+
+
+# -- the command protocol and its trust ----------------------------------------------------
+
+
+def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fake, capsys):
+    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
+    assert code == 0, err
+    with Workspace.open(demo) as ws:
+        spec_ok = TrustStore().for_workspace(ws)
+        assert [e.command for e in spec_ok] == [command(fake)]
+    # run again from the workspace: trusted (it was typed here)
+    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f", "--quiet")
+    assert code == 0, err
+    # a workspace that says another command: never run before this user trusted it
+    with Workspace.open(demo) as ws:
+        ws.conn.execute(
+            "UPDATE model_judges SET model = ? WHERE annotator = 'model:f'",
+            (command(fake) + " --evil",),
+        )
+        ws.conn.commit()
+        before = ws.model_labels()
+    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f")
+    assert code == 2 and "only once you have trusted them" in err and "--evil" in err
+    with Workspace.open(demo) as ws:
+        assert ws.model_labels() == before
+    # the trust record is this user's: revoking it stops even the typed-once command
+    with Workspace.open(demo) as ws:
+        ws.conn.execute(
+            "UPDATE model_judges SET model = ? WHERE annotator = 'model:f'", (command(fake),)
+        )
+        ws.conn.commit()
+        TrustStore().revoke(ws)
+    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f")
+    assert code == 2 and "trusted" in err
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (
+            "import sys\nfor line in sys.stdin:\n    print('relevant')\n",
+            "output line 1: expected a grade",
+        ),
+        ("import sys\nfor line in sys.stdin:\n    print(7)\n", "output line 1: expected a grade"),
+        ("import sys\nsys.stdin.read()\nprint(1)\n", "answered 1 of the"),
+        ("import sys\nfor line in sys.stdin:\n    print(1)\n    print(1)\n", "more lines than"),
+        (
+            "import sys\nsys.stdin.read()\nsys.stderr.write('no key\\n')\nsys.exit(3)\n",
+            "status 3:\nno key",
+        ),
+    ],
+)
+def test_bad_command_output_is_an_error_naming_the_line_and_nothing_is_written(
+    demo, tmp_path, capsys, script, expected
+):
+    path = tmp_path / "judge.py"
+    path.write_text(script, encoding="utf-8")
+    code, _, err = run(capsys, "judge", demo, "--command", f"{sys.executable} {path}", "--quiet")
+    assert code == 2, err
+    assert expected in err
+    with Workspace.open(demo) as ws:
+        assert ws.model_judges() == [] and ws.model_labels() == []
+
+
+def test_a_command_that_takes_too_long_is_stopped(demo, tmp_path, capsys):
+    path = tmp_path / "slow.py"
+    path.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    code, _, err = run(
+        capsys, "judge", demo, "--command", f"{sys.executable} {path}", "--timeout", "1", "--quiet"
+    )
+    assert code == 2 and "no answer within 1 s" in err
+
+
+# -- the two model queues -------------------------------------------------------------------
+
+
+def test_disagreement_and_holes_queues_by_hand():
+    from engine.gold import resolve
+
+    people = [
+        Label("q1", "a", "mina", 2),
+        Label("q1", "b", "mina", 0),
+        Label("q1", "c", "jun", 1),
+        Label("q2", "a", "mina", 0),
+        Label("q3", "a", "mina", 1),
+    ]
+    golds = resolve(["q1", "q2", "q3", "q4"], people, [])
+    m = "model:x"
+    model = [
+        ModelLabel("q1", "a", m, 0),  # differs from mina's 2 (distance 2)
+        ModelLabel("q1", "b", m, 3),  # differs from mina's 0 (distance 3)
+        ModelLabel("q1", "c", m, 1),  # agrees
+        ModelLabel("q1", "z", m, 2),  # nobody judged it: a hole
+        ModelLabel("q2", "a", m, 1),  # differs (distance 1)
+        ModelLabel("q2", "y", m, 3),  # a hole
+        ModelLabel("q2", "x", m, 0),  # not relevant: no hole
+        ModelLabel("q3", "a", m, 3),  # both relevant: no disagreement
+        ModelLabel("q4", "w", m, 1),  # a hole on an unlabeled question
+        ModelLabel("q4", "v", m, 1),
+    ]
+    disagree = disagreement_queue(golds, model, people)
+    assert [(i.question_id, i.docs, i.distance) for i in disagree] == [
+        ("q1", ("a", "b"), 5),
+        ("q2", ("a",), 1),
+    ]
+    holes = model_holes_queue(golds, model, people)
+    assert [(i.question_id, i.docs, i.distance) for i in holes] == [
+        ("q4", ("v", "w"), 2),
+        ("q2", ("y",), 3),
+        ("q1", ("z",), 2),
+    ]
+
+
+def test_queue_cli_shows_the_model_queues_and_leaves_adjudicated_questions_out(demo, fake, capsys):
+    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
+    assert code == 0, err
+    code, out, err = run(capsys, "queue", demo, "--model", "model:f", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    with Workspace.open(demo) as ws:
+        golds = workspace_golds(ws)
+        model, people = ws.model_labels("model:f"), ws.labels()
+    want = disagreement_queue(golds, model, people)
+    assert [i["question"] for i in data["disagree"]] == [i.question_id for i in want]
+    assert data["disagree"] and data["holes"] and data["model"] == "model:f"
+    assert not {i["question"] for i in data["disagree"] + data["holes"]} & {
+        q for q, g in golds.items() if g.adjudicated
+    }
+    theirs = {(lab.question_id, lab.doc_id): lab.grade for lab in people}
+    for item in data["disagree"]:
+        for d in item["docs"]:
+            assert (item["question"], d) in theirs
+    for item in data["holes"]:
+        for d in item["docs"]:
+            assert (item["question"], d) not in theirs
+            assert hashed(item["question"], d) >= 1
+    code, _, err = run(capsys, "queue", demo, "--model", "model:nobody")
+    assert code == 2 and "unknown model judge" in err and "model:f" in err
+
+
+# -- agreement --------------------------------------------------------------------------------
+
+
+def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake, capsys):
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    krippendorff = pytest.importorskip("krippendorff")
+    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
+    assert code == 0, err
+    code, out, err = run(capsys, "agreement", demo, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    with Workspace.open(demo) as ws:
+        people = ws.labels()
+        model = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
+        golds = workspace_golds(ws)
+        # the people's own figures are as they were without any model
+        alone = agreement_report(people, ws.verdicts())
+    for key in ("pairs", "alpha_ordinal", "units", "verdicts"):
+        assert report[key] == json.loads(json.dumps(alone[key])), key
+    rows = {(m["against"], m["gold"]): m for m in report["models"]}
+    assert set(rows) == {("jun", False), ("mina", False), ("gold", True)}
+    references: dict[tuple[str, bool], dict[tuple[str, str], int]] = {}
+    for lab in people:
+        references.setdefault((lab.annotator, False), {})[(lab.question_id, lab.doc_id)] = lab.grade
+    # the resolved gold, built here the plain way: resolved questions' judged documents
+    gold_ref: dict[tuple[str, str], int] = {}
+    for lab in people:
+        g = golds[lab.question_id]
+        if g.status in (Status.LABELED, Status.NO_ANSWER):
+            gold_ref[(lab.question_id, lab.doc_id)] = g.gold.get(lab.doc_id, 0)
+    references[("gold", True)] = gold_ref
+    for key, theirs in references.items():
+        shared = sorted(model.keys() & theirs.keys())
+        a = [model[k] for k in shared]
+        b = [theirs[k] for k in shared]
+        row = rows[key]
+        assert row["n"] == len(shared) > 30
+        ref = sklearn_metrics.cohen_kappa_score([x >= 1 for x in a], [y >= 1 for y in b])
+        assert row["kappa"] == pytest.approx(ref, abs=1e-12)
+        assert row["kappa"] == pytest.approx(cohen_kappa([x >= 1 for x in a], [y >= 1 for y in b]))
+        alpha = krippendorff.alpha(
+            reliability_data=np.array([a, b], dtype=float), level_of_measurement="ordinal"
+        )
+        assert row["alpha_ordinal"] == pytest.approx(float(alpha), abs=1e-9)
+    code, text, err = run(capsys, "agreement", demo)
+    assert code == 0, err
+    assert "model judges against each person and the resolved gold" in text
+    assert "resolved gold" in text
+
+
+# -- the workspace ----------------------------------------------------------------------------
+
+
+def test_a_schema_10_workspace_upgrades_and_keeps_every_row(tmp_path, monkeypatch):
+    import engine.workspace.lifecycle as lifecycle
+    from engine.migrations import MIGRATIONS
+    from tests.engine.test_upgrade import dump
+
+    path = tmp_path / "old.db"
+    with monkeypatch.context() as m:
+        m.setattr(lifecycle, "MIGRATIONS", MIGRATIONS[:10])
+        m.setattr(lifecycle, "SCHEMA_VERSION", 10)
+        build_demo(path, kiwi=False).close()
+    before = dump(path)
+    assert "model_labels" not in before
+    with Workspace.open(path) as ws:
+        assert ws.upgraded_from == 10 and ws.backup_path is not None
+        assert ws.model_judges() == [] and ws.model_labels() == []
+    after = dump(path)
+    assert after.pop("model_judges") == [] and after.pop("model_labels") == []
+    assert after == before
+
+
+def test_check_names_a_damaged_model_row(demo, fake, capsys):
+    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
+    assert code == 0, err
+    conn = sqlite3.connect(demo)
+    conn.execute("UPDATE model_judges SET params = '[1]' WHERE annotator = 'model:f'")
+    conn.execute("UPDATE model_labels SET score = 'high' WHERE rowid = 1")
+    conn.commit()
+    conn.close()
+    code, out, _ = run(capsys, "check", demo, "--json")
+    assert code == 2
+    rows = json.loads(out)["rows"]
+    assert any("model_judges" in r and "params" in r for r in rows), rows
+    assert any("model_labels" in r and "score" in r for r in rows), rows
