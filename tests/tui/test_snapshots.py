@@ -105,7 +105,7 @@ def test_help_on_the_label_screen(snap_compare, app_factory):
     """`?` on the Label screen at 120x40, nothing clipped: first the screens line
     (q Questions · w Write · l Label (here) · r Review · d Adjudicate) and how to leave;
     then, on the left, every Label key (0-3 grades, space, n, /, u greyed because there
-    is nothing to undo, ], [, a, s, e, j, k) and the keys that work everywhere; on the
+    is nothing to undo, ], [, a, s, e, g, j, k) and the keys that work everywhere; on the
     right the Label text explaining pooling, the blinded order and the grades."""
 
     async def run_before(pilot) -> None:

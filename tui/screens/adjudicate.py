@@ -54,16 +54,11 @@ document's final grade by hand with `+` / `-`. `n` settles the question as havin
 answer in the corpus. `e` rewrites the question, `x` splits off a second question.
 Every decision is recorded with who and when, and the review follows at once.
 
-**Model judges** (`goldpan judge`) have columns of their own after the people's, in
-italics and marked *model*: their grades are never gold by themselves. The list also
-offers, after the disputes, the questions where a model disagrees with the people
-("model differs"; not counted as disputed). Take a model's side with its column's number,
-or adopt its grade of the selected document with `g`: the decision is then yours,
-recorded as an adjudication by you.
+Model judges (`goldpan judge`, in italics) follow the people; never gold unless you take
+their side or adopt a grade with `g`. "model differs": a model disagrees with people.
 
 At the bottom: Cohen's kappa per annotator pair and Krippendorff's alpha over all
-grades, which tell how far to trust the labels; then each model's kappa against the
-resolved gold.
+grades, which tell how far to trust the labels (and each model against the gold).
 """
 
     AREA = "Adjudicate"
@@ -125,7 +120,7 @@ resolved gold.
             "g",
             "adopt_model_grade",
             "Adopt model grade",
-            "Final grade of the selected document: the model judge's (the first model column)",
+            "Final grade of the selected document: the first model judge's",
             "adjudicate.adopt_model",
             title="Adjudicate: adopt the model's grade",
             show=False,

@@ -40,6 +40,7 @@ answer. `n` says the corpus has no answer; `a` flags the question as ambiguous (
 note) for an adjudicator; `s` skips it (you cannot judge it).
 
 `/` searches the whole corpus. Every change is saved at once; `u` undoes the last.
+`g` shows a model judge's grades (never gold), hidden unless you ask.
 
 **Auto-advance** (`m` toggles it): a grade moves to the next unjudged candidate; `n`,
 `a`, `s` or the last candidate open the next unjudged question. `n` clears your relevant
@@ -173,6 +174,16 @@ grades (`u` restores them). The line above the footer shows your progress.
             when="not_auto_advancing",
         ),
         Command(
+            "g",
+            "toggle_model_grades",
+            "Model grades",
+            "Show or hide model judges' grades",
+            "judge.model_grades",
+            title="Label: show or hide model grades",
+            show=False,
+            when="has_question",
+        ),
+        Command(
             "j",
             "cursor_down",
             "Down",
@@ -206,6 +217,8 @@ grades (`u` restores them). The line above the footer shows your progress.
         self.listed: str | None = None
         """The question whose candidates the list shows: another one is a move, and the
         cursor starts on its first candidate you have not judged."""
+        self.show_model = False
+        """Model judges' grades are shown beside yours (`g`; off until asked)."""
 
     def compose(self) -> ComposeResult:
         """Question, candidates beside the document, status line."""
@@ -278,7 +291,13 @@ grades (`u` restores them). The line above the footer shows your progress.
         self.query_one("#question", Static).update(head)
         cands = session.candidates(qid)
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
-        candidates.show(cands, titles, session.my_grades(qid), keep=qid == self.listed)
+        candidates.show(
+            cands,
+            titles,
+            session.my_grades(qid),
+            keep=qid == self.listed,
+            model=self._model_marks(qid),
+        )
         self.listed = qid
         from engine.retrieve import STORED_KINDS  # not at import: the retrievers load scipy
 
@@ -295,6 +314,15 @@ grades (`u` restores them). The line above the footer shows your progress.
         self.show_document()
         self.show_status()
         self.can_undo = bool(session.undo_stack)
+
+    def _model_marks(self, qid: str) -> dict[str, str] | None:
+        """Doc id -> the model judges' grades (``2``, or ``2/1`` for two judges), if shown."""
+        if not self.show_model:
+            return None
+        by_doc: dict[str, list[str]] = {}
+        for m in sorted(self.gp.session.ws.model_labels_for(qid), key=lambda m: m.annotator):
+            by_doc.setdefault(m.doc_id, []).append(str(m.grade))
+        return {d: "/".join(g) for d, g in by_doc.items()}
 
     def _title(self, doc_id: str) -> str:
         doc = self.gp.session.ws.doc(doc_id)
@@ -341,6 +369,10 @@ grades (`u` restores them). The line above the footer shows your progress.
             qid not in session.live.rankings[r] for r in session.live.retrievers
         ):
             text.append("   not pooled (read-only)", style="italic yellow")
+        if self.show_model:
+            names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
+            shown = visible(", ".join(names)) if names else "none graded this question"
+            text.append(f"   model grades shown ({shown}; g hides)", style="italic magenta")
         if mine and mine.note:
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
@@ -430,6 +462,21 @@ grades (`u` restores them). The line above the footer shows your progress.
         self.notify(visible(f"{why}; on to {target}."), markup=False)
         self.gp.current_question = target
         self.question_id = target
+
+    def action_toggle_model_grades(self) -> None:
+        """Show or hide the model judges' grades (hidden by default)."""
+        self.show_model = not self.show_model
+        qid = self.question_id
+        if qid is None:
+            return
+        marks = self._model_marks(qid)
+        self.query_one(CandidateList).set_model(marks)
+        self.show_status()
+        if marks is not None and not marks:
+            self.notify(
+                "No model judge graded this question's candidates (`goldpan judge` does).",
+                markup=False,
+            )
 
     def action_toggle_relevant(self) -> None:
         """Relevant (1) <-> not relevant (0)."""

@@ -12,6 +12,8 @@ from engine.pooling import Candidate
 from tui.literal import one_line, visible
 
 GRADE_STYLE = {0: "dim", 1: "green", 2: "bold green", 3: "bold black on green"}
+MODEL_STYLE = "italic magenta"
+"""A model judge's grade, shown only when asked (the Label screen's `g`)."""
 
 
 def grade_mark(grade: int | None) -> Text:
@@ -27,7 +29,8 @@ class CandidateList(OptionList):
     HELP = """
 Each line is a pooled document: your grade (`[ ]` = not judged), its title and id.
 The order is a hash, not a ranking: nothing here tells which retriever found it.
-A `+` marks a document you added with corpus search.
+A `+` marks a document you added with corpus search. With `g`, a model judge's grade
+follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwise.
 """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
@@ -36,6 +39,8 @@ A `+` marks a document you added with corpus search.
         self.candidates: list[Candidate] = []
         self.titles: dict[str, str] = {}
         self.grades: dict[str, int] = {}
+        self.model: dict[str, str] | None = None
+        """Doc id -> the model judges' grades as shown (None: not shown, the default)."""
 
     @property
     def current(self) -> Candidate | None:
@@ -46,6 +51,9 @@ A `+` marks a document you added with corpus search.
 
     def _prompt(self, c: Candidate) -> Text:
         text = grade_mark(self.grades.get(c.doc_id))
+        if self.model is not None:
+            mark = self.model.get(c.doc_id)
+            text.append(" m" + (mark or "·"), style=MODEL_STYLE if mark else "dim italic")
         text.append(" ")
         text.append_text(one_line(self.titles.get(c.doc_id, c.doc_id), 48))
         text.append(visible(f"  {c.doc_id}"), style="dim")
@@ -60,17 +68,20 @@ A `+` marks a document you added with corpus search.
         grades: Mapping[str, int] | None = None,
         *,
         keep: bool = True,
+        model: Mapping[str, str] | None = None,
     ) -> None:
         """Replace the list; the cursor goes to the first document not graded yet.
 
         With ``keep`` it stays on the same document when that is still listed. A question
         just opened passes ``keep=False``: a document also pooled for the last question
-        must not carry the cursor to a row the annotator has not read.
+        must not carry the cursor to a row the annotator has not read. ``model``: the
+        model judges' grades to show beside yours (None, the default: none shown).
         """
         kept = self.current.doc_id if keep and self.current else None
         self.candidates = list(candidates)
         self.titles = dict(titles)
         self.grades = dict(grades or {})
+        self.model = None if model is None else dict(model)
         self.clear_options()
         self.add_options([Option(self._prompt(c), id=c.doc_id) for c in self.candidates])
         if self.candidates:
@@ -80,6 +91,12 @@ A `+` marks a document you added with corpus search.
     def first_unjudged(self) -> int:
         """The row of the first document not graded yet (the first row when all are)."""
         return next((i for i, c in enumerate(self.candidates) if c.doc_id not in self.grades), 0)
+
+    def set_model(self, marks: Mapping[str, str] | None) -> None:
+        """Show the model judges' grades (``None``: hide them) and redraw the marks."""
+        self.model = None if marks is None else dict(marks)
+        for c in self.candidates:
+            self.replace_option_prompt(c.doc_id, self._prompt(c))
 
     def set_grades(self, grades: Mapping[str, int]) -> None:
         """Redraw the grade marks in place."""
