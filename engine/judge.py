@@ -456,6 +456,11 @@ def run_judge(
         Refused: a command judge from the workspace that is not trusted here.
         RetrieverError: the model cannot be loaded or the command failed.
     """
+    if ws.readonly:  # before any model is loaded: its grades could not be kept
+        raise Refused(
+            f"{ws.path} is open read-only ({ws.readonly_reason}); a judge's grades cannot "
+            "be stored there"
+        )
     if judge.annotator in ws.annotators():
         raise BadInput(
             f"{judge.annotator} labels as a person in {ws.path}; give the model judge "

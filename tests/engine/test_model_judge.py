@@ -284,6 +284,19 @@ def test_people_cannot_take_a_model_name_nor_a_model_a_persons(demo, fake, capsy
     assert code == 2 and "labels as a person" in err
 
 
+def test_a_read_only_workspace_is_refused_before_the_judge_runs(demo, fake, tmp_path):
+    from engine.errors import Refused
+
+    ran = tmp_path / "ran"
+    script = tmp_path / "judge.py"
+    script.write_text(f"open({str(ran)!r}, 'w').close()\n", encoding="utf-8")
+    with Workspace.open(demo, readonly=True) as ws:
+        judge = make_judge("command", f"{sys.executable} {script}", "model:f")
+        with pytest.raises(Refused, match="read-only"):
+            run_judge(ws, judge)
+    assert not ran.exists()
+
+
 # -- the command protocol and its trust ----------------------------------------------------
 
 
