@@ -7,13 +7,11 @@ document a person graded: what the Label screen lists) with one of three kinds:
   and document (documents embedded once and kept, shared with a ``dense`` retriever of
   the same model and fields);
 * ``cross-encoder``: a sentence-transformers CrossEncoder's score of the pair;
-* ``command``: the team's own judge (an LLM behind a script): started once, it reads one
-  JSON object per line on stdin, ``{"question_id", "question", "doc_id", "title",
-  "text"}``, and prints one line per line read, in the same order: the grade 0-3, as a
-  bare number or as ``{"grade": N}``. Like a ``command`` retriever it runs only once this
-  user trusted it for this workspace (:mod:`engine.trust`): a command typed on the
-  command line is trusted by being typed (and recorded so), one read from the workspace
-  is not run unless trusted.
+* ``command``: the team's own judge (an LLM behind a script), JSON lines in and a grade
+  per line out (:mod:`engine.judge_command`). Like a ``command`` retriever it runs only
+  once this user trusted it for this workspace (:mod:`engine.trust`): a command typed on
+  the command line is trusted by being typed (and recorded so), one read from the
+  workspace is not run unless trusted.
 
 The model kinds load only from local files: the Hugging Face hub is switched off
 (``HF_HUB_OFFLINE``) before sentence-transformers is imported, so a name that is not a
@@ -26,17 +24,13 @@ A score becomes a grade by thresholds calibrated on what people graded
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shlex
-import subprocess
 import sys
-import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from engine.calibration import (
     Calibration,
@@ -48,6 +42,7 @@ from engine.calibration import (
 )
 from engine.counters import candidate_ids
 from engine.errors import BadInput, Refused
+from engine.judge_command import COMMAND_TIMEOUT_S, command_argv, command_grades
 from engine.names import check_model_name, unknown_name
 from engine.retrieve.base import RetrieverError, check_fields, doc_text
 from engine.retrieve.dense import DenseRetriever, load_model, require_extra
@@ -62,8 +57,6 @@ DEFAULT_FIELDS = ("title", "text")
 """The document fields a model reads (as the dense and rerank retrievers do)."""
 EMBED_BATCH = 64
 CROSS_BATCH = 32
-COMMAND_TIMEOUT_S = 3600.0
-"""How long a command judge may take for one run, by default."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +112,7 @@ def make_judge(
         what = '--command "CMD"' if kind == COMMAND_KIND else "--model NAME_OR_PATH"
         raise BadInput(f"a {kind} judge needs {what}")
     if kind == COMMAND_KIND:
-        _argv(model)
+        command_argv(model)
     check_model_kind(kind, model)
     name = check_model_name(annotator or default_annotator(kind, model))
     params: dict[str, Any] = {}
@@ -158,16 +151,6 @@ def check_model_kind(kind: str, model: str) -> None:
             f"--model {model}: a sentence-transformers bi-encoder (it has modules.json) "
             "would get a random scoring head as a cross-encoder; give --kind dense"
         )
-
-
-def _argv(command: str) -> list[str]:
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise BadInput(f"cannot split the command {command!r}: {exc}") from None
-    if not argv:
-        raise BadInput('a command judge needs --command "CMD"')
-    return argv
 
 
 # -- scoring --------------------------------------------------------------------------------
@@ -257,145 +240,6 @@ def cross_scores(
         out += np.asarray(raw, dtype=np.float64).reshape(-1).tolist()
     _say(progress, label, len(pairs), len(pairs))
     return out
-
-
-def command_grades(
-    judge: ModelJudge,
-    pairs: Sequence[tuple[Question, Doc]],
-    progress: Progress | None = None,
-    timeout: float = COMMAND_TIMEOUT_S,
-) -> list[int]:
-    """Run a command judge once over every pair; its grade of each, in order.
-
-    The pairs are written on its standard input by a thread while its answers are read
-    line by line (a judge may answer as it reads), so the progress moves with them.
-
-    Raises:
-        RetrieverError: the program cannot start, exits non-zero, takes longer than
-            ``timeout``, or prints a line that is not a grade (named by its number), or
-            too few or too many lines.
-    """
-    name = f"command judge {judge.annotator}"
-    argv = _argv(judge.model)
-    if not pairs:
-        return []
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-        )
-    except FileNotFoundError:
-        raise RetrieverError(f"{name}: no such program {argv[0]!r}") from None
-    except PermissionError:
-        raise RetrieverError(f"{name}: {argv[0]!r} is not executable") from None
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    lines = [
-        json.dumps(
-            {
-                "question_id": q.id,
-                "question": q.text,
-                "doc_id": d.id,
-                "title": d.title,
-                "text": d.text,
-            },
-            ensure_ascii=False,
-        )
-        + "\n"
-        for q, d in pairs
-    ]
-    stderr: list[str] = []
-    timed_out = threading.Event()
-    threads = [
-        threading.Thread(target=_feed, args=(proc.stdin, lines), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, stderr), daemon=True),
-    ]
-    for t in threads:
-        t.start()
-    watchdog = threading.Timer(timeout, _kill, args=(proc, timed_out))
-    watchdog.daemon = True
-    watchdog.start()
-    label = f"{judge.annotator}: grading pairs"
-    grades: list[int] = []
-    problem: str | None = None
-    try:
-        for n, raw in enumerate(proc.stdout, 1):
-            if problem is not None:
-                continue  # read to the end, so the program is not stopped by a full pipe
-            if n > len(pairs):
-                problem = f"{name} output line {n}: more lines than the {len(pairs)} pairs sent"
-                continue
-            grade = _grade_line(raw)
-            if grade is None:
-                shown = raw.strip()[:80]
-                problem = (
-                    f"{name} output line {n}: expected a grade 0-3 (a number, or "
-                    f'{{"grade": N}}), got {shown!r}'
-                )
-                continue
-            grades.append(grade)
-            if n % 50 == 0 or n == len(pairs):
-                _say(progress, label, n, len(pairs))
-        code = proc.wait()
-    finally:
-        watchdog.cancel()
-        with contextlib.suppress(OSError):
-            proc.kill()
-        proc.wait()
-        for t in threads:
-            t.join(timeout=5)
-    if timed_out.is_set():
-        raise RetrieverError(f"{name}: no answer within {timeout:g} s (set --timeout)")
-    if code != 0:
-        tail = "\n".join("".join(stderr).strip().splitlines()[-5:])
-        raise RetrieverError(f"{name} exited with status {code}" + (f":\n{tail}" if tail else ""))
-    if problem is not None:
-        raise RetrieverError(problem)
-    if len(grades) != len(pairs):
-        raise RetrieverError(
-            f"{name} answered {len(grades)} of the {len(pairs)} pairs sent (one line each)"
-        )
-    return grades
-
-
-def _feed(stdin: IO[str], lines: Sequence[str]) -> None:
-    try:
-        for line in lines:
-            stdin.write(line)
-        stdin.close()
-    except (BrokenPipeError, OSError, ValueError):
-        pass  # the program stopped reading: its exit status says why
-
-
-def _drain(stream: IO[str], into: list[str]) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        for line in stream:
-            into.append(line)
-
-
-def _kill(proc: subprocess.Popen[str], flag: threading.Event) -> None:
-    flag.set()
-    with contextlib.suppress(OSError):
-        proc.kill()
-
-
-def _grade_line(raw: str) -> int | None:
-    text = raw.strip()
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if isinstance(value, dict):
-        value = value.get("grade")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if value not in (0, 1, 2, 3):
-        return None
-    return int(value)
 
 
 # -- a judging run ------------------------------------------------------------------------
