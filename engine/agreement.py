@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.grades import is_relevant
 from engine.types import Label, ModelLabel, Verdict, canonical_json
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def pairwise_kappa(labels: Iterable[Label]) -> list[PairKappa]:
     """
     relevant: dict[str, dict[tuple[str, str], bool]] = defaultdict(dict)
     for lab in labels:
-        relevant[lab.annotator][(lab.question_id, lab.doc_id)] = lab.grade >= 1
+        relevant[lab.annotator][(lab.question_id, lab.doc_id)] = is_relevant(lab.grade)
     return [
         PairKappa(a, b, len(va), cohen_kappa([int(x) for x in va], [int(y) for y in vb]))
         for a, b, va, vb in _shared_items(relevant)
@@ -318,7 +319,7 @@ def model_agreement(
                 continue
             a = [mine[k] for k in shared]
             b = [theirs[k] for k in shared]
-            kappa = cohen_kappa([int(x >= 1) for x in a], [int(y >= 1) for y in b])
+            kappa = cohen_kappa([int(is_relevant(x)) for x in a], [int(is_relevant(y)) for y in b])
             units = {
                 canonical_json(list(k)): {"model": x, "other": y}
                 for k, x, y in zip(shared, a, b, strict=True)

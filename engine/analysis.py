@@ -14,6 +14,7 @@ from typing import Any
 from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
 from engine.errors import BadInput
 from engine.gold import Status
+from engine.grades import is_relevant
 from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
@@ -302,6 +303,6 @@ def pool_contributions(
         if pairs is None:
             out[spec.name] = None
             continue
-        gold = sum(1 for q, d in pairs if q in golds and golds[q].gold.get(d, 0) >= 1)
+        gold = sum(1 for q, d in pairs if q in golds and is_relevant(golds[q].gold.get(d, 0)))
         out[spec.name] = Contribution(spec.name, sorted(pairs), gold)
     return out

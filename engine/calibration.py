@@ -34,7 +34,7 @@ import numpy as np
 
 from engine.agreement import cohen_kappa
 from engine.errors import BadInput
-from engine.types import GRADES
+from engine.grades import GRADES, MAX_GRADE, NOT_RELEVANT, RELEVANT, is_relevant
 
 MIN_GRADES = 30
 """The fewest people's grades thresholds are fitted on."""
@@ -158,13 +158,14 @@ def check_thresholds(values: Sequence[float]) -> Thresholds:
 
 def shortage(items: Sequence[Item]) -> str | None:
     """Why ``items`` are too few to fit thresholds on (None: enough)."""
-    relevant = sum(1 for i in items if i.grade >= 1)
+    relevant = sum(1 for i in items if is_relevant(i.grade))
     irrelevant = len(items) - relevant
     if len(items) >= MIN_GRADES and relevant >= MIN_EACH and irrelevant >= MIN_EACH:
         return None
     return (
         f"calibrating needs at least {MIN_GRADES} grades given by people, {MIN_EACH} or "
-        f"more of them relevant (1-3) and {MIN_EACH} or more not relevant (0); this "
+        f"more of them relevant ({RELEVANT}-{MAX_GRADE}) and {MIN_EACH} or more not relevant "
+        f"({NOT_RELEVANT}); this "
         f"workspace has {len(items)} ({relevant} relevant, {irrelevant} not relevant)"
     )
 
@@ -180,7 +181,7 @@ def fit(scores: Sequence[float], grades: Sequence[int]) -> Thresholds:
     n = len(ss)
     # cut i: items [i, n) are at or above it; only between two distinct scores
     cuts = np.flatnonzero(ss[1:] != ss[:-1]) + 1
-    rel = (gg >= 1).astype(np.float64)
+    rel = (gg >= RELEVANT).astype(np.float64)
     before = np.concatenate(([0.0], np.cumsum(rel)))  # relevant among the first i
     total = before[-1]
     if len(cuts) == 0:
@@ -219,7 +220,7 @@ def ranges_of(
     thresholds: Thresholds | None, model: Sequence[int], people: Sequence[int]
 ) -> tuple[GradeRange, ...]:
     """Each model grade's range and the people's grades of the pairs given it."""
-    counts = [[0, 0, 0, 0] for _ in GRADES]
+    counts = [[0] * len(GRADES) for _ in GRADES]
     for m, p in zip(model, people, strict=True):
         counts[m][p] += 1
     out = []
@@ -242,7 +243,7 @@ def ranges_of(
 def _kappa(model: Sequence[int], people: Sequence[int]) -> float | None:
     if not model:
         return None
-    return cohen_kappa([int(m >= 1) for m in model], [int(p >= 1) for p in people])
+    return cohen_kappa([int(is_relevant(m)) for m in model], [int(is_relevant(p)) for p in people])
 
 
 def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | None, int]:
@@ -258,7 +259,7 @@ def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | Non
     for f in range(k):
         train = [i for i in items if fold_of[i.question_id] != f]
         test = [i for i in items if fold_of[i.question_id] == f]
-        if len({i.grade >= 1 for i in train}) < 2:
+        if len({is_relevant(i.grade) for i in train}) < 2:
             return None, 0  # a fold's training part without both kinds of grade
         t = fit([i.score for i in train], [i.grade for i in train])
         model += [grade_of(i.score, t) for i in test]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from engine.grades import is_relevant
 from engine.types import Adjudication, Label, Verdict
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ def resolve_one(
     if adjudication is not None:
         if adjudication.no_answer:
             return Gold(question_id, Status.NO_ANSWER, {}, annotators, True)
-        gold = {d: g for d, g in adjudication.gold.items() if g >= 1}
+        gold = {d: g for d, g in adjudication.gold.items() if is_relevant(g)}
         status = Status.LABELED if gold else Status.NO_GOLD_YET
         return Gold(question_id, status, gold, annotators, True)
     if any(v == "ambiguous" for v in verdicts.values()):
@@ -155,7 +156,7 @@ def resolve_one(
             opinions[a] = None
             continue
         graded = labels.get(a, {})
-        relevant = frozenset(d for d, g in graded.items() if g >= 1)
+        relevant = frozenset(d for d, g in graded.items() if is_relevant(g))
         if relevant:
             opinions[a] = relevant
         else:

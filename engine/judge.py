@@ -42,6 +42,7 @@ from engine.calibration import (
 )
 from engine.counters import candidate_ids
 from engine.errors import BadInput, Refused
+from engine.grades import GRADES
 from engine.judge_command import COMMAND_TIMEOUT_S, command_argv, command_grades
 from engine.names import check_model_name, unknown_name
 from engine.retrieve.base import RetrieverError, check_fields, doc_text
@@ -367,7 +368,7 @@ def run_judge(
     if judge.kind == COMMAND_KIND and typed:
         store = trust if trust is not None else TrustStore()
         store.trust(ws, [command_spec(judge)])  # typed here: run again from the workspace
-    counts = [sum(1 for lab in labels if lab.grade == g) for g in range(4)]
+    counts = [sum(1 for lab in labels if lab.grade == g) for g in GRADES]
     return JudgeReport(
         stored, len(qids), n, (counts[0], counts[1], counts[2], counts[3]), calibration, unpooled
     )

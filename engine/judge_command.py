@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from engine.errors import BadInput
+from engine.grades import GRADE_RANGE, GRADES
 from engine.retrieve.base import RetrieverError
 from engine.types import Doc, ModelJudge, Question
 
@@ -113,7 +114,7 @@ def command_grades(
             if grade is None:
                 shown = raw.strip()[:80]
                 problem = (
-                    f"{name} output line {n}: expected a grade 0-3 (a number, or "
+                    f"{name} output line {n}: expected a grade {GRADE_RANGE} (a number, or "
                     f'{{"grade": N}}), got {shown!r}'
                 )
                 continue
@@ -173,6 +174,6 @@ def _grade_line(raw: str) -> int | None:
         value = value.get("grade")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if value not in (0, 1, 2, 3):
+    if value not in GRADES:
         return None
     return int(value)

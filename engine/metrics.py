@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.errors import UnknownName
+from engine.grades import RELEVANT, is_relevant
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -113,7 +114,7 @@ def judge(
             row = [g.get(d, 0) for d in ranking]
             if row:
                 rel[i, : len(row)] = row
-            grades = sorted((v for v in g.values() if v > 0), reverse=True)
+            grades = sorted((v for v in g.values() if is_relevant(v)), reverse=True)
             ideal[i, : len(grades)] = grades
             n_rel[i] = len(grades)
     return Judged(rel, ideal, n_rel)
@@ -125,13 +126,13 @@ def _discounts(k: int) -> FloatArray:
 
 def hit_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``success.k`` per question."""
-    out: FloatArray = np.asarray((j.rel[:, :k] >= 1).any(axis=1), dtype=np.float64)
+    out: FloatArray = np.asarray((j.rel[:, :k] >= RELEVANT).any(axis=1), dtype=np.float64)
     return out
 
 
 def reciprocal_rank(j: Judged, k: int | None = None) -> FloatArray:
     """trec_eval ``recip_rank`` per question (cut at k when given)."""
-    rel = (j.rel if k is None else j.rel[:, :k]) >= 1
+    rel = (j.rel if k is None else j.rel[:, :k]) >= RELEVANT
     found = rel.any(axis=1)
     first = (rel.argmax(axis=1) + 1).astype(np.float64)
     out: FloatArray = np.where(found, 1.0 / first, 0.0).astype(np.float64)
@@ -140,7 +141,7 @@ def reciprocal_rank(j: Judged, k: int | None = None) -> FloatArray:
 
 def recall_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``recall.k`` per question (0 when there is no relevant document)."""
-    hits = (j.rel[:, :k] >= 1).sum(axis=1).astype(np.float64)
+    hits = (j.rel[:, :k] >= RELEVANT).sum(axis=1).astype(np.float64)
     out: FloatArray = np.zeros_like(hits)
     np.divide(hits, j.n_rel, out=out, where=j.n_rel > 0)
     return out
@@ -148,7 +149,7 @@ def recall_at_k(j: Judged, k: int) -> FloatArray:
 
 def precision_at_k(j: Judged, k: int) -> FloatArray:
     """trec_eval ``P.k`` per question."""
-    out: FloatArray = (j.rel[:, :k] >= 1).sum(axis=1).astype(np.float64) / k
+    out: FloatArray = (j.rel[:, :k] >= RELEVANT).sum(axis=1).astype(np.float64) / k
     return out
 
 
@@ -186,14 +187,14 @@ def per_question(j: Judged, metric: Metric | str) -> FloatArray:
 
 def first_relevant_rank(j: Judged) -> IntArray:
     """Rank (1-based) of the first relevant document per question; 0 when none."""
-    rel = j.rel >= 1
+    rel = j.rel >= RELEVANT
     out: IntArray = np.where(rel.any(axis=1), rel.argmax(axis=1) + 1, 0)
     return out
 
 
 def first_gold_rank(ranking: Sequence[str], gold: Mapping[str, int]) -> int:
     """Rank (1-based) of the first relevant document of one ranking; 0 when none."""
-    return next((i for i, d in enumerate(ranking, 1) if gold.get(d, 0) >= 1), 0)
+    return next((i for i, d in enumerate(ranking, 1) if is_relevant(gold.get(d, 0))), 0)
 
 
 def mean(values: FloatArray) -> float:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from engine.gold import Gold, Status
+from engine.grades import is_relevant
 from engine.types import Label, ModelLabel
 
 DEFAULT_K = 10
@@ -126,7 +127,7 @@ def disagreement_queue(
         gold = golds.get(q)
         if not others or gold is None or gold.adjudicated:
             continue
-        if any((g >= 1) != (grade >= 1) for g in others):
+        if any(is_relevant(g) != is_relevant(grade) for g in others):
             per_q.setdefault(q, []).append((d, max(abs(g - grade) for g in others)))
     items = [
         ModelQueueItem(

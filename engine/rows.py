@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.errors import GoldpanError, Unusable
+from engine.grades import GRADE_RANGE, GRADES
 from engine.types import (
     MAX_JSON_DEPTH,
     MODEL_JUDGE_KINDS,
@@ -138,8 +139,8 @@ def label(path: Path, r: Sequence[Any]) -> Label:
     for value, column in zip(r[:3], ("question_id", "doc_id", "annotator"), strict=True):
         _text(value, path, "labels", row, column)
     grade = _int(r[3], path, "labels", row, "grade")
-    if not 0 <= grade <= 3:
-        raise BadRow(path, "labels", row, f"grade {grade} is not 0-3")
+    if grade not in GRADES:
+        raise BadRow(path, "labels", row, f"grade {grade} is not {GRADE_RANGE}")
     return Label(r[0], r[1], r[2], grade)
 
 
@@ -159,8 +160,10 @@ def adjudication(path: Path, r: Sequence[Any]) -> Adjudication:
     qid = _text(r[0], path, "adjudications", row, "question_id")
     no_answer = _int(r[1], path, "adjudications", row, "no_answer")
     gold = _json(r[2], path, "adjudications", row, "gold", dict)
-    if not all(type(g) is int and 0 <= g <= 3 for g in gold.values()):
-        raise BadRow(path, "adjudications", row, f"gold is {show(r[2])}, not document -> grade 0-3")
+    if not all(type(g) is int and g in GRADES for g in gold.values()):
+        raise BadRow(
+            path, "adjudications", row, f"gold is {show(r[2])}, not document -> grade {GRADE_RANGE}"
+        )
     return Adjudication(
         qid,
         bool(no_answer),
@@ -190,8 +193,8 @@ def model_label(path: Path, r: Sequence[Any]) -> ModelLabel:
     for value, column in zip(r[:3], ("question_id", "doc_id", "annotator"), strict=True):
         _text(value, path, "model_labels", row, column)
     grade = _int(r[3], path, "model_labels", row, "grade")
-    if not 0 <= grade <= 3:
-        raise BadRow(path, "model_labels", row, f"grade {grade} is not 0-3")
+    if grade not in GRADES:
+        raise BadRow(path, "model_labels", row, f"grade {grade} is not {GRADE_RANGE}")
     score = None if r[4] is None else number(path, "model_labels", row, "score", r[4])
     return ModelLabel(r[0], r[1], r[2], grade, score)
 

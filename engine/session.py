@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from engine.counters import is_judged, judged_by
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
+from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
-from engine.types import GRADE_RANGE, GRADES, VERDICTS, Adjudication, Label, Question, Verdict
+from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
@@ -450,7 +451,7 @@ class LabelingSession:
         self, question_id: str, gold: dict[str, int], *, no_answer: bool = False, note: str = ""
     ) -> QuestionState:
         """Settle a question: the final gold (grades >= 1 kept) or no answer; logged."""
-        final = {d: g for d, g in gold.items() if g >= 1}
+        final = {d: g for d, g in gold.items() if is_relevant(g)}
         adj = Adjudication(question_id, no_answer, {} if no_answer else final, self.annotator, note)
         return self._commit(
             question_id,

@@ -39,6 +39,7 @@ import numpy as np
 from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
+from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
 from engine.metrics import first_gold_rank, mean
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
@@ -178,8 +179,8 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
         if not isinstance(g, dict):
             raise bad("`golds` must map question ids to {doc: grade}", "golds", q)
         for doc, grade in g.items():
-            if not _is_whole(grade, 0, 3):
-                raise bad(f"grade {grade!r}; expected 0-3", "golds", q, doc)
+            if not _is_whole(grade, MIN_GRADE, MAX_GRADE):
+                raise bad(f"grade {grade!r}; expected {GRADE_RANGE}", "golds", q, doc)
     if not isinstance(rets, dict):
         raise bad("`retrievers` must be an object", "retrievers")
     for r, body in rets.items():

@@ -21,13 +21,6 @@ Run = Mapping[str, Mapping[str, float]]
 VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 """What an annotator can say of a question as a whole."""
 
-GRADES = (0, 1, 2, 3)
-"""The grades a label can give: 0 not relevant, 1 partly answers, 2 highly relevant, 3 the
-perfect answer (the judge screen's keys)."""
-
-GRADE_RANGE = f"{GRADES[0]}-{GRADES[-1]}"
-"""The grades as messages and help write them: ``0-3``."""
-
 RETRIEVER_KIND_NAMES = (
     "bm25",
     "dense",

@@ -9,7 +9,8 @@ from typing import TextIO
 
 from engine.formats.errors import IngestError
 from engine.formats.tabular import _csv_records, _grade, spreadsheet_safe
-from engine.types import GRADE_RANGE, GRADES, VERDICTS, Label, Verdict
+from engine.grades import GRADE_RANGE, GRADES
+from engine.types import VERDICTS, Label, Verdict
 
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
 

@@ -22,7 +22,8 @@ from engine.formats.tabular import (
     spreadsheet_safe,
 )
 from engine.gold import Gold, Status
-from engine.types import GRADE_RANGE, GRADES, Question
+from engine.grades import GRADE_RANGE, GRADES, is_relevant
+from engine.types import Question
 
 # -- questions ---------------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ def read_question_extras(path: Path) -> list[QuestionExtras]:
         ident = _id_of(rec, path, n)
         gold = _gold(rec.get("gold", meta.get("gold")), path, n)
         no_answer = _flag(rec.get("no_answer", meta.get("no_answer")), path, n)
-        if no_answer and any(g >= 1 for _, g in gold):
+        if no_answer and any(is_relevant(g) for _, g in gold):
             raise IngestError(
                 path,
                 n,

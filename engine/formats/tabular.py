@@ -21,7 +21,7 @@ from engine.formats.errors import IngestError
 from engine.formats.ids import form_clash, nfc
 from engine.formats.jsontext import load_json
 from engine.formats.outfiles import not_regular
-from engine.types import GRADE_RANGE
+from engine.grades import GRADE_RANGE
 
 # A document of tens of megabytes may sit in one CSV field; the csv module's default limit
 # (128 KiB) would call that malformed.

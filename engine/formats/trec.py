@@ -16,7 +16,8 @@ from typing import TextIO
 from engine.formats.errors import IngestError
 from engine.formats.ids import _ASCII_FIELDS, ASCII_SPACE, check_id
 from engine.formats.tabular import _grade, _lines, read_text
-from engine.types import GRADE_RANGE, GRADES, CachedRun
+from engine.grades import GRADE_RANGE, GRADES
+from engine.types import CachedRun
 
 _GRADE = re.compile(r"[+-]?\d+(\.0+)?")
 

@@ -19,6 +19,7 @@ from typing import Any, Self
 from engine import __version__
 from engine import rows as decode
 from engine.errors import from_os_error, from_sqlite
+from engine.grades import MAX_GRADE, MIN_GRADE, sql_not_a_grade
 from engine.migrations import GOLDPAN_APPLICATION_ID, M007_IDENTITY, MIGRATIONS, SCHEMA_VERSION
 from engine.rows import BadRow as BadRow
 from engine.rows import WorkspaceError as WorkspaceError
@@ -874,8 +875,7 @@ _SUSPECTS: dict[str, str] = {
     + _bad_json(
         "tags", "array", "EXISTS (SELECT 1 FROM json_each(questions.tags) WHERE type != 'text')"
     ),
-    "labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
-    "typeof(grade) != 'integer' OR grade NOT BETWEEN 0 AND 3",
+    "labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR " + sql_not_a_grade(),
     "verdicts": f"{_not_text('question_id', 'annotator', 'verdict', 'note')} OR verdict NOT IN "
     f"({', '.join(repr(v) for v in VERDICTS)})",
     "adjudications": f"{_not_text('question_id', 'by', 'note')} OR "
@@ -884,7 +884,7 @@ _SUSPECTS: dict[str, str] = {
         "gold",
         "object",
         "EXISTS (SELECT 1 FROM json_each(adjudications.gold) WHERE type != 'integer' "
-        "OR value NOT BETWEEN 0 AND 3)",
+        f"OR value NOT BETWEEN {MIN_GRADE} AND {MAX_GRADE})",
     ),
     "retrievers": f"{_not_text('name', 'kind')} OR kind NOT IN "
     f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
@@ -904,7 +904,8 @@ _SUSPECTS: dict[str, str] = {
     "model_judges": f"{_not_text('annotator', 'kind', 'model')} OR kind NOT IN "
     f"({', '.join(repr(k) for k in MODEL_JUDGE_KINDS)}) OR {_bad_json('params', 'object')}",
     "model_labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
-    "typeof(grade) != 'integer' OR grade NOT BETWEEN 0 AND 3 OR "
+    + sql_not_a_grade()
+    + " OR "
     "typeof(score) NOT IN ('real', 'integer', 'null')",
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",

@@ -28,7 +28,8 @@ from rich.text import Text
 
 from engine import __version__
 from engine.errors import GoldpanError
-from engine.types import GRADE_RANGE, VERDICTS
+from engine.grades import GRADE_RANGE
+from engine.types import VERDICTS
 from tui.cli import values
 from tui.cli.commands.common import (
     DEMO_PATH,

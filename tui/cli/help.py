@@ -8,7 +8,8 @@ command has one and that the file-reading ones name their columns.
 
 from __future__ import annotations
 
-from engine.types import GRADE_RANGE, VERDICTS
+from engine.grades import GRADE_RANGE, MAX_GRADE, NOT_RELEVANT
+from engine.types import VERDICTS
 
 ABOUT: dict[str, str] = {
     "": (
@@ -100,9 +101,9 @@ ABOUT: dict[str, str] = {
         "--fail-under floor is missed."
     ),
     "label": (
-        f"Grade a document for a question: {GRADE_RANGE} (0 not relevant, 3 the perfect "
-        "answer), as the judge screen's keys do; committed at once, safe while others "
-        "label the same workspace."
+        f"Grade a document for a question: {GRADE_RANGE} ({NOT_RELEVANT} not relevant, "
+        f"{MAX_GRADE} the perfect answer), as the judge screen's keys do; committed at once, "
+        "safe while others label the same workspace."
     ),
     "verdict": ("Answerable, no_answer, ambiguous or skip for a question."),
     "merge": (

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.agreement import agreement_report
 from engine.gold import Status
+from engine.grades import is_relevant
 from engine.queue import disagreement_queue
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
@@ -470,7 +471,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         self._settle(final, note=f"adopted {model}'s grade {grade} of {doc}", advance=False)
 
     def _relevant(self) -> list[dict[str, int]]:
-        return [{d: g for d, g in gs.items() if g >= 1} for gs in self.grades().values()]
+        return [{d: g for d, g in gs.items() if is_relevant(g)} for gs in self.grades().values()]
 
     def action_union(self) -> None:
         """Every document anyone marked relevant, at the highest grade given."""

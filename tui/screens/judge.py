@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header, Static
 
 from engine.counters import left_to_judge
+from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
@@ -28,16 +29,15 @@ GRADE = Binding.Group("Grade", compact=True)
 class JudgeScreen(GoldpanScreen):
     """Mark the gold documents of a question, or say the corpus cannot answer it."""
 
-    HELP = """
+    HELP = f"""
 ## Label
 
 Below the question, the **pooled candidates**: every retriever's top 10, blinded (no
 retriever names or ranks); the selected document's text is on the right.
 
-**Grades**: 0 = judged not relevant, 1 = relevant (partly answers), 2 = highly relevant,
-3 = the perfect answer. `space` toggles 1 and 0. Mark several documents when several
-answer. `n` says the corpus has no answer; `a` flags the question as ambiguous (with a
-note) for an adjudicator; `s` skips it (you cannot judge it).
+**Grades**: {GRADE_HELP}. `space` toggles {RELEVANT} and {NOT_RELEVANT}. Mark several
+documents when several answer. `n` says the corpus has no answer; `a` flags the question
+as ambiguous (with a note) for an adjudicator; `s` skips it (you cannot judge it).
 
 `/` searches the whole corpus. Every change is saved at once; `u` undoes the last.
 `g` shows a model judge's grades (never gold), hidden unless you ask.
@@ -60,20 +60,13 @@ grades (`u` restores them). The line above the footer shows your progress.
                 group=GRADE,
                 when="can_judge",
             )
-            for grade, meaning in enumerate(
-                (
-                    "Judged not relevant",
-                    "Relevant: partly answers the question",
-                    "Highly relevant",
-                    "The perfect answer",
-                )
-            )
+            for grade, meaning in enumerate(GRADE_MEANINGS)
         ),
         Command(
             "space",
             "toggle_relevant",
             "Relevant",
-            "Toggle relevant (grade 1) and not relevant (grade 0)",
+            f"Toggle relevant (grade {RELEVANT}) and not relevant (grade {NOT_RELEVANT})",
             "judge.toggle",
             title="Label: toggle relevant",
             show=False,
@@ -479,12 +472,12 @@ grades (`u` restores them). The line above the footer shows your progress.
             )
 
     def action_toggle_relevant(self) -> None:
-        """Relevant (1) <-> not relevant (0)."""
+        """Relevant (:data:`RELEVANT`) <-> not relevant (:data:`NOT_RELEVANT`)."""
         cand = self.query_one(CandidateList).current
         if cand is None or self.question_id is None:
             return
         grade = self.gp.session.my_grades(self.question_id).get(cand.doc_id)
-        self.action_grade(0 if grade else 1)
+        self.action_grade(NOT_RELEVANT if grade is not None and is_relevant(grade) else RELEVANT)
 
     def _verdict(self, verdict: str, note: str = "") -> None:
         qid = self.question_id
@@ -496,10 +489,10 @@ grades (`u` restores them). The line above the footer shows your progress.
         if mine is not None and mine.verdict == verdict and not note:
             self._saved(session.clear_verdict(qid))
             return
-        relevant = {d: g for d, g in session.my_grades(qid).items() if g >= 1}
+        relevant = {d: g for d, g in session.my_grades(qid).items() if is_relevant(g)}
         if verdict == "no_answer" and relevant:
             with session.grouped():  # one `u` brings both back
-                session.clear_grades(qid, min_grade=1)
+                session.clear_grades(qid, min_grade=RELEVANT)
                 state = session.set_verdict(qid, verdict, note)
             self.notify(
                 visible(
@@ -562,7 +555,7 @@ grades (`u` restores them). The line above the footer shows your progress.
 
     @work
     async def action_search(self) -> None:
-        """Find a document the pool missed and grade it (enter: relevant, 1)."""
+        """Find a document the pool missed and grade it (enter: relevant, :data:`RELEVANT`)."""
         q = self.gp.session.ws.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return

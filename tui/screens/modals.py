@@ -16,6 +16,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from engine.grades import GRADE_RANGE, GRADES, RELEVANT
 from engine.types import Question, RetrieverSpec
 from engine.workspace import Workspace
 from tui.literal import literal, one_line, visible
@@ -119,7 +120,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
                 show=g == 0,
                 tooltip=f"Add the highlighted document with grade {g}",
             )
-            for g in range(4)
+            for g in GRADES
         ),
     ]
 
@@ -139,8 +140,8 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         with Vertical(classes="dialog search"):
             yield Label(
                 Text(
-                    "Search the corpus · down: results · enter: add as relevant (1) · "
-                    "0-3: add with that grade · escape: close",
+                    f"Search the corpus · down: results · enter: add as relevant ({RELEVANT}) · "
+                    f"{GRADE_RANGE}: add with that grade · escape: close",
                     style="bold",
                 )
             )
@@ -176,12 +177,12 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         """Enter in the query picks the first result."""
         results = self.query_one(OptionList)
         if results.option_count:
-            self.dismiss((str(results.get_option_at_index(0).id), 1))
+            self.dismiss((str(results.get_option_at_index(0).id), RELEVANT))
 
     @on(OptionList.OptionSelected)
     def picked(self, event: OptionList.OptionSelected) -> None:
         """Enter on a result: relevant (grade 1)."""
-        self.dismiss((str(event.option.id), 1))
+        self.dismiss((str(event.option.id), RELEVANT))
 
     @on(OptionList.OptionHighlighted)
     def previewed(self, event: OptionList.OptionHighlighted) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from engine.grades import GRADE_RANGE
 from tui.cli.commands.common import (
     UsageError,
     err,
@@ -53,7 +54,8 @@ def add_options(s: argparse.ArgumentParser) -> None:
         "--command",
         metavar='"CMD"',
         help='your own judge: reads JSON lines {"question_id", "question", "doc_id", '
-        '"title", "text"} on stdin, prints one grade 0-3 per line (or {"grade": N}), in order',
+        f'"title", "text"}} on stdin, prints one grade {GRADE_RANGE} per line (or '
+        '{"grade": N}), in order',
     )
     what.add_argument(
         "--annotator",

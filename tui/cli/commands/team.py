@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from engine.types import GRADE_RANGE, GRADES
+from engine.grades import GRADE_RANGE, GRADES
 from tui.cli.commands.common import (
     UsageError,
     annotator_name,
