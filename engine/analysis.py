@@ -15,7 +15,7 @@ from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
 from engine.errors import BadInput
 from engine.gold import Status
 from engine.grades import is_relevant
-from engine.metrics import first_gold_rank, judge, mean, parse_metric, per_question
+from engine.metrics import DEFAULT_METRIC, first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, only_found
@@ -34,7 +34,7 @@ def compare_retrievers(
     ws: Workspace,
     a: str,
     b: str,
-    metric: str = "mrr",
+    metric: str = DEFAULT_METRIC,
     *,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
@@ -46,7 +46,7 @@ def compare_retrievers(
 
 
 def wins_of(
-    ws: Workspace, a: str, b: str, metric: str = "mrr", tag: str | None = None
+    ws: Workspace, a: str, b: str, metric: str = DEFAULT_METRIC, tag: str | None = None
 ) -> dict[str, list[str]]:
     """The question ids each retriever wins (strictly higher value)."""
     m = parse_metric(metric)
@@ -138,6 +138,12 @@ def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
 
 # -- sweep ---------------------------------------------------------------------------------
 
+SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
+"""The k1 values of a BM25 sweep when none are named (``sweep --k1``, the Review panel)."""
+
+SWEEP_B = (0.4, 0.6, 0.75, 0.9)
+"""The b values of a BM25 sweep when none are named (``sweep --b``, the Review panel)."""
+
 
 @dataclass(frozen=True)
 class SweepCell:
@@ -153,7 +159,7 @@ def sweep(
     retriever: str,
     k1s: Sequence[float],
     bs: Sequence[float],
-    metric: str = "mrr",
+    metric: str = DEFAULT_METRIC,
     tag: str | None = None,
 ) -> list[SweepCell]:
     """The metric of a BM25 retriever over a (k1, b) grid, on the scored questions.

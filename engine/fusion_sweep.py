@@ -30,7 +30,7 @@ import numpy as np
 from engine.compare import DEFAULT_SAMPLES, Comparison, bootstrap_means, compare
 from engine.errors import BadInput
 from engine.gold import Status
-from engine.metrics import judge, mean, parse_metric, per_question
+from engine.metrics import DEFAULT_METRIC, judge, mean, parse_metric, per_question
 from engine.retrieve import DEFAULT_DEPTH, Ranking
 from engine.retrieve.fusion import NORMS, FuseRetriever, RRFRetriever
 from engine.retrieve.runner import select_retrievers
@@ -41,6 +41,10 @@ from engine.workspace import Workspace
 DEFAULT_WEIGHTS = tuple(i / 10 for i in range(11))
 """The default grid of the first retriever's weight (the second's is 1 − w)."""
 DEFAULT_FOLDS = 5
+"""How many seeded folds the held-out figure uses."""
+
+DEFAULT_NORM = "min-max"
+"""How a score fusion's bases are normalized when no ``norm`` is named (:data:`NORMS`)."""
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,8 @@ def fusion_sweep(
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     ks: Sequence[float] | None = None,
     *,
-    norm: str = "min-max",
-    metric: str = "mrr",
+    norm: str = DEFAULT_NORM,
+    metric: str = DEFAULT_METRIC,
     tag: str | None = None,
     folds: int = DEFAULT_FOLDS,
     seed: int = 0,

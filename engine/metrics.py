@@ -37,6 +37,10 @@ IntArray = npt.NDArray[np.int64]
 
 _METRIC = re.compile(r"^(hit|mrr|recall|p|ndcg)(?:@([1-9][0-9]*))?$")
 METRIC_FAMILIES = ("hit@k", "mrr", "mrr@k", "recall@k", "p@k", "ndcg@k")
+"""Every metric family :func:`parse_metric` takes (``k`` a cutoff); help texts list these."""
+
+DEFAULT_METRIC = "mrr"
+"""The metric a comparison, a sweep or a power figure uses when none is named."""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from statistics import NormalDist
 import numpy.typing as npt
 
 from engine.compare import paired_diffs
+from engine.metrics import DEFAULT_METRIC
 from engine.scoring import paired_values
 from engine.workspace import Workspace
 
@@ -120,7 +121,7 @@ def power_sentence(p: Power) -> str:
 
 
 def workspace_power(
-    ws: Workspace, a: str, b: str, metric: str = "mrr", *, tag: str | None = None
+    ws: Workspace, a: str, b: str, metric: str = DEFAULT_METRIC, *, tag: str | None = None
 ) -> Power:
     """:func:`power_of` for two retrievers of a workspace on its scored questions."""
     name, va, vb = paired_values(ws, a, b, metric, tag)

@@ -258,15 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         "what to judge next; coverage@k of each retriever",
         "team:cmd_queue",
         json_flag=True,
-    )
-    s.add_argument(
-        "--k", type=values.ranks, default=10, help="pool depth per retriever (default 10)"
-    )
-    s.add_argument(
-        "--model",
-        metavar="model:NAME",
-        help="also where that model judge and the people disagree most, and what it "
-        "graded relevant that nobody judged",
+        options=_queue_options,
     )
 
     _command(
@@ -283,14 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paired comparison of two retrievers (bootstrap, p-value)",
         "scores:cmd_compare",
         json_flag=True,
+        options=_compare_options,
     )
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
-    s.add_argument("--metric", default="mrr", help="mrr, mrr@k, hit@k, recall@k, p@k or ndcg@k")
-    s.add_argument("--samples", type=values.samples, default=10_000)
-    s.add_argument("--seed", type=values.seed, default=0)
-    s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
 
     s = _command(
         sub,
@@ -298,12 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
         "how alike two retrievers rank: top-1 agreement, rank correlation, ties",
         "fidelity:cmd_fidelity",
         json_flag=True,
+        options=_fidelity_options,
     )
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
-    s.add_argument("--k", type=values.ranks, default=10, help="top k compared (default 10)")
-    s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
 
     s = _command(
         sub,
@@ -330,36 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
         "a BM25 retriever's metric over a k1 x b grid, or a fusion's weights held out",
         "scores:cmd_sweep",
         json_flag=True,
+        options=_sweep_options,
     )
-    s.add_argument("--retriever", metavar="NAME", help="the BM25 retriever of a k1 x b grid")
-    s.add_argument("--k1", metavar="LIST", help="k1 values (default: 0.9,1.2,1.5,2.0)")
-    s.add_argument("--b", metavar="LIST", help="b values (default: 0.4,0.6,0.75,0.9)")
-    s.add_argument(
-        "--fusion",
-        metavar="A,B",
-        help="sweep the fusion of these two retrievers instead (weights w and 1 - w)",
-    )
-    s.add_argument(
-        "--weights", metavar="GRID", help="--fusion: A's weights in [0, 1] (default: 0,0.1,...,1)"
-    )
-    s.add_argument(
-        "--k", metavar="GRID", help="--fusion: RRF offsets; fuse by weighted RRF, not by score"
-    )
-    s.add_argument(
-        "--norm",
-        choices=["min-max", "max", "sum", "zmuv", "none"],
-        help="--fusion without --k: how scores are normalized (default: min-max)",
-    )
-    s.add_argument(
-        "--folds",
-        type=values.whole(2, 1_000),
-        default=5,
-        help="--fusion: seeded folds; each is scored by the setting picked on the others",
-    )
-    s.add_argument("--samples", type=values.samples, default=10_000, help="--fusion: resamples")
-    s.add_argument("--seed", type=values.seed, default=0, help="--fusion: folds and resamples")
-    s.add_argument("--metric", default="mrr")
-    s.add_argument("--tag", help="only questions with this tag")
 
     s = _command(
         sub,
@@ -510,10 +464,101 @@ def _retriever_add_options(s: argparse.ArgumentParser) -> None:
     add_retriever_options(s)
 
 
+def _queue_options(s: argparse.ArgumentParser) -> None:
+    from engine.queue import DEFAULT_K
+
+    s.add_argument(
+        "--k",
+        type=values.ranks,
+        default=DEFAULT_K,
+        help=f"pool depth per retriever (default {DEFAULT_K})",
+    )
+    s.add_argument(
+        "--model",
+        metavar="model:NAME",
+        help="also where that model judge and the people disagree most, and what it "
+        "graded relevant that nobody judged",
+    )
+
+
+def _compare_options(s: argparse.ArgumentParser) -> None:
+    from engine.compare import DEFAULT_SAMPLES
+    from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
+
+    s.add_argument("a", metavar="A")
+    s.add_argument("b", metavar="B")
+    s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
+    s.add_argument("--samples", type=values.samples, default=DEFAULT_SAMPLES)
+    s.add_argument("--seed", type=values.seed, default=0)
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
+
+
+def _fidelity_options(s: argparse.ArgumentParser) -> None:
+    from engine.fidelity import DEFAULT_K
+
+    s.add_argument("a", metavar="A")
+    s.add_argument("b", metavar="B")
+    s.add_argument(
+        "--k", type=values.ranks, default=DEFAULT_K, help=f"top k compared (default {DEFAULT_K})"
+    )
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
+
+
+def _sweep_options(s: argparse.ArgumentParser) -> None:
+    from engine.analysis import SWEEP_B, SWEEP_K1
+    from engine.compare import DEFAULT_SAMPLES
+    from engine.fusion_sweep import DEFAULT_FOLDS, DEFAULT_NORM, DEFAULT_WEIGHTS
+    from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
+    from engine.retrieve.fusion import NORMS
+
+    def listed(grid: Sequence[float]) -> str:
+        return ",".join(str(v) for v in grid)
+
+    weights = f"{DEFAULT_WEIGHTS[0]:g},{DEFAULT_WEIGHTS[1]:g},...,{DEFAULT_WEIGHTS[-1]:g}"
+    s.add_argument("--retriever", metavar="NAME", help="the BM25 retriever of a k1 x b grid")
+    s.add_argument("--k1", metavar="LIST", help=f"k1 values (default: {listed(SWEEP_K1)})")
+    s.add_argument("--b", metavar="LIST", help=f"b values (default: {listed(SWEEP_B)})")
+    s.add_argument(
+        "--fusion",
+        metavar="A,B",
+        help="sweep the fusion of these two retrievers instead (weights w and 1 - w)",
+    )
+    s.add_argument(
+        "--weights", metavar="GRID", help=f"--fusion: A's weights in [0, 1] (default: {weights})"
+    )
+    s.add_argument(
+        "--k", metavar="GRID", help="--fusion: RRF offsets; fuse by weighted RRF, not by score"
+    )
+    s.add_argument(
+        "--norm",
+        choices=list(NORMS),
+        help=f"--fusion without --k: how scores are normalized (default: {DEFAULT_NORM})",
+    )
+    s.add_argument(
+        "--folds",
+        type=values.whole(2, 1_000),
+        default=DEFAULT_FOLDS,
+        help="--fusion: seeded folds; each is scored by the setting picked on the others",
+    )
+    s.add_argument(
+        "--samples", type=values.samples, default=DEFAULT_SAMPLES, help="--fusion: resamples"
+    )
+    s.add_argument("--seed", type=values.seed, default=0, help="--fusion: folds and resamples")
+    s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
+    s.add_argument("--tag", help="only questions with this tag")
+
+
 def _score_options(s: argparse.ArgumentParser) -> None:
     from engine.metrics import METRIC_FAMILIES
+    from engine.scoring import DEFAULT_KS
 
-    s.add_argument("--k", default="1,3,5,10", help="cutoffs for Hit@k and Recall@k")
+    s.add_argument(
+        "--k",
+        default=",".join(str(k) for k in DEFAULT_KS),
+        help="cutoffs for Hit@k and Recall@k",
+    )
     s.add_argument(
         "--metric",
         action="append",

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from engine.workspace import Workspace
 
 COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
-SWEEP_K1 = (0.9, 1.2, 1.5, 2.0)
-SWEEP_B = (0.4, 0.6, 0.75, 0.9)
 HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
 
 
@@ -419,7 +417,7 @@ class SweepPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Rank the scored questions with A for every (k1, b)."""
-        from engine.analysis import sweep
+        from engine.analysis import SWEEP_B, SWEEP_K1, sweep
 
         ws = _open(request.path)
         try:
@@ -427,7 +425,8 @@ class SweepPanel(AnalysisPanel):
             if spec is None or spec.kind != "bm25":
                 return request.a, [], None
             own = (float(spec.params.get("k1", 1.5)), float(spec.params.get("b", 0.75)))
-            return request.a, sweep(ws, request.a, SWEEP_K1, SWEEP_B, "mrr", tag=request.tag), own
+            cells = sweep(ws, request.a, SWEEP_K1, SWEEP_B, "mrr", tag=request.tag)
+            return request.a, cells, own
         finally:
             ws.close()
 
@@ -444,6 +443,8 @@ class SweepPanel(AnalysisPanel):
             table.clear(columns=True)
             note.update(literal(f"{name} has no k1 and b to sweep.", style="dim"))
             return
+        from engine.analysis import SWEEP_B, SWEEP_K1  # loaded by analyse, in the worker
+
         fill(table, sweep_grid(cells, SWEEP_K1, SWEEP_B, own))
         note.update(
             literal(

@@ -266,7 +266,7 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A (k1, b) grid for one BM25 retriever, or a two-retriever fusion's weights."""
-    from engine.analysis import sweep
+    from engine.analysis import SWEEP_B, SWEEP_K1, sweep
     from engine.metrics import parse_metric
 
     if args.fusion is not None:
@@ -279,8 +279,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         raise UsageError(f"--{fusion_only[0]} goes with --fusion A,B")
     if args.retriever is None:
         raise UsageError("sweep needs --retriever NAME (a k1 x b grid) or --fusion A,B")
-    k1s = parse_floats(args.k1 or "0.9,1.2,1.5,2.0", "--k1")
-    bs = parse_floats(args.b or "0.4,0.6,0.75,0.9", "--b")
+    k1s = parse_floats(args.k1, "--k1") if args.k1 else list(SWEEP_K1)
+    bs = parse_floats(args.b, "--b") if args.b else list(SWEEP_B)
     metric = parse_metric(args.metric).name
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
@@ -310,7 +310,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 def cmd_fusion_sweep(args: argparse.Namespace) -> None:
     """The fusion of two retrievers over a weight (x RRF k) grid, with a held-out figure."""
-    from engine.fusion_sweep import DEFAULT_WEIGHTS, fusion_sweep
+    from engine.fusion_sweep import DEFAULT_NORM, DEFAULT_WEIGHTS, fusion_sweep
     from engine.metrics import parse_metric
     from engine.retrieve import DEFAULT_DEPTH
 
@@ -333,7 +333,7 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             bases,
             weights,
             ks,
-            norm=args.norm or "min-max",
+            norm=args.norm or DEFAULT_NORM,
             metric=metric,
             tag=args.tag,
             folds=args.folds,

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.compare import DEFAULT_SAMPLES
-from engine.metrics import parse_metric
+from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES, parse_metric
 from engine.retrieve import DEFAULT_DEPTH
 from engine.snapshots import (
     SnapshotDiff,
@@ -99,7 +99,7 @@ def power_options(s: argparse.ArgumentParser) -> None:
     """The options of ``goldpan power``."""
     s.add_argument("a", metavar="A")
     s.add_argument("b", metavar="B")
-    s.add_argument("--metric", default="mrr", help="mrr, hit@k, recall@k, ndcg@k, p@k")
+    s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
     s.add_argument("--tag", help="only questions with this tag")
     s.add_argument("--json", action="store_true")
 
