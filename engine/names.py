@@ -5,6 +5,12 @@ the name, what it was given to, and the names there are, closest first. A typo s
 ``--tag hrad`` must stop with "known tags: hard, ..." rather than score zero questions
 and exit 0.
 
+The retriever rule (:func:`check_retriever_name`) is what every retriever's name passes
+when it is added (``retriever add``, ``import run --name``, the engine's
+``Workspace.add_retriever``): no spaces, ``:``, ``=`` or ``,``, the characters that
+separate a name from what follows it on a command line (``--fail-under NAME:METRIC=V``,
+``of=A,B``, ``gate --run FILE=NAME``).
+
 The person rule (:func:`check_person_name`) is what every annotator, adjudicator and
 viewer name passes, wherever it comes from (``--annotator``, ``$GOLDPAN_ANNOTATOR``,
 ``serve``): a name that could be read as an option (``-x``) or that a terminal would
@@ -14,6 +20,7 @@ show differently from what is stored is refused before anything is written.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 from engine.errors import BadInput, UnknownName
@@ -81,6 +88,29 @@ def check_known(
     for n in wanted:
         if n not in present:
             raise unknown_name(what, n, have, given_to=given_to, plural=plural, where=where)
+
+
+RETRIEVER_NAME = re.compile(r"^[^\s:=,]+$")
+"""A retriever's name: one or more characters, none of them white space, ``:``, ``=`` or ``,``."""
+
+
+def is_retriever_name(name: str) -> bool:
+    """Whether ``name`` can name a retriever (:data:`RETRIEVER_NAME`)."""
+    return RETRIEVER_NAME.match(name) is not None
+
+
+def retriever_name_problem(
+    name: str, given_to: str = "retriever name", example: str = "bm25-word"
+) -> str:
+    """What is wrong with ``name`` as a retriever's name, said for ``given_to``."""
+    return f"{given_to} {name!r}: use no spaces, ':', '=' or ',' (e.g. {example})"
+
+
+def check_retriever_name(name: str, given_to: str = "retriever name") -> str:
+    """``name`` when it can name a retriever; else :class:`BadInput` saying why."""
+    if not is_retriever_name(name):
+        raise BadInput(retriever_name_problem(name, given_to))
+    return name
 
 
 def check_person_name(name: str, given_to: str = "--annotator") -> str:

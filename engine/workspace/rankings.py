@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine import rows as decode
+from engine.names import check_retriever_name
 from engine.rows import WorkspaceError
 from engine.types import (
     BatchRun,
@@ -104,7 +105,8 @@ class RankingTables(EventLog):
         return decode.retriever(self.path, r) if r else None
 
     def add_retriever(self, spec: RetrieverSpec) -> None:
-        """Add a retriever; its name must be new."""
+        """Add a retriever; its name must be new and pass :func:`check_retriever_name`."""
+        check_retriever_name(spec.name)
         with self.transaction():
             if self.retriever(spec.name) is not None:
                 raise WorkspaceError(f"a retriever named {spec.name!r} already exists")

@@ -87,12 +87,12 @@ def gate_options(s: argparse.ArgumentParser) -> None:
 
 def _split_name(raw: str, flag: str, *, is_file: bool) -> tuple[str, str | None]:
     """``VALUE[=NAME]`` as (value, name or None)."""
-    from tui.cli.commands.workspace import RETRIEVER_NAME
+    from engine.names import is_retriever_name
 
     if is_file and Path(raw).exists():
         return raw, None
     value, eq, name = raw.rpartition("=")
-    if eq and value.strip() and RETRIEVER_NAME.match(name):
+    if eq and value.strip() and is_retriever_name(name):
         return value, name
     if not raw.strip():
         raise UsageError(f"{flag}: expected a value")

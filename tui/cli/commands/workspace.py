@@ -6,13 +6,13 @@ Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from engine import __version__
+from engine.names import is_retriever_name, retriever_name_problem
 from tui.cli.commands.common import (
     UsageError,
     check_retrievers,
@@ -60,10 +60,8 @@ def cmd_import(args: argparse.Namespace) -> None:
         elif what == "questions":
             report = import_questions(ws, path, args.annotator, replace_labels=args.replace_labels)
         elif what == "run":
-            if not RETRIEVER_NAME.match(args.name):
-                raise UsageError(
-                    f"--name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. es-prod)"
-                )
+            if not is_retriever_name(args.name):
+                raise UsageError(retriever_name_problem(args.name, "--name", "es-prod"))
             report = import_run(ws, path, args.name, replace=args.replace)
         elif what == "qrels":
             report = import_qrels(ws, path, args.annotator)
@@ -178,17 +176,12 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             out.print(literal(f"removed {args.name} and its cached rankings"))
 
 
-RETRIEVER_NAME = re.compile(r"^[^\s:=,]+$")
-
-
 def _spec_from_args(args: argparse.Namespace) -> RetrieverSpec:
     """The spec a `retriever add` command line asks for (checked by the caller)."""
     from tui.cli.commands.retriever_options import spec_from_args
 
-    if not RETRIEVER_NAME.match(args.name):
-        raise UsageError(
-            f"retriever name {args.name!r}: use no spaces, ':', '=' or ',' (e.g. bm25-word)"
-        )
+    if not is_retriever_name(args.name):
+        raise UsageError(retriever_name_problem(args.name))
     return spec_from_args(args.name, args)
 
 
