@@ -171,7 +171,7 @@ def run_scores(lines: Iterable[RunLine]) -> dict[str, dict[str, float]]:
     """Question id -> doc id -> score of each run line.
 
     A ranking is derived from these (score descending, then doc id descending:
-    :func:`engine.retrieve.base.trec_order`).
+    :func:`engine.retrieve.order.trec_order`).
     """
     out: dict[str, dict[str, float]] = {}
     for r in lines:

@@ -20,7 +20,8 @@ from engine.formats.labels import read_labels_csv, read_verdicts_csv
 from engine.formats.questions import QuestionExtras, read_question_extras, read_questions
 from engine.formats.squad import read_squad
 from engine.formats.trec import QrelLine, RunLine, read_qrels, read_trec_run, run_scores
-from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS, trec_order
+from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS
+from engine.retrieve.order import trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
 

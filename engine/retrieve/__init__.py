@@ -26,7 +26,6 @@ from engine.retrieve.base import (
     RetrieverError,
     doc_text,
     param_list,
-    trec_order,
 )
 from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
@@ -35,6 +34,7 @@ from engine.retrieve.fusion import FuseRetriever, RRFRetriever
 from engine.retrieve.http import HttpRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.retrieve.opensearch import ElasticsearchRetriever, SearchIndexRetriever
+from engine.retrieve.order import trec_order
 from engine.retrieve.params import Param, build_params
 from engine.retrieve.postgres import PostgresRetriever
 from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec

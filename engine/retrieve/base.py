@@ -1,12 +1,13 @@
-"""What every retriever kind shares: the protocol, the ranking order, the errors.
+"""What every retriever kind shares: the protocol, the errors, the document fields.
 
 A retriever is built from a :class:`~engine.types.RetrieverSpec`, indexes the corpus once
 with :meth:`Retriever.prepare`, then ranks questions with :meth:`Retriever.rank`. Kinds
 that read other retrievers' rankings (fusion, rerank, id boost) name them in ``bases``;
 the runner brings those up to date first and hands their rankings over.
 
-Ranking order is trec_eval's everywhere: score descending, then doc id descending by code
-point, so an exported run re-sorted by trec_eval gives the same order.
+Ranking order is trec_eval's everywhere (:mod:`engine.retrieve.order`): score descending,
+then doc id descending by code point, so an exported run re-sorted by trec_eval gives the
+same order.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import BadInput, GoldpanError
 from engine.pooling import DEFAULT_DEPTH as DEFAULT_DEPTH  # re-exported
+from engine.retrieve.order import trec_order as trec_order  # re-exported: tests import it here
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
 
 EXTERNAL_KIND = "external"
@@ -175,14 +177,6 @@ def check_fields(value: Any) -> tuple[str, ...]:
 def doc_text(doc: Doc, fields: Sequence[str]) -> str:
     """The text a retriever reads for a document: the chosen fields, one per line."""
     return "\n".join(doc.title if f == "title" else doc.text for f in fields)
-
-
-def trec_order(scores: Mapping[str, float], depth: int) -> Ranking:
-    """The ``depth`` best documents of a doc -> score map, in trec_eval order."""
-    by_id = sorted(scores.items(), key=lambda p: p[0], reverse=True)
-    by_id.sort(key=lambda p: -p[1])  # stable: equal scores keep doc id descending
-    best = by_id[:depth]
-    return [d for d, _ in best], [float(s) for _, s in best]
 
 
 def one_base(params: Mapping[str, Any], kind: str) -> tuple[str]:

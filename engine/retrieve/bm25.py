@@ -34,8 +34,8 @@ Notation: ``N`` documents, ``n(t)`` documents containing term ``t``, ``tf`` the 
   to every document for every query term in the vocabulary, also documents without the
   term, so every document gets a positive score; every occurrence counts.
 
-Ranking convention (trec_eval's): score descending, then document id descending by code
-point; documents with a score <= 0 are not ranked.
+Ranking order is trec_eval's (:mod:`engine.retrieve.order`): score descending, then
+document id descending by code point; documents with a score <= 0 are not ranked.
 """
 
 from __future__ import annotations
@@ -55,6 +55,15 @@ from scipy import sparse
 
 from engine.errors import UnknownName
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
+from engine.retrieve.order import (
+    Ranked,
+    canonical_scores,
+    id_ranks,
+    per_row,
+    top_k,
+    top_k_flat,
+)
+from engine.retrieve.order import top_k_rows as top_k_rows  # re-exported: tests import it here
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
 from engine.tokenize import (
     COMPOSED,
@@ -274,160 +283,6 @@ def get_variant(name: str) -> Variant:
 def check_variant(variant: str) -> None:
     """Raise ValueError naming every known variant when ``variant`` is unknown."""
     get_variant(variant)
-
-
-# -- ranking order --------------------------------------------------------------------------
-
-
-def id_ranks(doc_ids: Sequence[str]) -> IntArray:
-    """Position of each id in code-point order (the tie-break key of trec_eval)."""
-    ids = list(doc_ids)
-    if ids == sorted(ids):  # the workspace hands documents over in id order
-        return np.arange(len(ids), dtype=np.int64)
-    order = sorted(range(len(doc_ids)), key=doc_ids.__getitem__)
-    ranks = np.empty(len(doc_ids), dtype=np.int64)
-    ranks[order] = np.arange(len(doc_ids), dtype=np.int64)
-    return ranks
-
-
-TIE_DIGITS = 12
-"""Significant digits kept in ranked scores (see :func:`canonical_scores`)."""
-
-
-def canonical_scores(scores: FloatArray) -> FloatArray:
-    """Scores rounded to 12 significant digits, so that equal scores tie exactly.
-
-    Two documents with the same length and the same (tf, df) statistics have the same
-    score in exact arithmetic, but a float sum taken in a different term order can differ
-    in the last bit; trec_eval would then order them by that noise instead of by doc id.
-    Rounding far below any meaningful difference (1e-12 relative) makes such ties exact,
-    both in goldpan's ranking and in an exported run that trec_eval re-sorts. Works on an
-    array of any shape, element by element.
-    """
-    out = scores.copy()
-    nz = np.nonzero(out)
-    vals = out[nz]
-    if vals.size:
-        exp = np.floor(np.log10(np.abs(vals)))
-        scale = 10.0 ** (TIE_DIGITS - 1 - exp)
-        out[nz] = np.round(vals * scale) / scale
-    return out
-
-
-def top_k(
-    scores: FloatArray, id_rank: IntArray, depth: int, *, positive_only: bool = True
-) -> IntArray:
-    """Indices of the ``depth`` best scores, in trec_eval order.
-
-    Sorted by score descending, then by document id descending; scores <= 0 are dropped
-    unless ``positive_only`` is off (cosines rank every document). Ties at the cut are
-    resolved by the id order too, never by position.
-    """
-    cand = np.flatnonzero(scores > 0) if positive_only else np.arange(scores.size)
-    if cand.size > depth:
-        sub = scores[cand]
-        kth = np.partition(sub, sub.size - depth)[sub.size - depth]
-        cand = cand[sub >= kth]
-    order = np.lexsort((-id_rank[cand], -scores[cand]))
-    return cand[order[:depth]]
-
-
-ROUNDING_MARGIN = 1e-11
-"""Relative distance within which :func:`canonical_scores` may make two scores equal
-(it moves a score by at most half a unit of the 12th significant digit, 5e-12 relative)."""
-
-
-Ranked = tuple[IntArray, FloatArray, IntArray]
-"""Rankings of several questions end to end: doc indices, scores, and each question's end
-offset (question i is ``[ends[i-1]:ends[i]]``)."""
-
-
-def per_row(ranked: Ranked) -> list[tuple[IntArray, FloatArray]]:
-    """Rankings end to end (:data:`Ranked`) as one (doc indices, scores) pair per row."""
-    cols, vals, ends = ranked
-    starts = [0, *ends.tolist()[:-1]]
-    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
-
-
-def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
-    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
-    return per_row(top_k_flat(raw, id_rank, depth))
-
-
-def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
-    """Each row's ``depth`` best documents by canonical score, in trec_eval order.
-
-    The same result as :func:`canonical_scores` then :func:`top_k` on every row of the
-    raw score block, without rounding every score: rounding never reorders scores (it is
-    monotone), so a document can only reach a row's top ``depth`` if its raw score is
-    within :data:`ROUNDING_MARGIN` of the row's ``depth``-th best raw score. Only those
-    candidates are rounded and sorted (score descending, then doc id descending), all
-    rows in one ``lexsort``. Documents with a score <= 0 are not ranked.
-    """
-    n_rows, n_docs = raw.shape
-    tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
-    if n_docs > depth > 0:
-        # the depth-th best score: a partition of the negated block at depth - 1, which is
-        # several times faster than one at n_docs - depth when most scores are 0 (a
-        # selection whose pivot falls in a long run of equal values crawls)
-        neg = np.negative(raw)
-        neg.partition(depth - 1, axis=1)
-        kth = -neg[:, depth - 1]
-        del neg
-        floor = np.maximum(kth * (1 - ROUNDING_MARGIN), tiny)
-        cand = raw >= floor[:, None]
-    elif depth > 0:
-        cand = raw >= tiny
-    else:
-        cand = np.zeros(raw.shape, dtype=bool)
-    # row by row; a 2-d np.nonzero takes three times as long as this
-    flat = np.flatnonzero(cand)
-    counts = np.count_nonzero(cand, axis=1)
-    rows = np.repeat(np.arange(n_rows), counts)
-    cols = flat - rows * n_docs
-    vals = canonical_scores(np.ravel(raw)[flat])
-    keep_n = np.minimum(counts, max(depth, 0))
-    ends = np.cumsum(keep_n)
-    if rows.size == 0:
-        return cols, vals, ends
-    # Sort each row's candidates in a padded block (rows x most candidates): a sort per
-    # short row instead of one sort of every candidate. A row whose cut falls in a long
-    # tie (many more candidates than depth) is sorted on its own instead.
-    wide = counts > 2 * max(depth, 1)
-    starts = np.cumsum(counts) - counts
-    pos = np.arange(rows.size) - starts[rows]
-    narrow = ~wide[rows]
-    width = int(counts[~wide].max(initial=0))
-    block_vals = np.full((n_rows, max(width, 1)), -np.inf)
-    block_cols = np.zeros((n_rows, max(width, 1)), dtype=cols.dtype)
-    block_vals[rows[narrow], pos[narrow]] = vals[narrow]
-    block_cols[rows[narrow], pos[narrow]] = cols[narrow]
-    if id_rank.size and id_rank[0] == 0 and bool(np.all(np.diff(id_rank) == 1)):
-        # documents in id order (as the workspace hands them over): a row's candidates
-        # are in ascending id order, so a stable sort of the reversed row by score gives
-        # ties in descending id order, one sort key instead of two
-        last = block_vals.shape[1] - 1
-        order = last - np.argsort(-block_vals[:, ::-1], axis=1, kind="stable")
-    else:
-        order = np.lexsort((-id_rank[block_cols], -block_vals), axis=-1)
-    block_vals = np.take_along_axis(block_vals, order, axis=1)
-    block_cols = np.take_along_axis(block_cols, order, axis=1)
-    take = np.arange(block_vals.shape[1])[None, :] < keep_n[:, None]
-    take[wide] = False
-    if not wide.any():
-        return block_cols[take], block_vals[take], ends
-    out_cols: list[IntArray] = []
-    out_vals: list[FloatArray] = []
-    for i in range(n_rows):
-        if wide[i]:
-            mine = slice(int(starts[i]), int(starts[i] + counts[i]))
-            sub = np.lexsort((-id_rank[cols[mine]], -vals[mine]))[:depth]
-            out_cols.append(cols[mine][sub])
-            out_vals.append(vals[mine][sub])
-        else:
-            out_cols.append(block_cols[i][take[i]])
-            out_vals.append(block_vals[i][take[i]])
-    return np.concatenate(out_cols), np.concatenate(out_vals), ends
 
 
 # -- the index --------------------------------------------------------------------------------

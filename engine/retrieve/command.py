@@ -33,7 +33,8 @@ from typing import Any
 from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.trec import parse_trec_run, run_scores
-from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
+from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
+from engine.retrieve.order import trec_order
 from engine.retrieve.params import PATHS, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 

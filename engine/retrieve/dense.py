@@ -30,9 +30,8 @@ from engine.retrieve.base import (
     doc_fields,
     doc_text,
     one_base,
-    trec_order,
 )
-from engine.retrieve.bm25 import canonical_scores, id_ranks, top_k
+from engine.retrieve.order import canonical_scores, id_ranks, top_k, trec_order
 from engine.retrieve.params import LIST, OF, Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 

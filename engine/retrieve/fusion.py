@@ -9,7 +9,7 @@ base's cached ranking, which is already in trec_eval order, so ties inside a bas
 broken the trec_eval way before fusion. Each base is read to a fixed depth (``depth``,
 100 by default) whatever the pool depth, so a fused ranking never depends on how deep its
 bases happened to be cached. Fused scores are rounded like every ranking's
-(:func:`engine.retrieve.bm25.canonical_scores`): documents at mirrored ranks tie exactly
+(:func:`engine.retrieve.order.canonical_scores`): documents at mirrored ranks tie exactly
 and go in doc id descending order.
 
 Score fusion (the ``fuse`` kind, :class:`FuseRetriever`) normalizes each base's scores and
@@ -26,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.errors import BadInput
-from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list, trec_order
-from engine.retrieve.bm25 import canonical_scores
+from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list
+from engine.retrieve.order import canonical_scores, trec_order
 from engine.retrieve.params import FLOATS, OF, Param, default_of, resolve
 from engine.types import Doc, Question, RetrieverSpec
 

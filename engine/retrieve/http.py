@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.errors import BadInput
-from engine.retrieve.base import PrepareEnv, Ranking, trec_order
+from engine.retrieve.base import PrepareEnv, Ranking
+from engine.retrieve.order import trec_order
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
 from engine.retrieve.remote import (
     MISSING,

@@ -41,8 +41,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.errors import BadInput
-from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
+from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
 from engine.retrieve.http import INSECURE, URL, request_timeout
+from engine.retrieve.order import trec_order
 from engine.retrieve.params import LIST, Param, resolve
 from engine.retrieve.remote import (
     Answer,

@@ -41,7 +41,8 @@ from decimal import Decimal
 from typing import Any
 
 from engine.errors import BadInput
-from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError, trec_order
+from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
+from engine.retrieve.order import trec_order
 from engine.retrieve.params import Param, default_of
 from engine.types import Doc, Question, RetrieverSpec
 
