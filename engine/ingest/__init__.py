@@ -20,6 +20,7 @@ from engine.formats.labels import read_labels_csv, read_verdicts_csv
 from engine.formats.questions import QuestionExtras, read_question_extras, read_questions
 from engine.formats.squad import read_squad
 from engine.formats.trec import QrelLine, RunLine, read_qrels, read_trec_run, run_scores
+from engine.grades import RELEVANT
 from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS
 from engine.retrieve.order import trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
@@ -278,7 +279,7 @@ def import_squad(
     *,
     replace_labels: bool = False,
 ) -> ImportReport:
-    """A SQuAD 1.1 or 2.0 file; each question's source document becomes its gold (grade 1).
+    """A SQuAD 1.1 or 2.0 file; each question's source document becomes its gold (relevant).
 
     A SQuAD 2.0 unanswerable question (``is_impossible``) gets no gold but a
     ``no_answer`` verdict of ``annotator``: it is scored as a no-answer question.
@@ -290,7 +291,7 @@ def import_squad(
         report.docs = ws.write_docs(squad.docs)
         _write_questions(ws, path, squad.questions, report, replace_labels)
         report.labels = ws.write_labels(
-            (Label(q, d, annotator, 1) for q, d in squad.gold), event="import"
+            (Label(q, d, annotator, RELEVANT) for q, d in squad.gold), event="import"
         )
         verdicts = [Verdict(q, annotator, "no_answer") for q in squad.no_answer]
         _write_judgments(ws, [], verdicts, report)

@@ -8,7 +8,7 @@ command has one and that the file-reading ones name their columns.
 
 from __future__ import annotations
 
-from engine.grades import GRADE_RANGE, MAX_GRADE, NOT_RELEVANT
+from engine.grades import GRADE_RANGE, MAX_GRADE, NOT_RELEVANT, RELEVANT
 from engine.types import VERDICTS
 
 ABOUT: dict[str, str] = {
@@ -69,7 +69,7 @@ ABOUT: dict[str, str] = {
     "import squad": (
         'FILE is SQuAD 1.1 JSON (e.g. KorQuAD 1.0): {"data": [{"title", "paragraphs": '
         '[{"context", "qas": [{"id", "question"}]}]}]}. Each article (--level article) or'
-        " paragraph (--level paragraph) becomes a document, and it is the gold (grade 1) "
+        f" paragraph (--level paragraph) becomes a document, and it is the gold (grade {RELEVANT}) "
         "of the questions asked on it."
     ),
     "pool": (

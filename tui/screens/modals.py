@@ -181,7 +181,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
 
     @on(OptionList.OptionSelected)
     def picked(self, event: OptionList.OptionSelected) -> None:
-        """Enter on a result: relevant (grade 1)."""
+        """Enter on a result: relevant (grade :data:`RELEVANT`)."""
         self.dismiss((str(event.option.id), RELEVANT))
 
     @on(OptionList.OptionHighlighted)
