@@ -44,7 +44,7 @@ from engine.counters import candidate_ids
 from engine.errors import BadInput, Refused
 from engine.grades import GRADES
 from engine.judge_command import COMMAND_TIMEOUT_S, command_argv, command_grades
-from engine.names import check_model_name, unknown_name
+from engine.names import MODEL_PREFIX, check_model_name, unknown_name
 from engine.retrieve.base import RetrieverError, check_fields, doc_text
 from engine.retrieve.dense import DenseRetriever, load_model, require_extra
 from engine.trust import COMMAND_KIND, TrustStore
@@ -92,10 +92,10 @@ def offline() -> None:
 def default_annotator(kind: str, model: str) -> str:
     """``model:`` and the model folder's name; ``model:command`` for a command judge."""
     if kind == COMMAND_KIND:
-        return "model:command"
+        return f"{MODEL_PREFIX}command"
     path = Path(model.rstrip("/"))
     name = path.parent.name if path.name in ("model", "models") and path.parent.name else path.name
-    return "model:" + (name or model)
+    return MODEL_PREFIX + (name or model)
 
 
 def command_spec(judge: ModelJudge) -> RetrieverSpec:

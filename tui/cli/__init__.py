@@ -465,6 +465,7 @@ def _retriever_add_options(s: argparse.ArgumentParser) -> None:
 
 
 def _queue_options(s: argparse.ArgumentParser) -> None:
+    from engine.names import MODEL_PREFIX
     from engine.queue import DEFAULT_K
 
     s.add_argument(
@@ -475,7 +476,7 @@ def _queue_options(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--model",
-        metavar="model:NAME",
+        metavar=f"{MODEL_PREFIX}NAME",
         help="also where that model judge and the people disagree most, and what it "
         "graded relevant that nobody judged",
     )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from engine.grades import GRADE_RANGE
+from engine.names import MODEL_PREFIX
 from tui.cli.commands.common import (
     UsageError,
     err,
@@ -59,9 +60,9 @@ def add_options(s: argparse.ArgumentParser) -> None:
     )
     what.add_argument(
         "--annotator",
-        metavar="model:NAME",
-        help="the judge's name on its grades (default: model: and the model's folder name, "
-        "model:command for a command); alone, runs that stored judge again",
+        metavar=f"{MODEL_PREFIX}NAME",
+        help=f"the judge's name on its grades (default: {MODEL_PREFIX} and the model's folder "
+        f"name, {MODEL_PREFIX}command for a command); alone, runs that stored judge again",
     )
     what.add_argument(
         "--fields",
@@ -86,7 +87,9 @@ def add_options(s: argparse.ArgumentParser) -> None:
     )
     other = s.add_argument_group("other actions")
     other.add_argument(
-        "--remove", metavar="model:NAME", help="remove that model judge and every grade it gave"
+        "--remove",
+        metavar=f"{MODEL_PREFIX}NAME",
+        help="remove that model judge and every grade it gave",
     )
     other.add_argument("--list", action="store_true", help="the model judges and their calibration")
     run.add_argument(
