@@ -96,7 +96,7 @@ RETRIEVER_NAME = re.compile(r"^[^\s:=,]+$")
 
 def is_retriever_name(name: str) -> bool:
     """Whether ``name`` can name a retriever (:data:`RETRIEVER_NAME`)."""
-    return RETRIEVER_NAME.match(name) is not None
+    return RETRIEVER_NAME.fullmatch(name) is not None  # `$` alone lets "x\n" through
 
 
 def retriever_name_problem(

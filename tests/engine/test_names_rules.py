@@ -17,7 +17,7 @@ def test_names_a_command_line_can_carry(name: str) -> None:
     assert is_retriever_name(name) and check_retriever_name(name) == name
 
 
-@pytest.mark.parametrize("name", ["", "a b", "a:b", "a=b", "a,b", "tab\there"])
+@pytest.mark.parametrize("name", ["", "a b", "a:b", "a=b", "a,b", "tab\there", "end\n"])
 def test_names_that_would_split_an_option_are_refused(name: str) -> None:
     assert not is_retriever_name(name)
     with pytest.raises(BadInput, match=r"use no spaces, ':', '=' or ','"):
