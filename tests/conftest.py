@@ -3,18 +3,59 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from engine.types import Doc, Label, Question
-from engine.workspace import Workspace
-from engine.workspace_setup import new_workspace
+# Set before anything imports numba or torch (here and in every goldpan process a test starts).
+# ranx, a reference in the metric tests, compiles its numba functions and typed containers in
+# every process that uses it: about 10 s of CPU with a warm numba cache and 45 s on a fresh
+# virtual environment, to score a few dozen questions. Without the JIT it runs the same
+# functions as plain Python, in milliseconds; nothing in goldpan uses numba.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+# One OpenMP thread for torch (the dense and model-judge tests): the test workers already use
+# every core, and OpenMP's spinning threads took a quarter of those tests' CPU time.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from engine.types import Doc, Label, Question  # noqa: E402
+from engine.workspace import Workspace  # noqa: E402
+from engine.workspace_setup import new_workspace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+MAX_WORKERS = 4
+"""The most test processes ``-n auto`` starts (pyproject's addopts): each loads Kiwi (about
+0.5 GB) and torch once, so one per core on a big machine would cost memory, not time."""
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per CPU this process may use, at most :data:`MAX_WORKERS`."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_WORKERS, cpus or 1))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, the test workers and every goldpan process a
+    test starts would compile goldpan's modules again each time (about 0.5 s of CPU per
+    process, 45 s over the suite): their bytecode goes to a folder of this session instead,
+    never beside the sources. Set here, before the workers start, so they inherit it."""
+    if hasattr(config, "workerinput") or "PYTHONPYCACHEPREFIX" in os.environ:
+        return
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return  # Python writes __pycache__ as usual
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="goldpan-tests-pycache-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
