@@ -30,8 +30,8 @@ def load_bench():
     return module
 
 
-def children(pid: int) -> list[str]:
-    """Command lines of the direct children of ``pid`` (Linux /proc)."""
+def child_processes(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of the direct children of ``pid`` (Linux /proc)."""
     out = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -39,10 +39,16 @@ def children(pid: int) -> list[str]:
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             if int(fields[1]) == pid:
-                out.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                out.append((int(entry.name), cmdline))
         except (OSError, IndexError, ValueError):
             continue
     return out
+
+
+def children(pid: int) -> list[str]:
+    """Command lines of the direct children of ``pid``."""
+    return [cmdline for _, cmdline in child_processes(pid)]
 
 
 def status(url: str) -> int:
