@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
@@ -56,6 +57,22 @@ def pytest_configure(config: pytest.Config) -> None:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     os.environ["PYTHONPYCACHEPREFIX"] = folder
     del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a module's last test (its module fixtures are torn down by then): collect what
+    it left, then freeze what is still alive, so Python's collector no longer walks it.
+
+    What lives on is what lives for the session (imported modules, torch, Kiwi, session
+    fixtures); once a worker has imported torch, each full collection walked some 700,000
+    objects for 0.5 s of CPU, and the collector took a fifth of the TUI and dense tests' CPU
+    time. Objects still die by reference counting as before; the collector checks only
+    what was made since.
+    """
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
