@@ -15,14 +15,14 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import AwaitMount
 
-from engine.assign import Assigner
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
-from engine.trust import TrustError, TrustStore, what_runs
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
+from tui.controllers.leases import LeaseKeeper
+from tui.controllers.trust_flow import TrustFlow
 from tui.crash import failure_notice
-from tui.literal import command_shown, visible
+from tui.literal import visible
 from tui.messages import (
     IndexesReady,
     PoolFailed,
@@ -33,7 +33,6 @@ from tui.messages import (
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
-from tui.screens.modals import TrustScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from textual.actions import ActionParseResult
     from textual.dom import DOMNode
 
+    from engine.assign import Assigner
     from engine.retrieve.runner import PreparedRetrievers
 
 
@@ -177,12 +177,8 @@ class GoldpanApp(App[None]):
         self.session = LabelingSession(self.ws, annotator)
         self._prepared: PreparedRetrievers | None = None
         self._prepared_lock = threading.Lock()
-        self.trust = TrustStore()
-        """The user's record of trusted retrievers (outside the workspace)."""
-        self.trust_pending: list[str] | None = None
-        """Questions waiting for the answer to the trust question (None: not asking)."""
-        self.trust_asked = False
-        """The trust question is asked once per session; unanswered commands are skipped."""
+        self.trust_flow = TrustFlow(self)
+        """Asks, once, before the workspace's untrusted outside retrievers run."""
         self.warned: set[str] = set()
         """Warnings of retrievers already shown this session (TLS not checked)."""
         self.pool_tried: set[str] = set()
@@ -213,16 +209,10 @@ class GoldpanApp(App[None]):
         """The mounted goldpan screens (every mode's), told of each change once."""
         self.served = served
         """How `goldpan serve` runs this session (None: a terminal)."""
-        self.assigner: Assigner | None = None
-        """Hands out questions under a lease when served to an annotator."""
-        if served is not None and served.labels and self.readonly_reason is None:
-            self.assigner = Assigner(
-                self.ws,
-                annotator,
-                per_question=served.per_question,
-                lease_seconds=served.lease_seconds,
-            )
-            self.current_question = self.assigner.next(self.session.live.rankings)
+        self.leases = LeaseKeeper(self, annotator, served)
+        """Served to an annotator: hands out questions under a lease and keeps it."""
+        if self.leases.assigner is not None:
+            self.current_question = self.leases.next_question()
 
     def on_mount(self) -> None:
         """Paint first; build indexes (Kiwi included) in a worker afterwards."""
@@ -308,65 +298,29 @@ class GoldpanApp(App[None]):
 
     def on_unmount(self) -> None:
         """Give up the lease (a browser tab closed), close the workspace connection."""
-        if self.assigner is not None:
-            self.assigner.release()
+        self.leases.release()
         self.ws.close()
 
-    # -- served (`goldpan serve`) --------------------------------------------------------
+    # -- served (`goldpan serve`): tui.controllers.leases keeps the leases --------------
+
+    @property
+    def assigner(self) -> Assigner | None:
+        """Hands out questions under a lease when served to an annotator (else None)."""
+        return self.leases.assigner
 
     def next_question(self) -> str | None:
-        """Served: the most needed question nobody else is judging, leased to this session.
-
-        None when none is left for this annotator, or when not served (in a terminal the
-        judge screen walks :attr:`question_order` itself).
-        """
-        if self.assigner is None:
-            return None
-        return self.assigner.next(self.session.live.rankings)
+        """Served: the next question handed to this session (None: none, or not served)."""
+        return self.leases.next_question()
 
     def opened_question(self, question_id: str) -> None:
         """The judge screen shows a question: served, lease it, or say who has it."""
-        if self.assigner is None or self.assigner.current == question_id:
-            return
-        holder = self.assigner.hold(question_id)
-        if holder != self.assigner.annotator:
-            self.notify(
-                visible(f"{holder} is judging {question_id} right now."),
-                title="Taken",
-                severity="warning",
-                markup=False,
-            )
+        self.leases.opened(question_id)
 
     def keep_lease(self) -> None:
-        """Renew the open question's lease; take in other annotators' changes.
-
-        A lease lost meanwhile (it ran out and another annotator took the question) is
-        told at once, and the judge screen moves to a question this session holds, so
-        the next key never judges a question someone else is judging.
-        """
-        if self.assigner is not None:
-            held = self.assigner.current
-            self.assigner.renew()
-            if held is not None and self.assigner.current is None:
-                self.lease_lost(held)
+        """The served timer: renew the open question's lease, take in others' changes."""
+        self.leases.renew()
         if self.session.reload_if_changed():
             self.announce(None)
-
-    def lease_lost(self, question_id: str) -> None:
-        """Served: another annotator took ``question_id``; on to one handed to this session."""
-        who = self.ws.leases().get(question_id, "another annotator")
-        nxt = self.next_question()
-        then = f"on to {nxt}" if nxt is not None else "no other question is left for you now"
-        self.notify(
-            visible(f"Your hold on {question_id} ran out and {who} is judging it now; {then}."),
-            title="Question taken",
-            severity="warning",
-            markup=False,
-        )
-        if self.current_question == question_id:
-            self.current_question = nxt
-        if isinstance(self.screen, GoldpanScreen):
-            self.screen.follow_current()
 
     @property
     def prepared(self) -> PreparedRetrievers:
@@ -499,7 +453,11 @@ class GoldpanApp(App[None]):
         try:
             with Workspace.open(self.workspace_path) as ws:
                 report = refresh_runs(
-                    ws, prepared=self.prepared, keep_going=True, trust=self.trust, progress=progress
+                    ws,
+                    prepared=self.prepared,
+                    keep_going=True,
+                    trust=self.trust_flow.store,
+                    progress=progress,
                 )
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
             self.post_message(PoolFailed("", failure_notice(exc)))
@@ -523,66 +481,8 @@ class GoldpanApp(App[None]):
         self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
 
     def pool_question(self, question_id: str) -> None:
-        """Pool one question; first ask, once, about command retrievers not yet trusted.
-
-        Served (a browser tab of ``goldpan serve``), nothing is asked: trust is for the
-        person who owns this machine, so the session pools without the commands they have
-        not trusted and says, once, how they can.
-        """
-        if self.trust_pending is not None:  # the question is on screen: pool after it
-            self.trust_pending.append(question_id)
-            return
-        if not self.trust_asked and self.readonly_reason is None:
-            try:
-                untrusted = self.trust.untrusted(self.ws, self.ws.retrievers())
-            except TrustError as exc:  # the trust record is damaged: nothing is trusted
-                self.notify(visible(str(exc)), severity="error", markup=False)
-                untrusted = []
-            if untrusted:
-                self.trust_asked = True
-                if self.served is not None:
-                    self._say_untrusted([s.name for s in untrusted])
-                    self._pool_worker(question_id)
-                    return
-                self.trust_pending = [question_id]
-                shown = [(s.name, command_shown(what_runs(s))) for s in untrusted]
-
-                def answered(trust: bool | None) -> None:
-                    if trust and self.served is None:
-                        try:
-                            self.trust.trust(self.ws, untrusted)
-                        except TrustError as exc:
-                            self.notify(visible(str(exc)), severity="error", markup=False)
-                    else:
-                        self._say_untrusted([n for n, _ in shown])
-                    pending, self.trust_pending = self.trust_pending or [], None
-                    for qid in dict.fromkeys(pending):
-                        self._pool_worker(qid)
-
-                self.push_screen(TrustScreen(self.workspace_path.name, shown), answered)
-                return
-        self._pool_worker(question_id)
-
-    def _say_untrusted(self, names: list[str]) -> None:
-        """Name the command retrievers pooling skips, and who can trust them, how."""
-        skipped = ", ".join(names)
-        how = f"`goldpan trust {self.workspace_path}`"
-        if self.served is None:
-            self.notify(
-                visible(f"Pooling without {skipped}: not trusted. {how} trusts them."),
-                markup=False,
-            )
-            return
-        self.notify(
-            visible(
-                f"Pooling without {skipped}: their commands are not trusted on this server. "
-                f"The person running `goldpan serve` can trust them there with {how}."
-            ),
-            title="Commands not run",
-            severity="warning",
-            timeout=20,
-            markup=False,
-        )
+        """Pool one question, once the trust question (asked once) is answered."""
+        self.trust_flow.pool(question_id, self._pool_worker)
 
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def _pool_worker(self, question_id: str) -> None:
@@ -603,7 +503,7 @@ class GoldpanApp(App[None]):
                     question_ids=[question_id],
                     prepared=self.prepared,
                     keep_going=True,
-                    trust=self.trust,
+                    trust=self.trust_flow.store,
                 )
                 runs = {
                     s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
