@@ -535,18 +535,61 @@ class BM25Index:
         # rank_bm25 divides the token count by the number of documents.
         self.avgdl = float(counts.doc_len.sum()) / n_docs if n_docs else 0.0
         tf_matrix = counts.tf
+        self._tf = tf_matrix
         df = np.diff(tf_matrix.indptr).astype(np.float64)
         self.idf = self.variant.idf(df, n_docs, params)
-        term_of = np.repeat(np.arange(tf_matrix.shape[0]), np.diff(tf_matrix.indptr))
-        b = params.b
         avgdl = self.avgdl if self.avgdl > 0 else 1.0
-        lengths = lucene_lengths(self.doc_len) if self.variant.quantized_lengths else self.doc_len
-        norm = 1 - b + b * lengths[tf_matrix.indices] / avgdl
-        weights = self.variant.weight(tf_matrix.data, norm, self.idf[term_of], params)
-        self.weights = sparse.csr_matrix(
-            (np.asarray(weights, dtype=np.float64), tf_matrix.indices, tf_matrix.indptr),
-            shape=tf_matrix.shape,
+        self._lengths_over_avgdl = (
+            (lucene_lengths(self.doc_len) if self.variant.quantized_lengths else self.doc_len),
+            avgdl,
         )
+        self._weights: sparse.csr_matrix | None = None
+
+    def _weigh(self, term_of: IntArray, tf: FloatArray, docs: IntArray) -> FloatArray:
+        """The weights of the entries (term, tf, document): one formula, element by element.
+
+        Each weight depends on its own entry only, so weighing some rows gives exactly the
+        numbers the whole matrix holds for them (the same operations on the same values).
+        """
+        lengths, avgdl = self._lengths_over_avgdl
+        b = self.params.b
+        norm = 1 - b + b * lengths[docs] / avgdl
+        weights = self.variant.weight(tf, norm, self.idf[term_of], self.params)
+        return np.asarray(weights, dtype=np.float64)
+
+    @property
+    def weights(self) -> sparse.csr_matrix:
+        """Terms x documents: every entry's weight (made on first use, then kept)."""
+        if self._weights is None:
+            tf = self._tf
+            term_of = np.repeat(np.arange(tf.shape[0]), np.diff(tf.indptr))
+            self._weights = sparse.csr_matrix(
+                (self._weigh(term_of, tf.data, tf.indices), tf.indices, tf.indptr),
+                shape=tf.shape,
+            )
+        return self._weights
+
+    def _rows(self, ids: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+        """The weight rows of terms ``ids``: (row pointers, documents, weights).
+
+        Read from :attr:`weights` once that is made; before, only these rows are weighed
+        (a few questions touch a small part of a large corpus's entries).
+        """
+        if self._weights is not None:
+            w = self._weights
+            indptr, indices, data = w.indptr, w.indices, w.data
+        else:
+            indptr, indices, data = self._tf.indptr, self._tf.indices, self._tf.data
+        starts, ends = indptr[ids], indptr[ids + 1]
+        sizes = ends - starts
+        ptr = np.zeros(ids.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=ptr[1:])
+        at = np.repeat(starts - ptr[:-1], sizes) + np.arange(int(ptr[-1]), dtype=np.int64)
+        docs = indices[at]
+        if self._weights is not None:
+            return ptr, docs, data[at]
+        term_of = np.repeat(ids, sizes)
+        return ptr, docs, self._weigh(term_of, data[at], docs)
 
     def query_terms(self, tokens: Sequence[str]) -> tuple[IntArray, FloatArray]:
         """Term ids of the query in the vocabulary (first-seen order), with multiplicity.
@@ -576,20 +619,17 @@ class BM25Index:
         the order :meth:`rank_many`'s sparse product adds them in too.
         """
         ids, mult = self.query_terms(tokens)
-        w = self.weights
-        indptr, indices, data = w.indptr, w.indices, w.data
         if ids.size == 0:
             return np.zeros(self.n_docs)
-        starts, ends = indptr[ids], indptr[ids + 1]
+        ptr, indices, data = self._rows(ids)
         if ids.size == 1:
-            s, e = int(starts[0]), int(ends[0])
             out = np.zeros(self.n_docs)
-            out[indices[s:e]] = data[s:e] * mult[0]
+            out[indices] = data * mult[0]
         else:
-            sl = [slice(int(s), int(e)) for s, e in zip(starts, ends, strict=True)]
-            idx = np.concatenate([indices[x] for x in sl])
-            vals = np.concatenate([data[x] * m for x, m in zip(sl, mult, strict=True)])
-            out = np.bincount(idx, weights=vals, minlength=self.n_docs).astype(np.float64)
+            vals = np.concatenate(
+                [data[ptr[i] : ptr[i + 1]] * m for i, m in enumerate(mult.tolist())]
+            )
+            out = np.bincount(indices, weights=vals, minlength=self.n_docs).astype(np.float64)
         if self.variant.query_bonus:
             out = out + self._bonus(ids, mult)
         return out
@@ -602,7 +642,7 @@ class BM25Index:
         adds each document's weights in the order :meth:`scores` does, bit for bit.
         """
         n = len(queries)
-        n_terms = self.weights.shape[0]
+        n_terms = self._tf.shape[0]
         lengths = np.fromiter(map(len, queries), dtype=np.int64, count=n)
         flat = np.fromiter(
             map(self.vocab.get, chain.from_iterable(queries), repeat(-1)),
@@ -624,6 +664,26 @@ class BM25Index:
         )
         q.has_sorted_indices = False
         return q
+
+    def _operands(self, q: sparse.csr_matrix) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+        """The product's two sides: ``q`` and :attr:`weights`, or only the rows ``q`` uses.
+
+        While the whole matrix is not made yet and the questions touch under a quarter of
+        its entries (a few new questions on a large corpus), only their terms' rows are
+        weighed, and ``q``'s columns renumbered to them in the same order, so the product
+        adds the same numbers in the same order as with the whole matrix.
+        """
+        if self._weights is None and q.nnz:
+            ids = np.unique(q.indices).astype(np.int64)
+            indptr = self._tf.indptr
+            if int((indptr[ids + 1] - indptr[ids]).sum()) * 4 < self._tf.nnz:
+                ptr, docs, data = self._rows(ids)
+                rows = sparse.csr_matrix((data, docs, ptr), shape=(ids.size, self.n_docs))
+                cols = np.searchsorted(ids, q.indices).astype(np.int32)
+                sub = sparse.csr_matrix((q.data, cols, q.indptr), shape=(q.shape[0], ids.size))
+                sub.has_sorted_indices = False
+                return sub, rows
+        return q, self.weights
 
     def rank_many(
         self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
@@ -652,6 +712,7 @@ class BM25Index:
                     for i in range(n)
                 ]
             )
+        q_all, weights = self._operands(q_all)
         threads = min(RANK_THREADS, -(-n * max(1, self.n_docs) // RANK_CELLS))
         chunk = max(1, min(RANK_CELLS // max(1, self.n_docs), -(-n // max(1, threads))))
         starts = range(0, n, chunk)
@@ -660,7 +721,7 @@ class BM25Index:
         def rank_chunk(i: int) -> Ranked:
             q = chunks[i]
             q.has_sorted_indices = False
-            block = np.asarray((q @ self.weights).toarray(), dtype=np.float64)
+            block = np.asarray((q @ weights).toarray(), dtype=np.float64)
             if bonus is not None:
                 block += bonus[starts[i] : starts[i] + chunk, None]
             return top_k_flat(block, id_rank, depth)

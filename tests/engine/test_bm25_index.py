@@ -68,6 +68,31 @@ def test_batched_ranking_equals_one_question_at_a_time_bit_for_bit(
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
+def test_weighing_only_the_questions_rows_gives_the_whole_matrixs_numbers(variant):
+    # a few questions on a larger vocabulary touch a small part of the entries: before the
+    # whole weight matrix is made, only their rows are weighed (for one new question on a
+    # large corpus); rankings and scores must equal the whole matrix's bit for bit
+    rng = random.Random(11)
+    vocab = [f"t{i}" for i in range(400)]
+    docs = [rng.choices(vocab, k=rng.randint(0, 30)) for _ in range(300)]
+    queries = [rng.choices(vocab[:60], k=rng.randint(1, 5)) for _ in range(3)]
+    params = BM25Params(variant=variant)
+    rank = id_ranks([f"d{i}" for i in range(len(docs))])
+    few_rows = BM25Index(docs, params)
+    got = few_rows.rank_many(queries, rank, 20)
+    got_scores = [few_rows.scores(q) for q in queries]
+    assert few_rows._weights is None  # the rows path ran: nothing made the whole matrix
+    whole = BM25Index(docs, params)
+    assert whole.weights.nnz > 0
+    want = whole.rank_many(queries, rank, 20)
+    for (a, sa), (b, sb) in zip(got, want, strict=True):
+        assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
+    for q, s in zip(queries, got_scores, strict=True):
+        assert s.tolist() == whole.scores(q).tolist()
+    assert sum(len(a) for a, _ in got) > 0
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("threads", [1, 3])
 def test_chunks_give_the_same_rankings(monkeypatch, variant, threads):
     docs, queries = random_corpus(5)
