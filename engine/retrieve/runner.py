@@ -228,6 +228,10 @@ def refresh_runs(
         questions = [q for q in questions if q.id in wanted]
     if not specs or not questions:
         return report
+    if not ws.readonly:
+        # the first write's soundness gate reads every page: it runs beside the
+        # indexing and ranking instead of after them (same checks, same verdict)
+        ws.check_soundness_behind()
     need: dict[str, int] = {}  # how deep each base must be cached for its readers
     for spec in specs:
         try:

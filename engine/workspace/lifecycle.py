@@ -12,6 +12,7 @@ import functools
 import os
 import sqlite3
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Self
@@ -367,6 +368,8 @@ class WorkspaceFile:
         """The numbers a cached ranking stores documents by."""
         self._sound = False
         """SQLite's quick check passed (run before the first write of this connection)."""
+        self._behind: _SoundnessBehind | None = None
+        """The soundness checks running in a thread (:meth:`check_soundness_behind`)."""
 
     @functools.cached_property
     def db(self) -> Any:
@@ -584,7 +587,10 @@ class WorkspaceFile:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (after stopping checks still running behind)."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.stop()
         try:
             self.conn.close()
         finally:
@@ -650,33 +656,79 @@ class WorkspaceFile:
         """
         if self._sound:
             return
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            problem = behind.verdict()
+            if problem is not None:
+                raise WorkspaceError(problem)
+            if behind.passed:
+                self._sound = True
+                return
+            # the thread could not finish (its connection failed): checked here instead
         if held.is_sound(self.path):
             self._sound = True
             return
-        try:  # a bad row first: its message names the row, quick_check's would not
-            bad = next(self._bad_rows(), None)
-        except sqlite3.DatabaseError:
-            bad = None  # unreadable pages: quick_check says so
-        if bad is not None:
-            raise WorkspaceError(f"{bad}; nothing was written")
-        try:
-            found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
-        except sqlite3.DatabaseError as exc:
-            found = [str(exc)]
-        if found != ["ok"]:
-            raise WorkspaceError(
+        problem = self._soundness_problem()
+        if problem is not None:
+            raise WorkspaceError(problem)
+        self._sound = True
+        held.mark_sound(self.path)
+
+    def check_soundness_behind(self) -> None:
+        """Start :meth:`ensure_sound`'s checks on a connection of their own, in a thread.
+
+        For a command that reads and computes before its first write (``pool``): the
+        checks read every page while it loads and ranks, and the first write waits for
+        their verdict, the same verdict and message :meth:`ensure_sound` gives. Nothing
+        is skipped; the work is only moved earlier. :meth:`close` stops the thread.
+        """
+        if self.readonly or self._sound or self._behind is not None or held.is_sound(self.path):
+            return
+        self._behind = _SoundnessBehind(self.path)
+
+    def _soundness_problem(self, *, pages_first: bool = False) -> str | None:
+        """What makes the file unfit to write into, or None: the soundness gate's verdict.
+
+        Three checks, whose first failure in this order is the one told: a row the
+        readers would refuse (its message names the row), SQLite's ``quick_check``, a
+        row pointing at a row missing. With ``pages_first`` the page checks run first
+        (they run in SQLite without Python's lock, so a thread makes progress beside a
+        busy main thread), and the verdict is the same.
+        """
+
+        def rows() -> str | None:
+            try:
+                bad = next(self._bad_rows(), None)
+            except sqlite3.DatabaseError:
+                return None  # unreadable pages: quick_check says so
+            return None if bad is None else f"{bad}; nothing was written"
+
+        def pages() -> str | None:
+            try:
+                found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+            except sqlite3.DatabaseError as exc:
+                found = [str(exc)]
+            if found == ["ok"]:
+                return None
+            return (
                 f"{self.path} is damaged (SQLite reports: {found[0]}); nothing was written. "
                 f"`goldpan check {self.path}` lists every problem; restore the workspace "
                 "from a copy, or recover its rows with `sqlite3 FILE .recover`"
             )
-        dangling = self.foreign_key_problems(1)
-        if dangling:
-            raise WorkspaceError(
+
+        def links() -> str | None:
+            dangling = self.foreign_key_problems(1)
+            if not dangling:
+                return None
+            return (
                 f"{self.path}: {dangling[0]} (the workspace is damaged); nothing was written. "
                 f"`goldpan check {self.path}` lists every problem"
             )
-        self._sound = True
-        held.mark_sound(self.path)
+
+        if pages_first:
+            found_pages, found_links = pages(), links()
+            return rows() or found_pages or found_links
+        return rows() or pages() or links()
 
     def _bad_rows(self) -> Iterator[BadRow]:
         """Rows the readers would refuse, found fast.
@@ -814,6 +866,61 @@ class WorkspaceFile:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+class _SoundnessBehind:
+    """The soundness gate's checks on a connection of their own, in a daemon thread.
+
+    The connection is this thread's alone (opened, used and closed in it); the process's
+    other connection to the file stays open meanwhile, so closing this one neither
+    checkpoints nor drops a lock (:mod:`held`).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self.passed = False
+        self._conn: sqlite3.Connection | None = None
+        self._stopping = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="goldpan-soundness", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            ws = WorkspaceFile.open(self.path)
+        except (WorkspaceError, sqlite3.Error, OSError):
+            return  # the caller's first write runs the checks itself
+        try:
+            with self._lock:
+                if self._stopping:
+                    return
+                self._conn = ws.conn
+            self.problem = ws._soundness_problem(pages_first=True)
+            if self.problem is None and not self._stopping:
+                self.passed = True
+                held.mark_sound(self.path)
+        except (sqlite3.Error, OSError):  # interrupted, or a failure of its own
+            self.problem = None
+        finally:
+            with self._lock:
+                self._conn = None
+            ws.close()
+
+    def verdict(self) -> str | None:
+        """Wait for the checks: the problem they found, or None (see :attr:`passed`)."""
+        self._thread.join()
+        return self.problem
+
+    def stop(self) -> None:
+        """Interrupt the checks (nothing will be written) and wait for the thread."""
+        with self._lock:
+            self._stopping = True
+        while self._thread.is_alive():
+            with self._lock:  # an interrupt reaches only a statement already running
+                if self._conn is not None:
+                    self._conn.interrupt()
+            self._thread.join(0.05)
 
 
 def _bad_utf8(value: bytes | None) -> bool:

@@ -149,3 +149,57 @@ def test_judgment_times_name_the_event_that_wrote_the_current_value(tiny_ws):
     assert times.verdict_time(Verdict("q2", "mina", "answerable")) is None
     assert times.adjudication_time(Adjudication("q1", True, {}, "lead")) is None
     assert times.verdict_time(Verdict("q3", "mina", "a new text for q3")) is None
+
+
+def _soundness_threads():
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "goldpan-soundness"]
+
+
+@pytest.mark.parametrize("damage", ["bad utf-8", "dangling label"])
+def test_checks_run_behind_refuse_a_write_as_the_gate_does(tiny_ws, tmp_path, damage):
+    # the soundness checks started in a thread (as `goldpan pool` does) give the first
+    # write the verdict and the message the gate gives on its own
+    import shutil
+
+    conn = sqlite3.connect(tiny_ws)
+    if damage == "bad utf-8":
+        conn.execute("UPDATE docs SET text = CAST(X'6162FF63' AS TEXT) WHERE rowid = 2")
+    else:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute(
+            "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
+            "SELECT id, 'no-such-doc', 'x', 1, '2026-01-01' FROM questions LIMIT 1"
+        )
+    conn.commit()
+    conn.close()
+    twin = tmp_path / "twin.db"
+    shutil.copy(tiny_ws, twin)
+    with Workspace.open(twin) as alone, pytest.raises(WorkspaceError) as want:
+        alone.ensure_sound()
+    ws = Workspace.open(tiny_ws)
+    try:
+        ws.check_soundness_behind()
+        with pytest.raises(WorkspaceError) as got:
+            ws.add_question("a new question", [], "me")
+    finally:
+        ws.close()
+    assert str(got.value) == str(want.value).replace(str(twin), str(tiny_ws))
+    assert "nothing was written" in str(got.value)
+    assert not _soundness_threads()
+
+
+def test_checks_run_behind_pass_a_sound_file_and_close_stops_them(tiny_ws):
+    ws = Workspace.open(tiny_ws)
+    ws.check_soundness_behind()
+    ws.add_question("a new question", [], "me")  # waits for the verdict, then writes
+    assert ws._sound
+    ws.close()
+    with Workspace.open(tiny_ws) as again:
+        assert "a new question" in [q.text for q in again.questions()]
+    ws = Workspace.open(tiny_ws)
+    ws.check_soundness_behind()
+    ws.close()  # nothing written: the checks are stopped, their connection closed
+    assert not _soundness_threads()
+    assert not (tiny_ws.parent / (tiny_ws.name + "-wal")).exists()
