@@ -482,7 +482,7 @@ class TermCounts:
         if len(vocab) != n_terms:
             return None
         # within a row, doc indices strictly increase (sorted, no duplicates), as counted
-        step_ok = np.diff(indices.astype(np.int64)) > 0
+        step_ok = indices[1:] > indices[:-1]
         step_ok[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < tf.size)] - 1] = True
         if not bool(np.all(step_ok)):
             return None
