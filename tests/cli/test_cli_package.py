@@ -121,7 +121,7 @@ def test_every_subcommand_is_in_the_readme(path):
 
 
 def test_every_command_has_a_description_and_no_stale_one_is_kept():
-    from tui.cli.help import ABOUT
+    from tui.cli.reference import ABOUT
 
     paths = {" ".join(p) for p, _ in subcommands(build_parser())}
     assert set(ABOUT) == paths | {""}

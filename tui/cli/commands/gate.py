@@ -25,64 +25,9 @@ if TYPE_CHECKING:
     from engine.types import CachedRun
     from engine.workspace import Workspace
 
-GATE_HELP = """\
-which rankings a gate scores:
-  A command retriever runs the team's own code, which can change while its inputs do not:
-  its rankings are made again on every score unless it was added with --cache-key-files
-  PATH... or --cache-key-command CMD (then cached while those are unchanged). Built-in
-  retrievers are cached while their inputs (corpus, question, parameters) are unchanged;
-  --refresh ranks every retriever again. score says on stderr, per retriever, which it
-  was: "mysearch: ranked now (command, no cache key)", "bm25-word: cached, inputs
-  unchanged" (--json: the "rankings" key).
-  A gate (--fail-under, --fail-on-regression) that covers a retriever which did not run
-  here (its command is not trusted on this machine, the workspace is read-only, or
-  --no-pool) exits 2 naming it: trust it in the job (`goldpan trust WS --yes`) or give
-  the code on the command line with --run / --run-command.
-"""
-
 
 class GateNotRun(GoldpanError):
     """A gate covers a retriever that did not run here; exit code 2."""
-
-
-def gate_options(s: argparse.ArgumentParser) -> None:
-    """``goldpan score``'s options for rankings given now, freshness and CI reports."""
-    g = s.add_argument_group("the code under test (stored nowhere; the workspace is only read)")
-    g.add_argument(
-        "--run",
-        action="append",
-        metavar="FILE[=NAME]",
-        help="score a TREC run file made by the CI job, as retriever NAME (default: the "
-        "file's stem); repeatable. With --run or --run-command only these (and the "
-        "--retriever ones) are scored; a NAME the workspace has is replaced for this score",
-    )
-    g.add_argument(
-        "--run-command",
-        action="append",
-        metavar='"CMD"[=NAME]',
-        help="run CMD now as a command retriever would be (JSON lines in, a TREC run out; "
-        "trusted because you typed it), as retriever NAME (default: command); repeatable. "
-        "The text after the last '=' is the name when it has no spaces: a command that "
-        "ends in an =VALUE argument needs an explicit =NAME",
-    )
-    g.add_argument(
-        "--refresh",
-        action="store_true",
-        help="rank every question again with every retriever, cached or not",
-    )
-    r = s.add_argument_group("CI reports")
-    r.add_argument(
-        "--junit-xml",
-        metavar="PATH",
-        help="JUnit XML, one test case per question and retriever (RETRIEVER::QUESTION_ID), "
-        "failed when it regressed against --against (else: no gold in the top --k)",
-    )
-    r.add_argument(
-        "--markdown",
-        metavar="PATH",
-        help="a Markdown summary (metric table, failed questions); '-' for stdout "
-        "(instead of the table), e.g. >> $GITHUB_STEP_SUMMARY",
-    )
 
 
 def _split_name(raw: str, flag: str, *, is_file: bool) -> tuple[str, str | None]:

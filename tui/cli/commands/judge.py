@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from engine.grades import GRADE_RANGE
-from engine.names import MODEL_PREFIX
 from tui.cli.commands.common import (
     UsageError,
     err,
@@ -30,75 +28,6 @@ if TYPE_CHECKING:
     from engine.calibration import Calibration
     from engine.judge import JudgeReport
     from engine.workspace import Workspace
-
-KINDS = ("dense", "cross-encoder", "command")
-
-
-def add_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan judge``."""
-    from tui.cli import values
-
-    what = s.add_argument_group("the judge")
-    what.add_argument(
-        "--model",
-        metavar="NAME_OR_PATH",
-        help="a local sentence-transformers model: its folder, or a name already in the "
-        "local cache (nothing is downloaded)",
-    )
-    what.add_argument(
-        "--kind",
-        choices=KINDS,
-        help="dense: the cosine of a bi-encoder's embeddings (the default with --model); "
-        "cross-encoder: a CrossEncoder's score; command: your own judge (--command)",
-    )
-    what.add_argument(
-        "--command",
-        metavar='"CMD"',
-        help='your own judge: reads JSON lines {"question_id", "question", "doc_id", '
-        f'"title", "text"}} on stdin, prints one grade {GRADE_RANGE} per line (or '
-        '{"grade": N}), in order',
-    )
-    what.add_argument(
-        "--annotator",
-        metavar=f"{MODEL_PREFIX}NAME",
-        help=f"the judge's name on its grades (default: {MODEL_PREFIX} and the model's folder "
-        f"name, {MODEL_PREFIX}command for a command); alone, runs that stored judge again",
-    )
-    what.add_argument(
-        "--fields",
-        metavar="FIELDS",
-        help="document fields a model reads: text, title or title,text (default title,text)",
-    )
-    what.add_argument(
-        "--timeout",
-        type=values.finite(0, low_open=True),
-        metavar="SECONDS",
-        help="a command judge's time for the whole run (default 3600)",
-    )
-    run = s.add_argument_group("what is judged, and how scores become grades")
-    run.add_argument(
-        "--questions", nargs="+", metavar="QID", help="only these questions (default: all)"
-    )
-    run.add_argument(
-        "--thresholds",
-        type=values.finite_list,
-        metavar="T1,T2,T3",
-        help="the least score of grades 1, 2 and 3, instead of calibrating on people's grades",
-    )
-    other = s.add_argument_group("other actions")
-    other.add_argument(
-        "--remove",
-        metavar=f"{MODEL_PREFIX}NAME",
-        help="remove that model judge and every grade it gave",
-    )
-    other.add_argument("--list", action="store_true", help="the model judges and their calibration")
-    run.add_argument(
-        "--no-pool",
-        action="store_true",
-        help="judge the cached candidates as they are (default: stale rankings are pooled first)",
-    )
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("--json", action="store_true", help="JSON on stdout, not a table")
 
 
 def cmd_judge(args: argparse.Namespace) -> None:

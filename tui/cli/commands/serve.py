@@ -6,57 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.cli import values
 from tui.cli.commands.common import UsageError, err, open_workspace, out, pool_stale
 from tui.literal import literal
-
-
-def add_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan serve`` (added when that command parses)."""
-    from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
-
-    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    s.add_argument("--port", type=values.port, default=8000, help="default 8000")
-    s.add_argument(
-        "--annotator", action="append", default=[], metavar="NAME", help="a labeler (repeatable)"
-    )
-    s.add_argument(
-        "--adjudicator",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a labeler who may also adjudicate (repeatable)",
-    )
-    s.add_argument(
-        "--viewer",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="read-only: watches the review screen (repeatable)",
-    )
-    s.add_argument(
-        "--per-question",
-        type=values.people_per_question,
-        default=DEFAULT_PER_QUESTION,
-        metavar="K",
-        help=f"annotators per question (default {DEFAULT_PER_QUESTION})",
-    )
-    s.add_argument(
-        "--lease",
-        type=values.lease_seconds,
-        default=LEASE_SECONDS,
-        metavar="SECONDS",
-        help=f"how long an unattended question stays taken: 5 to {values.MAX_LEASE_SECONDS:g} "
-        f"(default {LEASE_SECONDS:g})",
-    )
-    s.add_argument(
-        "--public-url",
-        metavar="URL",
-        help="the address people open when a TLS reverse proxy is in front "
-        "(e.g. https://label.example.org)",
-    )
-    s.add_argument("--links", action="store_true", help="print the last session's links and exit")
-    s.add_argument("--new-tokens", action="store_true", help="issue new links (old ones stop)")
 
 
 def _people(args: argparse.Namespace) -> list[tuple[str, str]]:

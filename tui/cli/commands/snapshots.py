@@ -10,8 +10,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from engine.compare import DEFAULT_SAMPLES
-from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES, parse_metric
+from engine.metrics import parse_metric
 from engine.retrieve import DEFAULT_DEPTH
 from engine.snapshots import (
     SnapshotDiff,
@@ -21,7 +20,6 @@ from engine.snapshots import (
     resolve_snapshot,
     save_snapshot,
 )
-from tui.cli import values
 from tui.cli.commands.common import (
     GateFailed,
     UsageError,
@@ -33,6 +31,7 @@ from tui.cli.commands.common import (
     pool_stale,
     print_json,
 )
+from tui.cli.declarations.snapshot import SNAPSHOT_ACTIONS
 from tui.literal import literal
 
 CAUSES = {
@@ -40,88 +39,6 @@ CAUSES = {
     "labels": "the labels changed",
     "both": "retriever and labels changed",
 }
-SNAPSHOT_ACTIONS = ("save", "list", "show", "remove", "export")
-
-SNAPSHOT_HELP = """\
-forms:
-  goldpan snapshot WS NAME             store the scores now as NAME (same as save)
-  goldpan snapshot save WS NAME        the same, explicitly
-  goldpan snapshot list WS             the stored snapshots
-  goldpan snapshot show WS NAME        a snapshot's means per retriever
-  goldpan snapshot remove WS NAME      delete a snapshot
-  goldpan snapshot export WS NAME --out FILE [--force]
-                                       write it as JSON (keep it in git for CI;
-                                       `goldpan score WS --against FILE` reads it);
-                                       --force replaces an existing FILE
-"""
-
-
-def snapshot_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan snapshot``."""
-    s.add_argument("words", nargs="+", metavar="WORD", help="[ACTION] WS [NAME], see below")
-    s.add_argument("--out", metavar="FILE", help="export: the JSON file to write")
-    s.add_argument("--force", action="store_true", help="export: replace an existing FILE")
-    s.add_argument("--replace", action="store_true", help="save: overwrite a snapshot of that name")
-    s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
-    s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
-    s.add_argument("--json", action="store_true", help="list/show as JSON")
-
-
-def score_against_options(score: argparse.ArgumentParser) -> None:
-    """``goldpan score``'s regression-gate options (``--against`` and friends)."""
-    g = score.add_argument_group("regression gate")
-    g.add_argument(
-        "--against",
-        metavar="NAME_OR_FILE",
-        help="compare with a snapshot (its name in WS, or a file from `snapshot export`)",
-    )
-    g.add_argument(
-        "--fail-on-regression",
-        action="store_true",
-        help="with --against: exit 1 when a question's first-gold rank got worse",
-    )
-    g.add_argument(
-        "--tolerance",
-        type=values.tolerance,
-        metavar="RANKS",
-        help="with --fail-on-regression: allow this many ranks worse (default 0); a lost "
-        "gold is always a regression",
-    )
-    g.add_argument(
-        "--samples",
-        type=values.samples,
-        default=DEFAULT_SAMPLES,
-        help="bootstrap resamples (--against)",
-    )
-
-
-def power_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan power``."""
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
-    s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
-    s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--json", action="store_true")
-
-
-def querylog_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan import querylog``."""
-    s.add_argument("workspace", metavar="WS")
-    s.add_argument("path", metavar="FILE")
-    s.add_argument("--sample", type=values.count, metavar="N", help="draw N groups as questions")
-    s.add_argument("--seed", type=values.seed, default=0, help="the sample's seed (default 0)")
-    s.add_argument(
-        "--min-count", type=values.count, default=1, metavar="K", help="skip rarer queries"
-    )
-    s.add_argument(
-        "--similarity",
-        type=values.similarity,
-        default=None,
-        metavar="J",
-        help="near-duplicate threshold: Jaccard of character 3-grams (default 0.7)",
-    )
-    s.add_argument("--format", choices=("auto", "text", "jsonl", "csv"), default="auto")
-    s.add_argument("--json", action="store_true")
 
 
 # -- snapshot ------------------------------------------------------------------------------

@@ -97,13 +97,3 @@ def _table(workspace: str, specs: list[RetrieverSpec], untrusted: set[str]) -> N
         )
     if specs:
         out.print(table)
-
-
-def add_options(s: argparse.ArgumentParser) -> None:
-    """The options of ``goldpan trust``."""
-    s.add_argument("--yes", action="store_true", help="trust every listed retriever (scripts)")
-    s.add_argument("--list", action="store_true", help="show what each runs and whether trusted")
-    s.add_argument("--revoke", action="store_true", help="forget this workspace's trust")
-    s.add_argument(
-        "--retriever", action="append", metavar="NAME", help="only this retriever (repeatable)"
-    )

@@ -1,0 +1,26 @@
+"""``goldpan demo``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.cli.command import CliCommand
+from tui.cli.commands.common import DEMO_PATH
+
+
+def _options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--path", default=str(DEMO_PATH))
+    s.add_argument("--force", action="store_true", help="rebuild it")
+    s.add_argument("--no-open", action="store_true", help="print the scores instead of opening")
+    s.add_argument("--annotator", help="your name on labels (default: $GOLDPAN_ANNOTATOR or login)")
+
+
+COMMAND = CliCommand(
+    "demo",
+    "build the demo workspace and open it",
+    "Build the demo workspace from the bundled Korean corpus (once), pool it, and open it in "
+    "the terminal UI.",
+    run="app:cmd_demo",
+    options=_options,
+    workspace=False,
+)

@@ -1,0 +1,24 @@
+"""``goldpan failures``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.cli.command import CliCommand
+
+
+def _options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--retriever", required=True, metavar="NAME")
+    s.add_argument("--tag", help="only questions with this tag")
+
+
+COMMAND = CliCommand(
+    "failures",
+    "questions whose gold is not at rank 1, and what won",
+    "Each question whose gold is not at rank 1: the gold rank, the rank-1 document and how "
+    'it relates to the gold. --json prints [{"question", "gold", "gold_rank", "top_doc", '
+    '"relation"}].',
+    run="scores:cmd_failures",
+    options=_options,
+    json=True,
+)

@@ -1,0 +1,16 @@
+"""``goldpan info``."""
+
+from __future__ import annotations
+
+from tui.cli.command import CliCommand
+
+COMMAND = CliCommand(
+    "info",
+    "counts, annotators and schema version",
+    "Counts of documents, questions, labels, verdicts, retrievers and cached runs, the "
+    'annotators, the question status and the schema version. --json prints {"workspace", '
+    '"schema_version", "goldpan_version", "docs", "questions", "labels", "verdicts", '
+    '"retrievers", "cached_runs", "annotators", "question_status"}.',
+    run="workspace:cmd_info",
+    json=True,
+)

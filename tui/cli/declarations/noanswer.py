@@ -1,0 +1,22 @@
+"""``goldpan noanswer``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.cli.command import CliCommand
+
+
+def _options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--retriever", required=True, metavar="NAME")
+
+
+COMMAND = CliCommand(
+    "noanswer",
+    "calibrate a top-1 score threshold for no-answer",
+    "Top-1 scores of answerable vs no-answer questions: a table of thresholds (answerable "
+    "wrongly rejected, no-answer caught) and the best by balanced accuracy.",
+    run="scores:cmd_noanswer",
+    options=_options,
+    json=True,
+)

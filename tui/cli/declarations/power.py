@@ -1,0 +1,29 @@
+"""``goldpan power``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.cli.command import CliCommand
+
+
+def _options(s: argparse.ArgumentParser) -> None:
+    from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
+
+    s.add_argument("a", metavar="A")
+    s.add_argument("b", metavar="B")
+    s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
+    s.add_argument("--tag", help="only questions with this tag")
+    s.add_argument("--json", action="store_true")
+
+
+COMMAND = CliCommand(
+    "power",
+    "how many questions are enough: detectable difference and questions needed",
+    "How many questions are enough to tell retrievers A and B apart on one metric: the "
+    "smallest difference the current questions can detect (80% power, two-sided 5%) and the"
+    ' questions needed to confirm the observed difference. --json prints {"a", "b", '
+    '"metric", "n", "diff", "sd", "mde", "n_needed"}.',
+    run="snapshots:cmd_power",
+    options=_options,
+)

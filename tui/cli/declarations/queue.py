@@ -1,0 +1,39 @@
+"""``goldpan queue``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.cli import values
+from tui.cli.command import CliCommand
+
+
+def _options(s: argparse.ArgumentParser) -> None:
+    from engine.names import MODEL_PREFIX
+    from engine.queue import DEFAULT_K
+
+    s.add_argument(
+        "--k",
+        type=values.ranks,
+        default=DEFAULT_K,
+        help=f"pool depth per retriever (default {DEFAULT_K})",
+    )
+    s.add_argument(
+        "--model",
+        metavar=f"{MODEL_PREFIX}NAME",
+        help="also where that model judge and the people disagree most, and what it "
+        "graded relevant that nobody judged",
+    )
+
+
+COMMAND = CliCommand(
+    "queue",
+    "what to judge next; coverage@k of each retriever",
+    "The judging queue (questions whose pooled top-k documents are least judged first, "
+    'then disputes) and coverage@k per retriever. --json prints {"k", "coverage": {NAME: '
+    'share}, "queue": [{"question", "status", "unjudged", "reason"}]}; with --model also '
+    '"model", "disagree" and "holes": [{"question", "status", "docs", "distance"}].',
+    run="team:cmd_queue",
+    options=_options,
+    json=True,
+)
