@@ -302,7 +302,8 @@ def pool_contributions(
         else:
             rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
     only = only_found(rankings, qids, depth)
-    golds = workspace_golds(ws)
+    # only the questions some pair names need their gold (not every question's)
+    golds = workspace_golds(ws, {q for pairs in only.values() for q, _ in pairs})
     out: dict[str, Contribution | None] = {}
     for spec in specs:
         pairs = only.get(spec.name)

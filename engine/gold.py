@@ -61,6 +61,10 @@ NEEDS_ADJUDICATION = frozenset({Status.DISPUTED, Status.AMBIGUOUS})
 ambiguous; either way an adjudicator settles it (engine/counters.py)."""
 
 
+COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
+"""The buckets of the score counts, in their order (:attr:`Gold.count_as`)."""
+
+
 @dataclass(frozen=True)
 class Gold:
     """The resolved state of one question."""
@@ -117,13 +121,14 @@ def resolve(
     }
 
 
-def workspace_golds(ws: Workspace) -> dict[str, Gold]:
-    """Resolved gold of every question of the workspace.
+def workspace_golds(ws: Workspace, question_ids: Iterable[str] | None = None) -> dict[str, Gold]:
+    """Resolved gold of every question of the workspace (or of ``question_ids`` only).
 
     Judgments made for an earlier text of a question are not read (the workspace leaves
     them out); a question with only such judgments is ``recheck``.
     """
-    golds = resolve(ws.question_ids(), ws.labels(), ws.verdicts(), ws.adjudications())
+    ids = ws.question_ids() if question_ids is None else question_ids
+    golds = resolve(ids, ws.labels(), ws.verdicts(), ws.adjudications())
     for qid, stale in ws.recheck_counts().items():
         if qid in golds:
             golds[qid] = with_recheck(golds[qid], stale)
