@@ -17,8 +17,8 @@ import secrets
 from collections.abc import Collection, Mapping, Sequence
 
 from engine.errors import BadInput
+from engine.gold import workspace_golds
 from engine.queue import DEFAULT_K, judged_docs, judging_queue
-from engine.scoring import workspace_golds
 from engine.workspace import LeaseState, Workspace
 
 DEFAULT_PER_QUESTION = 2

@@ -10,22 +10,31 @@ smallest float step), so a changed row is taken out and put back in without re-a
 other questions, and the mean is the correctly rounded sum divided by the count, which is
 :func:`engine.metrics.mean`'s ``math.fsum`` result bit for bit. The means therefore equal
 :func:`engine.scoring.score_workspace` exactly.
+
+Nothing is scored until a score is asked for: the questions, labeling and adjudicating
+screens read only the gold, the counts and the rankings, so a session that never shows a
+score never loads numpy (a tenth of a second of every app start) nor spends a label's
+time on metric rows. The first score asked for scores every question at once, with the
+gold and rankings as they are then, which gives the same rows and sums as scoring at the
+start and updating after each label (the sums are exact).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+from engine.gold import COUNT_KEYS, Gold, Status
 
-from engine.gold import Gold, Status
-from engine.metrics import FloatArray, IntArray, first_relevant_rank, judge, mean, parse_metric
-from engine.metrics import per_question as metric_values
-from engine.scoring import COUNT_KEYS, Latency, metric_names
+if TYPE_CHECKING:  # numpy loads with the first score asked for (see LiveScores)
+    import numpy as np
+    import numpy.typing as npt
 
-BoolArray = npt.NDArray[np.bool_]
+    from engine.metrics import FloatArray, IntArray
+    from engine.scoring import Latency
+
+    BoolArray = npt.NDArray[np.bool_]
 
 _SCALE = 1074
 """Every finite float is an integer multiple of 2**-1074."""
@@ -66,34 +75,67 @@ class LiveScores:
         rankings: Mapping[str, Mapping[str, Sequence[str]]],
         *,
         tags: Mapping[str, Sequence[str]] | None = None,
-        latency: Mapping[str, Latency] | None = None,
+        latency: Mapping[str, Latency] | Callable[[], Mapping[str, Latency]] | None = None,
         metrics: Sequence[str] | None = None,
     ) -> None:
-        """Score everything once.
+        """Take the gold and rankings; the scores are computed when first asked for.
 
         Args:
             question_ids: every question of the workspace.
             golds: resolved gold by question id.
             rankings: retriever -> question id -> cached ranking (doc ids).
             tags: question id -> tags, for tag filters.
-            latency: retriever -> its latency (one question alone, and throughput).
+            latency: retriever -> its latency (one question alone, and throughput), or a
+                function giving it on first use.
             metrics: metric names (default: those of ``goldpan score``).
         """
         self.question_ids = sorted(question_ids)
         self._row = {q: i for i, q in enumerate(self.question_ids)}
-        self.metrics = list(metrics) if metrics else metric_names()
-        self._parsed = [parse_metric(m) for m in self.metrics]
+        self._metrics = list(metrics) if metrics else None
         self.retrievers = list(rankings)
         self.rankings = {r: dict(rankings[r]) for r in self.retrievers}
         self.tags = {q: tuple((tags or {}).get(q, ())) for q in self.question_ids}
-        self.latency = dict(latency or {})
+        self._latency = latency
         self.golds: dict[str, Gold] = {}
+        for q in self.question_ids:
+            self.golds[q] = golds.get(q) or Gold(q, Status.UNLABELED)
+        self._scored_once = False
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names scored (default: those of ``goldpan score``)."""
+        if self._metrics is None:
+            from engine.scoring import metric_names
+
+            self._metrics = metric_names()
+        return self._metrics
+
+    @property
+    def latency(self) -> dict[str, Latency]:
+        """Retriever -> its latency (read on first use)."""
+        if callable(self._latency):
+            self._latency = dict(self._latency())
+        elif not isinstance(self._latency, dict):
+            self._latency = dict(self._latency or {})
+        return self._latency
+
+    @latency.setter
+    def latency(self, value: Mapping[str, Latency]) -> None:
+        self._latency = dict(value)
+
+    def _score(self) -> None:
+        """Score every question once, for every retriever (on the first score asked for)."""
+        if self._scored_once:
+            return
+        import numpy as np
+
+        from engine.metrics import parse_metric
+
+        self._parsed = [parse_metric(m) for m in self.metrics]
         n = len(self.question_ids)
         self._scored = np.zeros(n, dtype=bool)
         self._values = {r: np.zeros((n, len(self.metrics))) for r in self.retrievers}
         self._first = {r: np.zeros(n, dtype=np.int64) for r in self.retrievers}
-        for q in self.question_ids:
-            self.golds[q] = golds.get(q) or Gold(q, Status.UNLABELED)
         self._scored[:] = [self.golds[q].status is Status.LABELED for q in self.question_ids]
         gold_list = [self.golds[q].gold for q in self.question_ids]
         for r in self.retrievers:
@@ -105,6 +147,7 @@ class LiveScores:
             self._sums[r] = [
                 sum(_exact(v) for v in scored[:, k].tolist()) for k in range(len(self.metrics))
             ]
+        self._scored_once = True
 
     def _take_out(self, i: int, retrievers: Sequence[str]) -> None:
         """Remove row ``i`` from the column sums (before it changes)."""
@@ -129,6 +172,11 @@ class LiveScores:
         ranks: list[list[str]],
         gold: list[Mapping[str, int]],
     ) -> None:
+        import numpy as np
+
+        from engine.metrics import first_relevant_rank, judge
+        from engine.metrics import per_question as metric_values
+
         j = judge(ranks, gold)
         cols = [metric_values(j, m) for m in self._parsed]
         values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(ranks), 0))
@@ -145,29 +193,46 @@ class LiveScores:
         i = self._row.get(gold.question_id)
         if i is None:
             raise KeyError(f"unknown question {gold.question_id!r}")
+        if not self._scored_once:  # scored with the rest when a score is first asked for
+            self.golds[gold.question_id] = gold
+            return
         self._take_out(i, self.retrievers)
         self.golds[gold.question_id] = gold
         self._scored[i] = gold.status is Status.LABELED
         if self.retrievers:
             rankings = [list(self.rankings[r].get(gold.question_id, ())) for r in self.retrievers]
-            j = judge(rankings, [gold.gold] * len(rankings))
-            cols = [metric_values(j, m) for m in self._parsed]
-            values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(rankings), 0))
-            first: IntArray = first_relevant_rank(j)
-            for n, r in enumerate(self.retrievers):
-                self._values[r][i] = values[n]
-                self._first[r][i] = first[n]
+            self._fill_all(i, rankings, gold)
         self._put_back(i, self.retrievers)
+
+    def _fill_all(self, i: int, rankings: list[list[str]], gold: Gold) -> None:
+        """Row ``i`` of every retriever at once (one judge call for all of them)."""
+        import numpy as np
+
+        from engine.metrics import first_relevant_rank, judge
+        from engine.metrics import per_question as metric_values
+
+        j = judge(rankings, [gold.gold] * len(rankings))
+        cols = [metric_values(j, m) for m in self._parsed]
+        values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(rankings), 0))
+        first: IntArray = first_relevant_rank(j)
+        for n, r in enumerate(self.retrievers):
+            self._values[r][i] = values[n]
+            self._first[r][i] = first[n]
 
     def set_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
         """A question was (re)pooled: take its new ranking and rescore its row."""
         self.rankings[retriever][question_id] = list(ranking)
         i = self._row[question_id]
+        if not self._scored_once:
+            return
         self._take_out(i, [retriever])
         self._fill(retriever, i, [list(ranking)], [self.golds[question_id].gold])
         self._put_back(i, [retriever])
 
     def _mask(self, tag: str | None) -> BoolArray:
+        import numpy as np
+
+        self._score()
         if tag is None:
             return self._scored
         has = np.array([tag in self.tags[q] for q in self.question_ids], dtype=bool)
@@ -176,6 +241,9 @@ class LiveScores:
 
     def means(self, tag: str | None = None) -> dict[str, dict[str, float]]:
         """Each retriever's mean of each metric over the scored questions (with ``tag``)."""
+        from engine.metrics import mean
+
+        self._score()
         if tag is None:  # the kept exact sums: no question is added again
             n = int(self._scored.sum())
             return {
@@ -200,6 +268,11 @@ class LiveScores:
 
     def means_for(self, question_ids: Sequence[str]) -> dict[str, dict[str, float]]:
         """Means over a subset of questions (only the scored ones among them count)."""
+        import numpy as np
+
+        from engine.metrics import mean
+
+        self._score()
         wanted = set(question_ids)
         mask = self._scored & np.array([q in wanted for q in self.question_ids], dtype=bool)
         return {
@@ -219,7 +292,7 @@ class LiveScores:
         """Scored questions, hardest first: most retrievers missing, then worst ranks."""
         mask = self._mask(tag)
         out = []
-        for i in np.flatnonzero(mask).tolist():
+        for i in mask.nonzero()[0].tolist():
             q = self.question_ids[i]
             ranks = {r: int(self._first[r][i]) for r in self.retrievers}
             top1: dict[str, str | None] = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
 from engine.gold import Gold, Status
 from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
 from engine.metrics import (
@@ -31,7 +32,6 @@ from engine.types import CachedRun
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
-COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
 
 LATENCY_HEADERS = ("ms p50", "ms p95", "q/s")
 """The latency columns of ``goldpan score`` and the review screen (:meth:`Latency.cells`)."""
@@ -199,7 +199,14 @@ def _json_number(v: float) -> float | None:
 
 def latency(ws: Workspace) -> dict[str, Latency]:
     """Per retriever with cached rankings: its :class:`Latency`."""
-    return {name: Latency.of(*timings) for name, timings in ws.latencies().items()}
+    return latency_of(ws.latencies())
+
+
+def latency_of(
+    timings: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+) -> dict[str, Latency]:
+    """:func:`latency` from timings already read (:meth:`Workspace.latencies`)."""
+    return {name: Latency.of(*t) for name, t in timings.items()}
 
 
 def paired_values(

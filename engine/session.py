@@ -21,6 +21,7 @@ from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from engine.live import LiveScores
+    from engine.scoring import Latency
 
 
 @dataclass(frozen=True)
@@ -178,19 +179,27 @@ class LabelingSession:
         return self._live
 
     def _load_live(self) -> LiveScores:
-        # imported here: the live scores need numpy, which `goldpan label` never loads
+        # imported here: `goldpan label` never needs them; the scores (numpy) and the
+        # latencies are computed when first shown (the review screen), not before the
+        # first paint
         from engine.live import LiveScores
-        from engine.scoring import latency
 
         ws = self.ws
         questions = ws.questions()
         golds = workspace_golds(ws)
+        latencies = ws.latencies()  # read now: the rankings below are of this moment
+
+        def latency() -> dict[str, Latency]:
+            from engine.scoring import latency_of
+
+            return latency_of(latencies)
+
         return LiveScores(
             [q.id for q in questions],
             golds,
             ws.all_runs(),
             tags={q.id: q.tags for q in questions},
-            latency=latency(ws),
+            latency=latency,
         )
 
     def data_version(self) -> int:

@@ -80,12 +80,12 @@ def test_a_cli_command_imports_only_what_it_uses(command, demo_ws):
 
 
 def test_the_app_and_its_first_screen_import_nothing_slow():
-    # the first screen paints before scipy, Kiwi, sqlite-utils (pandas) and the retrievers
-    # load: they are imported where they are used, or in workers
+    # the first screen paints before numpy, scipy, Kiwi, sqlite-utils (pandas) and the
+    # retrievers load: they are imported where they are used, or in workers
     code = (
         "import sys, tui.app, tui.screens.questions; "
-        "print(sorted(m for m in sys.modules if m in ('scipy', 'kiwipiepy', 'sqlite_utils', "
-        "'pandas', 'rank_bm25', 'torch', 'sentence_transformers') "
+        "print(sorted(m for m in sys.modules if m in ('numpy', 'scipy', 'kiwipiepy', "
+        "'sqlite_utils', 'pandas', 'rank_bm25', 'torch', 'sentence_transformers') "
         "or m.startswith('engine.retrieve') or m == 'engine.analysis'))"
     )
     result = subprocess.run(

@@ -9,6 +9,7 @@ from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
+from tests.conftest import ROOT
 
 
 def test_pool_is_the_union_of_top_k_in_blinded_order():
@@ -65,6 +66,39 @@ def test_live_scores_follow_labels_and_equal_goldpan_score(tiny_ws):
     live.update(resolve_one("q4", {"mina": {"d4": 1}}, {"mina": "no_answer"}))
     assert live.means()["bm25-bigram"]["mrr"] == before
     assert live.counts()["no_answer"] == 1
+
+
+def test_live_scores_asked_for_after_labels_equal_those_kept_from_the_start(tiny_ws):
+    """Nothing is scored until a score is asked for (the labeling screens never ask): the
+    first score, asked after labels and a new ranking, is the one kept up from the start,
+    bit for bit, and goldpan score's."""
+    import subprocess
+    import sys
+
+    ws = Workspace.open(tiny_ws)
+    refresh_runs(ws, ["bm25-word", "bm25-bigram"])
+    kept, late = _live(ws), _live(ws)
+    kept.means()
+    ws.write_labels([Label("q4", "d4", "mina", 1)])
+    for live in (kept, late):
+        live.update(resolve_one("q4", {"mina": {"d4": 1}}, {}))
+        live.set_ranking("bm25-word", "q4", ["d4", "d1"])
+    assert not late._scored_once  # the labels and the ranking scored nothing
+    assert late.means() == kept.means()
+    assert late.rows() == kept.rows()
+    assert late.values("bm25-word", "mrr")[0] == kept.values("bm25-word", "mrr")[0]
+    assert late.latency == latency(ws) and late.counts() == score_workspace(ws).counts
+    code = (
+        "import sys; from engine.session import LabelingSession; "
+        "from engine.workspace import Workspace; "
+        f"s = LabelingSession(Workspace.open({str(tiny_ws)!r}), 'a'); "
+        "s.live.golds, s.live.counts(), s.live.rankings; "
+        "print('numpy' in sys.modules, len(s.live.means()) > 0, 'numpy' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split() == ["False", "True", "True"], out.stderr
 
 
 def test_live_rows_hardest_first_and_tag_filter(tiny_ws):

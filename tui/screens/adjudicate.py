@@ -10,7 +10,6 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.agreement import agreement_report
 from engine.gold import Status
 from engine.grades import is_relevant
 from engine.queue import disagreement_queue
@@ -378,6 +377,8 @@ grades, which tell how far to trust the labels (and each model against the gold)
 
         Reads every label: redrawn only when the workspace changed since the last time.
         """
+        from engine.agreement import agreement_report  # numpy: loaded here, not at start
+
         token = self.gp.session.change_token()
         if token == self._agreement_token:
             return

@@ -128,6 +128,8 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
     """Show one annotator's view of every question (None: the resolved gold)."""
     _overlap_token: object = None
     """The workspace's change token when the overlaps were last measured."""
+    _overlap_after_paint = False
+    """The first paint is done: overlaps are measured from then on."""
     queue_order: reactive[bool] = reactive(False)
     """Order rows by the judging queue instead of by id."""
 
@@ -147,14 +149,25 @@ Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
         overlap: dict[str, tuple[float, float | None]]
 
     def on_mount(self) -> None:
-        """Build the table; measure title overlap in a worker."""
+        """Build the table; measure title overlap in a worker once the table is painted.
+
+        (The worker loads the retrievers' modules: started sooner, it would take the CPU
+        from the first paint.)
+        """
         self.overlap: dict[str, tuple[float, float | None]] = {}
         """Question id -> (share of its words in the nearest title, in its gold text)."""
         self.redraw()
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        """The table is on screen: measure the overlaps (and from now on, on change)."""
+        self._overlap_after_paint = True
         self.measure_overlap()
 
     def measure_overlap(self) -> None:
         """Measure the overlaps again when the workspace changed since the last measure."""
+        if not self._overlap_after_paint:
+            return  # the first paint measures (on_mount)
         token = self.gp.session.change_token()
         if token != self._overlap_token:
             self._overlap_token = token

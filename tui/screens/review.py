@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
-from engine.compare import FloatArray
-from engine.metrics import first_gold_rank
-from engine.scoring import LATENCY_HEADERS
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
@@ -33,6 +32,9 @@ from tui.widgets.snapshot_diff import (
     snapshot_choices,
 )
 from tui.widgets.tables import fill
+
+if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
+    from engine.compare import FloatArray
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
@@ -347,6 +349,8 @@ top 100), hardest first, and the rank-1 document that beat it.
                 since_text(baseline.name if baseline else None, n_snapshots),
             )
         )
+        from engine.scoring import LATENCY_HEADERS
+
         latency = {r: live.latency[r].cells() for r in live.retrievers if r in live.latency}
         grid = scores_grid(
             {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
@@ -407,6 +411,8 @@ top 100), hardest first, and the rank-1 document that beat it.
                 Text("No scored question yet: label some in the judge screen (l).", style="dim")
             )
             return
+        from engine.metrics import first_gold_rank
+
         session = self.gp.session
         live = session.live
         q = session.ws.question(qid)

@@ -13,7 +13,6 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.snapshots import check_snapshot, snapshot_means, snapshot_ranks
 from engine.workspace import Workspace, WorkspaceError
 
 WORSE = "on #5f1f1f"
@@ -33,6 +32,8 @@ class Baseline:
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
         """The snapshot ``name`` of the workspace (None when it is gone)."""
+        from engine.snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
+
         try:
             data = ws.snapshot(name)
             if data is None:
@@ -51,6 +52,8 @@ class Baseline:
         a label change on the review screen does not re-average thousands of values.
         """
         if key not in self._means:
+            from engine.snapshots import snapshot_means
+
             self._means[key] = snapshot_means(self.data, question_ids)
         return self._means[key]
 
