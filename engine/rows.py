@@ -115,8 +115,12 @@ def doc(path: Path, r: Sequence[Any]) -> Doc:
     return Doc(doc_id, title, text, _json(r[3], path, "docs", row, "fields", dict))
 
 
+Q_COLUMNS = "id, text, tags, author, written_blind, note"
+"""The columns a question is read from, in :func:`question`'s order."""
+
+
 def question(path: Path, r: Sequence[Any]) -> Question:
-    """(id, text, tags, author, written_blind, note)."""
+    """(id, text, tags, author, written_blind, note): :data:`Q_COLUMNS`."""
     row = f"id {show(r[0])}"
     qid = _text(r[0], path, "questions", row, "id")
     tags = _json(r[2], path, "questions", row, "tags", list)

@@ -15,10 +15,14 @@ at all.
 
 The package, one module per idea:
 
-- :mod:`~engine.workspace.lifecycle`: the file itself: :func:`identify` (application id,
-  schema shape), open/create/inspect (read-only or writable), the backup before an
-  upgrade, migrations, the ``quick_check`` gate before the first write, and the row scans
-  of ``goldpan check``.
+- :mod:`~engine.workspace.identity`: whether a file is goldpan's: :func:`identify`
+  (header, application id, schema version and shape), read without writing anything.
+- :mod:`~engine.workspace.lifecycle`: the file itself: open/create/inspect (read-only or
+  writable), the backup before an upgrade, migrations, transactions.
+- :mod:`~engine.workspace.soundness`: the gate before the first write (rows the readers
+  would refuse, ``quick_check``, dangling rows) and the scans of ``goldpan check``.
+- :mod:`~engine.workspace.held`: the connections this process holds, so that nothing
+  here drops SQLite's locks.
 - :mod:`~engine.workspace.corpus`: documents, the corpus hash, the table counts.
 - :mod:`~engine.workspace.questions`: questions and their text history.
 - :mod:`~engine.workspace.judgments`: labels, verdicts, adjudications (with the
@@ -68,6 +72,7 @@ but no read or write goes through it, for these reasons:
 """
 
 from engine.workspace.corpus import CorpusTables
+from engine.workspace.identity import expected_tables, identify
 from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, JudgmentTimes
 from engine.workspace.lifecycle import (
     BUSY_TIMEOUT_S,
@@ -79,8 +84,6 @@ from engine.workspace.lifecycle import (
     WorkspaceError,
     WorkspaceFile,
     backup_path,
-    expected_tables,
-    identify,
     now,
     writable_problem,
 )

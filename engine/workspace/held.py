@@ -29,6 +29,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+BUSY_TIMEOUT_S = 30.0
+"""How long a connection waits for another's write lock before it gives up (a batch job)."""
+
+INTERACTIVE_BUSY_TIMEOUT_S = 5.0
+"""The same for a connection a person waits on (the app's): a grade that cannot get the
+lock in this time is reported as not saved, rather than freezing the screen for 30 s."""
+
 LOCK = threading.RLock()
 """Held while a connection is opened and registered, and while a file is read plainly."""
 

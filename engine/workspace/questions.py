@@ -6,13 +6,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine import rows as decode
-from engine.rows import WorkspaceError
+from engine.rows import Q_COLUMNS, WorkspaceError
 from engine.types import (
     Question,
     canonical_json,
 )
 from engine.workspace.judgments import JudgmentTables
-from engine.workspace.lifecycle import Q_COLUMNS, now
+from engine.workspace.lifecycle import now
 
 
 class QuestionTables(JudgmentTables):

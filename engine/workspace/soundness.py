@@ -1,0 +1,439 @@
+"""The soundness gate: refuse to write into a file that is damaged, and ``goldpan check``'s scans.
+
+:class:`SoundnessChecks` is mixed into :class:`~engine.workspace.lifecycle.WorkspaceFile`:
+before a connection's first write it finds rows the readers would refuse (SQL picks the
+suspects, the readers' own decoders judge them), runs SQLite's ``quick_check`` and looks
+for rows pointing at rows missing, once per connection (and once per process while it
+holds the file open: :mod:`held`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine import rows as decode
+from engine.grades import MAX_GRADE, MIN_GRADE, sql_not_a_grade
+from engine.rows import BadRow, WorkspaceError
+from engine.types import (
+    MAX_JSON_DEPTH,
+    MODEL_JUDGE_KINDS,
+    RETRIEVER_KIND_NAMES,
+    VERDICTS,
+)
+from engine.workspace import held
+from engine.workspace.numbers import DocNumbers
+
+
+class SoundnessChecks:
+    """The soundness gate and the checks behind ``goldpan check``, over :attr:`conn`."""
+
+    path: Path
+    conn: sqlite3.Connection
+    readonly: bool
+    doc_numbers: DocNumbers
+    _sound: bool
+    """The gate passed on this connection (it runs before the first write)."""
+    _behind: SoundnessBehind | None
+    """The gate's checks running in a thread (:meth:`check_soundness_behind`)."""
+
+    @classmethod
+    def open_for_checks(cls, path: Path) -> Any:
+        """A new connection to ``path`` of the class mixing this in (for checks in a thread)."""
+        raise NotImplementedError
+
+    def ensure_sound(self) -> None:
+        """Refuse to write into a file SQLite reports as damaged (``PRAGMA quick_check``).
+
+        A write that lands beside a damaged page succeeds and hides the damage a little
+        deeper; goldpan stops before the first write instead and points to ``check``. The
+        quick check reads every page once (no index cross-check): about 0.1 s per 100 MB.
+
+        Once per connection: after it passes, every write of this connection goes through
+        :meth:`transaction`, which does not check again either; nor does another
+        connection of this process while the process keeps the file open
+        (:func:`held.is_sound`), so the app can run the check in a worker before the first
+        grade, and a pooling worker's connection skips it.
+        """
+        if self._sound:
+            return
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            problem = behind.verdict()
+            if problem is not None:
+                raise WorkspaceError(problem)
+            if behind.passed:
+                self._sound = True
+                return
+            # the thread could not finish (its connection failed): checked here instead
+        if held.is_sound(self.path):
+            self._sound = True
+            return
+        problem = self._soundness_problem()
+        if problem is not None:
+            raise WorkspaceError(problem)
+        self._sound = True
+        held.mark_sound(self.path)
+
+    def check_soundness_behind(self) -> None:
+        """Start :meth:`ensure_sound`'s checks on a connection of their own, in a thread.
+
+        For a command that reads and computes before its first write (``pool``): the
+        checks read every page while it loads and ranks, and the first write waits for
+        their verdict, the same verdict and message :meth:`ensure_sound` gives. Nothing
+        is skipped; the work is only moved earlier. :meth:`close` stops the thread.
+        """
+        if self.readonly or self._sound or self._behind is not None or held.is_sound(self.path):
+            return
+        self._behind = SoundnessBehind(self.path, type(self).open_for_checks)
+
+    def _soundness_problem(self, *, pages_first: bool = False) -> str | None:
+        """What makes the file unfit to write into, or None: the soundness gate's verdict.
+
+        Three checks, whose first failure in this order is the one told: a row the
+        readers would refuse (its message names the row), SQLite's ``quick_check``, a
+        row pointing at a row missing. With ``pages_first`` the page checks run first
+        (they run in SQLite without Python's lock, so a thread makes progress beside a
+        busy main thread), and the verdict is the same.
+        """
+
+        def rows() -> str | None:
+            try:
+                bad = next(self._bad_rows(), None)
+            except sqlite3.DatabaseError:
+                return None  # unreadable pages: quick_check says so
+            return None if bad is None else f"{bad}; nothing was written"
+
+        def pages() -> str | None:
+            try:
+                found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+            except sqlite3.DatabaseError as exc:
+                found = [str(exc)]
+            if found == ["ok"]:
+                return None
+            return (
+                f"{self.path} is damaged (SQLite reports: {found[0]}); nothing was written. "
+                f"`goldpan check {self.path}` lists every problem; restore the workspace "
+                "from a copy, or recover its rows with `sqlite3 FILE .recover`"
+            )
+
+        def links() -> str | None:
+            dangling = self.foreign_key_problems(1)
+            if not dangling:
+                return None
+            return (
+                f"{self.path}: {dangling[0]} (the workspace is damaged); nothing was written. "
+                f"`goldpan check {self.path}` lists every problem"
+            )
+
+        if pages_first:
+            found_pages, found_links = pages(), links()
+            return rows() or found_pages or found_links
+        return rows() or pages() or links()
+
+    def _bad_rows(self) -> Iterator[BadRow]:
+        """Rows the readers would refuse, found fast.
+
+        SQL picks every suspect row (a superset: JSON validity, shapes, types, lengths,
+        depth, UTF-8) and the readers' own decoders judge each suspect, so the gate and
+        the readers never disagree.
+        """
+        self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
+        top = self.doc_numbers.dense_top()  # numbers are checked without reading the ids
+        self.conn.create_function("goldpan_bad_numbers", 1, self._bad_numbers(top))
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, where in _SUSPECTS.items():
+            if table not in present:
+                continue
+            sql, read = self._row_readers()[table]
+            suspects = [r[0] for r in self.conn.execute(f"SELECT rowid FROM {table} WHERE {where}")]
+            for rowid in suspects:
+                try:
+                    row = self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone()
+                    read(self.path, row)
+                except BadRow as exc:
+                    yield exc
+                except sqlite3.OperationalError as exc:  # text that is not UTF-8
+                    yield BadRow(self.path, table, f"rowid {rowid}", str(exc))
+
+    def _bad_numbers(self, top: int | None) -> Any:
+        """SQL's test of a ranking's document numbers (a blob): not whole, or naming none.
+
+        With ``top`` (:meth:`DocNumbers.dense_top`), the numbers 1 to ``top`` all name a
+        document and no id is read.
+        """
+
+        def bad(blob: bytes) -> bool:
+            numbers = decode.numbers_in(blob)
+            if numbers is None:
+                return True
+            if top is not None:
+                return bool(numbers) and (min(numbers) < 1 or max(numbers) > top)
+            return self.doc_numbers.ids(numbers) is None
+
+        return bad
+
+    def _row_readers(self) -> dict[str, tuple[str, Any]]:
+        """Table -> (the query, the decoder) each row is checked with."""
+        return {
+            **_ROW_READERS,
+            "runs": (
+                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth "
+                "FROM runs",
+                lambda path, r: decode.run_row(path, r[0], r[1:], self.doc_numbers),
+            ),
+        }
+
+    def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` findings (empty when the file is sound)."""
+        try:
+            found = [str(r[0]) for r in self.conn.execute(f"PRAGMA integrity_check({limit})")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if found == ["ok"] else found
+
+    def foreign_key_problems(self, limit: int = 100) -> list[str]:
+        """Rows that point at a row missing from the table they refer to."""
+        try:
+            found = self.conn.execute("PRAGMA foreign_key_check").fetchmany(limit)
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        problems = [
+            f"table {t}, rowid {rowid}: refers to a row {parent} lacks"
+            for t, rowid, parent, _ in found
+        ]
+        try:  # every document has a number (no SQL constraint can say so: see doc_numbers)
+            unnumbered = self.conn.execute(
+                "SELECT rowid FROM docs WHERE id NOT IN (SELECT id FROM doc_numbers) LIMIT ?",
+                (max(0, limit - len(problems)),),
+            ).fetchall()
+        except sqlite3.OperationalError:  # an older schema, without doc_numbers
+            unnumbered = []
+        return problems + [
+            f"table docs, rowid {rowid}: the document has no number in doc_numbers"
+            for (rowid,) in unnumbered
+        ]
+
+    def row_problems(self) -> Iterator[str]:
+        """Every row goldpan could not read back (checked as the readers decode them)."""
+        present = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        for table, (sql, read) in self._row_readers().items():
+            if table not in present:
+                continue
+            try:
+                rows = self.conn.execute(sql).fetchall()
+            except sqlite3.OperationalError:  # a value that does not decode: row by row
+                rows = None
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table} cannot be read to the end: {exc}"
+                continue
+            if rows is None:
+                yield from self._row_by_row(table, sql, read)
+                continue
+            for r in rows:
+                try:
+                    read(self.path, r)
+                except BadRow as exc:
+                    yield f"table {exc.table}, row {exc.row}: {exc.why}"
+
+    def _row_by_row(self, table: str, sql: str, read: Any) -> Iterator[str]:
+        for (rowid,) in self.conn.execute(f"SELECT rowid FROM {table}").fetchall():
+            try:
+                read(self.path, self.conn.execute(f"{sql} WHERE rowid = ?", (rowid,)).fetchone())
+            except BadRow as exc:
+                yield f"table {exc.table}, row {exc.row}: {exc.why}"
+            except sqlite3.DatabaseError as exc:
+                yield f"table {table}, rowid {rowid}: {exc}"
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+class SoundnessBehind:
+    """The soundness gate's checks on a connection of their own, in a daemon thread.
+
+    The connection is this thread's alone (opened, used and closed in it); the process's
+    other connection to the file stays open meanwhile, so closing this one neither
+    checkpoints nor drops a lock (:mod:`held`).
+    """
+
+    def __init__(self, path: Path, open_file: Callable[[Path], Any]) -> None:
+        self.path = path
+        self._open = open_file
+        self.problem: str | None = None
+        self.passed = False
+        self._conn: sqlite3.Connection | None = None
+        self._stopping = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="goldpan-soundness", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            ws = self._open(self.path)
+        except (WorkspaceError, sqlite3.Error, OSError):
+            return  # the caller's first write runs the checks itself
+        try:
+            with self._lock:
+                if self._stopping:
+                    return
+                self._conn = ws.conn
+            self.problem = ws._soundness_problem(pages_first=True)
+            if self.problem is None and not self._stopping:
+                self.passed = True
+                held.mark_sound(self.path)
+        except (sqlite3.Error, OSError):  # interrupted, or a failure of its own
+            self.problem = None
+        finally:
+            with self._lock:
+                self._conn = None
+            ws.close()
+
+    def verdict(self) -> str | None:
+        """Wait for the checks: the problem they found, or None (see :attr:`passed`)."""
+        self._thread.join()
+        return self.problem
+
+    def stop(self) -> None:
+        """Interrupt the checks (nothing will be written) and wait for the thread."""
+        with self._lock:
+            self._stopping = True
+        while self._thread.is_alive():
+            with self._lock:  # an interrupt reaches only a statement already running
+                if self._conn is not None:
+                    self._conn.interrupt()
+            self._thread.join(0.05)
+
+
+def _bad_utf8(value: bytes | None) -> bool:
+    if value is None:
+        return False
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _not_text(*columns: str) -> str:
+    """SQL: one of ``columns`` is not valid UTF-8 text.
+
+    The columns' bytes are checked in one call per row, joined by a newline: an ASCII
+    byte ends any multi-byte sequence, so a join is valid UTF-8 exactly when every part
+    is (a third of the calls into Python on a table of documents). A column that is not
+    text makes the row a suspect by its type already (the reader then judges it whole).
+    """
+    types = " OR ".join(f"typeof({c}) != 'text'" for c in columns)
+    joined = " || char(10) || ".join(columns)
+    return f"{types} OR goldpan_bad_utf8(CAST({joined} AS BLOB))"
+
+
+def _not_null_text(*columns: str) -> str:
+    return " OR ".join(
+        f"({c} IS NOT NULL AND (typeof({c}) != 'text' OR goldpan_bad_utf8(CAST({c} AS BLOB))))"
+        for c in columns
+    )
+
+
+def _bad_json(column: str, shape: str, *more: str) -> str:
+    """SQL: ``column`` is not JSON of ``shape`` (or nests too deep, or fails ``more``)."""
+    openers = f"length({column}) - length(replace(replace({column}, '[', ''), '{{', ''))"
+    empty = "{}" if shape == "object" else "[]"
+    checks = [
+        f"typeof({column}) != 'text'",
+        f"goldpan_bad_utf8(CAST({column} AS BLOB))",
+        f"instr({column}, char(0)) > 0",
+        f"NOT json_valid({column})",
+        f"json_type({column}) != '{shape}'",
+        f"{openers} > {MAX_JSON_DEPTH}",
+        *more,
+    ]
+    # most values are the empty one (a document without fields): sound at a glance
+    return (
+        f"(CASE WHEN {column} = '{empty}' THEN 0 "
+        + " ".join(f"WHEN {c} THEN 1" for c in checks)
+        + " ELSE 0 END)"
+    )
+
+
+_SUSPECTS: dict[str, str] = {
+    "meta": _not_text("key", "value"),
+    "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
+    "questions": f"{_not_text('id', 'text', 'author', 'note')} OR "
+    "typeof(written_blind) != 'integer' OR "
+    + _bad_json(
+        "tags", "array", "EXISTS (SELECT 1 FROM json_each(questions.tags) WHERE type != 'text')"
+    ),
+    "labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR " + sql_not_a_grade(),
+    "verdicts": f"{_not_text('question_id', 'annotator', 'verdict', 'note')} OR verdict NOT IN "
+    f"({', '.join(repr(v) for v in VERDICTS)})",
+    "adjudications": f"{_not_text('question_id', 'by', 'note')} OR "
+    "typeof(no_answer) != 'integer' OR "
+    + _bad_json(
+        "gold",
+        "object",
+        "EXISTS (SELECT 1 FROM json_each(adjudications.gold) WHERE type != 'integer' "
+        f"OR value NOT BETWEEN {MIN_GRADE} AND {MAX_GRADE})",
+    ),
+    "retrievers": f"{_not_text('name', 'kind')} OR kind NOT IN "
+    f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
+    "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
+    "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
+    "typeof(scores) != 'blob' OR (CASE WHEN typeof(doc_ids) = 'blob' THEN "
+    "length(scores) != 2 * length(doc_ids) OR goldpan_bad_numbers(doc_ids) ELSE "
+    + _bad_json(
+        "doc_ids",
+        "array",
+        "length(scores) != 8 * json_array_length(doc_ids)",
+        "EXISTS (SELECT 1 FROM json_each(runs.doc_ids) WHERE type != 'text')",
+    )
+    + " END)",
+    # the NOT IN of foreign_key_problems finds an id that is not its document's exact text
+    "doc_numbers": "typeof(id) != 'text'",
+    "model_judges": f"{_not_text('annotator', 'kind', 'model')} OR kind NOT IN "
+    f"({', '.join(repr(k) for k in MODEL_JUDGE_KINDS)}) OR {_bad_json('params', 'object')}",
+    "model_labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
+    + sql_not_a_grade()
+    + " OR "
+    "typeof(score) NOT IN ('real', 'integer', 'null')",
+    "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
+    "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
+    "events": f"{_not_text('at', 'annotator', 'kind')} OR "
+    + _not_null_text("question_id", "doc_id", "old", "new"),
+}
+"""Table -> SQL condition picking every row its reader might refuse (and a few more)."""
+
+
+_ROW_READERS: dict[str, tuple[str, Any]] = {
+    "meta": ("SELECT key, value FROM meta", decode.meta),
+    "docs": ("SELECT id, title, text, fields FROM docs", decode.doc),
+    "questions": (f"SELECT {decode.Q_COLUMNS} FROM questions", decode.question),
+    "labels": ("SELECT question_id, doc_id, annotator, grade FROM labels", decode.label),
+    "verdicts": ("SELECT question_id, annotator, verdict, note FROM verdicts", decode.verdict),
+    "adjudications": (
+        "SELECT question_id, no_answer, gold, by, note FROM adjudications",
+        decode.adjudication,
+    ),
+    "retrievers": ("SELECT name, kind, params FROM retrievers", decode.retriever),
+    "doc_numbers": ("SELECT n, id FROM doc_numbers", decode.doc_number),
+    "model_judges": (
+        "SELECT annotator, kind, model, params FROM model_judges",
+        decode.model_judge,
+    ),
+    "model_labels": (
+        "SELECT question_id, doc_id, annotator, grade, score FROM model_labels",
+        decode.model_label,
+    ),
+    "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
+    "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
+}
+"""Table -> (the query, the decoder) ``row_problems`` reads each row with (``runs``, whose
+decoder needs the workspace's document numbers: :meth:`WorkspaceFile._row_readers`)."""
