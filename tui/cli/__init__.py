@@ -101,6 +101,28 @@ def _add_commands(
         sub.add_command(command)
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, but a text with line breaks of its own (an epilog) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _with_default(action: argparse.Action) -> None:
+    """Add an option's default to its help, where the help does not say it already."""
+    default = action.default
+    if not action.option_strings or default is None or default is False:
+        return
+    if default in ("", []) or default is argparse.SUPPRESS:
+        return
+    if action.help is None:
+        action.help = f"default: {default}"
+    elif "default" not in action.help:
+        action.help = f"{action.help} (default: {default})"
+
+
 def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
     """The parser of one declared command: WS, ``--json``, then its own options."""
     parser = argparse.ArgumentParser(
@@ -108,9 +130,7 @@ def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
         description=command.about,
         usage=command.usage,
         epilog=command.epilog or None,
-        formatter_class=argparse.RawDescriptionHelpFormatter
-        if command.epilog
-        else argparse.HelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     if command.subcommands:
         _add_commands(parser, command.subcommands, command.dest)
@@ -120,6 +140,8 @@ def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
         parser.add_argument("--json", action="store_true", help="JSON on stdout, not a table")
     if command.options is not None:
         command.options(parser)
+    for action in parser._actions:
+        _with_default(action)
     if command.run is not None:
         parser.set_defaults(func=command.run)
     return parser
@@ -131,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="goldpan",
         description=ABOUT_GOLDPAN,
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"goldpan {__version__}")
     _add_commands(parser, COMMANDS, "command")
