@@ -54,6 +54,8 @@ class CliCommand:
     """The usage line, when argparse's own would mislead (``goldpan snapshot``)."""
     epilog: str = ""
     """Text after the options, kept as written (its own line breaks)."""
+    see: str = ""
+    """The README section that tells more, as a Markdown link (the README's table only)."""
 
     def walk(self, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], CliCommand]]:
         """(command path, declaration) of this command and every one below it."""

@@ -12,11 +12,13 @@ def _options(s: argparse.ArgumentParser) -> None:
     from engine.compare import DEFAULT_SAMPLES
     from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
 
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
+    s.add_argument("a", metavar="A", help="a retriever")
+    s.add_argument("b", metavar="B", help="the retriever A is compared with")
     s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
-    s.add_argument("--samples", type=values.samples, default=DEFAULT_SAMPLES)
-    s.add_argument("--seed", type=values.seed, default=0)
+    s.add_argument(
+        "--samples", type=values.samples, default=DEFAULT_SAMPLES, help="bootstrap resamples"
+    )
+    s.add_argument("--seed", type=values.seed, default=0, help="the resamples' seed")
     s.add_argument("--tag", help="only questions with this tag")
     s.add_argument("--refresh", action="store_true", help="rank A and B again even when cached")
 
@@ -25,7 +27,8 @@ COMMAND = CliCommand(
     "compare",
     "paired comparison of two retrievers (bootstrap, p-value)",
     "Per-question win / tie / loss of A against B, both means, the difference with a paired "
-    "bootstrap 95% interval and a paired randomization p-value.",
+    "bootstrap 95% interval (the same seeded resamples for every retriever and metric) and "
+    "a paired randomization p-value.",
     run="scores:cmd_compare",
     options=_options,
     json=True,

@@ -36,9 +36,14 @@ COMMAND = CliCommand(
     "(id,text,tags,gold,no_answer), read back by `import questions`; beir (a folder: "
     "corpus.jsonl, queries.jsonl, qrels/test.tsv, read back by `import beir`); ranx (a "
     "folder: qrels.json, {qid: {doc: grade}}, and run-NAME.json, {qid: {doc: score}}, per "
-    "retriever). The output is written to a temporary file (or folder) beside OUT and "
+    "retriever, for ranx.Qrels.from_file and ranx.Run.from_file; each run holds the qrels' "
+    "questions, {} without a ranking, and tied scores are set apart by a few units in the "
+    "last place so that ranx ranks them as trec_eval does). CSV cells that a spreadsheet "
+    "would run as a formula get a leading '. The output is written to a temporary file (or "
+    "folder) beside OUT and "
     "renamed into place, so a failed write leaves no partial file and an older OUT intact. "
     "An existing OUT is replaced only with --force.",
     run="workspace:cmd_export",
     options=_options,
+    see="[What goldpan guarantees](#what-goldpan-guarantees)",
 )

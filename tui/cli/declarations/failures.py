@@ -8,7 +8,7 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--retriever", required=True, metavar="NAME")
+    s.add_argument("--retriever", required=True, metavar="NAME", help="whose failures")
     s.add_argument("--tag", help="only questions with this tag")
 
 
@@ -16,7 +16,8 @@ COMMAND = CliCommand(
     "failures",
     "questions whose gold is not at rank 1, and what won",
     "Each question whose gold is not at rank 1: the gold rank, the rank-1 document and how "
-    'it relates to the gold. --json prints [{"question", "gold", "gold_rank", "top_doc", '
+    "it relates to the gold (an overview, or a neighbour of the same series). --json prints "
+    '[{"question", "gold", "gold_rank", "top_doc", '
     '"relation"}].',
     run="scores:cmd_failures",
     options=_options,

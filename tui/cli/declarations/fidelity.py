@@ -11,8 +11,8 @@ from tui.cli.command import CliCommand
 def _options(s: argparse.ArgumentParser) -> None:
     from engine.fidelity import DEFAULT_K
 
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
+    s.add_argument("a", metavar="A", help="a retriever (say, goldpan's BM25)")
+    s.add_argument("b", metavar="B", help="the retriever A is compared with (the engine)")
     s.add_argument(
         "--k", type=values.ranks, default=DEFAULT_K, help=f"top k compared (default {DEFAULT_K})"
     )
@@ -34,4 +34,5 @@ COMMAND = CliCommand(
     run="fidelity:cmd_fidelity",
     options=_options,
     json=True,
+    see="[fidelity](#does-goldpans-ranking-predict-the-engines-goldpan-fidelity)",
 )

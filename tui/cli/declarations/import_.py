@@ -30,7 +30,12 @@ def _docs(s: argparse.ArgumentParser) -> None:
     from engine.formats.docs import DOC_FORMATS
 
     s.add_argument("path", metavar="PATH")
-    s.add_argument("--format", choices=DOC_FORMATS, default="auto")
+    s.add_argument(
+        "--format",
+        choices=DOC_FORMATS,
+        default="auto",
+        help="the corpus format (default: told by the name)",
+    )
 
 
 def _questions(s: argparse.ArgumentParser) -> None:
@@ -45,9 +50,13 @@ def _run(s: argparse.ArgumentParser) -> None:
     s.add_argument("--replace", action="store_true", help="replace an imported run of that name")
 
 
+def _annotator(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--annotator", default="import", help="whose labels the grades become")
+
+
 def _qrels(s: argparse.ArgumentParser) -> None:
     s.add_argument("path", metavar="PATH")
-    s.add_argument("--annotator", default="import")
+    _annotator(s)
 
 
 def _path(s: argparse.ArgumentParser) -> None:
@@ -56,15 +65,20 @@ def _path(s: argparse.ArgumentParser) -> None:
 
 def _beir(s: argparse.ArgumentParser) -> None:
     s.add_argument("path", metavar="DIR")
-    s.add_argument("--split", default="test")
-    s.add_argument("--annotator", default="import")
+    s.add_argument("--split", default="test", help="the qrels file read: qrels/SPLIT.tsv")
+    _annotator(s)
     _replace_labels(s)
 
 
 def _squad(s: argparse.ArgumentParser) -> None:
     s.add_argument("path", metavar="FILE")
-    s.add_argument("--level", choices=("article", "paragraph"), default="article")
-    s.add_argument("--annotator", default="import")
+    s.add_argument(
+        "--level",
+        choices=("article", "paragraph"),
+        default="article",
+        help="what becomes a document",
+    )
+    _annotator(s)
     _replace_labels(s)
 
 
@@ -82,8 +96,12 @@ def _querylog(s: argparse.ArgumentParser) -> None:
         metavar="J",
         help="near-duplicate threshold: Jaccard of character 3-grams (default 0.7)",
     )
-    s.add_argument("--format", choices=("auto", "text", "jsonl", "csv"), default="auto")
-    s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--format",
+        choices=("auto", "text", "jsonl", "csv"),
+        default="auto",
+        help="the log's format (default: told by the file name)",
+    )
 
 
 COMMAND = CliCommand(
@@ -102,7 +120,9 @@ COMMAND = CliCommand(
             'per line ({"_id" or "id", "title", "text", other keys kept as fields}: the BEIR '
             "corpus shape); a CSV (or TSV) file with a header row id,title,text[,other "
             "columns kept as fields]. UTF-8; the format is told by the name (a folder, "
-            ".jsonl/.json/.ndjson, .csv/.tsv, .md) unless --format says it.",
+            ".jsonl/.json/.ndjson, .csv/.tsv, .md) unless --format says it. A folder scan "
+            "skips, with a warning on stderr, symbolic links that lead outside the folder and "
+            "anything that is not a regular file (a FIFO named x.md).",
             run=RUN,
             options=_docs,
         ),
@@ -113,9 +133,12 @@ COMMAND = CliCommand(
             '"a,b", "gold": ["doc:grade", ..], "no_answer": true}; or CSV (TSV) with a header'
             " row id,text[,tags][,gold][,no_answer] (tags comma-separated, gold "
             f"space-separated doc:grade entries, grade {GRADE_RANGE}). The gold becomes labels"
-            " of --annotator, a true no_answer their no-answer verdict.",
+            " of --annotator, a true no_answer their no-answer verdict. A known question "
+            "whose text changed keeps the old text in its history, and the judgments made for "
+            "the old text need re-check.",
             run=RUN,
             options=_questions,
+            see="[Re-imported questions](#re-imported-questions)",
         ),
         CliCommand(
             "run",
@@ -124,8 +147,9 @@ COMMAND = CliCommand(
             "separated by spaces or tabs; `#` comment lines and blank lines are skipped. Each"
             " question's ranking is the score descending, then the doc id descending, as "
             "trec_eval does (the rank column is ignored); a document listed twice for a "
-            "question is refused. The run becomes an `external` retriever: questions it lacks"
-            " score as misses, and `goldpan pool` never runs it.",
+            "question is refused, and so are ids the workspace does not know (with file and "
+            "line). The run becomes an `external` retriever: questions it lacks score as "
+            "misses, and `goldpan pool` never runs it.",
             run=RUN,
             options=_run,
         ),
@@ -159,8 +183,8 @@ COMMAND = CliCommand(
             "a BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv",
             'DIR is a BEIR dataset: corpus.jsonl ({"_id", "title", "text", "metadata"}), '
             'queries.jsonl ({"_id", "text", "metadata"}; metadata may give "tags" and '
-            '"no_answer") and qrels/SPLIT.tsv (query-id, corpus-id, score). Queries without '
-            "qrels stay unlabeled.",
+            '"no_answer") and qrels/SPLIT.tsv (query-id, corpus-id, score). A document\'s '
+            "metadata becomes its fields; queries without qrels stay unlabeled.",
             run=RUN,
             options=_beir,
         ),
@@ -170,7 +194,10 @@ COMMAND = CliCommand(
             'FILE is SQuAD 1.1 JSON (e.g. KorQuAD 1.0): {"data": [{"title", "paragraphs": '
             '[{"context", "qas": [{"id", "question"}]}]}]}. Each article (--level article) or'
             " paragraph (--level paragraph) becomes a document, and it is the gold (grade "
-            f"{RELEVANT}) of the questions asked on it.",
+            f"{RELEVANT}) of the questions asked on it. SQuAD 2.0 (KorQuAD 2.0's shape too): "
+            'a question marked "is_impossible": true, or with no "answers" beside '
+            '"plausible_answers", gets a no_answer verdict of --annotator and no gold, and '
+            "`score` counts it as no answer.",
             run=RUN,
             options=_squad,
         ),
@@ -186,6 +213,8 @@ COMMAND = CliCommand(
             "ctrl+n.",
             run="snapshots:cmd_import_querylog",
             options=_querylog,
+            json=True,
+            see="[Questions from a query log](#questions-from-a-query-log)",
         ),
     ),
 )

@@ -8,7 +8,9 @@ COMMAND = CliCommand(
     "info",
     "counts, annotators and schema version",
     "Counts of documents, questions, labels, verdicts, retrievers and cached runs, the "
-    'annotators, the question status and the schema version. --json prints {"workspace", '
+    "annotators, the question status (recheck: judged only for an older text), the number "
+    "of judgments made for an older text and the schema version. --json prints "
+    '{"workspace", '
     '"schema_version", "goldpan_version", "docs", "questions", "labels", "verdicts", '
     '"retrievers", "cached_runs", "annotators", "question_status"}.',
     run="workspace:cmd_info",

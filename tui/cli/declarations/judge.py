@@ -73,7 +73,6 @@ def _options(s: argparse.ArgumentParser) -> None:
         help="judge the cached candidates as they are (default: stale rankings are pooled first)",
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("--json", action="store_true", help="JSON on stdout, not a table")
 
 
 COMMAND = CliCommand(
@@ -93,4 +92,6 @@ COMMAND = CliCommand(
     '"agree"}]}}.',
     run="judge:cmd_judge",
     options=_options,
+    json=True,
+    see="[Model judges](#model-judges)",
 )

@@ -9,8 +9,8 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("question", metavar="QID")
-    s.add_argument("doc", metavar="DOC")
+    s.add_argument("question", metavar="QID", help="the question's id")
+    s.add_argument("doc", metavar="DOC", help="the document's id")
     s.add_argument("grade", type=int, metavar="GRADE", help=GRADE_RANGE)
     s.add_argument("--annotator", help="default: $GOLDPAN_ANNOTATOR or your login")
 

@@ -8,14 +8,15 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--retriever", required=True, metavar="NAME")
+    s.add_argument("--retriever", required=True, metavar="NAME", help="whose top-1 scores")
 
 
 COMMAND = CliCommand(
     "noanswer",
     "calibrate a top-1 score threshold for no-answer",
     "Top-1 scores of answerable vs no-answer questions: a table of thresholds (answerable "
-    "wrongly rejected, no-answer caught) and the best by balanced accuracy.",
+    "wrongly rejected, no-answer caught), the best by balanced accuracy, and a warning when "
+    "no threshold works.",
     run="scores:cmd_noanswer",
     options=_options,
     json=True,

@@ -10,11 +10,10 @@ from tui.cli.command import CliCommand
 def _options(s: argparse.ArgumentParser) -> None:
     from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
 
-    s.add_argument("a", metavar="A")
-    s.add_argument("b", metavar="B")
+    s.add_argument("a", metavar="A", help="a retriever")
+    s.add_argument("b", metavar="B", help="the retriever A is told apart from")
     s.add_argument("--metric", default=DEFAULT_METRIC, help=", ".join(METRIC_FAMILIES))
     s.add_argument("--tag", help="only questions with this tag")
-    s.add_argument("--json", action="store_true")
 
 
 COMMAND = CliCommand(
@@ -26,4 +25,5 @@ COMMAND = CliCommand(
     '"metric", "n", "diff", "sd", "mde", "n_needed"}.',
     run="snapshots:cmd_power",
     options=_options,
+    json=True,
 )

@@ -14,20 +14,16 @@ from tui.cli.command import CliCommand
 RUN = "workspace:cmd_retriever"
 
 
-def _list(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--json", action="store_true")
-
-
 def _add(s: argparse.ArgumentParser) -> None:
     from tui.cli.commands.retriever_options import add_retriever_options, kinds_summary
 
     s.description = f"{kinds_summary()} {s.description}"
-    s.add_argument("name", metavar="NAME")
+    s.add_argument("name", metavar="NAME", help="the new retriever's name")
     add_retriever_options(s)
 
 
 def _remove(s: argparse.ArgumentParser) -> None:
-    s.add_argument("name", metavar="NAME")
+    s.add_argument("name", metavar="NAME", help="the retriever to remove")
 
 
 COMMAND = CliCommand(
@@ -35,6 +31,7 @@ COMMAND = CliCommand(
     "add, list or remove retrievers",
     "Add, list or remove the retrievers a workspace pools and scores.",
     workspace=False,
+    see="[Retrievers](#retrievers)",
     dest="action",
     subcommands=(
         CliCommand(
@@ -43,7 +40,7 @@ COMMAND = CliCommand(
             'The configured retrievers: name, kind and parameters; --json prints [{"name", '
             '"kind", "params"}].',
             run=RUN,
-            options=_list,
+            json=True,
         ),
         CliCommand(
             "add",

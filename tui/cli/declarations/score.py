@@ -118,12 +118,18 @@ COMMAND = CliCommand(
     "Hit@k, MRR, Recall@k, nDCG@10 per retriever",
     "Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, nDCG@10 (and any "
     "--metric), the time of one question ranked alone (ms p50, ms p95) and the pool's "
-    'throughput (q/s). --json prints {"questions": {"scored", "no_answer", "disputed", '
-    '"unlabeled"}, "retrievers": {NAME: {METRIC: mean, "ms_p50", "ms_p95", "ms_max", '
-    '"timed_alone", "questions_per_s"}}} (null: not measured). Exit 1 when a --fail-under '
-    "floor is missed.",
+    "throughput (q/s), with the counts of scored, no-answer, disputed, need re-check and "
+    "unlabeled questions. --metric adds any metric goldpan knows (an unknown one is refused, "
+    "exit 2) to the table and the JSON, and --fail-under can gate on it. --json prints "
+    '{"questions": {"scored", "no_answer", "disputed", "unlabeled"}, "retrievers": {NAME: '
+    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}} (null:'
+    " not measured). Exit 1 when a --fail-under floor is missed. With --against: per "
+    "retriever, each metric then / now / difference with a paired bootstrap 95% interval, "
+    "and the questions whose first-gold rank got worse or better (both ranks, the document "
+    "that now ranks first, and whether the retriever or the labels changed).",
     run="scores:cmd_score",
     options=_options,
     json=True,
     epilog=GATE_HELP,
+    see="[Latency](#latency), [Use goldpan in CI](#use-goldpan-in-ci)",
 )

@@ -64,4 +64,5 @@ COMMAND = CliCommand(
     "workspace) across restarts; `--links` prints them again.",
     run="serve:cmd_serve",
     options=_options,
+    see="[Labeling as a team, in the browser](#labeling-as-a-team-in-the-browser)",
 )

@@ -56,9 +56,14 @@ def _options(s: argparse.ArgumentParser) -> None:
 COMMAND = CliCommand(
     "sweep",
     "a BM25 retriever's metric over a k1 x b grid, or a fusion's weights held out",
-    "A BM25 retriever's metric over a k1 x b grid; the cell at its own parameters equals "
-    '`goldpan score`. --json prints {"retriever", "metric", "grid": [{"k1", "b", "value"}],'
-    ' "note"}.',
+    "A BM25 retriever's metric over a k1 x b grid (--retriever); the cell at its own "
+    "parameters equals `goldpan score` (a check: the best cell on a few questions overfits). "
+    "Or, with --fusion A,B, the fusion of two retrievers over A's weight w (B's is 1 - w; a "
+    "weighted sum of normalized scores, or weighted RRF over --k): each setting's metric with"
+    " its paired bootstrap interval against the better single retriever, a held-out figure "
+    'and warnings in words. --json prints {"retriever", "metric", "grid": [{"k1", "b", '
+    '"value"}], "note"}.',
+    see="[Tuning a hybrid honestly](#tuning-a-hybrid-honestly)",
     run="scores:cmd_sweep",
     options=_options,
     json=True,
