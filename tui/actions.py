@@ -7,7 +7,10 @@ user reads about a key is derived from them (davep/braindrop's command pattern):
 - the command palette: :func:`palette_commands`, gated by the screen's ``check_action``,
   runs the same action string as the key;
 - the help screen (``?`` / ``f1``): :mod:`tui.help` lists the commands with their help;
-- the README's key table: :func:`tui.help.keys_table`, checked by a test.
+- the keys named in a screen's ``HELP`` prose and a dialog's hint line: :func:`with_keys`
+  writes a command's id (``"`judge.undo`"``) as its key;
+- the README's key table: :func:`tui.help.keys_table`, checked by a test (the dialogs'
+  keys too: :mod:`tui.screens.modals` and the help screen declare theirs the same way).
 
 ``when`` names a boolean attribute of the screen: while it is false the command is
 unavailable (hidden from the footer, refused by the key, left out of the palette).
@@ -15,6 +18,7 @@ unavailable (hidden from the footer, refused by the key, left out of the palette
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +42,12 @@ KEY_NAMES = {
 def shown_key(key: str) -> str:
     """A binding's keys as people write them: ``question_mark,f1`` -> ``? / f1``."""
     return " / ".join(KEY_NAMES.get(k, k) for k in key.split(","))
+
+
+def spoken_keys(key: str) -> str:
+    """A binding's keys in a sentence: ``escape,question_mark,f1`` -> ``escape, ? or f1``."""
+    names = [KEY_NAMES.get(k, k) for k in key.split(",")]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,39 @@ class Command:
 def bindings(commands: Iterable[Command]) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
     """The bindings of a screen's (or the app's) commands (typed as Textual's ``BINDINGS``)."""
     return [c.binding() for c in commands]
+
+
+KEY_REFERENCE = re.compile(r"`([a-z_]+\.[a-z0-9_]+)`")
+"""A code span naming a command by its id in help prose: ``"`judge.undo`"``."""
+
+
+def with_keys(text: str, commands: Sequence[Command], *, code: bool = True) -> str:
+    """``text`` with each code span naming a command's id written as that command's key.
+
+    ``"`judge.undo` undoes"`` becomes ``"`u` undoes"`` (``"u undoes"`` when ``code`` is
+    false, for plain text), so help prose names keys without restating them: remapping a
+    key in its :class:`Command` changes the prose too. A code span with a dot that names
+    none of ``commands`` is refused (a typo, or a command renamed); other code spans
+    (``"`disputed`"``, a tag) are left as they are.
+    """
+    ids = {c.id: c for c in commands}
+
+    def key(match: re.Match[str]) -> str:
+        command = ids.get(match[1])
+        if command is None:
+            known = ", ".join(ids) or "none"
+            raise LookupError(f"{match[0]} names no command here (their ids: {known})")
+        return f"`{command.keys}`" if code else command.keys
+
+    return KEY_REFERENCE.sub(key, text)
+
+
+def by_id(commands: Sequence[Command], command_id: str) -> Command:
+    """The command with this id (a :class:`LookupError` names the ids there are)."""
+    for command in commands:
+        if command.id == command_id:
+            return command
+    raise LookupError(f"no command {command_id!r} (their ids: {', '.join(c.id for c in commands)})")
 
 
 def find(commands: Sequence[Command], action: str) -> Command | None:

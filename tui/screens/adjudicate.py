@@ -48,14 +48,17 @@ answer) and ambiguous ones (flagged with a note) come first, then the questions 
 adjudicated. On the right, every annotator's grade of every judged document side by
 side, their verdicts and notes, and the **final** column: the adjudicated gold.
 
-Take a side with `1`-`9` (the annotators in column order), `u` the union of their
-relevant documents (highest grade), `i` the intersection (lowest grade), or set a
-document's final grade by hand with `+` / `-`. `n` settles the question as having no
-answer in the corpus. `e` rewrites the question, `x` splits off a second question.
+Take a side with `adjudicate.side1` (the annotators in column order),
+`adjudicate.union` the union of their relevant documents (highest grade),
+`adjudicate.intersection` the intersection (lowest grade), or set a document's final
+grade by hand with `adjudicate.raise` / `adjudicate.lower`. `adjudicate.no_answer`
+settles the question as having no answer in the corpus. `adjudicate.edit` rewrites the
+question, `adjudicate.split` splits off a second question.
 Every decision is recorded with who and when, and the review follows at once.
 
 Model judges (`goldpan judge`, in italics) follow the people; never gold unless you take
-their side or adopt a grade with `g`. "model differs": a model disagrees with people.
+their side or adopt a grade with `adjudicate.adopt_model`. "model differs": a model
+disagrees with people.
 
 At the bottom: Cohen's kappa per annotator pair and Krippendorff's alpha over all
 grades, which tell how far to trust the labels (and each model against the gold).

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
 from textual.screen import Screen
 from textual.widgets import DataTable, Header
 
-from tui.actions import Command, available
+from tui.actions import Command, available, with_keys
 from tui.messages import WorkspaceChanged
 from tui.widgets.banner import ReadOnlyBanner
 
@@ -35,10 +35,22 @@ class GoldpanScreen(Screen[None]):
     """The screen's name as people see it (``Label``): palette titles, help, README."""
     ACTIONS: ClassVar[tuple[Command, ...]] = ()
     """Every action of the screen, declared once (see :mod:`tui.actions`)."""
-    LEAVE: ClassVar[str] = (
-        "press another screen's key above; ctrl+q quits goldpan (every label is already saved)"
-    )
-    """How to leave this screen, the second line of its help."""
+    LEAVE: ClassVar[str | None] = None
+    """How to leave this screen, the second line of its help (None: by another screen's
+    key, or quitting goldpan, as the help screen says from the app's commands)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A screen's ``HELP`` and ``LEAVE`` name its keys by command id, written out here.
+
+        In them ``"`judge.undo`"`` stands for the key of the screen's command with that id
+        (:func:`tui.actions.with_keys`): the key is written once, in its
+        :class:`~tui.actions.Command`, and the text follows it.
+        """
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("HELP"):
+            cls.HELP = with_keys(cls.__dict__["HELP"], cls.ACTIONS)
+        if cls.__dict__.get("LEAVE"):
+            cls.LEAVE = with_keys(cls.__dict__["LEAVE"], cls.ACTIONS, code=False)
 
     @property
     def has_question(self) -> bool:

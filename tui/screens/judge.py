@@ -35,16 +35,19 @@ class JudgeScreen(GoldpanScreen):
 Below the question, the **pooled candidates**: every retriever's top 10, blinded (no
 retriever names or ranks); the selected document's text is on the right.
 
-**Grades**: {GRADE_HELP}. `space` toggles {RELEVANT} and {NOT_RELEVANT}. Mark several
-documents when several answer. `n` says the corpus has no answer; `a` flags the question
-as ambiguous (with a note) for an adjudicator; `s` skips it (you cannot judge it).
+**Grades**: {GRADE_HELP}. `judge.toggle` toggles {RELEVANT} and {NOT_RELEVANT}. Mark
+several documents when several answer. `judge.no_answer` says the corpus has no answer;
+`judge.ambiguous` flags the question as ambiguous (with a note) for an adjudicator;
+`judge.skip` skips it (you cannot judge it).
 
-`/` searches the whole corpus. Every change is saved at once; `u` undoes the last.
-`g` shows a model judge's grades (never gold), hidden unless you ask.
+`judge.search` searches the whole corpus. Every change is saved at once; `judge.undo`
+undoes the last. `judge.model_grades` shows a model judge's grades (never gold), hidden
+unless you ask.
 
-**Auto-advance** (`m` toggles it): a grade moves to the next unjudged candidate; `n`,
-`a`, `s` or the last candidate open the next unjudged question. `n` clears your relevant
-grades (`u` restores them). The line above the footer shows your progress.
+**Auto-advance** (`judge.advance_off` toggles it): a grade moves to the next unjudged
+candidate; `judge.no_answer`, `judge.ambiguous`, `judge.skip` or the last candidate open
+the next unjudged question. `judge.no_answer` clears your relevant grades (`judge.undo`
+restores them). The line above the footer shows your progress.
 """
 
     AREA = "Label"

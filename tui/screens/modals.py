@@ -1,14 +1,18 @@
-"""Small modal screens: a one-line text prompt, and corpus search."""
+"""Small modal screens: a one-line prompt, a yes / no question, corpus search, trust.
+
+Their keys are declared as :class:`~tui.actions.Command` objects like every screen's
+(``ACTIONS``, ``BINDINGS = bindings(ACTIONS)``): the README's key table lists them after
+the screens' (:data:`DIALOGS`), and each dialog's hint line takes its keys from them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -19,6 +23,7 @@ from textual.worker import get_current_worker
 from engine.grades import GRADE_RANGE, GRADES, RELEVANT
 from engine.types import Question, RetrieverSpec
 from engine.workspace import Workspace
+from tui.actions import Command, bindings, by_id
 from tui.literal import literal, one_line, visible
 from tui.widgets.document_view import DocumentView, question_terms
 
@@ -33,10 +38,24 @@ def search_spec() -> RetrieverSpec:
     return bm25_spec("corpus-search", "word+bigram", fields=("title", "text"))
 
 
-class PromptScreen(ModalScreen[str | None]):
+ResultT = TypeVar("ResultT")
+
+
+class Dialog(ModalScreen[ResultT]):
+    """A goldpan dialog: a modal screen whose keys are declared as commands."""
+
+    AREA: ClassVar[str] = ""
+    """The dialog's name as people see it (the README's key table)."""
+    ACTIONS: ClassVar[tuple[Command, ...]] = ()
+    """Every key of the dialog, declared once (see :mod:`tui.actions`)."""
+
+
+class PromptScreen(Dialog[str | None]):
     """Ask for one line of text; enter returns it, escape cancels (None)."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without saving")]
+    AREA = "Prompt"
+    ACTIONS = (Command("escape", "cancel", "Cancel", "Close without saving", "prompt.cancel"),)
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
         """A prompt with a title line and an optional starting value."""
@@ -67,13 +86,15 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """Ask a yes / no question: `y` or enter says yes, `n` or escape no."""
 
-    BINDINGS = [
-        Binding("y,enter", "answer(True)", "Yes", tooltip="Yes"),
-        Binding("n,escape", "answer(False)", "No", tooltip="No"),
-    ]
+    AREA = "Confirm"
+    ACTIONS = (
+        Command("y,enter", "answer(True)", "Yes", "Answer yes", "confirm.yes"),
+        Command("n,escape", "answer(False)", "No", "Answer no", "confirm.no"),
+    )
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, question: str, detail: str = "") -> None:
         """A question and a line saying what yes does."""
@@ -87,14 +108,15 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(literal(self.question, style="bold"))
             if self.detail:
                 yield Label(literal(self.detail))
-            yield Label(Text("y / enter: yes    n / escape: no", style="dim"))
+            keys = "    ".join(f"{c.keys}: {c.footer.lower()}" for c in self.ACTIONS)
+            yield Label(Text(keys, style="dim"))
 
     def action_answer(self, yes: bool) -> None:
         """Close with the answer."""
         self.dismiss(yes)
 
 
-class SearchScreen(ModalScreen[tuple[str, int] | None]):
+class SearchScreen(Dialog[tuple[str, int] | None]):
     """Search the whole corpus (titles shown) for a document the pool missed.
 
     Returns ``(doc id, grade)``: enter picks the highlighted result as relevant (1), the
@@ -109,20 +131,27 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         query: str = ""
         """What was searched for (said back when nothing matches)."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel", tooltip="Close without adding a document"),
-        Binding("down", "focus_results", "Results", show=False, tooltip="Move to the results"),
+    AREA = "Corpus search"
+    ACTIONS = (
+        Command("escape", "cancel", "Cancel", "Close without adding a document", "search.cancel"),
+        Command(
+            "down", "focus_results", "Results", "Move to the results", "search.results", show=False
+        ),
         *(
-            Binding(
+            Command(
                 str(g),
                 f"pick({g})",
                 "Grade",
+                f"Add the highlighted document with grade {g}",
+                f"search.grade{g}",
                 show=g == 0,
-                tooltip=f"Add the highlighted document with grade {g}",
+                doc_key=GRADE_RANGE,
+                doc_help="Add the highlighted document with that grade",
             )
             for g in GRADES
         ),
-    ]
+    )
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, question: str) -> None:
         """Start with the question's text as the query."""
@@ -137,11 +166,13 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
 
     def compose(self) -> ComposeResult:
         """Query input, results beside a preview of the highlighted document."""
+        down, cancel = (by_id(self.ACTIONS, f"search.{i}") for i in ("results", "cancel"))
+        grade = by_id(self.ACTIONS, f"search.grade{RELEVANT}")
         with Vertical(classes="dialog search"):
             yield Label(
                 Text(
-                    f"Search the corpus · down: results · enter: add as relevant ({RELEVANT}) · "
-                    f"{GRADE_RANGE}: add with that grade · escape: close",
+                    f"Search the corpus · {down.keys}: results · enter: add as relevant "
+                    f"({RELEVANT}) · {grade.keys}: add with that grade · {cancel.keys}: close",
                     style="bold",
                 )
             )
@@ -250,7 +281,7 @@ TRUST_WORD = "trust"
 screen (``y``, ``n``, enter, a grade) can answer it."""
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(Dialog[bool]):
     """Ask once, in a terminal, before running a workspace's untrusted command retrievers.
 
     Typing ``trust`` and enter trusts every listed command for this workspace (recorded in
@@ -259,9 +290,13 @@ class TrustScreen(ModalScreen[bool]):
     never shows this dialog: only the machine's owner trusts.
     """
 
-    BINDINGS = [
-        Binding("escape", "answer(False)", "Skip them", tooltip="Pool without these commands"),
-    ]
+    AREA = "Trust"
+    ACTIONS = (
+        Command(
+            "escape", "answer(False)", "Skip them", "Pool without these commands", "trust.skip"
+        ),
+    )
+    BINDINGS = bindings(ACTIONS)
 
     def __init__(self, workspace: str, commands: list[tuple[str, str]]) -> None:
         """``commands``: (retriever name, command as shown) pairs."""
@@ -284,8 +319,9 @@ class TrustScreen(ModalScreen[bool]):
             text.append(" runs: ")
             text.append(visible(command), style="yellow")
             text.append("\n")
+        skip = by_id(self.ACTIONS, "trust.skip").keys
         text.append(
-            f"\ntype {TRUST_WORD} and enter: trust and run them   escape: pool without them",
+            f"\ntype {TRUST_WORD} and enter: trust and run them   {skip}: pool without them",
             style="dim",
         )
         with Vertical(classes="dialog trust"):
@@ -314,3 +350,7 @@ class TrustScreen(ModalScreen[bool]):
     def action_answer(self, trust: bool) -> None:
         """Return the answer."""
         self.dismiss(trust)
+
+
+DIALOGS: tuple[type[Dialog[Any]], ...] = (PromptScreen, ConfirmScreen, SearchScreen, TrustScreen)
+"""The dialogs whose keys the README's key table lists (with the help screen's)."""

@@ -64,15 +64,16 @@ Every question of the workspace with its **status**:
 (whole words or Hangul bigrams); yellow from 60%: likely an easy question. **gold ov.**
 is the share found in its gold documents' text (a question that copies its answer).
 
-`enter` judges the selected question. `f` cycles the status filter, `t` the tag filter.
-`v` shows one annotator's view (statuses from their labels alone); `o` orders by the
+`questions.judge` judges the selected question. `questions.status` cycles the status
+filter, `questions.tag` the tag filter. `questions.view` shows one annotator's view
+(statuses from their labels alone); `questions.queue` orders by the
 **judging queue**: questions whose pooled documents (every retriever's top 10) are
 least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
 Under the table: the selected question's full text (the column cuts long ones) and
 your progress: a question is *judged* by you once you gave it a verdict or graded
-every one of its candidates. The selected question is the current one on every screen: `l` opens it.
-Global keys: `q` questions, `w` write, `l` label, `r` review, `ctrl+p` palette.
+every one of its candidates. The selected question is the current one on every screen:
+the Label screen opens it.
 """
 
     AREA = "Questions"

@@ -68,7 +68,7 @@ throughput (questions per second in its batches); `-` where nothing was timed al
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
 top 100), hardest first, and the rank-1 document that beat it.
 
-`p` cycles the panels; `a` / `b` choose retrievers A and B:
+`review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
 - **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
   only when it excludes 0), and how many questions a difference needs.
@@ -78,7 +78,7 @@ top 100), hardest first, and the rank-1 document that beat it.
 - **sweep**: A's MRR over k1 x b; a check, not a knob.
 - **pool**: what only each retriever found.
 
-`s`: changes since a snapshot (red ▼ worse, green ▲ better).
+`review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
 """
 
     AREA = "Review"

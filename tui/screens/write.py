@@ -48,19 +48,21 @@ Hangul bigrams) found in any one document title, without saying which. Above 60%
 question is likely easy: rephrase it the way a user who does not know the title would.
 
 Tags (comma separated): the field suggests this workspace's own tags, most used first;
-`easy` and `hard` feed the review's by-tag panel. `ctrl+s` saves: the question is pooled
-by every retriever and opens for judging. `escape` goes back to the screen before
+`easy` and `hard` feed the review's by-tag panel. `write.save` saves: the question is pooled
+by every retriever and opens for judging. `write.leave` goes back to the screen before
 (asking first when there is unsaved text).
 
 **From the query log** (`goldpan import querylog WS FILE` without `--sample` stores one):
-`ctrl+n` puts the most frequent query not decided yet in the editor, tagged `from-log`
+`write.next_log` puts the most frequent query not decided yet in the editor, tagged `from-log`
 and its frequency band. Keep it as the user typed it, or rewrite it (the user's text
-stays in the question's history), and save with `ctrl+s`; `ctrl+t` discards it (a
+stays in the question's history), and save with `write.save`; `write.discard_log` discards it (a
 duplicate, not a question, personal data). Still blind: no document is shown.
 """
 
     AREA = "Write"
-    LEAVE = "escape goes back to the screen before (it asks first when there is unsaved text)"
+    LEAVE = (
+        "`write.leave` goes back to the screen before (it asks first when there is unsaved text)"
+    )
     ACTIONS = (
         Command(
             "ctrl+s",
