@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.errors import BadInput, UnknownName
+from engine.pooling import DEFAULT_DEPTH
 from engine.retrieve.base import (
-    DEFAULT_DEPTH,
     STORED_KINDS,
     BatchRanker,
     PrepareEnv,

@@ -17,15 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import BadInput, GoldpanError
-from engine.pooling import DEFAULT_DEPTH as DEFAULT_DEPTH  # re-exported
-from engine.retrieve.order import trec_order as trec_order  # re-exported: tests import it here
+from engine.types import EXTERNAL_KIND as EXTERNAL_KIND  # their home is engine.types
+from engine.types import STORED_KINDS as STORED_KINDS
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
-
-EXTERNAL_KIND = "external"
-"""The kind of a retriever whose rankings come from an imported run file."""
-
-STORED_KINDS = frozenset({EXTERNAL_KIND})
-"""Kinds whose rankings come from outside (an imported run file): never run again."""
 
 Ranking = tuple[list[str], list[float]]
 """Doc ids and their scores, in ranking order."""

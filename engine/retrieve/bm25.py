@@ -63,7 +63,6 @@ from engine.retrieve.order import (
     top_k,
     top_k_flat,
 )
-from engine.retrieve.order import top_k_rows as top_k_rows  # re-exported: tests import it here
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
 from engine.tokenize import (
     COMPOSED,

@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.errors import BadInput
-from engine.retrieve.base import DEFAULT_DEPTH, PrepareEnv, Ranking, param_list
+from engine.pooling import DEFAULT_DEPTH
+from engine.retrieve.base import PrepareEnv, Ranking, param_list
 from engine.retrieve.order import canonical_scores, trec_order
 from engine.retrieve.params import FLOATS, OF, Param, default_of, resolve
 from engine.types import Doc, Question, RetrieverSpec

@@ -24,8 +24,8 @@ from engine.retrieve.bm25 import (
     canonical_scores,
     id_ranks,
     top_k,
-    top_k_rows,
 )
+from engine.retrieve.order import top_k_rows
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
 from engine.workspace import Workspace

@@ -13,9 +13,9 @@ import pytest
 
 from engine.demo import build_demo
 from engine.retrieve import check_spec
-from engine.retrieve.base import trec_order
 from engine.retrieve.bm25 import canonical_scores
 from engine.retrieve.fusion import FUSE_METHODS, NORMS, FuseRetriever
+from engine.retrieve.order import trec_order
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
