@@ -225,8 +225,8 @@ class GoldpanApp(App[None]):
                 timeout=20,
                 markup=False,
             )
-        if self.readonly_reason is None:  # before the first grade, off the UI thread
-            self.check_soundness()
+        if self.readonly_reason is None:  # before the first grade, off the UI thread,
+            self.call_after_refresh(self.check_soundness)  # after the first paint
         if self.warm_on_start or self.pool_on_start:  # after the first paint: the
             self.call_after_refresh(self.warm_indexes)  # retrievers' imports are slow
         if self.served is not None:
