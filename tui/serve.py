@@ -8,8 +8,9 @@ process gets the name and role, never the token.
 
 Tokens live outside the workspace (a workspace travels between colleagues), in a file
 only the user can read: ``$GOLDPAN_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/goldpan``,
-else ``~/.config/goldpan``), ``serve/<workspace id>.json``, so that a restarted server and
-``goldpan serve --links`` keep the same links.
+else ``~/.config/goldpan``), ``serve/<path key>.json``, so that a restarted server and
+``goldpan serve --links`` keep the same links. The path key is a hash of the file's
+resolved path, not the workspace id in its ``meta``: a copy elsewhere gets links of its own.
 
 The server's terminal gets one line per event (who connected and left, each refused
 request with its status), never a traceback (an unexpected error's goes to a crash log)
@@ -56,8 +57,12 @@ class ServeError(GoldpanError):
 # -- tokens ------------------------------------------------------------------------------
 
 
-def workspace_id(workspace: Path) -> str:
-    """A stable id for a workspace file on this machine (its resolved path, hashed)."""
+def path_key(workspace: Path) -> str:
+    """The token book's name for a workspace file on this machine: its resolved path, hashed.
+
+    Not :data:`meta.workspace_id <engine.migrations>` (the random id a workspace carries,
+    that trust records use): a copy of the file keeps that id, but gets links of its own.
+    """
     return hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:16]
 
 
@@ -76,7 +81,7 @@ class TokenBook:
     def __init__(self, workspace: Path) -> None:
         """The book of ``workspace`` (read from its file when there is one)."""
         self.workspace = workspace
-        self.path = config_dir() / "serve" / f"{workspace_id(workspace)}.json"
+        self.path = config_dir() / "serve" / f"{path_key(workspace)}.json"
         self.people: dict[str, Person] = {}
         self.serving: list[str] = []
         """The names the last ``goldpan serve`` gave links to, in order."""
