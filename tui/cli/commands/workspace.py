@@ -84,10 +84,6 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_pool(args: argparse.Namespace) -> None:
     """Run retrievers over every question and cache their rankings."""
-    from engine.analysis import pool_contributions
-    from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
-    from engine.retrieve.runner import refresh_runs
-
     with open_workspace(args.workspace) as ws:
         if ws.readonly:
             raise UsageError(
@@ -95,6 +91,13 @@ def cmd_pool(args: argparse.Namespace) -> None:
             )
         if not ws.question_ids():
             raise UsageError(f"{args.workspace} has no questions yet; import some first")
+        # the first write's soundness checks read every page: they start now, beside the
+        # imports (numpy, scipy) and the indexing, and that write waits for their verdict
+        ws.check_soundness_behind()
+        from engine.analysis import pool_contributions
+        from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
+        from engine.retrieve.runner import refresh_runs
+
         with progress_bar(not args.quiet) as progress:
             report = refresh_runs(
                 ws,
