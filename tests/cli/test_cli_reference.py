@@ -14,7 +14,7 @@ import pytest
 import tui.cli.declarations as declarations
 from tests.conftest import ROOT
 from tui.cli import build_parser
-from tui.cli.declarations import COMMANDS
+from tui.cli.declarations import NAMES, commands
 from tui.cli.reference import TABLE_END, TABLE_START, readme_with_commands
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -70,21 +70,20 @@ def test_goldpan_help_lists_every_declared_command_with_its_summary(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for command in COMMANDS:
+    for command in commands():
         assert f"{command.name} {' '.join(command.summary.split())}" in text
 
 
 def test_each_declaration_module_is_named_after_its_command_and_listed():
-    names = [m.name for m in pkgutil.iter_modules(declarations.__path__)]
-    listed = {c.name for c in COMMANDS}
-    assert {n.removesuffix("_") for n in names} == listed
-    for name in names:
-        module = importlib.import_module(f"{declarations.__name__}.{name}")
-        assert module.COMMAND.name == name.removesuffix("_")
+    modules = {m.name for m in pkgutil.iter_modules(declarations.__path__)}
+    assert len(NAMES) == len(set(NAMES))
+    assert {declarations.module_name(n).rsplit(".", 1)[1] for n in NAMES} == modules
+    for name in NAMES:
+        assert declarations.declaration(name).name == name
 
 
 def test_every_run_names_a_function_of_tui_cli_commands():
-    for top in COMMANDS:
+    for top in commands():
         for path, command in top.walk():
             assert (command.run is None) == bool(command.subcommands), path
             if command.run is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import sqlite3
@@ -39,7 +40,7 @@ from tui.cli.commands.common import (
     err,
     write_crash_log,
 )
-from tui.cli.declarations import ABOUT_GOLDPAN, COMMANDS
+from tui.cli.declarations import ABOUT_GOLDPAN, NAMES, declaration
 from tui.literal import literal
 
 
@@ -69,14 +70,32 @@ class _Parsers(Mapping[str, argparse.ArgumentParser]):
         return len(self._makers)
 
 
+class _Summary(argparse.Action):
+    """A subcommand's line in its parent's ``--help``: the summary, read when shown."""
+
+    def __init__(self, name: str, declared: Callable[[], CliCommand]) -> None:
+        super().__init__(option_strings=[], dest=name, metavar=name)
+        self._declared = declared
+
+    @property
+    def help(self) -> str:
+        """The declaration's summary (importing its module when it is not yet)."""
+        return self._declared().summary
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        pass  # argparse.Action sets it to None; the summary is the declaration's
+
+
 class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
-    """argparse's subcommands, each one's parser made only when it is used.
+    """argparse's subcommands, each one's declaration and parser loaded only when used.
 
     Making a parser costs a few tenths of a millisecond (argparse looks its words up in
-    gettext's catalogues): all 38 of them were 11 ms of every command's start. Here the
-    list that ``--help`` and a wrong name show comes from the declarations' names and
-    summaries, and a command's parser (its options, and so its ``options`` function's
-    imports) is made when the command line names it.
+    gettext's catalogues), importing a declaration's module about as much: all of them
+    were some 15 ms of every command's start. Here the names come first (a wrong name is
+    refused with the list of them), a command's summary is read when ``--help`` shows it,
+    and its parser (its options, and so its ``options`` function's imports) is made when
+    the command line names it.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -85,20 +104,23 @@ class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
         # argparse reads the parsers through both names (3.11 to 3.14)
         self._name_parser_map = self.choices = self._parsers  # type: ignore[assignment]
 
-    def add_command(self, command: CliCommand) -> None:
-        """Add ``command``; its parser is made on first use."""
-        self._choices_actions.append(self._ChoicesPseudoAction(command.name, (), command.summary))
-        prog = f"{self._prog_prefix} {command.name}"
-        self._parsers.add(command.name, lambda: _make_parser(command, prog))
+    def add_command(self, name: str, declared: Callable[[], CliCommand]) -> None:
+        """Add the command ``name``, declared by what ``declared`` returns when asked."""
+        self._choices_actions.append(_Summary(name, declared))
+        prog = f"{self._prog_prefix} {name}"
+        self._parsers.add(name, lambda: _make_parser(declared(), prog))
 
 
 def _add_commands(
-    parser: argparse.ArgumentParser, commands: Sequence[CliCommand], dest: str
+    parser: argparse.ArgumentParser,
+    names: Sequence[str],
+    declared: Callable[[str], CliCommand],
+    dest: str,
 ) -> None:
     sub = parser.add_subparsers(dest=dest, required=True, metavar=dest.upper(), action=_Subcommands)
     assert isinstance(sub, _Subcommands)
-    for command in commands:
-        sub.add_command(command)
+    for name in names:
+        sub.add_command(name, functools.partial(declared, name))
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -133,7 +155,8 @@ def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     if command.subcommands:
-        _add_commands(parser, command.subcommands, command.dest)
+        below = {c.name: c for c in command.subcommands}
+        _add_commands(parser, list(below), below.__getitem__, command.dest)
     if command.workspace:
         parser.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
     if command.json:
@@ -148,7 +171,7 @@ def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand, from :data:`tui.cli.declarations.COMMANDS`."""
+    """The argument parser of every subcommand, from :mod:`tui.cli.declarations`."""
     parser = argparse.ArgumentParser(
         prog="goldpan",
         description=ABOUT_GOLDPAN,
@@ -156,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"goldpan {__version__}")
-    _add_commands(parser, COMMANDS, "command")
+    _add_commands(parser, NAMES, declaration, "command")
     return parser
 
 

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tui.cli.command import CliCommand
-from tui.cli.declarations import ABOUT_GOLDPAN, COMMANDS
+from tui.cli.declarations import ABOUT_GOLDPAN, commands
 
 ABOUT: dict[str, str] = {
     "": ABOUT_GOLDPAN,
-    **{" ".join(path): c.about for command in COMMANDS for path, c in command.walk()},
+    **{" ".join(path): c.about for command in commands() for path, c in command.walk()},
 }
 """What each command's ``--help`` says above its options, by command path (``""`` is
 ``goldpan`` itself)."""
@@ -35,7 +35,7 @@ def leaves() -> Iterator[tuple[tuple[str, ...], CliCommand, argparse.ArgumentPar
     from tui.cli import build_parser
 
     root = build_parser()
-    for top in COMMANDS:
+    for top in commands():
         for path, command in top.walk():
             if command.run is not None:
                 yield path, command, parser_at(root, path)

@@ -1,45 +1,23 @@
-"""Every ``goldpan`` subcommand's declaration, one module per command, in help order.
+"""Every ``goldpan`` subcommand's declaration, one module per command.
 
 A module is named after its command (``import_`` for ``import``, a Python keyword) and
 holds its :class:`~tui.cli.command.CliCommand` as ``COMMAND``: name, summary, help text,
 options and the ``"module:function"`` that runs it. A family of commands that share one
 word (``import docs|questions|...``, ``retriever list|add|remove``) is one module, the
-family's ``COMMAND`` holding them as ``subcommands``. Importing these modules imports no
-engine module heavier than its constants' own: each ``options`` function imports what its
-defaults need when the command's parser is made.
+family's ``COMMAND`` holding them as ``subcommands``.
+
+A command line imports only the declaration of the command it names (:func:`declaration`);
+``goldpan --help`` and the README's table import them all (:func:`commands`). So
+:data:`NAMES` lists the modules, in the order ``goldpan --help`` shows them, and a test
+checks that every module is listed and declares the command it is named after.
 """
 
 from __future__ import annotations
 
+import importlib
+import keyword
+
 from tui.cli.command import CliCommand
-from tui.cli.declarations import (
-    agreement,
-    check,
-    compare,
-    demo,
-    export,
-    failures,
-    fidelity,
-    import_,
-    info,
-    judge,
-    label,
-    merge,
-    new,
-    noanswer,
-    open,
-    overlap,
-    pool,
-    power,
-    queue,
-    retriever,
-    score,
-    serve,
-    snapshot,
-    sweep,
-    trust,
-    verdict,
-)
 
 ABOUT_GOLDPAN = (
     "Make retrieval test sets that are hard and honest, and score retrievers on them."
@@ -47,32 +25,48 @@ ABOUT_GOLDPAN = (
 )
 """What ``goldpan --help`` says above the list of commands."""
 
-COMMANDS: tuple[CliCommand, ...] = (
-    new.COMMAND,
-    import_.COMMAND,
-    pool.COMMAND,
-    retriever.COMMAND,
-    score.COMMAND,
-    label.COMMAND,
-    verdict.COMMAND,
-    merge.COMMAND,
-    agreement.COMMAND,
-    queue.COMMAND,
-    judge.COMMAND,
-    compare.COMMAND,
-    fidelity.COMMAND,
-    failures.COMMAND,
-    noanswer.COMMAND,
-    sweep.COMMAND,
-    overlap.COMMAND,
-    export.COMMAND,
-    info.COMMAND,
-    check.COMMAND,
-    trust.COMMAND,
-    demo.COMMAND,
-    open.COMMAND,
-    snapshot.COMMAND,
-    power.COMMAND,
-    serve.COMMAND,
+NAMES = (
+    "new",
+    "import",
+    "pool",
+    "retriever",
+    "score",
+    "label",
+    "verdict",
+    "merge",
+    "agreement",
+    "queue",
+    "judge",
+    "compare",
+    "fidelity",
+    "failures",
+    "noanswer",
+    "sweep",
+    "overlap",
+    "export",
+    "info",
+    "check",
+    "trust",
+    "demo",
+    "open",
+    "snapshot",
+    "power",
+    "serve",
 )
-"""The subcommands in the order ``goldpan --help`` lists them."""
+"""The subcommands (their modules' names), in the order ``goldpan --help`` lists them."""
+
+
+def module_name(name: str) -> str:
+    """The module that declares the command ``name``."""
+    return f"{__name__}.{name}_" if keyword.iskeyword(name) else f"{__name__}.{name}"
+
+
+def declaration(name: str) -> CliCommand:
+    """The declaration of the subcommand ``name`` (one of :data:`NAMES`)."""
+    command: CliCommand = importlib.import_module(module_name(name)).COMMAND
+    return command
+
+
+def commands() -> tuple[CliCommand, ...]:
+    """Every subcommand's declaration, in :data:`NAMES` order."""
+    return tuple(declaration(name) for name in NAMES)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from engine.grades import GRADE_RANGE
-from engine.names import MODEL_PREFIX
 from tui.cli import values
 from tui.cli.command import CliCommand
 
@@ -13,6 +12,8 @@ KINDS = ("dense", "cross-encoder", "command")
 
 
 def _options(s: argparse.ArgumentParser) -> None:
+    from engine.names import MODEL_PREFIX  # not at import: engine.names loads difflib
+
     what = s.add_argument_group("the judge")
     what.add_argument(
         "--model",
