@@ -93,7 +93,7 @@ def commands_table() -> str:
     """The README's command table (Markdown): every command and every option it takes."""
     lines = ["| command | what it does, and its options |", "|---|---|"]
     for path, command, parser in leaves():
-        about = command.about
+        about = parser.description or ""  # the declaration's, or more (retriever add's kinds)
         if command.see:
             about += f" See {command.see}."
         parts = [_cell(about)]
