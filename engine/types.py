@@ -38,6 +38,15 @@ RETRIEVER_KIND_NAMES = (
 """Every retriever kind a workspace may hold (the registry in :mod:`engine.retrieve` and
 the stored ``external`` kind; a test keeps them in agreement)."""
 
+EXTERNAL_KIND = "external"
+"""The kind of a retriever whose rankings come from an imported run file."""
+
+STORED_KINDS = frozenset({EXTERNAL_KIND})
+"""Kinds whose rankings come from outside (an imported run file): never run again.
+
+(Here, not in :mod:`engine.retrieve`, whose import loads every retriever and scipy: the
+label screen asks it before its first paint.)"""
+
 MAX_JSON_DEPTH = 64
 """Deepest nesting of a JSON value goldpan stores or reads back (deeper values would
 overflow the recursion of the code that copies, hashes and prints them)."""

@@ -13,6 +13,7 @@ from textual.widgets import Footer, Header, Static
 from engine.counters import left_to_judge
 from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
+from engine.types import STORED_KINDS
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
@@ -200,8 +201,9 @@ restores them). The line above the footer shows your progress.
     )
     BINDINGS = bindings(ACTIONS)
 
-    question_id: reactive[str | None] = reactive(None, bindings=True)
-    """The question on screen."""
+    question_id: reactive[str | None] = reactive(None)
+    """The question on screen. The keys offered change only between none and one (see
+    :meth:`watch_question_id`): the footer is not rebuilt for every next question."""
     can_undo: reactive[bool] = reactive(False, bindings=True)
     """Whether this session has a change to undo (shows `u` in the footer)."""
     pooling: reactive[bool] = reactive(False)
@@ -250,8 +252,10 @@ restores them). The line above the footer shows your progress.
             self.pooling = False
             self.drawn = None  # the base handler (after this one) redraws when on top
 
-    def watch_question_id(self) -> None:
-        """Load the question."""
+    def watch_question_id(self, old: str | None, new: str | None) -> None:
+        """Load the question; offer the question's keys when there is one again."""
+        if (old is None) != (new is None):
+            self.refresh_bindings()
         if self.question_id is not None:
             self.gp.opened_question(self.question_id)
         self.show_question()
@@ -295,8 +299,6 @@ restores them). The line above the footer shows your progress.
             model=self._model_marks(qid),
         )
         self.listed = qid
-        from engine.retrieve import STORED_KINDS  # not at import: the retrievers load scipy
-
         imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
         missing = [
             r

@@ -99,10 +99,31 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
             self.replace_option_prompt(c.doc_id, self._prompt(c))
 
     def set_grades(self, grades: Mapping[str, int]) -> None:
-        """Redraw the grade marks in place."""
-        self.grades = dict(grades)
-        for c in self.candidates:
-            self.replace_option_prompt(c.doc_id, self._prompt(c))
+        """Redraw the grade marks that changed, in place.
+
+        Textual's ``replace_option_prompt`` forgets every option's drawing and every
+        line's height, so the whole list was measured and drawn again once per candidate
+        on every grade. A grade mark is three cells whatever the grade: the lines keep
+        their heights, and only the options whose mark changed are drawn again.
+        """
+        old, self.grades = self.grades, dict(grades)
+        for index, c in enumerate(self.candidates):
+            if old.get(c.doc_id) != self.grades.get(c.doc_id):
+                self._redraw_option(index, c)
+
+    def _redraw_option(self, index: int, c: Candidate) -> None:
+        """A new prompt of the same width for one option: only its drawing is dropped."""
+        option = self.get_option_at_index(index)
+        before = option.prompt
+        prompt = self._prompt(c)
+        if not isinstance(before, Text) or before.cell_len != prompt.cell_len:
+            self.replace_option_prompt_at_index(index, prompt)  # its height may change
+            return
+        option._set_prompt(prompt)  # Textual 8.2's OptionList keeps a drawing per
+        cache = self._option_render_cache  # (option, style, padding): drop this one's
+        for key in [k for k in cache.keys() if k[0] is option]:  # noqa: SIM118 (no __iter__)
+            cache.discard(key)
+        self.refresh()
 
     def select(self, doc_id: str) -> None:
         """Move the cursor to a document."""
