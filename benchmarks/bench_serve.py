@@ -6,6 +6,8 @@ Run from the repository root::
     python benchmarks/bench_serve.py --annotators 4 --seconds 20
     python benchmarks/bench_serve.py --workspace my.db        # a copy of it is used
     python benchmarks/bench_serve.py --scale --annotators 16 --seconds 120 --think 2
+    python benchmarks/bench_serve.py --scale --annotators 16 --seconds 120 --think 2 \
+        --join-over 60                                        # then joining over 60 s
 
 The server is the real command, ``goldpan serve``, in its own process; each
 simulated annotator is a websocket client speaking textual-serve's protocol (what the
@@ -39,6 +41,17 @@ What is measured and checked:
   order, come in one run per annotator (A A A B B, never A B A);
 - no ``database is locked`` and no traceback in the server's output (which carries every
   app process's stderr).
+
+The key-to-screen numbers are printed for every grade, then split at the moment the last
+tab's app had drawn its first question: the grades sent while apps were still starting
+(each takes about a second of CPU, all at once with everyone at once) and those after.
+The CPU each tab's app used until its first question was drawn is printed too. With
+``--join-over SECONDS`` a second run follows on a fresh copy, the annotators joining one
+after another over that time, as a team does; the all-at-once run always comes first.
+
+Where PYTHONDONTWRITEBYTECODE is set (no installed goldpan runs so: pip writes bytecode at
+install), the server and its tabs get a bytecode folder of their own that one untimed tab
+fills first, unless ``--compile-each-run``; the output says which.
 """
 
 from __future__ import annotations
@@ -65,6 +78,10 @@ ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -
 """Terminal escape sequences (CSI, OSC, and two-character ones), taken out of frames."""
 LINK = re.compile(r"^(.+?) \(\w+\): http://\S+\?token=(\S+)$", re.M)
 """A printed link: the annotator's name (spaces and all), the role, the token."""
+
+
+BYTECODE: dict[str, str] = {}
+"""Environment of the server and its app processes for their bytecode (set by main)."""
 
 
 def free_port() -> int:
@@ -105,7 +122,8 @@ def start_server(
     """Run ``goldpan serve WORKSPACE ARGS`` on a free port; wait for its links and socket."""
     port = free_port()
     log = config_dir / f"serve-{port}.log"
-    env = dict(os.environ, GOLDPAN_CONFIG_DIR=str(config_dir))
+    env = dict(os.environ, GOLDPAN_CONFIG_DIR=str(config_dir), **BYTECODE)
+    env = {k: v for k, v in env.items() if v}  # BYTECODE's empty values: unset
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -145,6 +163,12 @@ class Annotator:
     """(question, document) of every label this annotator saw saved."""
     questions: int = 0
     error: str | None = None
+    joined: float | None = None
+    """When its app had drawn its first question (perf_counter)."""
+    start_cpu: float | None = None
+    """CPU seconds (user + system) its app process had used by then."""
+    sent: list[float] = field(default_factory=list)
+    """When each grade seen drawn was sent (perf_counter), in the order of ``screen``."""
 
 
 def _my_lease(db: sqlite3.Connection, name: str) -> str | None:
@@ -169,12 +193,42 @@ async def _wait(check, timeout: float, every: float = 0.01):  # type: ignore[no-
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def app_process(server: int, name: str) -> int | None:
+    """The app process ``goldpan serve`` (pid ``server``) started for annotator ``name``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != server:
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"tui.served" in argv and f"--annotator={name}".encode() in argv:
+            return int(entry.name)
+    return None
+
+
 async def annotate(
-    port: int, token: str, who: Annotator, workspace: Path, seconds: float, think: float
+    served: Served,
+    who: Annotator,
+    workspace: Path,
+    seconds: float,
+    think: float,
+    delay: float = 0.0,
 ) -> None:
-    """Label through the websocket for ``seconds`` (after the app is up), ``think`` s a key."""
+    """Label through the websocket for ``seconds`` (after the app is up), ``think`` s a key;
+    connect after ``delay`` seconds."""
     import aiohttp
 
+    await asyncio.sleep(delay)
+    port, token = served.port, served.tokens[who.name]
     db = sqlite3.connect(workspace, timeout=30)
     name = who.name
     try:
@@ -197,7 +251,9 @@ async def annotate(
                     text = ANSI.sub("", msg.data.decode("utf-8", "replace"))
                     expect = waiting["expect"]
                     if isinstance(expect, str) and expect in tail[-200:] + text:
-                        who.screen.append(time.perf_counter() - float(str(waiting["sent"])))
+                        sent = float(str(waiting["sent"]))
+                        who.screen.append(time.perf_counter() - sent)
+                        who.sent.append(sent)
                         waiting["expect"] = None
                     tail = (tail + text)[-4000:]
 
@@ -214,6 +270,9 @@ async def annotate(
             if qid is not None and not await _wait(lambda q=qid: f"{q}: " in tail, 120, 0.02):
                 who.error = f"the app never drew {qid}"
                 qid = None
+            who.joined = time.perf_counter()
+            pid = app_process(served.proc.pid, name)
+            who.start_cpu = cpu_seconds(pid) if pid is not None else None
             end = time.monotonic() + seconds
             while qid is not None and time.monotonic() < end:
                 who.questions += 1
@@ -295,12 +354,19 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def run_team(
-    served: Served, workspace: Path, names: list[str], seconds: float, think: float
+    served: Served,
+    workspace: Path,
+    names: list[str],
+    seconds: float,
+    think: float,
+    join_over: float = 0.0,
 ) -> list[Annotator]:
-    """Every annotator at once; what each did."""
+    """Every annotator at once, or one after another over ``join_over`` seconds (evenly
+    spaced); what each did."""
     team = [Annotator(n) for n in names]
+    step = join_over / (len(team) - 1) if len(team) > 1 else 0.0
     await asyncio.gather(
-        *(annotate(served.port, served.tokens[w.name], w, workspace, seconds, think) for w in team)
+        *(annotate(served, w, workspace, seconds, think, i * step) for i, w in enumerate(team))
     )
     return team
 
@@ -392,6 +458,84 @@ def prepare_scaled_workspace(
     )
 
 
+def summary(values: list[float]) -> str:
+    """p50, p95, p99 and max of seconds, in ms."""
+    return (
+        f"p50 {statistics.median(values) * 1000:.0f} ms, p95 {percentile(values, 95) * 1000:.0f} "
+        f"ms, p99 {percentile(values, 99) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+    )
+
+
+def report(team: list[Annotator], seconds: float, wall: float, join_over: float) -> None:
+    """What one run measured: every grade, then split at the moment the last app was up."""
+    how = f"joining one after another over {join_over:g} s" if join_over else "all at once"
+    print(f"{len(team)} annotators {how}, {seconds:g} s of labeling each ({wall:.1f} s wall)")
+    for w in team:
+        print(f"  {w.name}: {len(w.saved)} labels on {w.questions} questions")
+    lat = [x for w in team for x in w.latencies]
+    screen = [x for w in team for x in w.screen]
+    if screen:
+        print(
+            f"key-to-screen latency over all {len(screen)} grades: {summary(screen)} "
+            f"(target: p95 <= 50 ms, p99 <= 150 ms; {len(lat) - len(screen)} grades not seen drawn)"
+        )
+    joined = [w.joined for w in team if w.joined is not None]
+    if screen and joined:
+        last = max(joined)  # every app is up from here on: no tab is starting
+        pairs = [(t, x) for w in team for t, x in zip(w.sent, w.screen, strict=True)]
+        storm = [x for t, x in pairs if t < last]
+        steady = [x for t, x in pairs if t >= last]
+        first = min(joined)
+        print(
+            f"  while apps were starting (the {last - first:.1f} s from the first app up to "
+            f"the last): {len(storm)} grades" + (f", {summary(storm)}" if storm else "")
+        )
+        print(
+            f"  once every app was up: {len(steady)} grades"
+            + (f", {summary(steady)}" if steady else "")
+        )
+    cpus = [w.start_cpu for w in team if w.start_cpu is not None]
+    if cpus:
+        print(
+            f"CPU of a tab's app up to its first question drawn: median "
+            f"{statistics.median(cpus):.2f} s, max {max(cpus):.2f} s, {sum(cpus):.1f} s for all "
+            f"{len(cpus)}"
+        )
+    if lat:
+        print(f"keypress-to-saved latency over {len(lat)} labels: {summary(lat)}")
+    print(f"load average: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
+
+
+def run(
+    source: Path, folder: Path, args: argparse.Namespace, join_over: float
+) -> tuple[list[Annotator], float, list[str]]:
+    """One team on a fresh copy of ``source``: what each did, the wall time, problems."""
+    ws = folder / f"team-{time.monotonic_ns()}.db"
+    shutil.copy(source, ws)
+    names = [f"ann{i + 1}" for i in range(args.annotators)]
+    team_args = [a for n in names for a in ("--annotator", n)]
+    served = start_server(ws, [*team_args, "--per-question", str(args.per_question)], folder)
+    try:
+        started = time.perf_counter()
+        team = asyncio.run(run_team(served, ws, names, args.seconds, args.think, join_over))
+        wall = time.perf_counter() - started
+    finally:
+        served.stop()
+    return team, wall, check(ws, team, served.output())
+
+
+def warm_bytecode(source: Path, folder: Path) -> None:
+    """One untimed tab on a copy of ``source``: writes the bytecode of everything a tab
+    and the server import into :data:`BYTECODE`'s folder."""
+    ws = folder / "warm.db"
+    shutil.copy(source, ws)
+    served = start_server(ws, ["--annotator", "warm"], folder)
+    try:
+        asyncio.run(annotate(served, Annotator("warm"), ws, 0.0, 0.0))
+    finally:
+        served.stop()
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--annotators", type=int, default=8)
@@ -405,11 +549,25 @@ def main() -> int:
         action="store_true",
         help="a synthetic 1,000 questions x 8 retrievers x 5,000 documents workspace",
     )
+    p.add_argument(
+        "--join-over",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="after the run with everyone at once, a second run on a fresh copy where the "
+        "annotators join one after another over SECONDS, as a team does",
+    )
+    p.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every tab compiles goldpan's "
+        "modules from source (no installed goldpan does: pip writes its bytecode)",
+    )
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        ws = folder / "team.db"
+        ws = folder / "source.db"
         if args.workspace:
             shutil.copy(args.workspace, ws)
         elif args.scale:
@@ -417,36 +575,21 @@ def main() -> int:
             prepare_scaled_workspace(ws)
         else:
             prepare_workspace(ws, args.questions)
-        names = [f"ann{i + 1}" for i in range(args.annotators)]
-        team_args = [a for n in names for a in ("--annotator", n)]
-        served = start_server(ws, [*team_args, "--per-question", str(args.per_question)], folder)
-        try:
-            started = time.perf_counter()
-            team = asyncio.run(run_team(served, ws, names, args.seconds, args.think))
-            wall = time.perf_counter() - started
-        finally:
-            served.stop()
-        problems = check(ws, team, served.output())
-    lat = [x for w in team for x in w.latencies]
-    screen = [x for w in team for x in w.screen]
-    print(f"{args.annotators} annotators, {args.seconds:g} s of labeling ({wall:.1f} s wall)")
-    for w in team:
-        print(f"  {w.name}: {len(w.saved)} labels on {w.questions} questions")
-    if screen:
-        print(
-            f"key-to-screen latency over {len(screen)} grades: p50 "
-            f"{statistics.median(screen) * 1000:.0f} ms, "
-            f"p95 {percentile(screen, 95) * 1000:.0f} ms, "
-            f"p99 {percentile(screen, 99) * 1000:.0f} ms, max {max(screen) * 1000:.0f} ms "
-            f"(target: p95 <= 50 ms, p99 <= 150 ms; {len(lat) - len(screen)} grades not seen drawn)"
-        )
-    if lat:
-        print(
-            f"keypress-to-saved latency over {len(lat)} labels: p50 "
-            f"{statistics.median(lat) * 1000:.0f} ms, p95 {percentile(lat, 95) * 1000:.0f} ms, "
-            f"max {max(lat) * 1000:.0f} ms"
-        )
-    print(f"load average: {os.getloadavg()[0]:.2f} (1 min)")
+        bytecode = "as this environment keeps it"
+        if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
+            # as an installed goldpan runs: bytecode written once (pip does at install),
+            # here in a folder of this run that one untimed tab fills
+            BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
+            warm_bytecode(ws, folder)
+            bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
+        elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            bytecode = "compiled from source by every tab (PYTHONDONTWRITEBYTECODE)"
+        problems: list[str] = []
+        for join_over in [0.0, args.join_over] if args.join_over else [0.0]:
+            team, wall, found = run(ws, folder, args, join_over)
+            report(team, args.seconds, wall, join_over)
+            problems += found
+    print(f"bytecode: {bytecode}")
     if problems:
         print("PROBLEMS:\n  " + "\n  ".join(problems))
         return 1

@@ -10,7 +10,10 @@ Each run starts ``python -m tui.cli open WS`` (or ``demo``) in a fresh detached 
 session of 120x40 cells, polls the pane every 10 ms and stops the clock when the
 Questions screen shows its filter line and its first question row: what a user sees. The
 time includes Python's own start, every import and opening the workspace. The demo
-workspace is built first when it is missing (not timed). Prints each run, the median and
+workspace is built first when it is missing (not timed). Where PYTHONDONTWRITEBYTECODE
+is set (this is no installed goldpan: pip writes bytecode at install, a checkout on its
+first run), the runs get a bytecode folder of their own that one untimed run fills,
+unless ``--compile-each-run``; the last line says which. Prints each run, the median and
 the machine's load average, and the CPU time the app used before its first paint (the
 part of the wait that does not depend on how busy the machine is). Targets: reopening,
 median 1.0 s or less on a 2-core machine, also with ``--busy``; ``demo-fresh`` 3 s or
@@ -33,8 +36,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+SOCKET = f"goldpan-bench-{os.getpid()}"
+"""A tmux server of this benchmark's own (-L): another tmux user's sessions are never
+touched, and a run never races the default server shutting down after the last one."""
+
+
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+    return subprocess.run(
+        ["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False
+    ).stdout
 
 
 def cpu_seconds(pid: int) -> float:
@@ -43,19 +53,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+BYTECODE: dict[str, str] = {}
+"""Set by :func:`main`: environment of the timed processes for their bytecode (name ->
+value; empty: unset)."""
+
+
 def first_paint(
     command: list[str], markers: tuple[str, ...], timeout: float
 ) -> tuple[float, float]:
     """Seconds from launching ``command`` in tmux until every marker is on screen, and
     the CPU seconds the app used until then (what a quiet machine would wait for)."""
     session = f"goldpan-bench-{os.getpid()}-{time.monotonic_ns()}"  # one per run
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     shell = shlex.join(command)
-    exports = f"export PYTHONPATH={shlex.quote(env['PYTHONPATH'])}; cd {shlex.quote(str(ROOT))}; "
+    exports = f"export PYTHONPATH={shlex.quote(str(ROOT))}; cd {shlex.quote(str(ROOT))}; "
+    for name, value in BYTECODE.items():
+        exports += f"export {name}={shlex.quote(value)}; " if value else f"unset {name}; "
     started = time.perf_counter()
     started_ok = subprocess.run(
         [
             "tmux",
+            "-L",
+            SOCKET,
             "new-session",
             "-d",
             "-s",
@@ -98,9 +116,26 @@ def main() -> None:
     parser.add_argument(
         "--busy", action="store_true", help="keep one core busy with another process meanwhile"
     )
+    parser.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every run compiles goldpan's "
+        "modules from source (no installed goldpan does: pip writes its bytecode)",
+    )
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("needs tmux")
+    bytecode = "as this environment keeps it"
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
+        # As an installed goldpan runs: with its modules' bytecode written once (pip does
+        # at install; a source checkout on the first run), here in a folder of this run
+        # that one untimed run fills (with a prefix set, Python reads no __pycache__
+        # beside the sources: the standard library's and Textual's are written there too)
+        cache = tempfile.mkdtemp(prefix="goldpan-bench-pycache-")
+        BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=cache)
+        bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
+    elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        bytecode = "compiled from source in every run (PYTHONDONTWRITEBYTECODE)"
     ws = ROOT / args.workspace
     fresh = args.command == "demo-fresh"
     if fresh:  # a folder of its own, emptied before every run
@@ -125,6 +160,8 @@ def main() -> None:
         command = [sys.executable, "-m", "tui.cli", "demo", "--path", str(ws)]
     # the filter line and the first demo question: the table is drawn, not just the frame
     markers = ("status:", "order:")
+    if BYTECODE:  # untimed: writes the bytecode
+        first_paint(command, markers, args.timeout)
     times, cpus = [], []
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     try:
@@ -142,6 +179,8 @@ def main() -> None:
             busy.wait()
         if fresh:
             shutil.rmtree(ws.parent, ignore_errors=True)
+        if BYTECODE:
+            shutil.rmtree(BYTECODE["PYTHONPYCACHEPREFIX"], ignore_errors=True)
     load = os.getloadavg()
     print(
         f"median {statistics.median(times):.3f} s over {len(times)} runs "
@@ -149,6 +188,7 @@ def main() -> None:
         f"{statistics.median(cpus):.2f} s; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores"
         + (", one kept busy by another process" if busy is not None else "")
+        + f"; bytecode {bytecode}"
     )
 
 
