@@ -17,8 +17,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from engine.score_snapshots import SnapshotDiff
 from engine.scoring import Scoreboard
-from engine.snapshots import SnapshotDiff
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 ``goldpan score WS --run FILE[=NAME]`` and ``--run-command "CMD"[=NAME]`` score the team's
 code as it is now without storing anything: the rankings are made here, held in memory
 (:class:`~engine.types.CachedRun` per question, as the workspace would hand them out) and
-given to :func:`~engine.scoring.score_workspace` / :func:`~engine.snapshots.diff_against`.
+given to :func:`~engine.scoring.score_workspace` / :func:`~engine.score_snapshots.diff_against`.
 The workspace is only read. A command typed by the user is theirs to trust: it runs
 without the workspace trust record (which is for commands a workspace file names).
 """

@@ -11,8 +11,7 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.retrieve import DEFAULT_DEPTH, trec_order
-from engine.scoring import Scoreboard, metric_names, score_workspace
-from engine.snapshots import (
+from engine.score_snapshots import (
     Moved,
     SnapshotDiff,
     check_snapshot,
@@ -20,6 +19,7 @@ from engine.snapshots import (
     load_snapshot_file,
     take_snapshot,
 )
+from engine.scoring import Scoreboard, metric_names, score_workspace
 from engine.types import CachedRun
 from engine.workspace import Workspace
 

@@ -1,4 +1,4 @@
-"""Snapshots: named JSON documents stored in the workspace (see :mod:`engine.snapshots`)."""
+"""Snapshots: named JSON documents stored in the workspace (see :mod:`engine.score_snapshots`)."""
 
 from __future__ import annotations
 

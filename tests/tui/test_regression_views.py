@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.power import power_sentence, workspace_power
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
-from engine.snapshots import diff_against, save_snapshot
+from engine.score_snapshots import diff_against, save_snapshot
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.screens.judge import JudgeScreen

@@ -32,7 +32,7 @@ class Baseline:
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
         """The snapshot ``name`` of the workspace (None when it is gone)."""
-        from engine.snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
+        from engine.score_snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
 
         try:
             data = ws.snapshot(name)
@@ -52,7 +52,7 @@ class Baseline:
         a label change on the review screen does not re-average thousands of values.
         """
         if key not in self._means:
-            from engine.snapshots import snapshot_means
+            from engine.score_snapshots import snapshot_means
 
             self._means[key] = snapshot_means(self.data, question_ids)
         return self._means[key]

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from engine.metrics import parse_metric
 from engine.retrieve import DEFAULT_DEPTH
-from engine.snapshots import (
+from engine.score_snapshots import (
     SnapshotDiff,
     SnapshotError,
     check_name,
@@ -125,7 +125,7 @@ def _write_json(path: Path, data: dict[str, Any], *, force: bool, workspace: Pat
 
 
 def _show(data: dict[str, Any], *, as_json: bool) -> None:
-    from engine.snapshots import snapshot_means
+    from engine.score_snapshots import snapshot_means
 
     means = snapshot_means(data)
     if as_json:
