@@ -277,10 +277,13 @@ class SoundnessBehind:
         self._thread.start()
 
     def _run(self) -> None:
+        # Whatever stops the checks here (an interrupt, a failure of their own), the first
+        # write runs them itself on its own connection, and reports what it finds there:
+        # nothing is printed from this thread.
         try:
             ws = self._open(self.path)
-        except (WorkspaceError, sqlite3.Error, OSError):
-            return  # the caller's first write runs the checks itself
+        except Exception:
+            return
         try:
             with self._lock:
                 if self._stopping:
@@ -290,7 +293,7 @@ class SoundnessBehind:
             if self.problem is None and not self._stopping:
                 self.passed = True
                 held.mark_sound(self.path)
-        except (sqlite3.Error, OSError):  # interrupted, or a failure of its own
+        except Exception:
             self.problem = None
         finally:
             with self._lock:

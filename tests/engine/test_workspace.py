@@ -203,3 +203,26 @@ def test_checks_run_behind_pass_a_sound_file_and_close_stops_them(tiny_ws):
     ws.close()  # nothing written: the checks are stopped, their connection closed
     assert not _soundness_threads()
     assert not (tiny_ws.parent / (tiny_ws.name + "-wal")).exists()
+
+
+def test_checks_that_fail_behind_run_again_before_the_write_and_print_nothing(
+    tiny_ws, monkeypatch, capfd
+):
+    def broken(cls, path):
+        raise RuntimeError("no connection for the checks")
+
+    ws = Workspace.open(tiny_ws)
+    try:
+        monkeypatch.setattr(Workspace, "open_for_checks", classmethod(broken))
+        ws.check_soundness_behind()
+        ran = []
+        real = Workspace._soundness_problem
+        monkeypatch.setattr(
+            Workspace, "_soundness_problem", lambda self, **kw: ran.append(kw) or real(self, **kw)
+        )
+        ws.add_question("a new question", [], "me")
+    finally:
+        ws.close()
+    assert ran == [{}]  # the gate itself ran, on the writing connection
+    assert capfd.readouterr().err == ""
+    assert not _soundness_threads()
