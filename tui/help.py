@@ -11,9 +11,7 @@ only by their commands' ids (see :class:`~tui.screens.base.GoldpanScreen`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group
@@ -24,6 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Markdown, Static
 
 from tui.actions import Command, bindings, by_id, spoken_keys
+from tui.readme_tables import rewrite, with_table
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import DIALOGS, Dialog
 
@@ -246,24 +245,12 @@ def keys_table() -> str:
 
 def readme_with_keys(readme: str) -> str:
     """The README text with its generated key table replaced by the current one."""
-    if TABLE_START not in readme or TABLE_END not in readme:
-        raise ValueError("README.md has no generated key table (its markers are missing)")
-    head, rest = readme.split(TABLE_START, 1)
-    _, tail = rest.split(TABLE_END, 1)
-    return f"{head}{TABLE_START}\n{keys_table()}\n{TABLE_END}{tail}"
+    return with_table(readme, TABLE_START, TABLE_END, keys_table(), "key table")
 
 
 def main() -> None:
     """Rewrite README.md's key table from the commands."""
-    readme = Path(__file__).resolve().parents[1] / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    new = readme_with_keys(text)
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-        print(f"updated the key table in {readme.name}")
-    else:
-        print(f"the key table in {readme.name} is up to date")
-    sys.exit(0)
+    rewrite(readme_with_keys, "key table")
 
 
 if __name__ == "__main__":

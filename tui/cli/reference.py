@@ -9,12 +9,11 @@ arguments, the text above the options, and every option with its help (defaults 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 from tui.cli.command import CliCommand
 from tui.cli.declarations import ABOUT_GOLDPAN, commands
+from tui.readme_tables import rewrite, with_table
 
 ABOUT: dict[str, str] = {
     "": ABOUT_GOLDPAN,
@@ -104,24 +103,12 @@ def commands_table() -> str:
 
 def readme_with_commands(readme: str) -> str:
     """The README text with its generated command table replaced by the current one."""
-    if TABLE_START not in readme or TABLE_END not in readme:
-        raise ValueError("README.md has no generated command table (its markers are missing)")
-    head, rest = readme.split(TABLE_START, 1)
-    _, tail = rest.split(TABLE_END, 1)
-    return f"{head}{TABLE_START}\n{commands_table()}\n{TABLE_END}{tail}"
+    return with_table(readme, TABLE_START, TABLE_END, commands_table(), "command table")
 
 
 def main() -> None:
     """Rewrite README.md's command table from the declarations."""
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    new = readme_with_commands(text)
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-        print(f"updated the command table in {readme.name}")
-    else:
-        print(f"the command table in {readme.name} is up to date")
-    sys.exit(0)
+    rewrite(readme_with_commands, "command table")
 
 
 if __name__ == "__main__":
