@@ -131,6 +131,8 @@ the Label screen opens it.
     """The workspace's change token when the overlaps were last measured."""
     _overlap_after_paint = False
     """The first paint is done: overlaps are measured from then on."""
+    _rows_width = 0
+    """The width the rows were last cut for (the question column takes what is left)."""
     queue_order: reactive[bool] = reactive(False)
     """Order rows by the judging queue instead of by id."""
 
@@ -187,9 +189,16 @@ the Label screen opens it.
         self.post_message(self.OverlapMeasured(overlap))
 
     def on_questions_screen_overlap_measured(self, message: OverlapMeasured) -> None:
-        """Show the overlap column."""
+        """Show the overlap column; under another screen, when this one is back on top.
+
+        (Redrawing the rows sets the order `]` walks: under the label screen, opened
+        from another list, that would change what `]` opens.)
+        """
         self.overlap = message.overlap
-        self.refresh_rows()
+        if self.is_current:
+            self.refresh_rows()
+        else:
+            self.drawn = None  # redrawn on resume
 
     def redraw(self) -> None:
         """The workspace changed: redraw the rows."""
@@ -234,8 +243,9 @@ the Label screen opens it.
         )
 
     def on_resize(self) -> None:
-        """The question column takes the width left: cut its text anew."""
-        self.refresh_rows()
+        """The question column takes the width left: cut its text anew (a new width)."""
+        if (self.size.width or self.app.size.width) != self._rows_width:
+            self.refresh_rows()
 
     def watch_status_filter(self) -> None:
         """Re-filter."""
@@ -339,7 +349,8 @@ the Label screen opens it.
         columns = (*COLUMNS[:2], "on", *COLUMNS[2:]) if served else COLUMNS
         lead = QUESTION_COLUMN + (1 if served else 0)
         widths = [max([width(columns[i]), *(width(r[i]) for r in heads)]) for i in range(lead)]
-        space = room(self.size.width or self.app.size.width, widths, LEAST_QUESTION)
+        self._rows_width = self.size.width or self.app.size.width
+        space = room(self._rows_width, widths, LEAST_QUESTION)
         rows = [
             [
                 *head,
