@@ -20,7 +20,7 @@ from textual.widgets import DataTable
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from textual.widgets._data_table import CellCacheKey
+    from textual.widgets._data_table import CellCacheKey, ColumnKey, RowKey
 
 from tui.literal import one_line
 
@@ -104,7 +104,7 @@ class RowTable(DataTable[object]):
 
     def _one_line_cell(
         self, row_index: int, column_index: int, width: int
-    ) -> tuple[Text, object, object] | None:
+    ) -> tuple[Text, RowKey, ColumnKey] | None:
         """The cell as one line of text that fits ``width``, with its keys; else None."""
         if row_index < 0 or column_index < 0:
             return None  # the header and row labels: Textual's way
