@@ -36,14 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-SOCKET = f"goldpan-bench-{os.getpid()}"
-"""A tmux server of this benchmark's own (-L): another tmux user's sessions are never
-touched, and a run never races the default server shutting down after the last one."""
-
-
-def tmux(*args: str) -> str:
+def tmux(socket: str, *args: str) -> str:
+    """Run tmux on the server of ``socket`` (-L): one per run, the benchmark's own, so
+    another tmux user's sessions are never touched and no run races the shutdown of the
+    server the last run's session left."""
     return subprocess.run(
-        ["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False
+        ["tmux", "-L", socket, *args], capture_output=True, text=True, check=False
     ).stdout
 
 
@@ -64,6 +62,7 @@ def first_paint(
     """Seconds from launching ``command`` in tmux until every marker is on screen, and
     the CPU seconds the app used until then (what a quiet machine would wait for)."""
     session = f"goldpan-bench-{os.getpid()}-{time.monotonic_ns()}"  # one per run
+    socket = session
     shell = shlex.join(command)
     exports = f"export PYTHONPATH={shlex.quote(str(ROOT))}; cd {shlex.quote(str(ROOT))}; "
     for name, value in BYTECODE.items():
@@ -73,7 +72,7 @@ def first_paint(
         [
             "tmux",
             "-L",
-            SOCKET,
+            socket,
             "new-session",
             "-d",
             "-s",
@@ -88,18 +87,21 @@ def first_paint(
     )
     if started_ok.returncode != 0:
         raise SystemExit("tmux could not start a session")
+    path = tmux(socket, "display-message", "-p", "#{socket_path}").strip()
     try:
         while True:
             elapsed = time.perf_counter() - started
-            screen = tmux("capture-pane", "-p", "-t", session)
+            screen = tmux(socket, "capture-pane", "-p", "-t", session)
             if all(m in screen for m in markers):
-                pid = int(tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
+                pid = int(tmux(socket, "list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
                 return elapsed, cpu_seconds(pid)
             if elapsed > timeout:
                 raise SystemExit(f"no first paint after {timeout:.0f} s; the pane shows:\n{screen}")
             time.sleep(0.01)
     finally:
-        tmux("kill-session", "-t", session)
+        tmux(socket, "kill-server")
+        if path:  # tmux leaves its socket file behind
+            Path(path).unlink(missing_ok=True)
 
 
 def main() -> None:
