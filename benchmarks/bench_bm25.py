@@ -36,6 +36,9 @@ What is measured, per tokenizer (``word``, ``bigram``, ``word+bigram``), in one 
     workspace the corpus was imported into beforehand: Python's start, the imports, the
     pool of (c), and its report (the documents only one retriever found).
 
+Where PYTHONDONTWRITEBYTECODE is set (no installed goldpan runs so), the (d) processes get
+a bytecode folder of their own that one untimed run fills, unless ``--compile-each-run``.
+
 (b), (c) and (d) each run ``--repeat`` times (default 3), alternating, every run in a
 fresh Python process of its own (so that neither pays for the other's heap, nor for
 rank_bm25's), and the medians are compared. The machine's load average is printed.
@@ -160,6 +163,10 @@ def make_template(data: Path, folder: Path) -> Path:
     return path
 
 
+BYTECODE: dict[str, str] = {}
+"""Environment of the timed ``goldpan pool`` processes for their bytecode (set by main)."""
+
+
 def time_process(template: Path) -> float:
     """Wall seconds of one whole ``goldpan pool`` process on a fresh copy of ``template``."""
     with tempfile.TemporaryDirectory(prefix="goldpan-bench-") as tmp:
@@ -174,7 +181,7 @@ def time_process(template: Path) -> float:
             capture_output=True,
             check=True,
             cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env={**os.environ, "PYTHONPATH": str(REPO), **BYTECODE},
         )
         return time.perf_counter() - t0
 
@@ -216,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs of bm25s and of goldpan (default 3)"
     )
+    parser.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every (d) process compiles "
+        "goldpan's modules from source (no installed goldpan does: pip writes its bytecode)",
+    )
     parser.add_argument("--one", choices=("bm25s", "goldpan"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -248,6 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="goldpan-bench-template-"))
     try:
         template = make_template(args.data, folder)
+        bytecode = "as this environment keeps it"
+        if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
+            # as an installed goldpan runs (pip writes the bytecode at install): written
+            # once, into a folder of this run, by one untimed process
+            BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
+            time_process(template)
+            bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
+        elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            bytecode = "compiled from source in every run (PYTHONDONTWRITEBYTECODE)"
+        print(f"    bytecode of the (d) processes: {bytecode}")
         for i in range(max(1, args.repeat)):
             found = measured_apart("bm25s", args.data)
             if found is not None:
