@@ -210,7 +210,7 @@ def app_process(server: int, name: str) -> int | None:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except (OSError, IndexError, ValueError):
             continue
-        if b"tui.served" in argv and f"--annotator={name}".encode() in argv:
+        if b"tui.served_app" in argv and f"--annotator={name}".encode() in argv:
             return int(entry.name)
     return None
 

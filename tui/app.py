@@ -36,7 +36,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
-from tui.served import Served
+from tui.served_app import Served
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

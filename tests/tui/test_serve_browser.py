@@ -259,7 +259,7 @@ def test_a_tab_says_why_its_session_ended_when_it_did_not_end_well(demo_master, 
         finally:
             db.close()
         apps = until(
-            lambda: [p for p, cmd in child_processes(served.proc.pid) if "tui.served" in cmd],
+            lambda: [p for p, cmd in child_processes(served.proc.pid) if "tui.served_app" in cmd],
             what="the app process",
         )
         os.kill(apps[0], signal.SIGKILL)

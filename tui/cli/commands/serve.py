@@ -29,8 +29,8 @@ def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def cmd_serve(args: argparse.Namespace) -> None:
     """Print each person's link, then serve until ctrl+c."""
-    from tui.serve import LOOPBACK, ServeError, TokenBook, link, make_server, run
-    from tui.served import Served
+    from tui.served_app import Served
+    from tui.team_server import LOOPBACK, ServeError, TokenBook, link, make_server, run
 
     path = Path(args.workspace)
     try:

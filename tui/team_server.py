@@ -1,7 +1,7 @@
 """``goldpan serve``: the app in a browser for a team, one link (one token) per person.
 
 Built on Textual's ``textual-serve``: the browser page runs xterm.js, and every websocket
-connection starts its own app process (:mod:`tui.served`). This server adds who may
+connection starts its own app process (:mod:`tui.served_app`). This server adds who may
 connect: each person's link carries a random token; without a valid one the page is an
 HTTP 403 and nothing is started. The token decides the name on every label: the app
 process gets the name and role, never the token.
@@ -38,7 +38,7 @@ from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
 from tui.literal import visible
-from tui.served import ENDED_META, ROLES, Served
+from tui.served_app import ENDED_META, ROLES, Served
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
@@ -245,7 +245,7 @@ def _server_class() -> type[Any]:
         failing session's tab showed only "Session ended". Here the websocket stays open
         until the process is gone; then it is closed with a reason that the page shows
         in place of that line: the app's own one-line message (an :data:`ENDED_META`
-        packet, :func:`tui.served.tell_server`), else the exit code or signal.
+        packet, :func:`tui.served_app.tell_server`), else the exit code or signal.
         """
 
         def __init__(
@@ -358,7 +358,7 @@ def _server_class() -> type[Any]:
                 [
                     sys.executable,
                     "-m",
-                    "tui.served",
+                    "tui.served_app",
                     str(self.workspace),
                     # one word: a name is never read as an option, whatever it starts with
                     f"--annotator={person.name}",

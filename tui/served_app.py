@@ -1,7 +1,7 @@
 """One browser session of ``goldpan serve``: the app as the server starts it for one person.
 
-The server (:mod:`tui.serve`) checks the person's token and starts
-``python -m tui.served WS --annotator NAME --role ROLE ...`` for that connection, with
+The server (:mod:`tui.team_server`) checks the person's token and starts
+``python -m tui.served_app WS --annotator NAME --role ROLE ...`` for that connection, with
 Textual's web driver. The token never reaches this process: its command line (which
 ``ps`` shows) carries only the name the token stands for, and the role.
 """
@@ -46,7 +46,7 @@ class Served:
 
 def build_parser() -> argparse.ArgumentParser:
     """The child command line (internal: `goldpan serve` writes it)."""
-    p = argparse.ArgumentParser(prog="python -m tui.served")
+    p = argparse.ArgumentParser(prog="python -m tui.served_app")
     p.add_argument("workspace", metavar="WS")
     p.add_argument("--annotator", required=True)
     p.add_argument("--role", choices=ROLES, default="annotator")
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 ENDED_META = "goldpan_ended"
-"""The meta packet by which this process tells the server why it ended (:mod:`tui.serve`
+"""The meta packet by which this process tells the server why it ended (:mod:`tui.team_server`
 shows the message in the tab)."""
 
 
