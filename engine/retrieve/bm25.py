@@ -574,18 +574,16 @@ class BM25Index:
         Read from :attr:`weights` once that is made; before, only these rows are weighed
         (a few questions touch a small part of a large corpus's entries).
         """
-        if self._weights is not None:
-            w = self._weights
-            indptr, indices, data = w.indptr, w.indices, w.data
-        else:
-            indptr, indices, data = self._tf.indptr, self._tf.indices, self._tf.data
+        whole = self._weights  # read once: another thread may make it meanwhile
+        source = whole if whole is not None else self._tf
+        indptr, indices, data = source.indptr, source.indices, source.data
         starts, ends = indptr[ids], indptr[ids + 1]
         sizes = ends - starts
         ptr = np.zeros(ids.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=ptr[1:])
         at = np.repeat(starts - ptr[:-1], sizes) + np.arange(int(ptr[-1]), dtype=np.int64)
         docs = indices[at]
-        if self._weights is not None:
+        if whole is not None:
             return ptr, docs, data[at]
         term_of = np.repeat(ids, sizes)
         return ptr, docs, self._weigh(term_of, data[at], docs)
