@@ -63,6 +63,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import bytecode
 import numpy as np
 from rank_bm25 import BM25Okapi
 
@@ -223,12 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs of bm25s and of goldpan (default 3)"
     )
-    parser.add_argument(
-        "--compile-each-run",
-        action="store_true",
-        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every (d) process compiles "
-        "goldpan's modules from source (no installed goldpan does: pip writes its bytecode)",
-    )
+    bytecode.add_option(parser, "every (d) process")
     parser.add_argument("--one", choices=("bm25s", "goldpan"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -261,16 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="goldpan-bench-template-"))
     try:
         template = make_template(args.data, folder)
-        bytecode = "as this environment keeps it"
-        if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
-            # as an installed goldpan runs (pip writes the bytecode at install): written
-            # once, into a folder of this run, by one untimed process
-            BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
-            time_process(template)
-            bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
-        elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            bytecode = "compiled from source in every run (PYTHONDONTWRITEBYTECODE)"
-        print(f"    bytecode of the (d) processes: {bytecode}")
+        env, said = bytecode.environment(args.compile_each_run, folder / "pyc")
+        BYTECODE.update(env)
+        if env:
+            time_process(template)  # untimed: writes the bytecode
+        print(f"    bytecode of the (d) processes: {said}")
         for i in range(max(1, args.repeat)):
             found = measured_apart("bm25s", args.data)
             if found is not None:

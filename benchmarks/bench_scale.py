@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bytecode
+
 from engine.types import Doc, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
@@ -88,19 +90,12 @@ def goldpan(*argv: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=200_000)
-    parser.add_argument(
-        "--compile-each-run",
-        action="store_true",
-        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every process compiles "
-        "goldpan's modules from source (no installed goldpan does: pip writes its bytecode)",
-    )
+    bytecode.add_option(parser, "every process")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="goldpan-scale-") as tmp:
-        bytecode = "as this environment keeps it"
-        if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
-            # as an installed goldpan runs (pip writes the bytecode at install): written
-            # once, into a folder of this run, by the untimed imports of what pool runs
-            BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=f"{tmp}/pyc")
+        env, said = bytecode.environment(args.compile_each_run, Path(tmp) / "pyc")
+        BYTECODE.update(env)
+        if env:  # untimed: the imports of what pool runs write their bytecode
             subprocess.run(
                 [
                     sys.executable,
@@ -111,10 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 env={**os.environ, "PYTHONPATH": str(REPO), **BYTECODE},
                 check=True,
             )
-            bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
-        elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            bytecode = "compiled from source in every run (PYTHONDONTWRITEBYTECODE)"
-        print(f"bytecode of the goldpan processes: {bytecode}")
+        print(f"bytecode of the goldpan processes: {said}")
         path = Path(tmp) / "scale.db"
         t0 = time.perf_counter()
         docs = make_corpus(args.docs)

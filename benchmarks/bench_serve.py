@@ -71,6 +71,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import bytecode
+
 ROOT = Path(__file__).resolve().parents[1]
 GRADES_PER_QUESTION = 3  # every demo question pools more candidates than this
 SAVE_TIMEOUT = 60.0  # a slow save is measured, not given up on (that would miscount)
@@ -557,12 +559,7 @@ def main() -> int:
         help="after the run with everyone at once, a second run on a fresh copy where the "
         "annotators join one after another over SECONDS, as a team does",
     )
-    p.add_argument(
-        "--compile-each-run",
-        action="store_true",
-        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every tab compiles goldpan's "
-        "modules from source (no installed goldpan does: pip writes its bytecode)",
-    )
+    bytecode.add_option(p, "every tab")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
@@ -575,21 +572,16 @@ def main() -> int:
             prepare_scaled_workspace(ws)
         else:
             prepare_workspace(ws, args.questions)
-        bytecode = "as this environment keeps it"
-        if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
-            # as an installed goldpan runs: bytecode written once (pip does at install),
-            # here in a folder of this run that one untimed tab fills
-            BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
+        env, said = bytecode.environment(args.compile_each_run, folder / "pyc")
+        BYTECODE.update(env)
+        if env:
             warm_bytecode(ws, folder)
-            bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
-        elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            bytecode = "compiled from source by every tab (PYTHONDONTWRITEBYTECODE)"
         problems: list[str] = []
         for join_over in [0.0, args.join_over] if args.join_over else [0.0]:
             team, wall, found = run(ws, folder, args, join_over)
             report(team, args.seconds, wall, join_over)
             problems += found
-    print(f"bytecode: {bytecode}")
+    print(f"bytecode: {said}")
     if problems:
         print("PROBLEMS:\n  " + "\n  ".join(problems))
         return 1

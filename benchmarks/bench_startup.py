@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bytecode
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -118,26 +120,15 @@ def main() -> None:
     parser.add_argument(
         "--busy", action="store_true", help="keep one core busy with another process meanwhile"
     )
-    parser.add_argument(
-        "--compile-each-run",
-        action="store_true",
-        help="where PYTHONDONTWRITEBYTECODE is set, keep it: every run compiles goldpan's "
-        "modules from source (no installed goldpan does: pip writes its bytecode)",
-    )
+    bytecode.add_option(parser)
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("needs tmux")
-    bytecode = "as this environment keeps it"
-    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not args.compile_each_run:
-        # As an installed goldpan runs: with its modules' bytecode written once (pip does
-        # at install; a source checkout on the first run), here in a folder of this run
-        # that one untimed run fills (with a prefix set, Python reads no __pycache__
-        # beside the sources: the standard library's and Textual's are written there too)
-        cache = tempfile.mkdtemp(prefix="goldpan-bench-pycache-")
-        BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=cache)
-        bytecode = "compiled once before the runs (PYTHONDONTWRITEBYTECODE is set here)"
-    elif os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        bytecode = "compiled from source in every run (PYTHONDONTWRITEBYTECODE)"
+    # with a prefix set, Python reads no __pycache__ beside the sources: the standard
+    # library's and Textual's bytecode is written into it too
+    cache = Path(tempfile.gettempdir()) / f"goldpan-bench-pycache-{os.getpid()}"
+    env, said = bytecode.environment(args.compile_each_run, cache)
+    BYTECODE.update(env)
     ws = ROOT / args.workspace
     fresh = args.command == "demo-fresh"
     if fresh:  # a folder of its own, emptied before every run
@@ -190,7 +181,7 @@ def main() -> None:
         f"{statistics.median(cpus):.2f} s; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores"
         + (", one kept busy by another process" if busy is not None else "")
-        + f"; bytecode {bytecode}"
+        + f"; bytecode {said}"
     )
 
 
