@@ -7,7 +7,6 @@ text, and ``python -m tui.help`` / ``python -m tui.cli.reference`` write it in.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,4 +35,3 @@ def rewrite(replace: Callable[[str], str], what: str) -> None:
         print(f"updated the {what} in {README.name}")
     else:
         print(f"the {what} in {README.name} is up to date")
-    sys.exit(0)
