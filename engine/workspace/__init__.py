@@ -72,14 +72,11 @@ but no read or write goes through it, for these reasons:
 """
 
 from engine.workspace.corpus import CorpusTables
-from engine.workspace.identity import expected_tables, identify
+from engine.workspace.held import BUSY_TIMEOUT_S, INTERACTIVE_BUSY_TIMEOUT_S
+from engine.workspace.identity import IDENTITY_VERSION, SQLITE_MAGIC, expected_tables, identify
 from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, JudgmentTimes
 from engine.workspace.lifecycle import (
-    BUSY_TIMEOUT_S,
-    IDENTITY_VERSION,
-    INTERACTIVE_BUSY_TIMEOUT_S,
     READ_ONLY_ASKED,
-    SQLITE_MAGIC,
     BadRow,
     WorkspaceError,
     WorkspaceFile,

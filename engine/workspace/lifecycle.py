@@ -23,14 +23,7 @@ from engine.migrations import MIGRATIONS, SCHEMA_VERSION
 from engine.rows import BadRow as BadRow
 from engine.rows import WorkspaceError as WorkspaceError
 from engine.workspace import held
-from engine.workspace.held import BUSY_TIMEOUT_S as BUSY_TIMEOUT_S
-from engine.workspace.held import INTERACTIVE_BUSY_TIMEOUT_S as INTERACTIVE_BUSY_TIMEOUT_S
-from engine.workspace.identity import (
-    IDENTITY_VERSION as IDENTITY_VERSION,
-)
-from engine.workspace.identity import (
-    SQLITE_MAGIC as SQLITE_MAGIC,
-)
+from engine.workspace.held import BUSY_TIMEOUT_S
 from engine.workspace.identity import (
     connect_readonly,
     identify,
