@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Iterable
@@ -225,8 +224,11 @@ class GoldpanApp(App[None]):
                 timeout=20,
                 markup=False,
             )
-        if self.readonly_reason is None:  # before the first grade, off the UI thread,
-            self.call_after_refresh(self.check_soundness)  # after the first paint
+        if self.readonly_reason is None:
+            # the soundness gate's checks on a connection of their own, in a thread, after
+            # the first paint: the first grade waits for their verdict instead of reading
+            # every page itself on the UI thread
+            self.call_after_refresh(self.ws.check_soundness_behind)
         if self.warm_on_start or self.pool_on_start:  # after the first paint: the
             self.call_after_refresh(self.warm_indexes)  # retrievers' imports are slow
         if self.served is not None:
@@ -387,17 +389,6 @@ class GoldpanApp(App[None]):
         self.switch_mode("judge")
 
     # -- workers -------------------------------------------------------------------------
-
-    @work(thread=True, exclusive=True, group="soundness", exit_on_error=False)
-    def check_soundness(self) -> None:
-        """Run the soundness gate once on a worker's connection, off the UI thread.
-
-        The session's first write then finds the file checked (engine.workspace.held) and
-        does not read every page on the UI thread. Should it find damage, nothing is said
-        here: that first write runs the gate itself and refuses with the full message.
-        """
-        with contextlib.suppress(GoldpanError), Workspace.open(self.workspace_path) as ws:
-            ws.ensure_sound()
 
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:

@@ -63,8 +63,9 @@ def is_sound(path: Path) -> bool:
     """Whether a connection of this process passed the soundness gate on this file.
 
     Kept while the process holds the file open without a break, as one long-lived
-    connection keeps its own pass: a pooling worker's connection, or the app's after a
-    worker checked the file before the first grade, need not read every page again.
+    connection keeps its own pass: a pooling worker's connection, or one whose checks ran
+    behind on another connection (``check_soundness_behind``), need not read every page
+    again.
     """
     key = _key(path)
     with LOCK:

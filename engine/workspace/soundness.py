@@ -55,8 +55,9 @@ class SoundnessChecks:
         Once per connection: after it passes, every write of this connection goes through
         :meth:`transaction`, which does not check again either; nor does another
         connection of this process while the process keeps the file open
-        (:func:`held.is_sound`), so the app can run the check in a worker before the first
-        grade, and a pooling worker's connection skips it.
+        (:func:`held.is_sound`): a pooling worker's connection skips it. The checks can
+        start early on a connection of their own (:meth:`check_soundness_behind`, as the
+        app does after its first paint and ``pool`` as it opens); this waits for them.
         """
         if self._sound:
             return
