@@ -120,8 +120,9 @@ class LiveScores:
         return self._latency
 
     @latency.setter
-    def latency(self, value: Mapping[str, Latency]) -> None:
-        self._latency = dict(value)
+    def latency(self, value: Mapping[str, Latency] | Callable[[], Mapping[str, Latency]]) -> None:
+        """New latencies, or a function giving them on next use (rankings were timed)."""
+        self._latency = value if callable(value) else dict(value)
 
     def _score(self) -> None:
         """Score every question once, for every retriever (on the first score asked for)."""

@@ -8,7 +8,7 @@ row in the live scores are updated at once. Undo walks back this session's own c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,10 @@ from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 if TYPE_CHECKING:
     from engine.live import LiveScores
     from engine.scoring import Latency
+
+Timings = Mapping[str, tuple[Sequence[float], Sequence[float]]]
+"""Per retriever: batch shares and times alone (ms), as :meth:`Workspace.latencies` reads
+them and :func:`engine.scoring.latency_of` takes them."""
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,7 @@ class LabelingSession:
         questions = ws.questions()
         golds = workspace_golds(ws)
         latencies = ws.latencies()  # read now: the rankings below are of this moment
-
-        def latency() -> dict[str, Latency]:
-            from engine.scoring import latency_of
-
-            return latency_of(latencies)
+        latency = self._latency_later(lambda: latencies)
 
         return LiveScores(
             [q.id for q in questions],
@@ -201,6 +201,22 @@ class LabelingSession:
             tags={q.id: q.tags for q in questions},
             latency=latency,
         )
+
+    @staticmethod
+    def _latency_later(read: Callable[[], Timings]) -> Callable[[], dict[str, Latency]]:
+        """The latencies of what ``read`` gives (:meth:`Workspace.latencies`), on first use."""
+
+        def latency() -> dict[str, Latency]:
+            from engine.scoring import latency_of
+
+            return latency_of(read())
+
+        return latency
+
+    def _latency_again(self) -> None:
+        """Rankings were (re)made and timed: the live latencies are read again when shown."""
+        if self._live is not None:
+            self._live.latency = self._latency_later(self.ws.latencies)
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
@@ -280,6 +296,7 @@ class LabelingSession:
                     live.set_ranking(name, qid, run.doc_ids if run is not None else ())
             for qid in ranked:  # new candidates: judged again against them
                 self._rejudge(qid, self.state(qid))
+            self._latency_again()
 
     def take_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
         """A question was (re)pooled here: its new ranking into the live scores.
@@ -287,6 +304,7 @@ class LabelingSession:
         Whether this annotator has judged it is decided again against its new candidates.
         """
         self.live.set_ranking(retriever, question_id, ranking)
+        self._latency_again()
         self._rejudge(question_id, self.state(question_id))
 
     # -- reading -------------------------------------------------------------------------

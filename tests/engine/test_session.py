@@ -125,3 +125,30 @@ def test_goldpan_label_is_seen_by_an_open_session_at_its_next_write(tiny_ws, cap
         assert "unknown document 'nope'" in capsys.readouterr().err
     finally:
         kim.ws.close()
+
+
+def test_live_latencies_follow_rankings_pooled_after_they_were_read(tiny_ws):
+    # the review screen's ms columns: a question pooled (timed alone) after the session
+    # read the latencies, here or in another process, is in them when next shown
+    from engine.retrieve.runner import refresh_runs
+    from engine.scoring import latency
+
+    with Workspace.open(tiny_ws) as ws:
+        refresh_runs(ws, ["bm25-word"])
+        ws.conn.execute("UPDATE runs SET alone_ms = NULL")  # nothing timed alone yet
+        ws.conn.commit()
+    session = open_session(tiny_ws, "kim")
+    other = Workspace.open(tiny_ws)
+    try:
+        assert session.live.latency["bm25-word"].timed == 0
+        refresh_runs(other, ["bm25-word"], question_ids=["q3"], force=True)  # another process
+        session.catch_up()
+        assert session.live.latency["bm25-word"].timed == 1
+        refresh_runs(session.ws, ["bm25-word"], question_ids=["q4"], force=True)  # this one
+        run = session.ws.runs("bm25-word")["q4"]
+        session.take_ranking("bm25-word", "q4", run.doc_ids)
+        assert session.live.latency == latency(session.ws)
+        assert session.live.latency["bm25-word"].timed == 2
+    finally:
+        session.ws.close()
+        other.close()
