@@ -63,7 +63,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import bytecode
+import bench_bytecode
 import numpy as np
 from rank_bm25 import BM25Okapi
 
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs of bm25s and of goldpan (default 3)"
     )
-    bytecode.add_option(parser, "every (d) process")
+    bench_bytecode.add_option(parser, "every (d) process")
     parser.add_argument("--one", choices=("bm25s", "goldpan"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="goldpan-bench-template-"))
     try:
         template = make_template(args.data, folder)
-        env, said = bytecode.environment(args.compile_each_run, folder / "pyc")
+        env, said = bench_bytecode.environment(args.compile_each_run, folder / "pyc")
         BYTECODE.update(env)
         if env:
             time_process(template)  # untimed: writes the bytecode

@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import bytecode
+import bench_bytecode
 
 from engine.types import Doc, Question
 from engine.workspace import Workspace
@@ -90,10 +90,10 @@ def goldpan(*argv: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=200_000)
-    bytecode.add_option(parser, "every process")
+    bench_bytecode.add_option(parser, "every process")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="goldpan-scale-") as tmp:
-        env, said = bytecode.environment(args.compile_each_run, Path(tmp) / "pyc")
+        env, said = bench_bytecode.environment(args.compile_each_run, Path(tmp) / "pyc")
         BYTECODE.update(env)
         if env:  # untimed: the imports of what pool runs write their bytecode
             subprocess.run(

@@ -71,7 +71,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import bytecode
+import bench_bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADES_PER_QUESTION = 3  # every demo question pools more candidates than this
@@ -559,7 +559,7 @@ def main() -> int:
         help="after the run with everyone at once, a second run on a fresh copy where the "
         "annotators join one after another over SECONDS, as a team does",
     )
-    bytecode.add_option(p, "every tab")
+    bench_bytecode.add_option(p, "every tab")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as tmp:
@@ -572,7 +572,7 @@ def main() -> int:
             prepare_scaled_workspace(ws)
         else:
             prepare_workspace(ws, args.questions)
-        env, said = bytecode.environment(args.compile_each_run, folder / "pyc")
+        env, said = bench_bytecode.environment(args.compile_each_run, folder / "pyc")
         BYTECODE.update(env)
         if env:
             warm_bytecode(ws, folder)

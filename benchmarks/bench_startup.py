@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import bytecode
+import bench_bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,14 +120,14 @@ def main() -> None:
     parser.add_argument(
         "--busy", action="store_true", help="keep one core busy with another process meanwhile"
     )
-    bytecode.add_option(parser)
+    bench_bytecode.add_option(parser)
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("needs tmux")
     # with a prefix set, Python reads no __pycache__ beside the sources: the standard
     # library's and Textual's bytecode is written into it too
     cache = Path(tempfile.gettempdir()) / f"goldpan-bench-pycache-{os.getpid()}"
-    env, said = bytecode.environment(args.compile_each_run, cache)
+    env, said = bench_bytecode.environment(args.compile_each_run, cache)
     BYTECODE.update(env)
     ws = ROOT / args.workspace
     fresh = args.command == "demo-fresh"

@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:  # as the script runs: its folder first, for bench_bytecode
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(
         "bench_serve", ROOT / "benchmarks" / "bench_serve.py"
     )
