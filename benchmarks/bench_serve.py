@@ -169,6 +169,8 @@ class Annotator:
     """When its app had drawn its first question (perf_counter)."""
     start_cpu: float | None = None
     """CPU seconds (user + system) its app process had used by then."""
+    labeling_cpu: float | None = None
+    """CPU seconds its app process used from then to the end of its labeling."""
     sent: list[float] = field(default_factory=list)
     """When each grade seen drawn was sent (perf_counter), in the order of ``screen``."""
 
@@ -299,6 +301,8 @@ async def annotate(
                 await key("]")
                 moved = await _wait(lambda o=old: (_my_lease(db, name) or "") != o, 15.0, 0.005)
                 qid = _my_lease(db, name) if moved else None
+            if pid is not None and who.start_cpu is not None:
+                who.labeling_cpu = cpu_seconds(pid) - who.start_cpu
             await ws.close()
             reader.cancel()
     except Exception as exc:  # reported with the results
@@ -503,6 +507,14 @@ def report(team: list[Annotator], seconds: float, wall: float, join_over: float)
             f"{statistics.median(cpus):.2f} s, max {max(cpus):.2f} s, {sum(cpus):.1f} s for all "
             f"{len(cpus)}"
         )
+    busy = [w.labeling_cpu for w in team if w.labeling_cpu is not None]
+    if busy:
+        keys = len(lat) * 2  # each grade's own key and the move (j or ]) that goes with it
+        print(
+            f"CPU of the apps while labeling: {sum(busy):.1f} s in all, "
+            f"{sum(busy) / max(wall, 1e-9):.2f} cores over the run's {wall:.0f} s, "
+            f"{sum(busy) / max(keys, 1) * 1000:.0f} ms per key ({keys} keys: grades and moves)"
+        )
     if lat:
         print(f"keypress-to-saved latency over {len(lat)} labels: {summary(lat)}")
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
@@ -516,13 +528,23 @@ def run(
     shutil.copy(source, ws)
     names = [f"ann{i + 1}" for i in range(args.annotators)]
     team_args = [a for n in names for a in ("--annotator", n)]
-    served = start_server(ws, [*team_args, "--per-question", str(args.per_question)], folder)
+    starts = ["--start-at-once", str(args.start_at_once)] if args.start_at_once else []
+    served = start_server(
+        ws, [*team_args, "--per-question", str(args.per_question), *starts], folder
+    )
     try:
+        server_cpu, own_cpu = cpu_seconds(served.proc.pid), time.process_time()
         started = time.perf_counter()
         team = asyncio.run(run_team(served, ws, names, args.seconds, args.think, join_over))
         wall = time.perf_counter() - started
+        server_cpu = cpu_seconds(served.proc.pid) - server_cpu
+        own_cpu = time.process_time() - own_cpu
     finally:
         served.stop()
+    print(
+        f"CPU of the server process (websockets to and from every tab): {server_cpu:.1f} s; "
+        f"of this benchmark's clients (frames read, saves polled every 10 ms): {own_cpu:.1f} s"
+    )
     return team, wall, check(ws, team, served.output())
 
 
@@ -544,6 +566,11 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--per-question", type=int, default=2)
     p.add_argument("--think", type=float, default=0.1, help="seconds before each key")
+    p.add_argument(
+        "--start-at-once",
+        type=int,
+        help="goldpan serve's --start-at-once (default: serve's own, the cores less one)",
+    )
     p.add_argument("--questions", type=int, default=400, help="questions added to the demo")
     p.add_argument("--workspace", type=Path, help="default: the demo, unlabeled, plus questions")
     p.add_argument(

@@ -35,7 +35,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
-from tui.served_app import Served
+from tui.served_app import Served, tell_started
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -233,6 +233,19 @@ class GoldpanApp(App[None]):
             self.call_after_refresh(self.warm_indexes)  # retrievers' imports are slow
         if self.served is not None:
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
+            if self.is_web:  # textual-serve's channel (not a test's terminal)
+                self.call_after_refresh(self._say_started)
+
+    def _say_started(self) -> None:
+        """Served: tell the server this tab's start is over.
+
+        Once the first screen is drawn and the soundness checks are done; the server holds
+        the next tab's start until then (:class:`tui.team_server.StartGate`).
+        """
+        if self.ws.soundness_checking():
+            self.set_timer(0.05, self._say_started)
+            return
+        tell_started()
 
     def _fatal_error(self) -> None:
         """An unhandled exception ends the app without a traceback on the terminal.

@@ -58,15 +58,19 @@ def build_parser() -> argparse.ArgumentParser:
 ENDED_META = "goldpan_ended"
 """The meta packet by which this process tells the server why it ended (:mod:`tui.team_server`
 shows the message in the tab)."""
+STARTED_META = "goldpan_started"
+"""The meta packet by which this process tells the server that its start is over (first
+screen drawn, the soundness checks done): the server starts the next waiting tab's app."""
 
 
-def tell_server(message: str, *, started: bool) -> None:
-    """Send ``message`` to the server on textual-serve's channel (stdout), as a meta packet.
+def send_meta(meta: dict[str, str], *, started: bool) -> None:
+    """Send ``meta`` to the server on textual-serve's channel (stdout), as a meta packet.
 
     ``started``: whether the app ran (its driver already wrote textual-serve's prelude).
+    Called on the app's thread while it runs (the driver writes there too, whole packets).
     Nothing is raised: the server may be gone.
     """
-    body = json.dumps({"type": ENDED_META, "message": message}).encode("utf-8")
+    body = json.dumps(meta).encode("utf-8")
     packet = (b"" if started else b"__GANGLION__\n") + b"M" + len(body).to_bytes(4, "big") + body
     try:
         fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
@@ -74,6 +78,16 @@ def tell_server(message: str, *, started: bool) -> None:
             packet = packet[os.write(fd, packet) :]
     except (OSError, ValueError):
         pass
+
+
+def tell_server(message: str, *, started: bool) -> None:
+    """Tell the server why this session ended (shown in the tab)."""
+    send_meta({"type": ENDED_META, "message": message}, started=started)
+
+
+def tell_started() -> None:
+    """Tell the server this session's start is over (:data:`STARTED_META`)."""
+    send_meta({"type": STARTED_META}, started=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

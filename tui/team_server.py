@@ -20,10 +20,12 @@ library wrote it, because request lines and aiohttp's parse errors quote the URL
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import logging
+import os
 import re
 import secrets
 import shlex
@@ -38,7 +40,7 @@ from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
 from tui.literal import visible
-from tui.served_app import ENDED_META, ROLES, Served
+from tui.served_app import ENDED_META, ROLES, STARTED_META, Served
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
@@ -225,10 +227,96 @@ Ask whoever runs <code>goldpan serve</code> to send it to you again.</p>
 """
 
 
+# -- starting app processes, a few at a time ---------------------------------------------
+
+
+def start_limit() -> int:
+    """How many tabs' app processes start at once.
+
+    One core is kept for the tabs already up (a start takes about a second of CPU; a
+    grade, a few milliseconds).
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+START_WAIT_S = 20.0
+"""How long a start holds its place at most: an app that never says it has started (it
+hangs, or the server cannot read it) does not hold up the tabs after it."""
+
+
+class StartGate:
+    """At most ``limit`` app processes starting at once; the others wait, first come first.
+
+    With a whole team opening its links in the same minute, every app process started at
+    once shares the processor with the tabs already up, and a grade there waits behind
+    16 starts (half a second, measured). Held back, a start waits instead, and the tab
+    says so. A start ends when its app says so (:data:`STARTED_META`), when its process
+    ends, or after :data:`START_WAIT_S`.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.starting = 0
+        self._waiting: list[asyncio.Future[None]] = []
+
+    @property
+    def queued(self) -> int:
+        """How many starts are waiting for a place."""
+        return len(self._waiting)
+
+    @property
+    def full(self) -> bool:
+        """Whether a start asked for now would wait."""
+        return self.starting >= self.limit or bool(self._waiting)
+
+    async def enter(self) -> Callable[[], None]:
+        """Wait for a place; returns the call that gives it back (once, whoever calls)."""
+        if self.full:
+            place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting.append(place)
+            try:
+                await place  # the place is handed over taken: see _leave
+            except asyncio.CancelledError:
+                if place in self._waiting:
+                    self._waiting.remove(place)
+                elif not place.cancelled():
+                    self._leave()  # handed over as this one was cancelled: pass it on
+                raise
+        else:
+            self.starting += 1
+        timer = asyncio.get_running_loop().call_later(START_WAIT_S, lambda: done())
+        left = False
+
+        def done() -> None:
+            nonlocal left
+            if not left:
+                left = True
+                timer.cancel()
+                self._leave()
+
+        return done
+
+    def _leave(self) -> None:
+        while self._waiting:
+            place = self._waiting.pop(0)
+            if not place.done():
+                place.set_result(None)  # the place goes to it: starting is unchanged
+                return
+        self.starting -= 1
+
+
+def waiting_line(ahead: int) -> bytes:
+    """What a tab shows while its app waits for its turn to start (terminal text)."""
+    others = "another session is" if ahead == 1 else f"{ahead} other sessions are"
+    return f"\r\ngoldpan: {others} starting; yours starts next...\r\n".encode()
+
+
 def _server_class() -> type[Any]:
     """The server class (textual-serve and aiohttp are imported only when serving)."""
-    import asyncio
-
     import aiohttp_jinja2
     import jinja2
     from aiohttp import web
@@ -249,11 +337,18 @@ def _server_class() -> type[Any]:
         """
 
         def __init__(
-            self, *args: Any, who: str, closer: Callable[[str], Awaitable[None]], **kw: Any
+            self,
+            *args: Any,
+            who: str,
+            closer: Callable[[str], Awaitable[None]],
+            started: Callable[[], None],
+            **kw: Any,
         ):
             super().__init__(*args, close=_no_close, **kw)
             self.who = who
             self.closer = closer
+            self.started = started
+            """Gives back this start's place in the :class:`StartGate` (idempotent)."""
             self.ended = ""
             self.watchdog: asyncio.TimerHandle | None = None
 
@@ -271,6 +366,9 @@ def _server_class() -> type[Any]:
                     lambda: asyncio.ensure_future(self.closer(ended_reason(self.ended, None))),
                 )
                 return
+            if meta.get("type") == STARTED_META:
+                self.started()
+                return
             if meta.get("type") == ENDED_META:
                 self.ended = str(meta.get("message", ""))[:2000]
                 return
@@ -280,6 +378,7 @@ def _server_class() -> type[Any]:
             try:
                 await super().run()
             finally:
+                self.started()
                 process = self._process
                 code = None
                 if process is not None:
@@ -326,6 +425,7 @@ def _server_class() -> type[Any]:
             port: int,
             served: Served,
             public_url: str | None = None,
+            start_at_once: int | None = None,
         ) -> None:
             super().__init__(
                 "goldpan", host=host, port=port, title="goldpan", public_url=public_url
@@ -335,6 +435,8 @@ def _server_class() -> type[Any]:
             self.served = served
             self.spawned = 0
             """App processes started since the server started (the tests read it)."""
+            self.gate = StartGate(start_limit() if start_at_once is None else start_at_once)
+            """How many app processes start at once (:class:`StartGate`)."""
             self.open_sessions: dict[str, str] = {}
             """App service id -> the person's name, while connected."""
 
@@ -462,14 +564,19 @@ def _server_class() -> type[Any]:
                     f"{TERMINAL_HEIGHTS[-1]} cells"
                 )
             service: AppService | None = None
+            started: Callable[[], None] | None = None
             try:
                 await websocket.prepare(request)
+                if self.gate.full:
+                    await websocket.send_bytes(waiting_line(self.gate.starting + self.gate.queued))
+                started = await self.gate.enter()
                 service = SessionService(
                     self.app_command(person),
                     write_bytes=websocket.send_bytes,
                     write_str=websocket.send_str,
                     who=person.name,
                     closer=_closer(websocket),
+                    started=started,
                     download_manager=self.download_manager,
                     debug=False,
                 )
@@ -481,6 +588,8 @@ def _server_class() -> type[Any]:
             except Exception as exc:  # one session failing never stops the others
                 log.error("goldpan: %s's session failed: %s", person.name, exc)
             finally:
+                if started is not None:
+                    started()  # a start that failed, or a tab closed while its app started
                 if service is not None:
                     with contextlib.suppress(Exception):
                         await service.stop()
@@ -584,17 +693,27 @@ def make_server(
     port: int = 8000,
     served: Served | None = None,
     public_url: str | None = None,
+    start_at_once: int | None = None,
 ) -> Any:
-    """A server for these people over one workspace (``.serve()`` runs it)."""
+    """A server for these people over one workspace (``.serve()`` runs it).
+
+    ``start_at_once``: how many tabs' app processes start at once (default
+    :func:`start_limit`).
+    """
     cls = _server_class()
     return cls(
-        workspace, people, host=host, port=port, served=served or Served(), public_url=public_url
+        workspace,
+        people,
+        host=host,
+        port=port,
+        served=served or Served(),
+        public_url=public_url,
+        start_at_once=start_at_once,
     )
 
 
 def run(server: Any) -> None:
     """Serve until ctrl+c or SIGTERM (every open app is told to quit first)."""
-    import asyncio
     import signal
 
     from aiohttp import web

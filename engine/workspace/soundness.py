@@ -91,6 +91,10 @@ class SoundnessChecks:
             return
         self._behind = SoundnessBehind(self.path, type(self).open_for_checks)
 
+    def soundness_checking(self) -> bool:
+        """Whether :meth:`check_soundness_behind`'s checks are still running."""
+        return self._behind is not None and self._behind.running
+
     def _soundness_problem(self, *, pages_first: bool = False) -> str | None:
         """What makes the file unfit to write into, or None: the soundness gate's verdict.
 
@@ -300,6 +304,11 @@ class SoundnessBehind:
             with self._lock:
                 self._conn = None
             ws.close()
+
+    @property
+    def running(self) -> bool:
+        """Whether the checks have not ended yet."""
+        return self._thread.is_alive()
 
     def verdict(self) -> str | None:
         """Wait for the checks: the problem they found, or None (see :attr:`passed`)."""

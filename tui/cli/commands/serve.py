@@ -88,6 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         port=args.port,
         served=served,
         public_url=base,
+        start_at_once=args.start_at_once,
     )
     try:
         run(server)

@@ -51,6 +51,13 @@ def _options(s: argparse.ArgumentParser) -> None:
         help="the address people open when a TLS reverse proxy is in front "
         "(e.g. https://label.example.org)",
     )
+    s.add_argument(
+        "--start-at-once",
+        type=values.whole(1, 256),
+        metavar="N",
+        help="how many tabs' apps start at once; the others wait their turn and say so "
+        "(default: the cores less one, at least 1)",
+    )
     s.add_argument("--links", action="store_true", help="print the last session's links and exit")
     s.add_argument("--new-tokens", action="store_true", help="issue new links (old ones stop)")
 
