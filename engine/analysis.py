@@ -302,8 +302,14 @@ def pool_contributions(
         else:
             rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
     only = only_found(rankings, qids, depth)
-    # only the questions some pair names need their gold (not every question's)
-    golds = workspace_golds(ws, {q for pairs in only.values() for q, _ in pairs})
+    # a document is gold for a question only where someone graded it relevant there or an
+    # adjudication settled the question: only those questions' gold is resolved
+    graded = {(lab.question_id, lab.doc_id) for lab in ws.labels() if is_relevant(lab.grade)}
+    settled = {a.question_id for a in ws.adjudications()}
+    golds = workspace_golds(
+        ws,
+        {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled},
+    )
     out: dict[str, Contribution | None] = {}
     for spec in specs:
         pairs = only.get(spec.name)

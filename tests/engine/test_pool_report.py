@@ -50,3 +50,39 @@ def test_only_found_counts_a_document_once_per_retriever() -> None:
     rankings = {"a": {"q": ("d1", "d1", "d2")}, "b": {"q": ("d2", "d3")}, "c": {}}
     assert only_found(rankings, ["q"], 10) == {"a": [("q", "d1")], "b": [("q", "d3")], "c": []}
     assert only_found(rankings, ["q"], 1) == {"a": [("q", "d1")], "b": [("q", "d2")], "c": []}
+
+
+def test_the_gold_count_is_every_question_resolved_whatever_made_a_document_gold(
+    tmp_path: Path,
+) -> None:
+    """Labels, a relevant label on a document only one retriever found, and an adjudication
+    that makes gold a document nobody graded: the report's gold counts equal those of the
+    resolved gold of every question (the report resolves only the questions that can
+    count)."""
+    from engine.gold import workspace_golds
+    from engine.grades import is_relevant
+    from engine.types import Adjudication, Label
+
+    ws = build_demo(tmp_path / "demo.db", pool=False)
+    try:
+        ws.remove_retriever("bm25-kiwi")
+        report = refresh_runs(ws, depth=100, keep_top=10)
+        before = pool_contributions(ws, 10, report.top)
+        pairs = sorted({p for c in before.values() if c is not None for p in c.only})
+        graded = {(lab.question_id, lab.doc_id) for lab in ws.labels()}
+        ungraded = [p for p in pairs if p not in graded]
+        assert len(ungraded) >= 2
+        (q1, d1), (q2, d2) = ungraded[0], next(p for p in ungraded if p[0] != ungraded[0][0])
+        ws.write_labels([Label(q1, d1, "ara", 2)])
+        ws.write_adjudication(Adjudication(q2, False, {d2: 3}, "lead"))
+        after = pool_contributions(ws, 10, report.top)
+        golds = workspace_golds(ws)  # every question's
+        for c in after.values():
+            if c is None:
+                continue
+            brute = sum(1 for q, d in c.only if is_relevant(golds[q].gold.get(d, 0)))
+            assert c.gold == brute
+        total = sum(c.gold for c in after.values() if c is not None)
+        assert total > sum(c.gold for c in before.values() if c is not None)
+    finally:
+        ws.close()
