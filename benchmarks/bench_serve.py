@@ -16,7 +16,7 @@ app process, exactly as a browser tab does, minus the drawing.
 
 Each annotator works like a person who knows the keys: on the question handed to it, it
 grades the highlighted candidate (``1``), moves down (``j``) and grades the next, 3
-documents in all, then asks for the next question (``]``).
+documents in all, then, once its last grade is drawn, asks for the next question (``]``).
 
 The workspace is the demo with its labels cleared plus ``--questions`` more questions (so
 8 people have 60 s of work at two annotators per question); ``--think`` seconds pass
@@ -297,6 +297,10 @@ async def annotate(
                         break
                     who.latencies.append(time.perf_counter() - sent)
                     who.saved |= {(qid, d) for d in new}
+                # like a person, who moves on once the last grade is drawn: sent before, `]`
+                # could be taken with it, the grade's own frame never drawn (its time lost
+                # from the percentiles, and the slowest ones most often)
+                await _wait(lambda: waiting["expect"] is None, SAVE_TIMEOUT, 0.002)
                 old = qid
                 await key("]")
                 moved = await _wait(lambda o=old: (_my_lease(db, name) or "") != o, 15.0, 0.005)
