@@ -45,7 +45,11 @@ What is measured and checked:
 The key-to-screen numbers are printed for every grade, then split at the moment the last
 tab's app had drawn its first question: the grades sent while apps were still starting
 (each takes about a second of CPU, all at once with everyone at once) and those after.
-The CPU each tab's app used until its first question was drawn is printed too. With
+The CPU each tab's app used until its first question was drawn is printed too, then the
+CPU the apps used while labeling (in all, and per key), and that of the server process and
+of this benchmark's own clients (they share the machine with the apps). ``--start-at-once``
+passes ``goldpan serve`` its option (``16``: every tab's app starting at once, as before
+the server held starts back). With
 ``--join-over SECONDS`` a second run follows on a fresh copy, the annotators joining one
 after another over that time, as a team does; the all-at-once run always comes first.
 

@@ -310,9 +310,15 @@ class StartGate:
 
 
 def waiting_line(ahead: int) -> bytes:
-    """What a tab shows while its app waits for its turn to start (terminal text)."""
-    others = "another session is" if ahead == 1 else f"{ahead} other sessions are"
-    return f"\r\ngoldpan: {others} starting; yours starts next...\r\n".encode()
+    """What a tab shows while its app waits for its turn to start (terminal text).
+
+    ``ahead``: the sessions starting or waiting before this one.
+    """
+    sessions = "1 session starts" if ahead == 1 else f"{ahead} sessions start"
+    return (
+        f"\r\ngoldpan: {sessions} before yours (a few at a time, so that those already "
+        "labeling stay quick); yours follows...\r\n"
+    ).encode()
 
 
 def _server_class() -> type[Any]:

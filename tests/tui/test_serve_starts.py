@@ -90,9 +90,10 @@ def test_a_start_that_never_says_it_ended_holds_its_place_only_so_long(monkeypat
     asyncio.run(scenario())
 
 
-def test_the_waiting_line_is_plain_text():
-    assert waiting_line(1) == b"\r\ngoldpan: another session is starting; yours starts next...\r\n"
-    assert b"3 other sessions are" in waiting_line(3)
+def test_the_waiting_line_is_plain_text_and_counts_who_is_ahead():
+    one, three = waiting_line(1), waiting_line(3)
+    assert one.startswith(b"\r\ngoldpan: 1 session starts before yours") and one.isascii()
+    assert b"3 sessions start before yours" in three and b"\x1b" not in three
 
 
 def _apps(server_pid: int) -> list[int]:
@@ -156,6 +157,6 @@ def test_the_second_tab_waits_for_the_first_app_to_start_and_says_so(demo_ws, tm
         served.stop()
     assert most_apps == 1
     first_frames = [b"".join(frames[:1]) for frames in (ara, bo)]
-    told = [b"yours starts next" in frame for frame in first_frames]
+    told = [b"before yours" in frame for frame in first_frames]
     assert sorted(told) == [False, True]  # whichever came second was told it waits
     assert served.output().count("connected (annotator)") == 2
