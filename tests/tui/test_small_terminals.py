@@ -109,3 +109,30 @@ async def test_review_shows_a_retrievers_ranks_at_80x24(app_factory, demo_ws):
         assert scored == 49 and grid.row_count == app.session.live.counts()["scored"]
         for column in list(grid.columns)[1:]:
             assert on_screen(grid, column.value), f"{column.value} is off screen"
+
+
+async def test_a_dialog_wraps_its_lines_at_80x24_instead_of_cutting_them(app_factory):
+    """Leaving Write with unsaved text asks first; at 80 columns its detail line (what `n`
+    does) was cut at "with the text as". Every word of it is on screen now."""
+    from textual.widgets import Label
+
+    from tui.screens.modals import ConfirmScreen
+
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("w")
+        await pilot.press(*"abc")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.pause()
+        detail = app.screen.query(Label)[1]
+        shown = " ".join(
+            strip.text.strip() for strip in detail.render_lines(detail.region.reset_offset)
+        )
+        assert shown == "ctrl+s saves it instead; n keeps you here with the text as it is."
+        dialog = detail.parent
+        assert dialog is not None and dialog.has_class("dialog")
+        assert detail.region.right <= dialog.content_region.right  # not cut by the dialog
+        assert detail.region.height == 2  # wrapped, at this width
+        await pilot.press("n")
+        assert not isinstance(app.screen, ConfirmScreen)
