@@ -75,12 +75,15 @@ async def test_label_grades_at_80x24(app_factory, demo_ws):
         assert list(my_labels(demo_ws, "q01").values()) == [2]
 
 
+async def write_then(pilot, text: str, key: str) -> None:
+    """On the Write screen, type ``text``, then press ``key``."""
+    await pilot.press("w", *text, key)
+
+
 async def test_write_saves_at_80x24(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("w")
-        await pilot.press(*"감마 카메라 점검 주기")
-        await pilot.press("ctrl+s")
+        await write_then(pilot, "감마 카메라 점검 주기", "ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, JudgeScreen))
         assert rows(demo_ws, "SELECT text FROM questions WHERE text = '감마 카메라 점검 주기'")
 
@@ -120,9 +123,7 @@ async def test_a_dialog_wraps_its_lines_at_80x24_instead_of_cutting_them(app_fac
 
     app = app_factory()
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("w")
-        await pilot.press(*"abc")
-        await pilot.press("escape")
+        await write_then(pilot, "abc", "escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.pause()
         detail = app.screen.query(Label)[1]
