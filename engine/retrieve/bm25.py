@@ -60,6 +60,7 @@ from engine.retrieve.order import (
     canonical_scores,
     id_ranks,
     per_row,
+    spans,
     top_k,
     top_k_flat,
 )
@@ -581,7 +582,7 @@ class BM25Index:
         sizes = ends - starts
         ptr = np.zeros(ids.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=ptr[1:])
-        at = np.repeat(starts - ptr[:-1], sizes) + np.arange(int(ptr[-1]), dtype=np.int64)
+        at = spans(starts, sizes)
         docs = indices[at]
         if whole is not None:
             return ptr, docs, data[at]

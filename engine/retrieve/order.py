@@ -11,6 +11,8 @@ by code point, never by position or by the last bit of a float sum.
 * :func:`id_ranks`, :func:`top_k`: one question's best documents over a whole corpus's
   score array (BM25, dense); :func:`top_k_flat` and :func:`top_k_rows` do it for a block
   of questions at once (BM25's batches), rounding only the candidates near each cut.
+* :func:`spans`: the positions of several slices of a flat array, end to end (a batch's
+  rankings, a matrix's rows).
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+def spans(starts: IntArray, sizes: IntArray) -> IntArray:
+    """The positions of several slices of a flat array, in order and end to end.
+
+    Span ``i`` is ``starts[i]`` up to ``starts[i] + sizes[i]`` (excluded): ``array[spans(starts,
+    sizes)]`` is the slices joined, without a loop.
+    """
+    ends = np.cumsum(sizes, dtype=np.int64)
+    total = int(ends[-1]) if ends.size else 0
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(total, dtype=np.int64)
 
 
 def trec_order(scores: Mapping[str, float], depth: int) -> tuple[list[str], list[float]]:

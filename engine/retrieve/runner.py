@@ -42,6 +42,7 @@ from engine.retrieve import (
     build_retriever,
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
+from engine.retrieve.order import spans
 from engine.trust import TrustStore, is_untrusted_kind, what_runs
 from engine.types import (
     BatchRun,
@@ -356,10 +357,7 @@ def _keep_top(top: dict[str, tuple[str, ...]], batches: Sequence[BatchRun], k: i
         ids, ends = b.ranked.doc_ids, b.ranked.ends
         starts = np.concatenate((np.zeros(1, dtype=ends.dtype), ends[:-1]))
         counts = np.minimum(ends - starts, k)
-        picked = np.repeat(starts, counts) + (
-            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        )
-        named = [ids[c] for c in b.ranked.cols[picked].tolist()]
+        named = [ids[c] for c in b.ranked.cols[spans(starts, counts)].tolist()]
         start = 0
         for qid, n in zip(b.question_ids, counts.tolist(), strict=True):
             top[qid] = tuple(named[start : start + n])

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.retrieve.order import canonical_scores, id_ranks, top_k, top_k_flat, trec_order
+from engine.retrieve.order import (
+    canonical_scores,
+    id_ranks,
+    spans,
+    top_k,
+    top_k_flat,
+    trec_order,
+)
 
 
 def test_dict_and_array_forms_agree_on_ties_and_cut() -> None:
@@ -19,3 +26,13 @@ def test_dict_and_array_forms_agree_on_ties_and_cut() -> None:
     cols, vals, ends = top_k_flat(raw[None, :], rank, 3)
     assert [ids[i] for i in cols] == by_dict[0] and ends.tolist() == [3]
     assert vals.tolist() == by_dict[1]
+
+
+def test_spans_are_the_slices_joined_whatever_their_sizes_and_dtype():
+    rng = np.random.default_rng(7)
+    for dtype in (np.int32, np.int64):
+        starts = rng.integers(0, 1000, 50).astype(dtype)
+        sizes = rng.integers(0, 6, 50).astype(dtype)  # empty spans among them
+        expected = np.concatenate([np.arange(a, a + n) for a, n in zip(starts, sizes, strict=True)])
+        assert spans(starts, sizes).tolist() == expected.tolist()
+    assert spans(np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
