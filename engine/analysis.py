@@ -304,11 +304,14 @@ def pool_contributions(
     only = only_found(rankings, qids, depth)
     # a document is gold for a question only where someone graded it relevant there or an
     # adjudication settled the question: only those questions' gold is resolved
-    graded = {(lab.question_id, lab.doc_id) for lab in ws.labels() if is_relevant(lab.grade)}
-    settled = {a.question_id for a in ws.adjudications()}
+    labels, adjudications = ws.labels(), ws.adjudications()
+    graded = {(lab.question_id, lab.doc_id) for lab in labels if is_relevant(lab.grade)}
+    settled = {a.question_id for a in adjudications}
     golds = workspace_golds(
         ws,
         {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled},
+        labels=labels,
+        adjudications=adjudications,
     )
     out: dict[str, Contribution | None] = {}
     for spec in specs:

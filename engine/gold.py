@@ -121,14 +121,26 @@ def resolve(
     }
 
 
-def workspace_golds(ws: Workspace, question_ids: Iterable[str] | None = None) -> dict[str, Gold]:
+def workspace_golds(
+    ws: Workspace,
+    question_ids: Iterable[str] | None = None,
+    *,
+    labels: Iterable[Label] | None = None,
+    adjudications: Iterable[Adjudication] | None = None,
+) -> dict[str, Gold]:
     """Resolved gold of every question of the workspace (or of ``question_ids`` only).
 
     Judgments made for an earlier text of a question are not read (the workspace leaves
-    them out); a question with only such judgments is ``recheck``.
+    them out); a question with only such judgments is ``recheck``. ``labels`` and
+    ``adjudications``: the workspace's, when the caller has just read them.
     """
     ids = ws.question_ids() if question_ids is None else question_ids
-    golds = resolve(ids, ws.labels(), ws.verdicts(), ws.adjudications())
+    golds = resolve(
+        ids,
+        ws.labels() if labels is None else labels,
+        ws.verdicts(),
+        ws.adjudications() if adjudications is None else adjudications,
+    )
     for qid, stale in ws.recheck_counts().items():
         if qid in golds:
             golds[qid] = with_recheck(golds[qid], stale)
