@@ -5,6 +5,6 @@
 - the Textual app: ``app.py`` wires the ``screens/`` (each with its ``widgets/``) and the
   ``controllers/`` (the trust question, a served annotator's leases), keys declared once
   in ``actions.py`` and shown by ``help.py``;
-- browser sessions: ``serve.py`` (``goldpan serve``) starts one app process per
-  person's tab (``served.py``).
+- browser sessions: ``team_server.py`` (``goldpan serve``) starts one app process per
+  person's tab (``served_app.py``), a few at a time.
 """
