@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench_bytecode
+from bench_procs import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADES_PER_QUESTION = 3  # every demo question pools more candidates than this
@@ -199,12 +200,6 @@ async def _wait(check, timeout: float, every: float = 0.01):  # type: ignore[no-
             return value
         await asyncio.sleep(every)
     return None
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def app_process(server: int, name: str) -> int | None:

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import bench_bytecode
+from bench_procs import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,12 +46,6 @@ def tmux(socket: str, *args: str) -> str:
     return subprocess.run(
         ["tmux", "-L", socket, *args], capture_output=True, text=True, check=False
     ).stdout
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 BYTECODE: dict[str, str] = {}
