@@ -109,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # 0.5 GB) per browser tab up front; a question written or edited in a tab
             # builds what it needs when it is pooled.
             warm_indexes=False,
+            freeze_heap=True,  # this process is this one app
         )
     except GoldpanError as exc:
         print(visible(f"goldpan: error: {exc}"), file=sys.stderr)

@@ -34,6 +34,7 @@ def _run_app(
         readonly=readonly,
         backup=backup,
         pool_stale=pool,
+        freeze_heap=True,  # this process is this one app
     )
     app.run()
     if app.crash is not None:  # reported by main: exit 2 or 3, never a traceback
