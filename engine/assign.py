@@ -14,10 +14,10 @@ free again once it expires (a session that vanished without a word).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence, Set
 
 from engine.errors import BadInput
-from engine.gold import workspace_golds
+from engine.gold import Gold, workspace_golds
 from engine.queue import DEFAULT_K, judged_docs, judging_queue
 from engine.workspace import LeaseState, Workspace
 
@@ -76,22 +76,40 @@ class Assigner:
         self.passed: set[str] = set()
         """Questions this session moved on from: not handed to it again."""
 
-    def queue_rank(self, rankings: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, int]:
-        """Each question's place in the judging queue (questions not in it are left out)."""
+    def queue_rank(
+        self,
+        rankings: Mapping[str, Mapping[str, Sequence[str]]],
+        *,
+        golds: Mapping[str, Gold] | None = None,
+        pools: Mapping[str, Set[str]] | None = None,
+    ) -> dict[str, int]:
+        """Each question's place in the judging queue (questions not in it are left out).
+
+        ``golds`` and ``pools`` (every question's, at depth ``k``) when the caller keeps
+        them current already (a labeling session's live scores); else read and made here.
+        """
         ws = self.ws
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
-        queue = judging_queue(workspace_golds(ws), rankings, judged, self.k)
+        golds = workspace_golds(ws) if golds is None else golds
+        queue = judging_queue(golds, rankings, judged, self.k, pools=pools)
         return {item.question_id: i for i, item in enumerate(queue)}
 
-    def next(self, rankings: Mapping[str, Mapping[str, Sequence[str]]]) -> str | None:
+    def next(
+        self,
+        rankings: Mapping[str, Mapping[str, Sequence[str]]],
+        *,
+        golds: Mapping[str, Gold] | None = None,
+        pools: Mapping[str, Set[str]] | None = None,
+    ) -> str | None:
         """Move on: lease the most needed question for this annotator (None: nothing left).
 
         The question held until now counts as passed, and its lease is given up in the same
-        transaction.
+        transaction. ``golds`` and ``pools``: as for :meth:`queue_rank`.
         """
         if self.current is not None:
             self.passed.add(self.current)
-        rank = self.queue_rank(rankings)  # a stale order only changes who goes first
+        # a stale order only changes who goes first
+        rank = self.queue_rank(rankings, golds=golds, pools=pools)
         ids = self.ws.question_ids()
 
         def pick(state: LeaseState) -> str | None:

@@ -40,23 +40,38 @@ class QueueItem:
     """``unjudged`` or ``adjudicate``."""
 
 
+def pooled_docs(
+    rankings: Mapping[str, Mapping[str, Sequence[str]]], question_id: str, k: int = DEFAULT_K
+) -> frozenset[str]:
+    """A question's pool: the union of every retriever's top ``k`` for it."""
+    pooled: set[str] = set()
+    for per_question in rankings.values():
+        pooled.update(per_question.get(question_id, ())[:k])
+    return frozenset(pooled)
+
+
 def judging_queue(
     golds: Mapping[str, Gold],
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
     judged: Mapping[str, Set[str]],
     k: int = DEFAULT_K,
+    *,
+    pools: Mapping[str, Set[str]] | None = None,
 ) -> list[QueueItem]:
-    """Questions with unjudged pooled documents (most first), then those to adjudicate."""
+    """Questions with unjudged pooled documents (most first), then those to adjudicate.
+
+    ``pools``: each question's pool at depth ``k`` when already known (see
+    :meth:`engine.live.LiveScores.pools`), else made from ``rankings``.
+    """
     holes: list[QueueItem] = []
     settle: list[QueueItem] = []
     for qid in sorted(golds):
         gold = golds[qid]
         if gold.adjudicated or gold.status is Status.NO_ANSWER:
             continue
-        pooled: set[str] = set()
-        for per_question in rankings.values():
-            pooled.update(per_question.get(qid, ())[:k])
-        missing = len(pooled - set(judged.get(qid, ())))
+        pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
+        seen = judged.get(qid)
+        missing = len(pooled - seen) if seen else len(pooled)
         if missing:
             holes.append(QueueItem(qid, gold.status, missing, "unjudged"))
         elif gold.status in (Status.DISPUTED, Status.AMBIGUOUS):

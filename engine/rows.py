@@ -326,6 +326,8 @@ def event(path: Path, r: Sequence[Any]) -> dict[str, Any]:
 
 def text_column(path: Path, table: str, column: str, value: Any) -> str:
     """One text value read alone (an id list, a title list)."""
+    if type(value) is str:  # the row's name is made only for the message
+        return value
     return _text(value, path, table, f"{column} {show(value)}", column)
 
 

@@ -1,31 +1,33 @@
 import pytest
 
 from engine.gold import Gold, Status
+from engine.live import LiveScores
 from engine.queue import coverage_at_k, judged_docs, judging_queue
+
+GOLDS = {
+    "q1": Gold("q1", Status.LABELED, {"d1": 1}),
+    "q2": Gold("q2", Status.DISPUTED),
+    "q3": Gold("q3", Status.UNLABELED),
+    "q4": Gold("q4", Status.NO_ANSWER),  # settled: left out
+    "q5": Gold("q5", Status.AMBIGUOUS),
+    "q6": Gold("q6", Status.LABELED, {"d1": 1}, adjudicated=True),  # settled
+}
+RANKINGS = {
+    "a": {
+        "q1": ["d1", "d2", "d9"],
+        "q2": ["d1"],
+        "q3": ["d1", "d2"],
+        "q4": ["d7"],
+        "q5": ["d1"],
+        "q6": ["d8"],
+    },
+    "b": {"q1": ["d3"], "q3": ["d3", "d4", "d5"]},
+}
+JUDGED = judged_docs([("q1", "d1"), ("q2", "d1"), ("q5", "d1")])
 
 
 def test_queue_orders_holes_first_then_disputes():
-    golds = {
-        "q1": Gold("q1", Status.LABELED, {"d1": 1}),
-        "q2": Gold("q2", Status.DISPUTED),
-        "q3": Gold("q3", Status.UNLABELED),
-        "q4": Gold("q4", Status.NO_ANSWER),  # settled: left out
-        "q5": Gold("q5", Status.AMBIGUOUS),
-        "q6": Gold("q6", Status.LABELED, {"d1": 1}, adjudicated=True),  # settled
-    }
-    rankings = {
-        "a": {
-            "q1": ["d1", "d2", "d9"],
-            "q2": ["d1"],
-            "q3": ["d1", "d2"],
-            "q4": ["d7"],
-            "q5": ["d1"],
-            "q6": ["d8"],
-        },
-        "b": {"q1": ["d3"], "q3": ["d3", "d4", "d5"]},
-    }
-    judged = judged_docs([("q1", "d1"), ("q2", "d1"), ("q5", "d1")])
-    queue = judging_queue(golds, rankings, judged, k=2)
+    queue = judging_queue(GOLDS, RANKINGS, JUDGED, k=2)
     # q3: pool {d1,d2} u {d3,d4} = 4 unjudged; q1: pool {d1,d2} u {d3} minus d1 = 2
     assert [(i.question_id, i.unjudged, i.reason) for i in queue] == [
         ("q3", 4, "unjudged"),
@@ -33,6 +35,19 @@ def test_queue_orders_holes_first_then_disputes():
         ("q2", 0, "adjudicate"),
         ("q5", 0, "adjudicate"),
     ]
+
+
+def test_pools_kept_by_the_live_scores_give_the_same_queue_and_follow_a_new_ranking():
+    live = LiveScores(list(GOLDS), GOLDS, RANKINGS)
+    pools = live.pools(2)
+    assert pools["q3"] == {"d1", "d2", "d3", "d4"}
+    assert judging_queue(GOLDS, RANKINGS, JUDGED, k=2, pools=pools) == judging_queue(
+        GOLDS, RANKINGS, JUDGED, k=2
+    )
+    assert live.pools(2) is pools and live.pools(3)["q3"] == {"d1", "d2", "d3", "d4", "d5"}
+    live.set_ranking("b", "q3", ["d1"])  # q3 ranked again: its pools are made again
+    assert live.pools(2)["q3"] == {"d1", "d2"} and live.pools(3)["q3"] == {"d1", "d2"}
+    assert live.pools(2)["q1"] == {"d1", "d2", "d3"}  # the others kept
 
 
 def test_coverage_is_the_judged_share_of_each_top_k():

@@ -45,7 +45,12 @@ class LeaseKeeper:
         """
         if self.assigner is None:
             return None
-        return self.assigner.next(self.app.session.live.rankings)
+        session = self.app.session
+        session.reload_if_changed()  # the others' labels since: the gold the queue ranks by
+        live = session.live
+        return self.assigner.next(
+            live.rankings, golds=live.golds, pools=live.pools(self.assigner.k)
+        )
 
     def opened(self, question_id: str) -> None:
         """The judge screen shows a question: lease it, or say who has it."""

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header
 from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
-from engine.queue import coverage_at_k, judged_docs, judging_queue
+from engine.queue import DEFAULT_K, coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
 from tui.actions import Command, bindings
 from tui.literal import literal, one_line, visible
@@ -287,7 +287,7 @@ the Label screen opens it.
         """The judging queue order, unjudged counts and coverage@10 per retriever."""
         live = self.gp.session.live
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.ws.labels()])
-        items = judging_queue(live.golds, live.rankings, judged)
+        items = judging_queue(live.golds, live.rankings, judged, pools=live.pools(DEFAULT_K))
         return (
             [i.question_id for i in items],
             {i.question_id: i.unjudged for i in items},
