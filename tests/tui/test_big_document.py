@@ -114,3 +114,26 @@ async def test_scrolling_reads_on_and_back_through_a_window(app_factory, big_ws)
         await pilot.pause()
         assert FIRST in painted(app) and on_screen != painted(app)
         assert not view.query_one("#doc-above").display
+
+
+async def test_drawing_the_question_again_leaves_the_document_where_it_is_read(app_factory, big_ws):
+    app = app_factory(big_ws)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_judge(pilot, "q1")
+        candidates = screen.query_one(CandidateList)
+        view = screen.query_one(DocumentView)
+        candidates.select("big")
+        await pilot.pause()
+        view.scroll_to(y=5, animate=False)
+        await pilot.pause()
+        await pilot.pause()
+        y, shown = view.scroll_y, view.shown_text()
+        assert y > 0
+        screen.show_question()  # as after a change elsewhere: the same candidate, again
+        await pilot.pause()
+        assert (view.scroll_y, view.shown_text()) == (y, shown)
+        candidates.select("small")
+        await pilot.pause()
+        candidates.select("big")  # another document, then this one again: from its top
+        await pilot.pause()
+        assert view.scroll_y == 0 and FIRST in view.shown_text()

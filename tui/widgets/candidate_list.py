@@ -82,6 +82,9 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         self.titles = dict(titles)
         self.grades = dict(grades or {})
         self.model = None if model is None else dict(model)
+        # no watcher sees the list without a row highlighted, in between: the document view
+        # would be emptied, and then show the same document again from its top
+        self.set_reactive(CandidateList.highlighted, None)
         self.clear_options()
         self.add_options([Option(self._prompt(c), id=c.doc_id) for c in self.candidates])
         if self.candidates:

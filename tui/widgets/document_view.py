@@ -67,6 +67,7 @@ class DocumentView(VerticalScroll, can_focus=False):
 
     def on_mount(self) -> None:
         """Read on (or back) when scrolled near the end (or the top) of what is shown."""
+        self._doc: Doc | None = None  # the document on show
         self._text = ""
         self._terms: list[str] = []
         self._cuts = [0]  # where the parts found so far start (the last: where one ends)
@@ -88,7 +89,14 @@ class DocumentView(VerticalScroll, can_focus=False):
     def show(
         self, doc: Doc | None, terms: list[str], empty: str = "No candidate selected."
     ) -> None:
-        """Show a document (None: nothing selected, said with ``empty``)."""
+        """Show a document (None: nothing selected, said with ``empty``).
+
+        The document on show already, with the same words highlighted, stays as it is,
+        scrolled where it was (a question drawn again shows its candidate once more).
+        """
+        if doc is not None and doc == self._doc and terms == self._terms:
+            return
+        self._doc = doc
         head = self.query_one("#doc-head", Static)
         body = self.query_one("#doc-body", Static)
         for part in self._parts:
