@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rich.text import Text
+from textual.geometry import Region
+from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -33,6 +35,9 @@ A `+` marks a document you added with corpus search. With `g`, a model judge's g
 follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwise.
 """
 
+    highlighted: reactive[int | None] = reactive(None, repaint=False)
+    """OptionList's, but a move redraws only the two rows it changes (see below)."""
+
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
         """An empty list."""
         super().__init__(id=id)
@@ -41,6 +46,27 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         self.grades: dict[str, int] = {}
         self.model: dict[str, str] | None = None
         """Doc id -> the model judges' grades as shown (None: not shown, the default)."""
+
+    def watch_highlighted(self, old: int | None, new: int | None) -> None:
+        """Redraw the row the cursor left and the one it is on, no other.
+
+        Textual redraws every row of the list when the highlight moves: the cost of a
+        cursor move grew with the list, and was a third of each key's drawing. A move that
+        scrolls the list redraws it all (the scroll does).
+        """
+        super().watch_highlighted(new)
+        for index in (old, new):
+            if index is not None:
+                self._refresh_option(index)
+
+    def _refresh_option(self, index: int) -> None:
+        """Redraw the lines of one option (all of the list when it is not laid out yet)."""
+        try:
+            y, height = self._index_to_line[index], self._heights[index]
+        except KeyError:
+            self.refresh()
+            return
+        self.refresh(Region(0, y - self.scroll_offset.y, self.size.width, height))
 
     @property
     def current(self) -> Candidate | None:
@@ -126,7 +152,7 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         cache = self._option_render_cache  # (option, style, padding): drop this one's
         for key in [k for k in cache.keys() if k[0] is option]:  # noqa: SIM118 (no __iter__)
             cache.discard(key)
-        self.refresh()
+        self._refresh_option(index)
 
     def select(self, doc_id: str) -> None:
         """Move the cursor to a document."""
