@@ -46,18 +46,21 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         self.grades: dict[str, int] = {}
         self.model: dict[str, str] | None = None
         """Doc id -> the model judges' grades as shown (None: not shown, the default)."""
+        self._lit: int | None = None
+        """The row last drawn highlighted (replacing the list redraws every row anyway)."""
 
-    def watch_highlighted(self, old: int | None, new: int | None) -> None:
+    def watch_highlighted(self, highlighted: int | None) -> None:
         """Redraw the row the cursor left and the one it is on, no other.
 
         Textual redraws every row of the list when the highlight moves: the cost of a
         cursor move grew with the list, and was a third of each key's drawing. A move that
         scrolls the list redraws it all (the scroll does).
         """
-        super().watch_highlighted(new)
-        for index in (old, new):
+        super().watch_highlighted(highlighted)
+        for index in (self._lit, highlighted):
             if index is not None:
                 self._refresh_option(index)
+        self._lit = highlighted
 
     def _refresh_option(self, index: int) -> None:
         """Redraw the lines of one option (all of the list when it is not laid out yet)."""
