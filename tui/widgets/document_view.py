@@ -15,6 +15,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.widgets import Static
 
 from engine.tokenize import bigram_tokens, word_tokens
@@ -55,15 +56,32 @@ def _utf8_bytes(chars: str) -> int:
     return len(chars.encode("utf-8", "surrogatepass"))
 
 
+class Part(Static):
+    """A piece of the view (the head, a note, a part of the text): laid out once per change.
+
+    When a widget's size changes, Textual sets its virtual size through a reactive that
+    lays the whole screen out a second time, for scrollbars that may now be needed. A
+    ``Part`` scrolls nothing (its view does, laid out in the same pass), so each document
+    shown cost two layout passes and two frames; it now costs one (Textual 8.2's
+    ``_size_updated``, asked not to lay out again). A test compares the screen so drawn with
+    the screen laid out again.
+    """
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
+
 class DocumentView(VerticalScroll, can_focus=False):
     """Title, fields and text of one document (text shown literally, part by part)."""
 
     def compose(self) -> ComposeResult:
         """Head, what is above the window, its first part, and what is below it."""
-        yield Static(id="doc-head")
-        yield Static(id="doc-above")
-        yield Static(id="doc-body")
-        yield Static(id="doc-more")
+        yield Part(id="doc-head")
+        yield Part(id="doc-above")
+        yield Part(id="doc-body")
+        yield Part(id="doc-more")
 
     def on_mount(self) -> None:
         """Read on (or back) when scrolled near the end (or the top) of what is shown."""
@@ -72,7 +90,7 @@ class DocumentView(VerticalScroll, can_focus=False):
         self._terms: list[str] = []
         self._cuts = [0]  # where the parts found so far start (the last: where one ends)
         self._first = 0  # the first part on show (in #doc-body)
-        self._parts: list[Static] = []  # the widgets of the parts after it
+        self._parts: list[Part] = []  # the widgets of the parts after it
         self._bytes = 0  # the whole text's size in UTF-8
         self._waiting = False  # a part was added or removed and is not laid out yet
         self.query_one("#doc-above").display = False
@@ -174,7 +192,7 @@ class DocumentView(VerticalScroll, can_focus=False):
             self._parts.pop(0).remove()
             self._first += 1
             self.scroll_to(y=max(0, self.scroll_y - gone), animate=False, immediate=True)
-        part = Static(self._part(nxt), classes="doc-part")
+        part = Part(self._part(nxt), classes="doc-part")
         self._parts.append(part)
         self.mount(part, before=self.query_one("#doc-more"))
         self._notes()
@@ -184,7 +202,7 @@ class DocumentView(VerticalScroll, can_focus=False):
         if self._first == 0:
             return
         body = self.query_one("#doc-body", Static)
-        moved = Static(self._part(self._first), classes="doc-part")
+        moved = Part(self._part(self._first), classes="doc-part")
         self._parts.insert(0, moved)
         self.mount(moved, after=body)
         self._first -= 1
