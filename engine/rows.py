@@ -217,7 +217,7 @@ def retriever(path: Path, r: Sequence[Any]) -> RetrieverSpec:
 class DocNames(Protocol):
     """Document numbers to ids (the workspace's ``doc_numbers``)."""
 
-    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+    def ids(self, numbers: Sequence[int]) -> Sequence[str] | None:
         """The ids of ``numbers`` in order, or None when one of them numbers no document."""
         ...
 
@@ -240,6 +240,11 @@ def run_doc_ids(
     Stored as document numbers (uint32, little endian; see ``doc_numbers``), or as a JSON
     array of ids in rows written before schema version 9.
     """
+    if type(question_id) is str and type(value) is bytes:  # the sound row, read at once
+        numbers = numbers_in(value)
+        found = names.ids(numbers) if numbers is not None else None
+        if found is not None:
+            return tuple(found)
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     _text(question_id, path, "runs", row, "question_id")
     if type(value) is bytes:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, cast
 
 from engine import rows as decode
@@ -70,18 +71,19 @@ class DocNumbers:
         self._names, self._numbers = names, None
         return names
 
-    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+    def ids(self, numbers: Sequence[int]) -> Sequence[str] | None:
         """The ids of ``numbers`` in order, or None when one of them numbers no document."""
         names = self._names if self._names is not None else self._load()
         for again in (False, True):
             if again:
                 names = self._load()
-            try:
-                found = [names[n] for n in numbers]
+            try:  # itemgetter: the tuple made in one call (a workspace's rankings at open)
+                many = len(numbers) > 1
+                found = itemgetter(*numbers)(names) if many else [names[n] for n in numbers]
             except IndexError:
                 continue
             if None not in found:
-                return cast("list[str]", found)
+                return cast("Sequence[str]", found)
         return None
 
     def numbers(self) -> Mapping[str, int]:
@@ -148,7 +150,7 @@ class _SomeNames:
     names: dict[int, str]
     every: DocNumbers
 
-    def ids(self, numbers: Sequence[int]) -> list[str] | None:
+    def ids(self, numbers: Sequence[int]) -> Sequence[str] | None:
         try:
             return [self.names[n] for n in numbers]
         except KeyError:
