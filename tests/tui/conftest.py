@@ -99,3 +99,26 @@ async def open_judge(pilot: Any, qid: str) -> JudgeScreen:
     await pilot.pause()
     assert isinstance(pilot.app.screen, JudgeScreen)
     return pilot.app.screen
+
+
+class FakeApp:
+    """Stands in for the TUI: records how `goldpan open` (or a served tab) built it."""
+
+    made: list[dict[str, object]] = []
+    crash = None  # what a real app that crashed would hand back for `goldpan open` to report
+
+    def __init__(self, path, **kw):
+        FakeApp.made.append({"path": path, **kw})
+
+    def run(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_app(monkeypatch) -> list[dict[str, object]]:
+    """The app replaced by :class:`FakeApp`; what each one was built with, in order."""
+    import tui.app
+
+    FakeApp.made = []
+    monkeypatch.setattr(tui.app, "GoldpanApp", FakeApp)
+    return FakeApp.made

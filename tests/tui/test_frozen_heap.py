@@ -10,39 +10,15 @@ from __future__ import annotations
 
 import gc
 
-import pytest
-
 from tests.tui.conftest import wait_for
 from tui import served_app
 from tui.cli import main
 
 
-class Recorder:
-    """Stands in for the app: records how it was built."""
-
-    made: list[dict[str, object]] = []
-    crash = None
-
-    def __init__(self, path, **kw):
-        Recorder.made.append(kw)
-
-    def run(self) -> None:
-        pass
-
-
-@pytest.fixture
-def recorded(monkeypatch):
-    import tui.app
-
-    Recorder.made = []
-    monkeypatch.setattr(tui.app, "GoldpanApp", Recorder)
-    return Recorder.made
-
-
-def test_goldpan_open_and_a_served_tab_ask_for_a_frozen_heap(recorded, demo_ws):
+def test_goldpan_open_and_a_served_tab_ask_for_a_frozen_heap(fake_app, demo_ws):
     assert main(["open", str(demo_ws), "--annotator", "x"]) == 0
     assert served_app.main([str(demo_ws), "--annotator", "ara"]) == 0
-    assert [m.get("freeze_heap") for m in recorded] == [True, True]
+    assert [m.get("freeze_heap") for m in fake_app] == [True, True]
 
 
 async def test_the_heap_is_frozen_once_started_and_only_when_asked(app_factory, monkeypatch):

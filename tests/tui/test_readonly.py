@@ -170,28 +170,6 @@ async def test_upgrade_is_announced_with_the_backup_path(app_factory, tmp_path, 
         assert len(notes) == 1 and str(backup) in notes[0], seen
 
 
-class FakeApp:
-    """Stands in for the TUI: records how `goldpan open` built it."""
-
-    made: list[dict[str, object]] = []
-    crash = None  # what a real app that crashed would hand back for `goldpan open` to report
-
-    def __init__(self, path, **kw):
-        FakeApp.made.append({"path": path, **kw})
-
-    def run(self) -> None:
-        pass
-
-
-@pytest.fixture
-def fake_app(monkeypatch):
-    import tui.app
-
-    FakeApp.made = []
-    monkeypatch.setattr(tui.app, "GoldpanApp", FakeApp)
-    return FakeApp.made
-
-
 def test_open_read_only_flag(fake_app, demo_ws, capsys):
     assert main(["open", str(demo_ws), "--read-only", "--annotator", "x"]) == 0
     assert main(["open", str(demo_ws), "--annotator", "x"]) == 0
