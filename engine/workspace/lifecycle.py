@@ -51,7 +51,11 @@ def writable_problem(path: Path) -> str | None:
         return f"its folder {folder} is not writable"
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
-        if side.exists() and not os.access(side, os.W_OK):
+        # Another process's last connection removes them as it closes: one seen, then gone
+        # before it was asked about, is no reason to open read-only (asked about first, and
+        # again if it is still there, a -wal made again meanwhile is not taken for one
+        # that cannot be written).
+        if not os.access(side, os.W_OK) and side.exists() and not os.access(side, os.W_OK):
             return f"{side.name} is not writable"
     return None
 
