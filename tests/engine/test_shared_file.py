@@ -55,22 +55,23 @@ TUI_ROUNDS = {3, 11}
 """The rounds whose labeler is the real app (under Pilot) rather than a bare session."""
 
 LABELER = """
-import sys
+import itertools, sys
 from engine.session import LabelingSession
 from engine.workspace import Workspace
 
 path = sys.argv[1]
 ws = Workspace.open(path)
 session = LabelingSession(ws, "shared-test")
-n = 0
-for qid in ws.question_ids():
-    for doc in ws.doc_ids():
-        session.set_grade(qid, doc, 1 + n % 3)
-        print("saved", qid, doc, 1 + n % 3, flush=True)  # set_grade returned: committed
-        n += 1
-        if n % 4 == 0:  # as the app's workers do: another connection, opened and closed
-            Workspace.open(path, readonly=True).close()
-print("done", flush=True)
+pairs = [(qid, doc) for qid in ws.question_ids() for doc in ws.doc_ids()]
+# round and round until killed: a labeler that ran out of work while the others started
+# (its 2,400 labels can be done before they have run three commands) ended unkilled
+for n in itertools.count():
+    qid, doc = pairs[n % len(pairs)]
+    grade = 1 + (n + n // len(pairs)) % 3  # a second pass grades each pair differently
+    session.set_grade(qid, doc, grade)
+    print("saved", qid, doc, grade, flush=True)  # set_grade returned: committed
+    if n % 4 == 3:  # as the app's workers do: another connection, opened and closed
+        Workspace.open(path, readonly=True).close()
 """
 
 OTHER = """
