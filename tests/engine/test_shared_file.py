@@ -188,7 +188,10 @@ class Watch(threading.Thread):
 
 
 def ran_lines(log: Path) -> list[str]:
-    return [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("ran ")]
+    """The whole ``ran`` lines of a log (one still being written is left for the next read)."""
+    text = log.read_text(errors="replace")
+    whole = text[: text.rfind("\n") + 1]
+    return [ln for ln in whole.splitlines() if ln.startswith("ran ")]
 
 
 def wait_for(cond, what: str, procs: list[subprocess.Popen[bytes]], deadline_s: float = 120):
