@@ -48,6 +48,28 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         """Doc id -> the model judges' grades as shown (None: not shown, the default)."""
         self._lit: int | None = None
         """The row last drawn highlighted (replacing the list redraws every row anyway)."""
+        self._lines_width: int | None = None
+        """The width the rows were last measured at (:meth:`_update_lines`)."""
+
+    def _update_lines(self) -> None:
+        """Measure the rows at the width they are drawn at, with the scrollbar or without.
+
+        Textual 8.2's OptionList measures the rows it has not measured yet at the width of
+        the moment and forgets the measures only on a resize. Rows measured before the
+        scrollbar appeared kept their height at the wider width, where the list is the same
+        size but two cells narrower: a title that fitted by one or two cells then wrapped
+        onto a line the list did not have, and was cut. Here a change of width measures
+        every row again (narrower rows only grow, so the scrollbar, once there, stays).
+        """
+        for _ in range(2):
+            width = self.scrollable_content_region.width
+            if width != self._lines_width:
+                self._option_render_cache.clear()
+                self._line_cache.clear()
+                self._lines_width = width
+            super()._update_lines()  # may bring the scrollbar, and so change the width
+            if self.scrollable_content_region.width == width:
+                break
 
     def watch_highlighted(self, highlighted: int | None) -> None:
         """Redraw the row the cursor left and the one it is on, no other.
