@@ -236,12 +236,18 @@ class RankingTables(EventLog):
         times of the questions ranked alone (see ``runs.alone_ms``).
         """
         out: dict[str, tuple[list[float], list[float]]] = {}
+        sound = (float, int)  # the row's name is written out only for a value refused
         for r in self.conn.execute("SELECT retriever, question_id, latency_ms, alone_ms FROM runs"):
-            row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
-            shares, alone = out.setdefault(r[0], ([], []))
-            shares.append(decode.number(self.path, "runs", row, "latency_ms", r[2]))
-            if r[3] is not None:
-                alone.append(decode.number(self.path, "runs", row, "alone_ms", r[3]))
+            shares, alone = out.get(r[0]) or out.setdefault(r[0], ([], []))
+            share, by_itself = r[2], r[3]
+            if type(share) not in sound or (by_itself is not None and type(by_itself) not in sound):
+                row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
+                share = decode.number(self.path, "runs", row, "latency_ms", share)
+                if by_itself is not None:
+                    by_itself = decode.number(self.path, "runs", row, "alone_ms", by_itself)
+            shares.append(float(share))
+            if by_itself is not None:
+                alone.append(float(by_itself))
         return out
 
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:

@@ -23,7 +23,7 @@ from engine.retrieve.runner import ALONE_SAMPLE, alone_sample, refresh_runs
 from engine.scoring import LATENCY_HEADERS, latency, score_workspace
 from engine.types import Label, Question, RankedBatch, RetrieverSpec
 from engine.workspace import Workspace
-from tests.conftest import run_cli
+from tests.conftest import TINY_QUESTIONS, run_cli
 
 SLOW_MS = 40.0
 N_QUESTIONS = 2 * ALONE_SAMPLE
@@ -131,3 +131,20 @@ def test_rankings_written_before_alone_times_read_as_unmeasured(tiny_ws):
         lat = latency(ws)["bm25-word"]
     assert lat.timed == 0 and lat.p50 != lat.p50  # NaN: nothing to say
     assert lat.qps > 0
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("latency_ms", "'fast'"), ("alone_ms", "x'00'"), ("alone_ms", "'slow'")]
+)
+def test_a_time_that_is_not_a_number_is_refused_naming_its_row(tiny_ws, column, value):
+    from engine.rows import BadRow
+
+    with Workspace.open(tiny_ws) as ws:
+        refresh_runs(ws, ["bm25-word"])
+        good = ws.latencies()["bm25-word"]
+        assert len(good[0]) == len(TINY_QUESTIONS) and all(type(v) is float for v in good[0])
+        ws.conn.execute(f"UPDATE runs SET {column} = {value} WHERE question_id = 'q2'")
+        ws.conn.commit()
+        with pytest.raises(BadRow) as refused:
+            ws.latencies()
+    assert "question 'q2'" in str(refused.value) and column in str(refused.value)
