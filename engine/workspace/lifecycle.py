@@ -116,6 +116,14 @@ class WorkspaceFile(SoundnessChecks):
         """SQLite's quick check passed (run before the first write of this connection)."""
         self._behind: SoundnessBehind | None = None
         """The soundness checks running in a thread (:meth:`check_soundness_behind`)."""
+        self._runs_decoded_at: int | None = None
+        """:meth:`data_version` when every ranking's documents were last decoded whole by
+        this connection (:meth:`all_runs`), before any write of its own: the soundness
+        gate need not decode them again while no other connection has committed since."""
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     @functools.cached_property
     def db(self) -> Any:

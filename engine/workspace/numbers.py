@@ -38,6 +38,8 @@ class DocNumbers:
         """Read from ``conn``, on first use."""
         self._conn = conn
         self._names: list[str | None] | None = None
+        self.read_at: int | None = None
+        """SQLite's ``data_version`` when the numbers were last read."""
         self._numbers: dict[str, int] | None = None
 
     def dense_top(self) -> int | None:
@@ -57,6 +59,7 @@ class DocNumbers:
         return top if low == 1 and top == count else None
 
     def _load(self) -> list[str | None]:
+        self.read_at = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         names: list[Any] = [None]
         top = self.dense_top()
         if top:  # numbered 1..top: the ids alone, in order of number

@@ -253,10 +253,17 @@ class RankingTables(EventLog):
     def all_runs(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """Cached rankings (doc ids only) by retriever, then question id."""
         out: dict[str, dict[str, tuple[str, ...]]] = {s.name: {} for s in self.retrievers()}
+        version = self.data_version()  # asked first: a commit in between moves it
         rows = self.conn.execute("SELECT retriever, question_id, doc_ids FROM runs").fetchall()
         names = self.doc_numbers.for_rows([r[2] for r in rows])
         for r in rows:
             out.setdefault(r[0], {})[r[1]] = decode.run_doc_ids(self.path, r[0], r[1], r[2], names)
+        numbers_now = names is not self.doc_numbers or self.doc_numbers.read_at == version
+        if not self._sound and numbers_now and self.data_version() == version:
+            # every number named a document as the file held them, no other connection
+            # committed meanwhile, this one wrote nothing yet: the soundness gate need not
+            # decode them again (a few rankings' numbers are looked up just now)
+            self._runs_decoded_at = version
         return out
 
     def replace_retriever_runs(self, spec: RetrieverSpec, runs: Iterable[CachedRun]) -> int:

@@ -193,3 +193,91 @@ def test_a_corpus_without_documents_pools_and_checks(tmp_path):
     assert {r.doc_ids for r in ws.runs("bm25-word").values()} == {()}
     assert ws.doc_numbers.ids([]) == [] and ws.doc_numbers.ids([1]) is None
     ws.close()
+
+
+def counting_numbers_check(ws: Workspace, monkeypatch) -> list[int]:
+    """How many rankings the gate's numbers check (a call into Python each) is asked of."""
+    calls: list[int] = []
+    made = type(ws)._bad_numbers
+
+    def counted(self, top):
+        check = made(self, top)
+
+        def bad(blob):
+            calls.append(1)
+            return check(blob)
+
+        return bad
+
+    monkeypatch.setattr(type(ws), "_bad_numbers", counted)
+    return calls
+
+
+def test_the_gate_does_not_decode_again_what_this_connection_just_decoded(tmp_path, monkeypatch):
+    # a served tab reads every ranking (its live scores), then takes a lease: its first
+    # write, before which the soundness gate decoded every ranking's numbers once more
+    path = tmp_path / "a.db"
+    ws, _ = pooled(path)
+    n_runs = ws.conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    ws.close()
+    ws = Workspace.open(path)
+    calls = counting_numbers_check(ws, monkeypatch)
+    ws.all_runs()
+    assert ws._soundness_problem() is None
+    assert calls == []
+    ws.close()
+    ws = Workspace.open(path)  # without the rankings read first: every one is checked
+    calls = counting_numbers_check(ws, monkeypatch)
+    assert ws._soundness_problem() is None
+    assert len(calls) == n_runs
+    ws.close()
+
+
+def test_a_ranking_damaged_by_another_connection_after_the_read_is_still_refused(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "a.db"
+    ws, _ = pooled(path)
+    ws.close()
+    ws = Workspace.open(path)
+    ws.all_runs()  # sound when read
+    other = sqlite3.connect(path)  # then another connection writes a number naming nothing
+    other.execute(
+        "UPDATE runs SET doc_ids = x'ffffff7f', scores = zeroblob(8) "
+        "WHERE retriever = 'bm25-word' AND question_id = 'q2'"
+    )
+    other.commit()
+    other.close()
+    calls = counting_numbers_check(ws, monkeypatch)
+    with pytest.raises(WorkspaceError, match="doc_ids names document number 2147483647"):
+        ws.ensure_sound()
+    assert calls, "the numbers were checked again"
+    assert ws.conn.execute("SELECT count(*) FROM events").fetchone()[0] == before_events(path)
+    ws.close()
+
+
+def before_events(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_numbers_read_before_another_connection_committed_do_not_vouch(tmp_path, monkeypatch):
+    # the numbers were read, then another connection committed, then the rankings were
+    # decoded with the numbers read before: they vouch for nothing of the file as it is
+    path = tmp_path / "a.db"
+    ws, _ = pooled(path)
+    ws.close()
+    ws = Workspace.open(path)
+    ws.doc_numbers.ids([1])  # read now
+    other = sqlite3.connect(path)
+    other.execute("INSERT INTO meta(key, value) VALUES ('note', 'another commit')")
+    other.commit()
+    other.close()
+    ws.all_runs()
+    calls = counting_numbers_check(ws, monkeypatch)
+    assert ws._soundness_problem() is None
+    assert calls, "checked: the numbers were read before the other commit"
+    ws.close()
