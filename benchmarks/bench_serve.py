@@ -76,7 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench_bytecode
-from bench_procs import cpu_seconds
+from bench_procs import cpu_seconds, forked_app
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADES_PER_QUESTION = 3  # every demo question pools more candidates than this
@@ -203,7 +203,8 @@ async def _wait(check, timeout: float, every: float = 0.01):  # type: ignore[no-
 
 
 def app_process(server: int, name: str) -> int | None:
-    """The app process ``goldpan serve`` (pid ``server``) started for annotator ``name``."""
+    """The app process ``goldpan serve`` (pid ``server``) started for annotator ``name``
+    (forked by its preloader for the tab process the server started, or that process)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -213,8 +214,9 @@ def app_process(server: int, name: str) -> int | None:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except (OSError, IndexError, ValueError):
             continue
-        if b"tui.served_app" in argv and f"--annotator={name}".encode() in argv:
-            return int(entry.name)
+        started = b"tui.tab" in argv or b"tui.served_app" in argv
+        if started and f"--annotator={name}".encode() in argv:
+            return forked_app(int(entry.name))
     return None
 
 

@@ -29,11 +29,14 @@ import os
 import re
 import secrets
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
@@ -243,6 +246,11 @@ def start_limit() -> int:
     return max(1, cores - 1)
 
 
+PRELOAD_SOCKET = "preload.sock"
+"""The preloader's socket, in a folder of its own (:meth:`GoldpanServer.start_preloader`)."""
+PRELOAD_STOP_S = 5.0
+"""How long the server waits for the preloader to end before it kills it."""
+
 START_WAIT_S = 20.0
 """How long a start holds its place at most: an app that never says it has started (it
 hangs, or the server cannot read it) does not hold up the tabs after it."""
@@ -445,6 +453,10 @@ def _server_class() -> type[Any]:
             """How many app processes start at once (:class:`StartGate`)."""
             self.open_sessions: dict[str, str] = {}
             """App service id -> the person's name, while connected."""
+            self.preloader: subprocess.Popen[bytes] | None = None
+            """The process the tabs' apps are forked from (:mod:`tui.preload`)."""
+            self.preload_dir: Path | None = None
+            """The private folder of its socket."""
 
         def person(self, token: str | None) -> Person | None:
             """Whose token this is (compared in constant time), or None."""
@@ -460,13 +472,18 @@ def _server_class() -> type[Any]:
             """The app command for one connection: the name and role, never the token.
 
             textual-serve runs it through a shell: ``exec`` makes the app the process it
-            watches (its exit code and signal are the app's, not a shell's).
+            watches (its exit code and signal are the app's, not a shell's). With the
+            preloader running it is ``tui.tab``, which has the preloader fork the app (or
+            runs it itself when the preloader cannot).
             """
+            start = ["tui.served_app"]
+            if self.preload_dir is not None and self.preloader and self.preloader.poll() is None:
+                start = ["tui.tab", str(self.preload_dir / PRELOAD_SOCKET)]
             return "exec " + shlex.join(
                 [
                     sys.executable,
                     "-m",
-                    "tui.served_app",
+                    *start,
                     str(self.workspace),
                     # one word: a name is never read as an option, whatever it starts with
                     f"--annotator={person.name}",
@@ -521,10 +538,57 @@ def _server_class() -> type[Any]:
                 ]
             )
             app.on_startup.append(self.on_startup)
+            app.on_cleanup.append(self.on_cleanup)
             return app
 
         async def on_startup(self, app: web.Application) -> None:
+            self.start_preloader()
             log.info("goldpan: serving %s on %s (ctrl+c stops)", self.workspace, self.public_url)
+
+        def start_preloader(self) -> None:
+            """Start the process the tabs' apps are forked from (see :mod:`tui.preload`).
+
+            With the environment textual-serve gives each app (Textual reads it as it is
+            imported). A tab that comes before it is ready, or finds it gone, runs its app
+            itself; so does every tab when it cannot start at all.
+            """
+            from types import SimpleNamespace
+
+            folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
+            # textual-serve's own recipe of an app's environment (it reads only ``debug``)
+            like_a_tab = cast(AppService, SimpleNamespace(debug=self.debug))
+            env = AppService._build_environment(like_a_tab, 80, 24)
+            try:
+                self.preloader = subprocess.Popen(
+                    [sys.executable, "-m", "tui.preload", str(folder / PRELOAD_SOCKET)],
+                    stdin=subprocess.PIPE,  # it ends when this closes, however the server ends
+                    stdout=subprocess.DEVNULL,
+                    env=env,
+                )
+            except OSError as exc:
+                log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
+                shutil.rmtree(folder, ignore_errors=True)
+                return
+            self.preload_dir = folder
+
+        async def on_cleanup(self, app: web.Application) -> None:
+            self.stop_preloader()
+
+        def stop_preloader(self) -> None:
+            """End the preloader (apps it forked go on until their tabs close)."""
+            process, self.preloader = self.preloader, None
+            folder, self.preload_dir = self.preload_dir, None
+            if process is not None:
+                if process.stdin is not None:
+                    with contextlib.suppress(OSError):
+                        process.stdin.close()
+                try:
+                    process.wait(PRELOAD_STOP_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
         def forbidden(self) -> web.Response:
             return web.Response(status=403, text=FORBIDDEN_PAGE, content_type="text/html")

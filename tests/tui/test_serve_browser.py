@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.test_serve_load import child_processes, children, load_bench
+from tests.tui.test_serve_load import child_processes, children, is_tab, load_bench
 from tests.tui.test_served import unlabel
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -258,11 +258,13 @@ def test_a_tab_says_why_its_session_ended_when_it_did_not_end_well(demo_master, 
             )
         finally:
             db.close()
-        apps = until(
-            lambda: [p for p, cmd in child_processes(served.proc.pid) if "tui.served_app" in cmd],
-            what="the app process",
+        tabs = until(
+            lambda: [p for p, cmd in child_processes(served.proc.pid) if is_tab(cmd)],
+            what="the tab's process",
         )
-        os.kill(apps[0], signal.SIGKILL)
+        app = bench.forked_app(tabs[0])
+        assert app != tabs[0], "the preloader forked the app"
+        os.kill(app, signal.SIGKILL)  # the app's end reaches the tab through its tab process
         line = ended_line(page)
         assert "stopped by signal 9" in line and "Reload" in line, line
 

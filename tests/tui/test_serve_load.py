@@ -49,9 +49,21 @@ def child_processes(pid: int) -> list[tuple[int, str]]:
     return out
 
 
+def is_tab(cmdline: str) -> bool:
+    """Whether a child of ``goldpan serve`` is a tab's process (not its preloader)."""
+    return "tui.tab" in cmdline or "tui.served_app" in cmdline
+
+
 def children(pid: int) -> list[str]:
-    """Command lines of the direct children of ``pid``."""
-    return [cmdline for _, cmdline in child_processes(pid)]
+    """Command lines of the tabs' processes of ``goldpan serve`` (pid ``pid``) and of the
+    apps its preloader forked for them."""
+    out = []
+    for child, cmdline in child_processes(pid):
+        if is_tab(cmdline):
+            out.append(cmdline)
+        elif "tui.preload" in cmdline:
+            out += [app for _, app in child_processes(child)]
+    return out
 
 
 def status(url: str) -> int:

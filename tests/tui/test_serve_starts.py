@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.tui.test_serve_load import child_processes, load_bench
+from tests.tui.test_serve_load import child_processes, is_tab, load_bench
 from tests.tui.test_served import unlabel
 from tui import team_server
 from tui.team_server import StartGate, waiting_line
@@ -97,7 +97,7 @@ def test_the_waiting_line_is_plain_text_and_counts_who_is_ahead():
 
 
 def _apps(server_pid: int) -> list[int]:
-    return [pid for pid, cmd in child_processes(server_pid) if "tui.served_app" in cmd]
+    return [pid for pid, cmd in child_processes(server_pid) if is_tab(cmd)]
 
 
 @pytest.mark.timeout(180)

@@ -1,0 +1,165 @@
+"""Served apps forked from the preloader: the same app, however the preloader fares.
+
+Real processes throughout: a preloader (``python -m tui.preload``) with the environment
+``goldpan serve`` gives it, and tab processes (``python -m tui.tab``) on pipes, spoken to
+as textual-serve does (meta packets on standard input, the app's frames on its output).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.tui.test_serve_load import child_processes, load_bench
+from tests.tui.test_served import unlabel
+from tui.preload import _alive
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/fd").is_dir(), reason="reads /proc to tell the processes apart"
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT),
+    "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+    "TEXTUAL_FPS": "60",
+    "TEXTUAL_COLOR_SYSTEM": "truecolor",
+}
+
+
+def wait(condition, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"no {what} after {timeout:.0f} s")
+
+
+def packet(kind: bytes, payload: bytes) -> bytes:
+    return kind + len(payload).to_bytes(4, "big") + payload
+
+
+class Tab:
+    """A tab's process on pipes, its output read as it comes."""
+
+    def __init__(self, sock: Path, ws: Path, name: str, **env: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tui.tab", str(sock), str(ws), f"--annotator={name}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env={**ENV, "COLUMNS": "100", "ROWS": "30", **env},
+        )
+        self.out = bytearray()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := os.read(self.proc.stdout.fileno(), 65536):
+            self.out += chunk
+
+    def drawn(self, text: str) -> bool:
+        """Whether ``text`` is in what the app has drawn (escape codes taken out)."""
+        return text in load_bench().ANSI.sub("", bytes(self.out).decode("utf-8", "replace"))
+
+    def press(self, key: str) -> None:
+        """Send a key as textual-serve does, and wait until the app draws again."""
+        assert self.proc.stdin is not None
+        before = len(self.out)
+        self.proc.stdin.write(packet(b"D", key.encode()))
+        self.proc.stdin.flush()
+        wait(lambda: len(self.out) > before, f"a frame after {key!r}")
+
+    def quit(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(packet(b"M", json.dumps({"type": "quit"}).encode()))
+        self.proc.stdin.flush()
+        return self.proc.wait(60)
+
+    def app(self) -> int:
+        return load_bench().forked_app(self.proc.pid)
+
+
+@pytest.fixture
+def preloader(tmp_path):
+    sock = tmp_path / "preload" / "preload.sock"
+    sock.parent.mkdir(mode=0o700)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.preload", str(sock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=ENV,
+    )
+    wait(sock.exists, "preloader's socket")
+    yield proc, sock
+    if proc.poll() is None:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(30)
+    assert not sock.exists(), "the preloader takes its socket away"
+
+
+def test_the_app_is_forked_from_the_preloader_and_ends_as_it_ends(preloader, demo_ws):
+    proc, sock = preloader
+    unlabel(demo_ws)
+    tab = Tab(sock, demo_ws, "ara")
+    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    app = tab.app()
+    assert app != tab.proc.pid and app in [p for p, _ in child_processes(proc.pid)]
+    assert tab.quit() == 0
+    wait(lambda: not child_processes(proc.pid), "app to end")
+
+    again = Tab(sock, demo_ws, "bo")  # killed: its tab process ends by the same signal
+    wait(lambda: again.drawn("candidates judged"), "question drawn")
+    os.kill(again.app(), signal.SIGKILL)
+    assert again.proc.wait(60) == -signal.SIGKILL
+
+
+def test_a_tab_killed_takes_its_app_along(preloader, demo_ws):
+    proc, sock = preloader
+    tab = Tab(sock, demo_ws, "ara")
+    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    app = tab.app()
+    assert app != tab.proc.pid
+    tab.proc.kill()
+    wait(lambda: not child_processes(proc.pid), "the app to end with its tab")
+
+
+def test_other_textual_settings_run_the_app_in_the_tab_itself(preloader, demo_ws):
+    _, sock = preloader
+    tab = Tab(sock, demo_ws, "ara", TEXTUAL_FPS="30")  # read as Textual is imported
+    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    assert tab.app() == tab.proc.pid
+    assert tab.quit() == 0
+
+
+def test_apps_go_on_when_the_preloader_is_killed_and_new_tabs_start_alone(preloader, demo_ws):
+    proc, sock = preloader
+    tab = Tab(sock, demo_ws, "ara")
+    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    app = tab.app()
+    proc.kill()
+    proc.wait(30)
+    sock.unlink()  # a preloader killed leaves it; the fixture checks the clean end
+    tab.press("j")  # the session goes on: its app still draws what it is sent
+    assert tab.proc.poll() is None
+    later = Tab(sock, demo_ws, "bo")
+    wait(lambda: later.drawn("candidates judged"), "question drawn")
+    assert later.app() == later.proc.pid  # no preloader: the tab runs its app itself
+    assert later.quit() == 0
+    # the first tab's app still answers, and its tab ends once it does
+    assert tab.quit() == 3  # how the app ended is not known without the preloader
+    assert not _alive(app)
