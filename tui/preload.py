@@ -52,6 +52,8 @@ from the preloader's runs its app itself."""
 
 PRELOAD_WAIT_S = 10.0
 """How long a tab waits for a preloader that is still starting."""
+LISTEN_WAIT_S = 0.2
+"""How long a refused tab tries again (between the preloader's bind and listen)."""
 FAILED = "preload.failed"
 """What a preloader that cannot serve leaves in its folder."""
 
@@ -150,10 +152,8 @@ def serve(socket_path: Path) -> int:
     cell_len("가")  # loads rich's table of character widths
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    binding = socket_path.with_name(socket_path.name + ".new")
-    listener.bind(str(binding))
+    listener.bind(str(socket_path))  # a tab that finds it before the next line retries
     listener.listen(64)
-    binding.rename(socket_path)  # there once it listens: a tab that finds it can connect
     wake_r, wake_w = os.pipe()  # an app that ends wakes the loop (SIGCHLD)
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -185,6 +185,8 @@ def serve(socket_path: Path) -> int:
     finally:
         listener.close()
         socket_path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the server's folder for it, when nothing else
+            socket_path.parent.rmdir()  # is in it (the server ended without a word)
 
 
 def _drain(fd: int) -> bool:
@@ -267,13 +269,26 @@ def _wait_for(socket_path: Path) -> None:
         time.sleep(0.02)
 
 
+def _connect(conn: socket.socket, socket_path: str) -> None:
+    """Connect, again for a moment if refused: the preloader binds, then listens."""
+    deadline = time.monotonic() + LISTEN_WAIT_S
+    while True:
+        try:
+            conn.connect(socket_path)
+            return
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def run_tab(socket_path: str, argv: Sequence[str]) -> NoReturn:
     """A tab's process: have the preloader fork its app, or run the app here."""
     pid = None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         _wait_for(Path(socket_path))
-        conn.connect(socket_path)
+        _connect(conn, socket_path)
         request = {"argv": list(argv), "env": dict(os.environ), "cwd": os.getcwd()}
         body = json.dumps(request).encode("utf-8") + b"\n"
         fds = array.array("i", [0, 1, 2])
