@@ -122,3 +122,14 @@ def fake_app(monkeypatch) -> list[dict[str, object]]:
     FakeApp.made = []
     monkeypatch.setattr(tui.app, "GoldpanApp", FakeApp)
     return FakeApp.made
+
+
+def until(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> Any:
+    """Poll ``condition`` (outside an app: real processes) until it is true; its value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or condition}")

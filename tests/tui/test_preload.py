@@ -13,11 +13,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.tui.conftest import until
 from tests.tui.test_serve_load import child_processes, load_bench
 from tests.tui.test_served import unlabel
 from tui.preload import _alive
@@ -34,16 +34,6 @@ ENV = {
     "TEXTUAL_FPS": "60",
     "TEXTUAL_COLOR_SYSTEM": "truecolor",
 }
-
-
-def wait(condition, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"no {what} after {timeout:.0f} s")
 
 
 def packet(kind: bytes, payload: bytes) -> bytes:
@@ -80,7 +70,7 @@ class Tab:
         before = len(self.out)
         self.proc.stdin.write(packet(b"D", key.encode()))
         self.proc.stdin.flush()
-        wait(lambda: len(self.out) > before, f"a frame after {key!r}")
+        until(lambda: len(self.out) > before, 60, f"a frame after {key!r}")
 
     def quit(self) -> int:
         assert self.proc.stdin is not None
@@ -104,7 +94,7 @@ def preloader(tmp_path):
         cwd=ROOT,
         env=ENV,
     )
-    wait(sock.exists, "preloader's socket")
+    until(sock.exists, 60, "preloader's socket")
     yield proc, sock
     if proc.poll() is None:
         proc.stdin.close()  # type: ignore[union-attr]
@@ -116,14 +106,14 @@ def test_the_app_is_forked_from_the_preloader_and_ends_as_it_ends(preloader, dem
     proc, sock = preloader
     unlabel(demo_ws)
     tab = Tab(sock, demo_ws, "ara")
-    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    until(lambda: tab.drawn("candidates judged"), 60, "question drawn")
     app = tab.app()
     assert app != tab.proc.pid and app in [p for p, _ in child_processes(proc.pid)]
     assert tab.quit() == 0
-    wait(lambda: not child_processes(proc.pid), "app to end")
+    until(lambda: not child_processes(proc.pid), 60, "app to end")
 
     again = Tab(sock, demo_ws, "bo")  # killed: its tab process ends by the same signal
-    wait(lambda: again.drawn("candidates judged"), "question drawn")
+    until(lambda: again.drawn("candidates judged"), 60, "question drawn")
     os.kill(again.app(), signal.SIGKILL)
     assert again.proc.wait(60) == -signal.SIGKILL
 
@@ -131,17 +121,17 @@ def test_the_app_is_forked_from_the_preloader_and_ends_as_it_ends(preloader, dem
 def test_a_tab_killed_takes_its_app_along(preloader, demo_ws):
     proc, sock = preloader
     tab = Tab(sock, demo_ws, "ara")
-    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    until(lambda: tab.drawn("candidates judged"), 60, "question drawn")
     app = tab.app()
     assert app != tab.proc.pid
     tab.proc.kill()
-    wait(lambda: not child_processes(proc.pid), "the app to end with its tab")
+    until(lambda: not child_processes(proc.pid), 60, "the app to end with its tab")
 
 
 def test_other_textual_settings_run_the_app_in_the_tab_itself(preloader, demo_ws):
     _, sock = preloader
     tab = Tab(sock, demo_ws, "ara", TEXTUAL_FPS="30")  # read as Textual is imported
-    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    until(lambda: tab.drawn("candidates judged"), 60, "question drawn")
     assert tab.app() == tab.proc.pid
     assert tab.quit() == 0
 
@@ -149,7 +139,7 @@ def test_other_textual_settings_run_the_app_in_the_tab_itself(preloader, demo_ws
 def test_apps_go_on_when_the_preloader_is_killed_and_new_tabs_start_alone(preloader, demo_ws):
     proc, sock = preloader
     tab = Tab(sock, demo_ws, "ara")
-    wait(lambda: tab.drawn("candidates judged"), "question drawn")
+    until(lambda: tab.drawn("candidates judged"), 60, "question drawn")
     app = tab.app()
     proc.kill()
     proc.wait(30)
@@ -157,7 +147,7 @@ def test_apps_go_on_when_the_preloader_is_killed_and_new_tabs_start_alone(preloa
     tab.press("j")  # the session goes on: its app still draws what it is sent
     assert tab.proc.poll() is None
     later = Tab(sock, demo_ws, "bo")
-    wait(lambda: later.drawn("candidates judged"), "question drawn")
+    until(lambda: later.drawn("candidates judged"), 60, "question drawn")
     assert later.app() == later.proc.pid  # no preloader: the tab runs its app itself
     assert later.quit() == 0
     # the first tab's app still answers, and its tab ends once it does

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tui.conftest import until
 from tests.tui.test_serve_load import child_processes, children, is_tab, load_bench
 from tests.tui.test_served import unlabel
 
@@ -69,16 +70,6 @@ def browser() -> Iterator[object]:
             yield b
         finally:
             b.close()
-
-
-def until(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> object:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or condition}")
 
 
 def settled(read: Callable[[], object], still: float, most: float = 30.0) -> None:
