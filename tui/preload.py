@@ -110,8 +110,8 @@ def _child(
         from tui import served_app
 
         code = served_app.main(argv)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
+    except SystemExit as exc:  # as Python ends on it: None is 0, a message is 1
+        code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 (a bug in a forked app ends it, never the preloader)
         import traceback
 
@@ -174,8 +174,8 @@ def serve(socket_path: Path) -> int:
                 while _drain(wake_r):
                     pass
             for pid, tab in list(children.items()):
-                if tab in ready:  # the tab's process ended before its app did: so does the app
-                    tab.close()
+                if tab in ready and not _said(tab):  # the tab's process ended before its
+                    tab.close()  # app did: so does the app
                     del children[pid]
                     _kill_with(pid, signal.SIGTERM)
             _reap(children)
@@ -187,6 +187,14 @@ def serve(socket_path: Path) -> int:
         socket_path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # the server's folder for it, when nothing else
             socket_path.parent.rmdir()  # is in it (the server ended without a word)
+
+
+def _said(tab: socket.socket) -> bool:
+    """Read what a tab sent after its request (nothing is expected): False at its end."""
+    try:
+        return bool(tab.recv(4096))
+    except OSError:
+        return False
 
 
 def _drain(fd: int) -> bool:
@@ -219,6 +227,8 @@ def _start(
     children: dict[int, socket.socket],
 ) -> None:
     """Fork the app a tab asks for, or tell it to run the app itself."""
+    fds: list[int] = []
+    pid = 0
     try:
         conn.settimeout(5)
         request, fds = _request(conn)
@@ -227,20 +237,22 @@ def _start(
         if len(fds) != 3 or not same or not isinstance(request.get("argv"), list):
             conn.sendall(b"no\n")
             conn.close()
-            for fd in fds:
-                os.close(fd)
             return
         pid = os.fork()
         if pid == 0:
             conn.close()
             _child(request, fds, own)
-        for fd in fds:
-            os.close(fd)
         conn.settimeout(None)
         conn.sendall(f"pid {pid}\n".encode())
         children[pid] = conn
-    except OSError:
+    except OSError:  # the tab, told nothing, runs its app itself (if it is still there)
         conn.close()
+        if pid:
+            _kill_with(pid, signal.SIGTERM)
+    finally:  # the app has its copies; the preloader keeps none
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 # -- the tab's side --------------------------------------------------------------------
