@@ -315,12 +315,41 @@ async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
     app = app_factory(warm_indexes=True)
     seen = []
     async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
-        # the first screen is there before the indexes (Kiwi included) are built
+        # the first screen is there before the indexes are built
         assert isinstance(app.screen, QuestionsScreen)
         await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
         await pilot.pause()
         ws = app.ws
         assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
+
+
+async def test_a_reopen_indexes_from_the_stored_counts_without_tokenizing(app_factory, monkeypatch):
+    """The demo keeps each tokenizer's term counts: indexing at open reads them; no
+    document is tokenized again (Kiwi's load held Python's lock while keys waited)."""
+    import engine.retrieve.bm25 as bm25
+    from tui.messages import IndexesReady
+
+    counted: list[str] = []
+    real = bm25.token_counts
+
+    def spy(tokenizer, texts):
+        counted.append(tokenizer.name)
+        return real(tokenizer, texts)
+
+    monkeypatch.setattr(bm25, "token_counts", spy)
+    app = app_factory(warm_indexes=True)
+    seen: list[object] = []
+    async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
+        ws = app.ws
+        assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
+        assert counted == []
+        # and what they index ranks as the stored rankings say (the kiwi retriever too)
+        question = next(q for q in ws.questions() if q.id == "q02")
+        for spec in ws.retrievers():
+            retriever = app.prepared.get(spec, ws.corpus_hash(), ws.docs())
+            ids, _ = retriever.search(question.text, 5)
+            assert ids == list(ws.runs(spec.name)["q02"].doc_ids[:5]), spec.name
 
 
 async def test_annotator_view_and_queue_order(app_factory):
