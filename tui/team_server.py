@@ -552,8 +552,11 @@ def _server_class() -> type[Any]:
             imported). A tab that comes before it is ready, or finds it gone, runs its app
             itself; so does every tab when it cannot start at all.
             """
+            import socket
             from types import SimpleNamespace
 
+            if not hasattr(os, "fork") or not hasattr(socket, "AF_UNIX"):
+                return  # no fork, or no Unix socket to pass pipes through (Windows)
             folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             # textual-serve's own recipe of an app's environment (it reads only ``debug``)
             like_a_tab = cast(AppService, SimpleNamespace(debug=self.debug))
