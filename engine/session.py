@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.counters import is_judged, judged_by
+from engine.counters import candidate_ids, is_judged, judged_by
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
@@ -361,7 +361,7 @@ class LabelingSession:
         """Keep :meth:`judged_questions` current after ``question_id`` changed."""
         if self._judged is None:
             return
-        docs = [c.doc_id for c in self.candidates(question_id)]
+        docs = candidate_ids(question_id, self.live.rankings, state.judged)
         self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs)
 
     # -- changing ------------------------------------------------------------------------
