@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -83,9 +85,9 @@ class Tab:
 
 
 @pytest.fixture
-def preloader(tmp_path):
-    sock = tmp_path / "preload" / "preload.sock"
-    sock.parent.mkdir(mode=0o700)
+def preloader():
+    # a short folder of its own: a Unix socket's path has room for about 100 bytes
+    sock = Path(tempfile.mkdtemp(prefix="gp-preload-")) / "preload.sock"
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.preload", str(sock)],
         stdin=subprocess.PIPE,
@@ -100,6 +102,7 @@ def preloader(tmp_path):
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(30)
     assert not sock.exists(), "the preloader takes its socket away"
+    shutil.rmtree(sock.parent, ignore_errors=True)  # removed with it when it ended well
 
 
 def test_the_app_is_forked_from_the_preloader_and_ends_as_it_ends(preloader, demo_ws):
