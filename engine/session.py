@@ -220,7 +220,7 @@ class LabelingSession:
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
-        return int(self.ws.conn.execute("PRAGMA data_version").fetchone()[0])
+        return self.ws.data_version()
 
     def change_token(self) -> tuple[int, int, int]:
         """A value that changes whenever the workspace changed.

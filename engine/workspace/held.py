@@ -126,6 +126,14 @@ def open_elsewhere(path: Path) -> bool:
             os.close(fd)
 
 
+def data_version(conn: sqlite3.Connection) -> int:
+    """SQLite's ``PRAGMA data_version`` on ``conn``: moved by other connections' commits.
+
+    This connection's own commits leave it as it was.
+    """
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
 def connect(
     path: Path, uri: str | None = None, **kwargs: Any
 ) -> tuple[sqlite3.Connection, Callable[[], None]]:

@@ -123,7 +123,7 @@ class WorkspaceFile(SoundnessChecks):
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        return held.data_version(self.conn)
 
     @functools.cached_property
     def db(self) -> Any:

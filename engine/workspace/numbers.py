@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from engine import rows as decode
 from engine.rows import WorkspaceError
+from engine.workspace import held
 
 FEW_NUMBERS = 4096
 """Up to this many documents, :meth:`DocNumbers.of` looks their numbers up by id."""
@@ -59,7 +60,7 @@ class DocNumbers:
         return top if low == 1 and top == count else None
 
     def _load(self) -> list[str | None]:
-        self.read_at = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        self.read_at = held.data_version(self._conn)
         names: list[Any] = [None]
         top = self.dense_top()
         if top:  # numbered 1..top: the ids alone, in order of number

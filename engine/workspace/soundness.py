@@ -152,7 +152,7 @@ class SoundnessChecks:
         self.conn.create_function("goldpan_bad_utf8", 1, _bad_utf8, deterministic=True)
         top = self.doc_numbers.dense_top()  # numbers are checked without reading the ids
         self.conn.create_function("goldpan_bad_numbers", 1, self._bad_numbers(top))
-        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        version = held.data_version(self.conn)
         decoded = self._runs_decoded_at is not None and self._runs_decoded_at == version
         present = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
