@@ -379,10 +379,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 (one line in the server's log, no traceback)
         with contextlib.suppress(OSError):
             path.with_name(FAILED).write_text(f"{type(exc).__name__}: {exc}\n")
-        print(
-            f"goldpan: tabs start their apps afresh (the preloader stopped: {exc!r})",
-            file=sys.stderr,
-        )
+        said = f"the preloader stopped: {exc!r}"
+        if not isinstance(exc, OSError):  # not the system's refusal: a bug, logged whole
+            from tui.cli.commands.common import write_crash_log
+
+            log = write_crash_log(exc, ["serve (preloader)", str(path)])
+            said += f"; its crash log: {log}" if log is not None else ""
+        print(f"goldpan: tabs start their apps afresh ({said})", file=sys.stderr)
         return 3
 
 

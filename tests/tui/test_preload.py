@@ -156,3 +156,29 @@ def test_apps_go_on_when_the_preloader_is_killed_and_new_tabs_start_alone(preloa
     # the first tab's app still answers, and its tab ends once it does
     assert tab.quit() == 3  # how the app ended is not known without the preloader
     assert not _alive(app)
+
+
+def test_a_preloader_that_cannot_listen_says_so_in_one_line(tmp_path, capsys):
+    from tui import preload
+
+    sock = tmp_path / "no-such-folder" / "preload.sock"  # bind refused by the system
+    assert preload.main([str(sock)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("goldpan: tabs start their apps afresh") and len(err.splitlines()) == 1
+    assert "Traceback" not in err and "crash log" not in err  # the system said no: no bug
+
+
+def test_a_preloader_bug_is_one_line_and_a_crash_log(tmp_path, capsys, monkeypatch, user_dirs):
+    from tui import preload
+
+    def broken(path):
+        raise RuntimeError("a bug in the preloader")
+
+    monkeypatch.setattr(preload, "serve", broken)
+    sock = tmp_path / "preload.sock"
+    assert preload.main([str(sock)]) == 3
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    (log,) = (user_dirs / "state" / "goldpan").glob("goldpan-crash-*.log")
+    assert str(log) in err and "a bug in the preloader" in log.read_text(encoding="utf-8")
+    assert (tmp_path / preload.FAILED).exists()  # tabs waiting for it stop waiting
