@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence, Set
 
 from engine.errors import BadInput
 from engine.gold import Gold, workspace_golds
-from engine.queue import DEFAULT_K, judged_docs, judging_queue
+from engine.queue import DEFAULT_K, judged_docs, queue_order
 from engine.workspace import LeaseState, Workspace
 
 DEFAULT_PER_QUESTION = 2
@@ -91,8 +91,8 @@ class Assigner:
         ws = self.ws
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
         golds = workspace_golds(ws) if golds is None else golds
-        queue = judging_queue(golds, rankings, judged, self.k, pools=pools)
-        return {item.question_id: i for i, item in enumerate(queue)}
+        order = queue_order(golds, rankings, judged, self.k, pools=pools)
+        return {qid: i for i, qid in enumerate(order)}
 
     def next(
         self,

@@ -63,21 +63,53 @@ def judging_queue(
     ``pools``: each question's pool at depth ``k`` when already known (see
     :meth:`engine.live.LiveScores.pools`), else made from ``rankings``.
     """
-    holes: list[QueueItem] = []
-    settle: list[QueueItem] = []
-    for qid in sorted(golds):
-        gold = golds[qid]
-        if gold.adjudicated or gold.status is Status.NO_ANSWER:
+    holes, settle = _queue(golds, rankings, judged, k, pools)
+    return [QueueItem(qid, status, -minus, "unjudged") for minus, qid, status in holes] + [
+        QueueItem(qid, status, 0, "adjudicate") for qid, status in settle
+    ]
+
+
+def queue_order(
+    golds: Mapping[str, Gold],
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    judged: Mapping[str, Set[str]],
+    k: int = DEFAULT_K,
+    *,
+    pools: Mapping[str, Set[str]] | None = None,
+) -> list[str]:
+    """The question ids of :func:`judging_queue`, in its order (none of its items made).
+
+    Handing out the next question ranks every question by it: building an item per
+    question was half of that.
+    """
+    holes, settle = _queue(golds, rankings, judged, k, pools)
+    return [qid for _, qid, _ in holes] + [qid for qid, _ in settle]
+
+
+def _queue(
+    golds: Mapping[str, Gold],
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    judged: Mapping[str, Set[str]],
+    k: int,
+    pools: Mapping[str, Set[str]] | None,
+) -> tuple[list[tuple[int, str, Status]], list[tuple[str, Status]]]:
+    """The queue's two parts, in order: (minus unjudged, id, status), then (id, status)."""
+    holes: list[tuple[int, str, Status]] = []
+    settle: list[tuple[str, Status]] = []
+    for qid, gold in golds.items():
+        status = gold.status
+        if gold.adjudicated or status is Status.NO_ANSWER:
             continue
         pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
         seen = judged.get(qid)
         missing = len(pooled - seen) if seen else len(pooled)
         if missing:
-            holes.append(QueueItem(qid, gold.status, missing, "unjudged"))
-        elif gold.status in (Status.DISPUTED, Status.AMBIGUOUS):
-            settle.append(QueueItem(qid, gold.status, 0, "adjudicate"))
-    holes.sort(key=lambda item: (-item.unjudged, item.question_id))
-    return holes + settle
+            holes.append((-missing, qid, status))  # ids are unique: status never compared
+        elif status in (Status.DISPUTED, Status.AMBIGUOUS):
+            settle.append((qid, status))
+    holes.sort()  # most unjudged first, then by id
+    settle.sort()
+    return holes, settle
 
 
 def coverage_at_k(

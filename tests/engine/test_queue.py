@@ -1,8 +1,10 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.gold import Gold, Status
 from engine.live import LiveScores
-from engine.queue import coverage_at_k, judged_docs, judging_queue
+from engine.queue import coverage_at_k, judged_docs, judging_queue, queue_order
 
 GOLDS = {
     "q1": Gold("q1", Status.LABELED, {"d1": 1}),
@@ -55,3 +57,42 @@ def test_coverage_is_the_judged_share_of_each_top_k():
     judged = judged_docs([("q1", "d1"), ("q2", "d3"), ("q2", "d4")])
     # a: q1 1/2, q2 2/2 -> 0.75; b: q1 0/1 -> 0
     assert coverage_at_k(rankings, judged, k=2) == {"a": pytest.approx(0.75), "b": 0.0}
+
+
+STATUSES = list(Status)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from([f"q{i}" for i in range(12)]),
+        st.tuples(
+            st.sampled_from(STATUSES),
+            st.booleans(),
+            st.lists(st.sampled_from([f"d{i}" for i in range(6)]), max_size=5),
+            st.lists(st.sampled_from([f"d{i}" for i in range(6)]), max_size=5),
+        ),
+    )
+)
+def test_the_queue_is_most_unjudged_first_then_id_then_those_to_adjudicate(cases) -> None:
+    """Against the rule written out once more: holes by (-unjudged, id), then disputes by id."""
+    golds = {q: Gold(q, status, adjudicated=adj) for q, (status, adj, _, _) in cases.items()}
+    rankings = {"a": {q: ranking for q, (_, _, ranking, _) in cases.items()}}
+    judged = {q: set(seen) for q, (_, _, _, seen) in cases.items() if seen}
+    expected_holes, expected_settle = [], []
+    for q in sorted(golds):
+        gold = golds[q]
+        if gold.adjudicated or gold.status is Status.NO_ANSWER:
+            continue
+        missing = len(set(rankings["a"][q][:3]) - judged.get(q, set()))
+        if missing:
+            expected_holes.append((q, missing, "unjudged"))
+        elif gold.status in (Status.DISPUTED, Status.AMBIGUOUS):
+            expected_settle.append((q, 0, "adjudicate"))
+    expected_holes.sort(key=lambda item: (-item[1], item[0]))
+    queue = judging_queue(golds, rankings, judged, k=3)
+    assert [(i.question_id, i.unjudged, i.reason) for i in queue] == (
+        expected_holes + expected_settle
+    )
+    assert [i.status for i in queue] == [golds[i.question_id].status for i in queue]
+    assert queue_order(golds, rankings, judged, k=3) == [i.question_id for i in queue]
