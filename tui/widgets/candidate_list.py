@@ -60,6 +60,9 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         size but two cells narrower: a title that fitted by one or two cells then wrapped
         onto a line the list did not have, and was cut. Here a change of width measures
         every row again (narrower rows only grow, so the scrollbar, once there, stays).
+
+        Textual calls this on every look at the rows' lines or heights (some 16 times a
+        key): once every row is measured at this width, it returns at once.
         """
         for _ in range(2):
             width = self.scrollable_content_region.width
@@ -67,6 +70,8 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
                 self._option_render_cache.clear()
                 self._line_cache.clear()
                 self._lines_width = width
+            elif self.option_count and len(self._line_cache.heights) == self.option_count:
+                return  # every row measured at this width (and the virtual size set then)
             super()._update_lines()  # may bring the scrollbar, and so change the width
             if self.scrollable_content_region.width == width:
                 break
