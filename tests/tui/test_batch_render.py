@@ -11,7 +11,11 @@ from __future__ import annotations
 from textual._compositor import Compositor
 from textual.widgets import Header
 
+from tests.tui.conftest import open_judge, wait_for
 from tui.screens.base import GoldpanScreen
+from tui.screens.judge import JudgeScreen
+from tui.widgets.candidate_list import CandidateList
+from tui.widgets.document_view import Part
 
 
 async def test_no_frame_is_rendered_inside_a_batch(app_factory, monkeypatch):
@@ -50,3 +54,48 @@ async def test_what_changes_inside_a_batch_is_drawn_after_it(app_factory):
             "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
         )
         assert "changed in a batch" in text
+
+
+async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
+    app_factory, monkeypatch
+):
+    """The grade's frame shows the next document laid out, not cut to the last one's size.
+
+    Grading moves the cursor on and shows the next document. Shown before the grade's own
+    marks, its new size is laid out in the frame that draws the grade; shown after, that
+    frame drew it at the size of the document before it, and a second frame drew it again.
+    """
+    app = app_factory()
+    drawn: list[tuple[str, int, int]] = []  # (doc on show, height drawn at, height it needs)
+    render = Compositor.render_update
+
+    def checked(self, *args, **kwargs):
+        screen = app.screen
+        if isinstance(screen, JudgeScreen) and screen.query_one(CandidateList).current:
+            body = screen.query_one("#doc-body", Part)
+            laid = self._full_map.get(body)
+            if laid is not None and laid.region.width > 0:
+                gutter = body.styles.gutter
+                needs = gutter.height + body.get_content_height(
+                    laid.region.size, screen.size, laid.region.width - gutter.width
+                )
+                current = screen.query_one(CandidateList).current
+                drawn.append((current.doc_id if current else "", laid.region.height, needs))
+        return render(self, *args, **kwargs)
+
+    monkeypatch.setattr(Compositor, "render_update", checked)
+    async with app.run_test(size=(120, 40)) as pilot:
+        judge = await open_judge(pilot, "q01")
+        assert app.auto_advance
+        candidates = judge.query_one(CandidateList)
+        shown = set()
+        for _ in range(4):
+            before = candidates.current.doc_id
+            await pilot.press("1")
+            await wait_for(pilot, lambda before=before: candidates.current.doc_id != before)
+            await pilot.pause()
+            shown.add(candidates.current.doc_id)
+        heights = {needs for _, _, needs in drawn}
+        assert len(heights) > 1, f"documents of one height only: nothing to tell ({drawn})"
+        wrong = [d for d in drawn if d[1] != d[2]]
+        assert not wrong, f"documents drawn at a size not their own: {wrong}"

@@ -404,30 +404,32 @@ restores them). The line above the footer shows your progress.
 
     def action_grade(self, grade: int) -> None:
         """Grade the highlighted candidate (committed before the screen moves on)."""
-        cand = self.query_one(CandidateList).current
+        candidates = self.query_one(CandidateList)
+        cand = candidates.current
         if cand is None or self.question_id is None:
             return
         if self.refuse_read_only("Grading a document"):
             return
-        ids = {c.doc_id for c in self.query_one(CandidateList).candidates}
-        # every candidate graded already: this grade corrects one, and the cursor stays
-        correcting = ids <= self.gp.session.my_grades(self.question_id).keys()
-        state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
-        self._saved(state)
-        if self.gp.auto_advance and not correcting:
-            self._advance_candidate(state)
-
-    def _advance_candidate(self, state: QuestionState) -> None:
-        """On to the next candidate you have not judged; the next question when none is left."""
-        candidates = self.query_one(CandidateList)
         ids = [c.doc_id for c in candidates.candidates]
+        # every candidate graded already: this grade corrects one, and the cursor stays
+        correcting = set(ids) <= self.gp.session.my_grades(self.question_id).keys()
+        state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
+        if not self.gp.auto_advance or correcting:
+            self._saved(state)
+            return
         here = candidates.highlighted or 0
-        mine = state.mine
-        for doc_id in ids[here + 1 :] + ids[:here]:
-            if doc_id not in mine:
-                candidates.select(doc_id)
-                return
-        self._advance_question(f"All {len(ids)} candidates of {state.question_id} judged")
+        following = next((d for d in ids[here + 1 :] + ids[:here] if d not in state.mine), None)
+        if following is None:
+            self._saved(state)
+            self._advance_question(f"All {len(ids)} candidates of {state.question_id} judged")
+            return
+        # The next document first, then the grade: the new document's size is then laid
+        # out in the frame that shows the grade. Shown the other way round, that frame drew
+        # the new document at the old one's size and a second frame drew it again: one
+        # frame per grade where there were two, and none with the document cut to a size
+        # not its own.
+        candidates.select(following)
+        self._saved(state)
 
     def _advance_question(self, why: str) -> None:
         """On to the next question in the list that you have not judged yet."""
