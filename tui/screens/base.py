@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
@@ -10,6 +11,7 @@ from textual.widgets import DataTable, Header
 
 from tui.actions import Command, available, with_keys
 from tui.messages import WorkspaceChanged
+from tui.typeahead import TYPEAHEAD_POLL_S, TYPEAHEAD_S, keys_waiting
 from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ class GoldpanScreen(Screen[None]):
         super().__init__()
         self.drawn: object = None
         """The session's change token when :meth:`redraw` last ran."""
+        self._typeahead_until: float | None = None
+        """Until when drawing waits for keys typed ahead (:mod:`tui.typeahead`)."""
 
     AREA: ClassVar[str] = ""
     """The screen's name as people see it (``Label``): palette titles, help, README."""
@@ -71,6 +75,21 @@ class GoldpanScreen(Screen[None]):
     def gp(self) -> GoldpanApp:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
+
+    def _on_timer_update(self) -> None:
+        """Draw what changed, once the keys typed ahead are handled (see :mod:`tui.typeahead`).
+
+        While a key waits, the screen looks again in :data:`TYPEAHEAD_POLL_S`, for
+        :data:`TYPEAHEAD_S` at most, then draws whatever is waiting.
+        """
+        now = time.monotonic()
+        if self._typeahead_until is None:
+            self._typeahead_until = now + TYPEAHEAD_S
+        if now < self._typeahead_until and keys_waiting(self.app):
+            self.set_timer(TYPEAHEAD_POLL_S, self._on_timer_update, name="typeahead")
+            return
+        self._typeahead_until = None
+        super()._on_timer_update()
 
     def _compositor_refresh(self) -> None:
         """Draw the screen, unless the app is in a batch: then only ask to be drawn after.
