@@ -20,7 +20,11 @@ documents in all, then, once its last grade is drawn, asks for the next question
 
 The workspace is the demo with its labels cleared plus ``--questions`` more questions (so
 8 people have 60 s of work at two annotators per question); ``--think`` seconds pass
-before each key, like a quick person.
+for each grade, like a quick person: before a move (``j``) half of them, the other half
+between the move and the grade, as a person reads the document the cursor moved to
+before grading it. (Until this was so, ``j`` and ``1`` went out together and a grade's
+latency counted the drawing of the move sent a moment before it; ``--keys-together``
+sends them so still, to compare.)
 
 With ``--scale`` the workspace is instead synthetic and team-sized: 1,000 questions, 8
 BM25 retrievers (three tokenizers, several variants and k1) over 5,000 documents, pooled
@@ -227,9 +231,10 @@ async def annotate(
     seconds: float,
     think: float,
     delay: float = 0.0,
+    together: bool = False,
 ) -> None:
-    """Label through the websocket for ``seconds`` (after the app is up), ``think`` s a key;
-    connect after ``delay`` seconds."""
+    """Label through the websocket for ``seconds`` (after the app is up), ``think`` s a grade;
+    connect after ``delay`` seconds. ``together``: a move and the grade after it sent at once."""
     import aiohttp
 
     await asyncio.sleep(delay)
@@ -283,9 +288,14 @@ async def annotate(
                 who.questions += 1
                 for i in range(GRADES_PER_QUESTION):
                     mine = _my_labels(db, name, qid)
-                    await asyncio.sleep(think)
-                    if i:
-                        await key("j")
+                    if i and not together:
+                        await asyncio.sleep(think / 2)
+                        await key("j")  # read the document moved to, then grade it
+                        await asyncio.sleep(think / 2)
+                    else:
+                        await asyncio.sleep(think)
+                        if i:
+                            await key("j")
                     waiting["expect"] = f"{qid}: {len(mine) + 1}/"
                     sent = time.perf_counter()
                     waiting["sent"] = sent
@@ -371,13 +381,17 @@ async def run_team(
     seconds: float,
     think: float,
     join_over: float = 0.0,
+    together: bool = False,
 ) -> list[Annotator]:
     """Every annotator at once, or one after another over ``join_over`` seconds (evenly
     spaced); what each did."""
     team = [Annotator(n) for n in names]
     step = join_over / (len(team) - 1) if len(team) > 1 else 0.0
     await asyncio.gather(
-        *(annotate(served, w, workspace, seconds, think, i * step) for i, w in enumerate(team))
+        *(
+            annotate(served, w, workspace, seconds, think, i * step, together)
+            for i, w in enumerate(team)
+        )
     )
     return team
 
@@ -540,7 +554,9 @@ def run(
     try:
         server_cpu, own_cpu = cpu_seconds(served.proc.pid), time.process_time()
         started = time.perf_counter()
-        team = asyncio.run(run_team(served, ws, names, args.seconds, args.think, join_over))
+        team = asyncio.run(
+            run_team(served, ws, names, args.seconds, args.think, join_over, args.keys_together)
+        )
         wall = time.perf_counter() - started
         server_cpu = cpu_seconds(served.proc.pid) - server_cpu
         own_cpu = time.process_time() - own_cpu
@@ -570,7 +586,17 @@ def main() -> int:
     p.add_argument("--annotators", type=int, default=8)
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--per-question", type=int, default=2)
-    p.add_argument("--think", type=float, default=0.1, help="seconds before each key")
+    p.add_argument(
+        "--think",
+        type=float,
+        default=0.1,
+        help="seconds per grade: half before a move, half between it and the grade",
+    )
+    p.add_argument(
+        "--keys-together",
+        action="store_true",
+        help="send a move and the grade after it at once, after --think seconds (as before)",
+    )
     p.add_argument(
         "--start-at-once",
         type=int,
@@ -614,6 +640,14 @@ def main() -> int:
             report(team, args.seconds, wall, join_over)
             problems += found
     print(f"bytecode: {said}")
+    print(
+        f"keys: {args.think:g} s per grade, "
+        + (
+            "a move and the grade after it sent at once (--keys-together)"
+            if args.keys_together
+            else "half of them before a move, half between it and the grade"
+        )
+    )
     if problems:
         print("PROBLEMS:\n  " + "\n  ".join(problems))
         return 1
