@@ -13,6 +13,7 @@ from textual import events
 from textual._compositor import Compositor
 
 from tests.tui.conftest import open_judge, wait_for
+from tui.screens.judge import JudgeScreen
 from tui.typeahead import keys_waiting, unread
 from tui.widgets.candidate_list import CandidateList
 
@@ -30,20 +31,28 @@ def test_bytes_not_read_yet_are_keys_waiting() -> None:
         os.close(write)
 
 
-async def test_drawing_waits_for_a_key_typed_ahead_then_draws(app_factory, monkeypatch):
-    app = app_factory()
-    frames: list[int | None] = []  # the row highlighted in each frame
+async def judged_with_frames(
+    pilot, monkeypatch
+) -> tuple[JudgeScreen, CandidateList, list[int | None]]:
+    """q01 open on its first row; from now on, the row highlighted in each frame drawn."""
+    judge = await open_judge(pilot, "q01")
+    candidates = judge.query_one(CandidateList)
+    await wait_for(pilot, lambda: candidates.highlighted == 0)
+    frames: list[int | None] = []
     render = Compositor.render_update
 
     def recorded(self, *args, **kwargs):
-        frames.append(app.screen.query_one(CandidateList).highlighted)
+        frames.append(candidates.highlighted)
         return render(self, *args, **kwargs)
 
+    monkeypatch.setattr(Compositor, "render_update", recorded)
+    return judge, candidates, frames
+
+
+async def test_drawing_waits_for_a_key_typed_ahead_then_draws(app_factory, monkeypatch):
+    app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:
-        judge = await open_judge(pilot, "q01")
-        candidates = judge.query_one(CandidateList)
-        await wait_for(pilot, lambda: candidates.highlighted == 0)
-        monkeypatch.setattr(Compositor, "render_update", recorded)
+        judge, candidates, frames = await judged_with_frames(pilot, monkeypatch)
         candidates.highlighted = 1
         judge.refresh()  # a change to draw...
         app.post_message(events.Key("j", "j"))  # ...and a key behind it, not handled yet
@@ -57,18 +66,8 @@ async def test_drawing_waits_for_a_key_typed_ahead_then_draws(app_factory, monke
 async def test_drawing_waits_for_keys_typed_ahead_a_moment_at_most(app_factory, monkeypatch):
     """A key that keeps waiting holds no frame back longer than TYPEAHEAD_S."""
     app = app_factory()
-    frames: list[int | None] = []
-    render = Compositor.render_update
-
-    def recorded(self, *args, **kwargs):
-        frames.append(app.screen.query_one(CandidateList).highlighted)
-        return render(self, *args, **kwargs)
-
     async with app.run_test(size=(120, 40)) as pilot:
-        judge = await open_judge(pilot, "q01")
-        candidates = judge.query_one(CandidateList)
-        await wait_for(pilot, lambda: candidates.highlighted == 0)
-        monkeypatch.setattr(Compositor, "render_update", recorded)
+        judge, candidates, frames = await judged_with_frames(pilot, monkeypatch)
         monkeypatch.setattr("tui.screens.base.keys_waiting", lambda app: True)  # never ending
         candidates.highlighted = 1
         judge.refresh()
