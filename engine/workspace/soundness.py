@@ -153,7 +153,7 @@ class SoundnessChecks:
         top = self.doc_numbers.dense_top()  # numbers are checked without reading the ids
         self.conn.create_function("goldpan_bad_numbers", 1, self._bad_numbers(top))
         version = held.data_version(self.conn)
-        decoded = self._runs_decoded_at is not None and self._runs_decoded_at == version
+        decoded = self._runs_decoded_at == version
         present = {
             r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
