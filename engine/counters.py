@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from engine.gold import NEEDS_ADJUDICATION, Gold, workspace_golds
-from engine.pooling import DEFAULT_POOL_DEPTH
+from engine.pooling import DEFAULT_POOL_DEPTH, pooled_docs
 from engine.types import Label, Verdict
 
 if TYPE_CHECKING:
@@ -36,14 +36,11 @@ def candidate_ids(
 ) -> set[str]:
     """The documents to judge on a question (the label screen's candidates).
 
-    Every retriever's top ``depth``, and every document anyone graded: the documents of
-    :func:`engine.pooling.pool`, without its blinded order (a hash per document), which
-    a set does not need.
+    Every retriever's top ``depth`` (the question's pool, :func:`engine.pooling.pooled_docs`),
+    and every document anyone graded: the documents of :func:`engine.pooling.pool`, without
+    its blinded order (a hash per document), which a set does not need.
     """
-    docs = set(graded)
-    for runs in rankings.values():
-        docs.update(runs.get(question_id, ())[:depth])
-    return docs
+    return set(graded).union(pooled_docs(rankings, question_id, depth))
 
 
 def is_judged(grades: Mapping[str, int], has_verdict: bool, candidates: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.gold import COUNT_KEYS, Gold, Status
-from engine.queue import pooled_docs
+from engine.pooling import pooled_docs
 
 if TYPE_CHECKING:  # numpy loads with the first score asked for (see LiveScores)
     import numpy as np

@@ -38,6 +38,18 @@ def blind_key(question_id: str, doc_id: str) -> str:
     return hashlib.sha256(f"{question_id}\0{doc_id}".encode()).hexdigest()
 
 
+def pooled_docs(
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    question_id: str,
+    k: int = DEFAULT_POOL_DEPTH,
+) -> frozenset[str]:
+    """A question's pool: the union of every retriever's top ``k`` for it."""
+    pooled: set[str] = set()
+    for per_question in rankings.values():
+        pooled.update(per_question.get(question_id, ())[:k])
+    return frozenset(pooled)
+
+
 def pool(
     question_id: str,
     rankings: Mapping[str, Sequence[str]],

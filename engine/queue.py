@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from engine.gold import Gold, Status
 from engine.grades import is_relevant
+from engine.pooling import pooled_docs
 from engine.types import Label, ModelLabel
 
 DEFAULT_K = 10
@@ -38,16 +39,6 @@ class QueueItem:
     """Pooled documents (union of every retriever's top k) nobody has judged."""
     reason: str
     """``unjudged`` or ``adjudicate``."""
-
-
-def pooled_docs(
-    rankings: Mapping[str, Mapping[str, Sequence[str]]], question_id: str, k: int = DEFAULT_K
-) -> frozenset[str]:
-    """A question's pool: the union of every retriever's top ``k`` for it."""
-    pooled: set[str] = set()
-    for per_question in rankings.values():
-        pooled.update(per_question.get(question_id, ())[:k])
-    return frozenset(pooled)
 
 
 def judging_queue(
