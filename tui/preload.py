@@ -112,10 +112,10 @@ def _child(
         code = served_app.main(argv)
     except SystemExit as exc:  # as Python ends on it: None is 0, a message is 1
         code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 (a bug in a forked app ends it, never the preloader)
-        import traceback
-
-        traceback.print_exc()
+    except BaseException as exc:  # noqa: BLE001 (a bug in a forked app ends it, never the preloader)
+        argv = [str(a) for a in request.get("argv") or []]  # type: ignore[attr-defined]
+        logged = _crash_logged(exc, ["serve (tab)", *argv])
+        print(f"goldpan: a served session stopped on a bug: {exc!r}{logged}", file=sys.stderr)
         code = 3
     finally:
         for stream in (sys.stdout, sys.stderr):
@@ -361,6 +361,14 @@ def _kill_with(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
+def _crash_logged(exc: BaseException, argv: Sequence[str]) -> str:
+    """Write a bug's traceback to a crash log: ``"; its crash log: PATH"`` ("" if none)."""
+    from tui.cli.commands.common import write_crash_log
+
+    log = write_crash_log(exc, argv)
+    return f"; its crash log: {log}" if log is not None else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tui.preload SOCKET``: what ``goldpan serve`` starts once.
 
@@ -381,10 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             path.with_name(FAILED).write_text(f"{type(exc).__name__}: {exc}\n")
         said = f"the preloader stopped: {exc!r}"
         if not isinstance(exc, OSError):  # not the system's refusal: a bug, logged whole
-            from tui.cli.commands.common import write_crash_log
-
-            log = write_crash_log(exc, ["serve (preloader)", str(path)])
-            said += f"; its crash log: {log}" if log is not None else ""
+            said += _crash_logged(exc, ["serve (preloader)", str(path)])
         print(f"goldpan: tabs start their apps afresh ({said})", file=sys.stderr)
         return 3
 

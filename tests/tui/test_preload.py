@@ -182,3 +182,32 @@ def test_a_preloader_bug_is_one_line_and_a_crash_log(tmp_path, capsys, monkeypat
     (log,) = (user_dirs / "state" / "goldpan").glob("goldpan-crash-*.log")
     assert str(log) in err and "a bug in the preloader" in log.read_text(encoding="utf-8")
     assert (tmp_path / preload.FAILED).exists()  # tabs waiting for it stop waiting
+
+
+def test_a_bug_in_a_forked_app_is_one_line_and_a_crash_log(tmp_path, monkeypatch, user_dirs):
+    """A forked app that fails before its screen: exit 3, one line, the traceback in a log."""
+    from tui import preload, served_app
+
+    def broken(argv):
+        raise RuntimeError("a bug before the app ran")
+
+    monkeypatch.setattr(served_app, "main", broken)
+    err_r, err_w = os.pipe()
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
+        fds = [null_in.fileno(), null_out.fileno(), err_w]
+        request = {"argv": ["ws.db", "--annotator=ann"], "env": dict(os.environ)}
+        pid = os.fork()
+        if pid == 0:  # the preloader's side of a fork: becomes the tab's app, or ends
+            # as in the preloader, Python's stderr writes to descriptor 2 (not pytest's capture)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process ends in _child)
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            preload._child(request, fds, [err_r])
+        os.close(err_w)
+        with os.fdopen(err_r, encoding="utf-8") as err_pipe:
+            err = err_pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 3
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("goldpan: a served session stopped on a bug")
+    (log,) = (user_dirs / "state" / "goldpan").glob("goldpan-crash-*.log")
+    assert str(log) in err and "a bug before the app ran" in log.read_text(encoding="utf-8")
