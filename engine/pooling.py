@@ -11,8 +11,10 @@ not know which system found a document or how high).
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 DEFAULT_POOL_DEPTH = 10
 """How many of each retriever's top documents are pooled for judging."""
@@ -88,15 +90,10 @@ def only_found(
     :func:`only_found_by` over each question's :func:`pool`, without the blinded order.
     """
     out: dict[str, list[tuple[str, str]]] = {name: [] for name in rankings}
+    lists = [(out[name], by_q) for name, by_q in rankings.items()]
     for qid in question_ids:
-        tops = [(name, by_q.get(qid, ())[:depth]) for name, by_q in rankings.items()]
-        seen: dict[str, int] = {}
-        for _, top in tops:
-            for doc in set(top):
-                seen[doc] = seen.get(doc, 0) + 1
-        for name, top in tops:
-            mine = out[name]
-            for doc in dict.fromkeys(top):
-                if seen[doc] == 1:
-                    mine.append((qid, doc))
+        tops = [(mine, dict.fromkeys(by_q.get(qid, ())[:depth])) for mine, by_q in lists]
+        seen = Counter(chain.from_iterable(top for _, top in tops))  # retrievers per doc
+        for mine, top in tops:
+            mine.extend((qid, doc) for doc in top if seen[doc] == 1)
     return out

@@ -121,6 +121,26 @@ Q_COLUMNS = "id, text, tags, author, written_blind, note"
 
 def question(path: Path, r: Sequence[Any]) -> Question:
     """(id, text, tags, author, written_blind, note): :data:`Q_COLUMNS`."""
+    qid, text, tags_json, author, blind, note = r
+    if type(tags_json) is str and type(blind) is int:  # as goldpan writes it: no row named
+        try:
+            tags = json.loads(tags_json)
+        except (ValueError, RecursionError):
+            tags = None
+        if (
+            type(tags) is list  # of text: two levels, never too deep
+            and all(type(t) is str for t in tags)
+            and type(qid) is str
+            and type(text) is str
+            and type(author) is str
+            and type(note) is str
+        ):
+            return Question(qid, text, tuple(tags), author, bool(blind), note)
+    return _question_checked(path, r)
+
+
+def _question_checked(path: Path, r: Sequence[Any]) -> Question:
+    """:func:`question` for a row that is not as goldpan writes it: raises naming why."""
     row = f"id {show(r[0])}"
     qid = _text(r[0], path, "questions", row, "id")
     tags = _json(r[2], path, "questions", row, "tags", list)

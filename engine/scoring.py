@@ -150,7 +150,7 @@ def score_workspace(
     and question. When given, only they are scored, with the workspace's retrievers named
     in ``retrievers``; a given name that the workspace also has replaces its rankings.
     """
-    # Imported here: the retrievers (scipy) are not needed by workspace_golds' callers.
+    # Imported here: the retrievers (numpy) are not needed by workspace_golds' callers.
     from engine.retrieve.runner import select_retrievers
 
     names = list(metrics) if metrics else metric_names()
@@ -164,7 +164,7 @@ def score_workspace(
         counts[g.count_as] += 1
     scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
     board = Scoreboard(counts, scored, golds=golds)
-    # imported here: the retriever modules (scipy, tokenizers) are not needed to score
+    # imported here: the retriever modules (numpy, tokenizers) are not needed to score
 
     if given:
         stored = [n for n in retrievers or () if n not in given]

@@ -44,7 +44,7 @@ EXTERNAL_KIND = "external"
 STORED_KINDS = frozenset({EXTERNAL_KIND})
 """Kinds whose rankings come from outside (an imported run file): never run again.
 
-(Here, not in :mod:`engine.retrieve`, whose import loads every retriever and scipy: the
+(Here, not in :mod:`engine.retrieve`, whose import loads every retriever and numpy: the
 label screen asks it before its first paint.)"""
 
 MAX_JSON_DEPTH = 64

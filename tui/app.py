@@ -364,7 +364,7 @@ class GoldpanApp(App[None]):
         """The retrievers' indexes, built once per process and shared by the workers.
 
         Created on first use (from any thread): importing the retriever modules loads
-        scipy and the tokenizers, which the first screen does not need.
+        numpy and the tokenizers, which the first screen does not need.
         """
         with self._prepared_lock:
             if self._prepared is None:

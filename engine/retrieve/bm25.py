@@ -1,10 +1,10 @@
 """BM25 over a sparse term-by-document weight matrix, and the ``bm25`` retriever kind.
 
 Every variant precomputes the weight of each (term, document) pair once, so scoring a
-query is a sum of a few sparse rows, and a batch of questions is ranked with one sparse
-product (questions x terms times terms x documents) and a partial sort per question,
-in chunks of questions so that the dense score block stays small. Each variant is one
-row of :data:`VARIANTS` (its idf, its term weight, how query terms count).
+query is a sum of a few sparse rows (posting lists), and a batch of questions is ranked
+with one gather-and-sum of their terms' rows (:func:`score_block`) and a partial sort per
+question, in chunks of questions so that the dense score block stays small. Each variant
+is one row of :data:`VARIANTS` (its idf, its term weight, how query terms count).
 
 Notation: ``N`` documents, ``n(t)`` documents containing term ``t``, ``tf`` the count of
 ``t`` in document ``d``, ``dl`` the length of ``d`` in tokens, ``avgdl`` the mean ``dl``,
@@ -51,7 +51,6 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 from engine.errors import UnknownName
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
@@ -77,6 +76,8 @@ from engine.types import Doc, Question, RankedBatch, RetrieverSpec, sha256_text
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+DocIndices = npt.NDArray[np.signedinteger[Any]]
+"""Document numbers (int32 in an index's rows, int64 where computed)."""
 
 
 @dataclass(frozen=True)
@@ -288,14 +289,89 @@ def check_variant(variant: str) -> None:
 # -- the index --------------------------------------------------------------------------------
 
 
+def stable_order(values: IntArray, bound: int) -> IntArray:
+    """The stable sorting order of whole numbers in ``[0, bound)``.
+
+    numpy sorts 16-bit integers stably by radix, in time linear in their number, and
+    other integers by comparisons, several times slower: so the numbers are sorted 16 bits
+    at a time from the lowest (least significant digit first, each pass stable), one pass
+    for every 16 bits ``bound`` needs.
+    """
+    order = np.arange(values.size, dtype=np.int64)
+    shift = 0
+    while shift == 0 or (bound - 1) >> shift > 0:
+        digit = ((values[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order
+
+
+@dataclass(frozen=True)
+class TermRows:
+    """A terms x documents matrix kept row by row: the index's posting lists.
+
+    Row ``t`` holds the documents ``indices[indptr[t]:indptr[t + 1]]`` (ascending, each
+    once) and their values ``data`` at the same positions: what ``scipy.sparse.csr_matrix``
+    keeps, in three numpy arrays. An inverted index needs no more than these, and
+    importing scipy.sparse takes 0.15-0.2 s (it loads numpy's testing and f2py modules),
+    a tenth of a whole ``goldpan pool`` of KorQuAD.
+    """
+
+    indptr: IntArray
+    """Row ``t`` is ``indptr[t]`` up to ``indptr[t + 1]`` (int64, one more than rows)."""
+    indices: DocIndices
+    data: FloatArray
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        """Entries kept."""
+        return int(self.data.size)
+
+    @classmethod
+    def from_entries(
+        cls, rows: IntArray, cols: IntArray, data: FloatArray, shape: tuple[int, int]
+    ) -> TermRows:
+        """The matrix of entries (row, column, value) in any order, repeated ones summed.
+
+        The sums are exact for the whole numbers (term counts) this is built from.
+        """
+        n_rows, n_cols = shape
+        order = stable_order(cols, n_cols)
+        order = order[stable_order(rows[order], n_rows)]  # by row, then column
+        row, col, value = rows[order], cols[order], data[order]
+        first = np.ones(row.size, dtype=bool)  # where a (row, column) pair starts
+        np.not_equal(row[1:], row[:-1], out=first[1:])
+        first[1:] |= col[1:] != col[:-1]
+        starts = np.flatnonzero(first)
+        sums = np.add.reduceat(value, starts) if starts.size else value
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row[starts], minlength=n_rows), out=indptr[1:])
+        return cls(indptr, col[starts].astype(np.int32), sums.astype(np.float64), shape)
+
+    def with_data(self, data: FloatArray) -> TermRows:
+        """The same entries holding ``data`` instead."""
+        return TermRows(self.indptr, self.indices, data, self.shape)
+
+    def entry_rows(self) -> IntArray:
+        """The row of each entry, in entry order."""
+        return np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.indptr))
+
+    def column_sums(self) -> FloatArray:
+        """Each column's sum (a document's length, for counts)."""
+        return np.bincount(self.indices, weights=self.data, minlength=self.shape[1]).astype(
+            np.float64
+        )
+
+
 @dataclass
 class TermCounts:
     """A tokenized corpus's statistics: what every BM25 variant's index is built from."""
 
     vocab: dict[str, int]
     """term -> row of :attr:`tf`, in row order (0, 1, 2, ...)."""
-    tf: sparse.csr_matrix
-    """term x document counts (float64, sorted indices, no explicit zeros)."""
+    tf: TermRows
+    """term x document counts (float64, documents ascending in each row, no zeros)."""
     doc_len: FloatArray
     """tokens per document."""
 
@@ -311,11 +387,7 @@ class TermCounts:
             map(vocab.__getitem__, chain.from_iterable(doc_tokens)), dtype=np.int64, count=total
         )
         cols = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        tf = sparse.csr_matrix(
-            (np.ones(total, dtype=np.float64), (rows, cols)), shape=(len(vocab), n_docs)
-        )
-        tf.sum_duplicates()
-        tf.sort_indices()
+        tf = TermRows.from_entries(rows, cols, np.ones(total), (len(vocab), n_docs))
         return cls(vocab, tf, lengths.astype(np.float64))
 
     @classmethod
@@ -338,9 +410,7 @@ class TermCounts:
         )
         cols = np.repeat(np.arange(n_docs, dtype=np.int64), pairs)
         lengths = np.bincount(cols, weights=data, minlength=n_docs)
-        tf = sparse.csr_matrix((data, (rows, cols)), shape=(len(vocab), n_docs))
-        tf.sum_duplicates()
-        tf.sort_indices()
+        tf = TermRows.from_entries(rows, cols, data, (len(vocab), n_docs))
         return cls(vocab, tf, lengths.astype(np.float64))
 
     def terms(self) -> list[str]:
@@ -352,21 +422,25 @@ class TermCounts:
 
         ``expand(terms)`` gives the new tokens of each term, end to end, and how many each
         term gives (:data:`engine.tokenize.WORD_MAPS`). Each distinct term is expanded once,
-        and the new counts are one sparse product (new term x old term, times these
-        counts): exact, as counts are whole numbers. The new terms are numbered in
-        first-seen order, as :meth:`from_tokens` numbers them: a term's first document
-        is that of the first old term (in first-seen order) that gives it.
+        and each (old term, document, count) entry becomes one entry per new token the
+        term gives, summed per (new term, document): exact, as counts are whole numbers.
+        The new terms are numbered in first-seen order, as :meth:`from_tokens` numbers
+        them: a term's first document is that of the first old term (in first-seen order)
+        that gives it.
         """
         old = self.terms()
         flat, sizes = expand(old)
         vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
-        rows = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        cols = np.repeat(np.arange(len(old), dtype=np.int64), sizes)
-        gives = sparse.csr_matrix((np.ones(len(flat)), (rows, cols)), shape=(len(vocab), len(old)))
-        tf = sparse.csr_matrix(gives @ self.tf)
-        tf.sum_duplicates()
-        tf.sort_indices()
-        return TermCounts(vocab, tf, np.asarray(tf.sum(axis=0), dtype=np.float64).ravel())
+        new_term = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        size = np.asarray(sizes, dtype=np.int64)
+        first = np.cumsum(size) - size  # where each old term's new tokens start in flat
+        term = self.tf.entry_rows()
+        gives = size[term]
+        rows = new_term[spans(first[term], gives)]
+        cols = np.repeat(self.tf.indices.astype(np.int64), gives)
+        data = np.repeat(self.tf.data, gives)
+        tf = TermRows.from_entries(rows, cols, data, (len(vocab), self.n_docs))
+        return TermCounts(vocab, tf, tf.column_sums())
 
     @classmethod
     def joined(cls, parts: Sequence[TermCounts]) -> TermCounts:
@@ -406,16 +480,12 @@ class TermCounts:
         vocab = dict(zip(map(names.__getitem__, order.tolist()), range(n), strict=True))
         rows, cols, data = [], [], []
         for part, at in zip(parts, where, strict=True):
-            coo = part.tf.tocoo()
-            rows.append(new_row[at[coo.row]])
-            cols.append(coo.col)
-            data.append(coo.data)
-        tf = sparse.csr_matrix(
-            (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(n, n_docs),
+            rows.append(new_row[at[part.tf.entry_rows()]])
+            cols.append(part.tf.indices.astype(np.int64))
+            data.append(part.tf.data)
+        tf = TermRows.from_entries(
+            np.concatenate(rows), np.concatenate(cols), np.concatenate(data), (n, n_docs)
         )
-        tf.sum_duplicates()
-        tf.sort_indices()
         return cls(vocab, tf, np.sum([p.doc_len for p in parts], axis=0, dtype=np.float64))
 
     @classmethod
@@ -486,8 +556,63 @@ class TermCounts:
         step_ok[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < tf.size)] - 1] = True
         if not bool(np.all(step_ok)):
             return None
-        matrix = sparse.csr_matrix((tf, indices, indptr), shape=(n_terms, n_docs))
-        return list(doc_ids), cls(vocab, matrix, doc_len)
+        return list(doc_ids), cls(vocab, TermRows(indptr, indices, tf, (n_terms, n_docs)), doc_len)
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """Questions x terms, each question's terms in first-seen order.
+
+    Question ``i``'s term ids and multiplicities are ``terms`` and ``mult`` at
+    ``indptr[i]:indptr[i + 1]``.
+    """
+
+    indptr: IntArray
+    terms: IntArray
+    mult: FloatArray
+
+    def rows(self, start: int, stop: int) -> QueryTerms:
+        """Questions ``start`` up to ``stop`` (excluded; past the end: to the end)."""
+        ptr = self.indptr[start : stop + 1]
+        a, b = int(ptr[0]), int(ptr[-1])
+        return QueryTerms(ptr - a, self.terms[a:b], self.mult[a:b])
+
+
+EXPANDED_AT_ONCE = 1 << 16
+"""Weights :func:`score_block` gathers at once: a few questions' worth, so that its
+temporary arrays (half a megabyte each) and the scores they are summed into stay in the
+processor's cache instead of being paged in afresh for every chunk."""
+
+
+def score_block(q: QueryTerms, weights: TermRows) -> FloatArray:
+    """Questions x documents: every document's score for each question.
+
+    A score is the sum of the question's terms' weights, added in the question's
+    first-seen term order by one ``bincount`` over the gathered weights: the numbers and
+    the order of :meth:`BM25Index.scores`, so each score equals it bit for bit.
+    Questions are gathered a few at a time (:data:`EXPANDED_AT_ONCE` weights, or one
+    question), each summed apart: a document's score sums one question's weights only.
+    """
+    n, n_docs = q.indptr.size - 1, weights.shape[1]
+    starts = weights.indptr[q.terms]
+    sizes = weights.indptr[q.terms + 1] - starts
+    gathered = np.concatenate(([0], np.cumsum(sizes)))[q.indptr]  # weights before each question
+    ones = bool(np.all(q.mult == 1.0))  # each distinct term once (w * 1.0 is w)
+    block = np.empty((n, n_docs))
+    i = 0
+    while i < n:
+        j = int(np.searchsorted(gathered, gathered[i] + EXPANDED_AT_ONCE, side="right")) - 1
+        j = min(n, max(j, i + 1))
+        a, b = int(q.indptr[i]), int(q.indptr[j])
+        size = sizes[a:b]
+        at = spans(starts[a:b], size)
+        owner = np.repeat(np.arange(j - i, dtype=np.int64) * n_docs, np.diff(q.indptr[i : j + 1]))
+        cells = np.repeat(owner, size) + weights.indices[at]
+        values = weights.data[at] if ones else weights.data[at] * np.repeat(q.mult[a:b], size)
+        sums = np.bincount(cells, weights=values, minlength=(j - i) * n_docs)
+        block[i:j] = sums.reshape(j - i, n_docs)
+        i = j
+    return block
 
 
 RANK_CELLS = 1 << 20
@@ -543,9 +668,9 @@ class BM25Index:
             (lucene_lengths(self.doc_len) if self.variant.quantized_lengths else self.doc_len),
             avgdl,
         )
-        self._weights: sparse.csr_matrix | None = None
+        self._weights: TermRows | None = None
 
-    def _weigh(self, term_of: IntArray, tf: FloatArray, docs: IntArray) -> FloatArray:
+    def _weigh(self, term_of: IntArray, tf: FloatArray, docs: DocIndices) -> FloatArray:
         """The weights of the entries (term, tf, document): one formula, element by element.
 
         Each weight depends on its own entry only, so weighing some rows gives exactly the
@@ -558,18 +683,14 @@ class BM25Index:
         return np.asarray(weights, dtype=np.float64)
 
     @property
-    def weights(self) -> sparse.csr_matrix:
+    def weights(self) -> TermRows:
         """Terms x documents: every entry's weight (made on first use, then kept)."""
         if self._weights is None:
             tf = self._tf
-            term_of = np.repeat(np.arange(tf.shape[0]), np.diff(tf.indptr))
-            self._weights = sparse.csr_matrix(
-                (self._weigh(term_of, tf.data, tf.indices), tf.indices, tf.indptr),
-                shape=tf.shape,
-            )
+            self._weights = tf.with_data(self._weigh(tf.entry_rows(), tf.data, tf.indices))
         return self._weights
 
-    def _rows(self, ids: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+    def _rows(self, ids: IntArray) -> tuple[IntArray, DocIndices, FloatArray]:
         """The weight rows of terms ``ids``: (row pointers, documents, weights).
 
         Read from :attr:`weights` once that is made; before, only these rows are weighed
@@ -614,7 +735,7 @@ class BM25Index:
         """The score of every document for a tokenized query.
 
         Each document's term weights are added in the query's first-seen term order,
-        the order :meth:`rank_many`'s sparse product adds them in too.
+        the order :meth:`rank_many`'s :func:`score_block` adds them in too.
         """
         ids, mult = self.query_terms(tokens)
         if ids.size == 0:
@@ -632,12 +753,12 @@ class BM25Index:
             out = out + self._bonus(ids, mult)
         return out
 
-    def query_matrix(self, queries: Sequence[Sequence[str]]) -> sparse.csr_matrix:
+    def query_matrix(self, queries: Sequence[Sequence[str]]) -> QueryTerms:
         """Questions x terms: each question's term multiplicities, in first-seen order.
 
         The same terms and multiplicities as :meth:`query_terms`, for all questions at
-        once. Column indices are left in first-seen order (not sorted): the product then
-        adds each document's weights in the order :meth:`scores` does, bit for bit.
+        once, left in first-seen order (not sorted): :func:`score_block` then adds each
+        document's weights in the order :meth:`scores` does, bit for bit.
         """
         n = len(queries)
         n_terms = self._tf.shape[0]
@@ -653,34 +774,27 @@ class BM25Index:
         uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
         order = np.argsort(first, kind="stable")  # question by question, first-seen order
         uniq = uniq[order]
-        rows, cols = np.divmod(uniq, max(1, n_terms))
-        data = counts[order].astype(np.float64) if self.variant.repeats else np.ones(uniq.size)
+        rows, terms = np.divmod(uniq, max(1, n_terms))
+        mult = counts[order].astype(np.float64) if self.variant.repeats else np.ones(uniq.size)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        q = sparse.csr_matrix(
-            (data, cols.astype(np.int32), indptr.astype(np.int32)), shape=(n, n_terms)
-        )
-        q.has_sorted_indices = False
-        return q
+        return QueryTerms(indptr, terms, mult)
 
-    def _operands(self, q: sparse.csr_matrix) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
-        """The product's two sides: ``q`` and :attr:`weights`, or only the rows ``q`` uses.
+    def _operands(self, q: QueryTerms) -> tuple[QueryTerms, TermRows]:
+        """What is scored: ``q`` and :attr:`weights`, or only the rows ``q`` uses.
 
         While the whole matrix is not made yet and the questions touch under a quarter of
         its entries (a few new questions on a large corpus), only their terms' rows are
-        weighed, and ``q``'s columns renumbered to them in the same order, so the product
-        adds the same numbers in the same order as with the whole matrix.
+        weighed, and ``q``'s terms renumbered to them in the same order, so the scores
+        add the same numbers in the same order as with the whole matrix.
         """
-        if self._weights is None and q.nnz:
-            ids = np.unique(q.indices).astype(np.int64)
+        if self._weights is None and q.terms.size:
+            ids = np.unique(q.terms)
             indptr = self._tf.indptr
             if int((indptr[ids + 1] - indptr[ids]).sum()) * 4 < self._tf.nnz:
                 ptr, docs, data = self._rows(ids)
-                rows = sparse.csr_matrix((data, docs, ptr), shape=(ids.size, self.n_docs))
-                cols = np.searchsorted(ids, q.indices).astype(np.int32)
-                sub = sparse.csr_matrix((q.data, cols, q.indptr), shape=(q.shape[0], ids.size))
-                sub.has_sorted_indices = False
-                return sub, rows
+                rows = TermRows(ptr, docs, data, (ids.size, self.n_docs))
+                return QueryTerms(q.indptr, np.searchsorted(ids, q.terms), q.mult), rows
         return q, self.weights
 
     def rank_many(
@@ -692,7 +806,7 @@ class BM25Index:
     def rank_flat(self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int) -> Ranked:
         """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
 
-        One sparse product per chunk of queries (sized so that a chunk's dense score
+        One :func:`score_block` per chunk of queries (sized so that a chunk's dense score
         block holds about :data:`RANK_CELLS` numbers); the scores are those of
         :meth:`scores`, rounded by :func:`canonical_scores`, and score-0 documents are
         not ranked.
@@ -701,12 +815,10 @@ class BM25Index:
         q_all = self.query_matrix(queries)
         bonus = None
         if self.variant.query_bonus:
+            ptr = q_all.indptr
             bonus = np.array(
                 [
-                    self._bonus(
-                        q_all.indices[q_all.indptr[i] : q_all.indptr[i + 1]].astype(np.int64),
-                        q_all.data[q_all.indptr[i] : q_all.indptr[i + 1]],
-                    )
+                    self._bonus(q_all.terms[ptr[i] : ptr[i + 1]], q_all.mult[ptr[i] : ptr[i + 1]])
                     for i in range(n)
                 ]
             )
@@ -714,22 +826,20 @@ class BM25Index:
         threads = min(RANK_THREADS, -(-n * max(1, self.n_docs) // RANK_CELLS))
         chunk = max(1, min(RANK_CELLS // max(1, self.n_docs), -(-n // max(1, threads))))
         starts = range(0, n, chunk)
-        chunks = [q_all[start : start + chunk] for start in starts]  # sliced here, read there
 
         def rank_chunk(i: int) -> Ranked:
-            q = chunks[i]
-            q.has_sorted_indices = False
-            block = np.asarray((q @ weights).toarray(), dtype=np.float64)
+            q = q_all.rows(starts[i], starts[i] + chunk)
+            block = score_block(q, weights)
             if bonus is not None:
                 block += bonus[starts[i] : starts[i] + chunk, None]
             return top_k_flat(block, id_rank, depth)
 
-        if threads > 1 and len(chunks) > 1:
-            # numpy's partition and sorts and scipy's product run without the GIL
+        if threads > 1 and len(starts) > 1:
+            # numpy's gathers, sums, partition and sorts run without the GIL
             with ThreadPoolExecutor(threads, thread_name_prefix="bm25-rank") as pool:
-                parts = list(pool.map(rank_chunk, range(len(chunks))))
+                parts = list(pool.map(rank_chunk, range(len(starts))))
         else:
-            parts = [rank_chunk(i) for i in range(len(chunks))]
+            parts = [rank_chunk(i) for i in range(len(starts))]
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
         offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
@@ -944,7 +1054,7 @@ class BM25Retriever:
     def rank(
         self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
     ) -> list[Ranking]:
-        """Rank the corpus for each question (one sparse product for the batch)."""
+        """Rank the corpus for each question (the batch scored at once)."""
         return self.rank_batch(questions, depth).rankings()
 
     def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:

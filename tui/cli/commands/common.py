@@ -1,7 +1,7 @@
 """What every goldpan command shares: consoles, errors, opening, pooling, parsing.
 
 Light to import: the parser imports this module for every command, so the engine's heavy
-parts (retrievers, numpy, scipy) and rich's progress bar load inside the functions that
+parts (retrievers, numpy) and rich's progress bar load inside the functions that
 use them.
 """
 

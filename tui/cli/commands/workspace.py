@@ -92,7 +92,7 @@ def cmd_pool(args: argparse.Namespace) -> None:
         if not ws.question_ids():
             raise UsageError(f"{args.workspace} has no questions yet; import some first")
         # the first write's soundness checks read every page: they start now, beside the
-        # imports (numpy, scipy) and the indexing, and that write waits for their verdict
+        # imports (numpy) and the indexing, and that write waits for their verdict
         ws.check_soundness_behind()
         from engine.analysis import pool_contributions
         from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH

@@ -9,7 +9,7 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.pooling import DEFAULT_DEPTH  # not engine.retrieve: it loads numpy and scipy
+    from engine.pooling import DEFAULT_DEPTH  # not engine.retrieve: it loads numpy
 
     s.add_argument("--retriever", action="append", metavar="NAME", help="repeatable; default all")
     s.add_argument(
