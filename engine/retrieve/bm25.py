@@ -789,7 +789,7 @@ class BM25Index:
         add the same numbers in the same order as with the whole matrix.
         """
         if self._weights is None and q.terms.size:
-            ids = np.unique(q.terms)
+            ids = np.unique(q.terms, return_counts=True)[0]  # (alone, it imports numpy.ma)
             indptr = self._tf.indptr
             if int((indptr[ids + 1] - indptr[ids]).sum()) * 4 < self._tf.nnz:
                 ptr, docs, data = self._rows(ids)

@@ -22,19 +22,18 @@ import json
 import math
 import os
 import re
-import socket
-import ssl
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.retrieve.base import RetrieverError
+
+if TYPE_CHECKING:
+    import urllib.request
 
 PLACEHOLDERS = ("query", "size")
 """What a template may hold: the question's text and the ranking depth asked for."""
@@ -49,13 +48,6 @@ EXCERPT_CHARS = 200
 """How much of an answer an error message quotes."""
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Hand a redirect back as the answer it is: never follow it."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def _placeholder_scan(text: str) -> str:
@@ -267,6 +259,9 @@ def send(
         RetrieverError: the engine cannot be reached (refused, unknown host, TLS,
             timeout), or its answer is too large; naming ``who`` and the request.
     """
+    import urllib.error  # with urllib.request, ssl and http.client: only a request needs them
+    import urllib.request
+
     where = f"{method} {url}"
     opener = _opener(insecure)
     request = urllib.request.Request(url, data=body, method=method, headers=dict(headers or {}))
@@ -302,15 +297,27 @@ def _opener(insecure: bool) -> urllib.request.OpenerDirector:
 
     It follows no redirect; with ``insecure`` it checks no certificate.
     """
+    import ssl
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        """Hand a redirect back as the answer it is: never follow it."""
+
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
     context = ssl.create_default_context()
     if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    return urllib.request.build_opener(_NoRedirect(), urllib.request.HTTPSHandler(context=context))
+    return urllib.request.build_opener(NoRedirect(), urllib.request.HTTPSHandler(context=context))
 
 
 def _reason(reason: object) -> str:
     """A connection failure in words."""
+    import socket
+    import ssl
+
     if isinstance(reason, ConnectionRefusedError):
         return "connection refused (is the engine running, and on that port?)"
     if isinstance(reason, socket.gaierror):
