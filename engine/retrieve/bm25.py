@@ -297,13 +297,15 @@ def stable_order(values: IntArray, bound: int) -> IntArray:
     at a time from the lowest (least significant digit first, each pass stable), one pass
     for every 16 bits ``bound`` needs.
     """
-    order = np.arange(values.size, dtype=np.int64)
+    order: IntArray | None = None
     shift = 0
     while shift == 0 or (bound - 1) >> shift > 0:
-        digit = ((values[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
+        now = values if order is None else values[order]
+        digit = (now >> shift).astype(np.uint16) if shift else now.astype(np.uint16)
+        step = np.argsort(digit, kind="stable")  # uint16 keeps the low 16 bits
+        order = step if order is None else order[step]
         shift += 16
-    return order
+    return order if order is not None else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -337,17 +339,21 @@ class TermRows:
         The sums are exact for the whole numbers (term counts) this is built from.
         """
         n_rows, n_cols = shape
-        order = stable_order(cols, n_cols)
-        order = order[stable_order(rows[order], n_rows)]  # by row, then column
+        if bool(np.all(cols[1:] >= cols[:-1])):  # document by document, as counted
+            order = stable_order(rows, n_rows)
+        else:
+            order = stable_order(cols, n_cols)
+            order = order[stable_order(rows[order], n_rows)]  # by row, then column
         row, col, value = rows[order], cols[order], data[order]
-        first = np.ones(row.size, dtype=bool)  # where a (row, column) pair starts
-        np.not_equal(row[1:], row[:-1], out=first[1:])
-        first[1:] |= col[1:] != col[:-1]
-        starts = np.flatnonzero(first)
-        sums = np.add.reduceat(value, starts) if starts.size else value
+        del order
+        repeated = (row[1:] == row[:-1]) & (col[1:] == col[:-1])  # the same pair again
+        if repeated.any():
+            starts = np.flatnonzero(np.concatenate(([True], ~repeated)))
+            row, col, value = row[starts], col[starts], np.add.reduceat(value, starts)
+        del repeated
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row[starts], minlength=n_rows), out=indptr[1:])
-        return cls(indptr, col[starts].astype(np.int32), sums.astype(np.float64), shape)
+        np.cumsum(np.bincount(row, minlength=n_rows), out=indptr[1:])
+        return cls(indptr, col.astype(np.int32), np.asarray(value, dtype=np.float64), shape)
 
     def with_data(self, data: FloatArray) -> TermRows:
         """The same entries holding ``data`` instead."""
