@@ -92,3 +92,32 @@ def test_the_app_and_its_first_screen_import_nothing_slow():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_pooling_bm25_imports_no_scipy_and_no_network_modules(demo_ws, tmp_path):
+    # BM25 keeps its posting lists in numpy arrays: importing scipy.sparse would cost a
+    # pool process 0.15-0.2 s; numpy.ma (np.unique's mask check) and the http retrievers'
+    # urllib.request and ssl are not needed to rank with BM25 either
+    import shutil
+
+    ws = tmp_path / "pool.db"
+    shutil.copy(demo_ws, ws)
+    forbidden = ("scipy", "numpy.ma", "urllib.request", "ssl", "kiwipiepy", "textual")
+    argv = ["pool", str(ws), "--retriever", "bm25-word", "--retriever", "bm25-bigram", "--quiet"]
+    code = (
+        "import sys\n"
+        "from tui.cli import main\n"
+        "try:\n"
+        f"    code = main({argv!r})\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "import sqlite3\n"
+        f"db = sqlite3.connect({str(ws)!r})\n"
+        "ranked = db.execute('SELECT count(*) FROM runs').fetchone()[0]\n"
+        f"print('IMPORTED', [m for m in {forbidden!r} if m in sys.modules], code, ranked > 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == "IMPORTED [] 0 True", (last, result.stderr)
