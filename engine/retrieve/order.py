@@ -111,6 +111,8 @@ offset (question i is ``[ends[i-1]:ends[i]]``)."""
 def per_row(ranked: Ranked) -> list[tuple[IntArray, FloatArray]]:
     """Rankings end to end (:data:`Ranked`) as one (doc indices, scores) pair per row."""
     cols, vals, ends = ranked
+    if not ends.size:  # no row at all
+        return []
     starts = [0, *ends.tolist()[:-1]]
     return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
 

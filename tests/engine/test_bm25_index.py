@@ -341,6 +341,17 @@ def test_stable_order_is_numpys_stable_argsort(bound):
     assert got.tolist() == np.argsort(values, kind="stable").tolist()
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_empty_corpora_and_empty_batches_rank_as_one_question_at_a_time(variant):
+    cases = [([], [["a"]]), ([[]], [["a"], []]), ([["a"]], []), ([["a", "b"], []], [["a", "zz"]])]
+    for docs, queries in cases:
+        index = BM25Index(docs, BM25Params(variant=variant))
+        rank = id_ranks([f"d{i}" for i in range(len(docs))])
+        got = [best.tolist() for best, _ in index.rank_many(queries, rank, 5)]
+        want = [top_k(canonical_scores(index.scores(q)), rank, 5).tolist() for q in queries]
+        assert got == want, (docs, queries)
+
+
 def test_score_block_a_few_questions_at_a_time_gives_the_same_block(monkeypatch):
     docs, queries = random_corpus(4)
     index = BM25Index(docs, BM25Params())
