@@ -297,15 +297,13 @@ def stable_order(values: IntArray, bound: int) -> IntArray:
     at a time from the lowest (least significant digit first, each pass stable), one pass
     for every 16 bits ``bound`` needs.
     """
-    order: IntArray | None = None
-    shift = 0
-    while shift == 0 or (bound - 1) >> shift > 0:
-        now = values if order is None else values[order]
-        digit = (now >> shift).astype(np.uint16) if shift else now.astype(np.uint16)
-        step = np.argsort(digit, kind="stable")  # uint16 keeps the low 16 bits
-        order = step if order is None else order[step]
+    order: IntArray = np.argsort(values.astype(np.uint16), kind="stable")  # the low 16 bits
+    shift = 16
+    while (bound - 1) >> shift > 0:
+        digit = (values[order] >> shift).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
         shift += 16
-    return order if order is not None else np.zeros(0, dtype=np.int64)
+    return order
 
 
 @dataclass(frozen=True)
