@@ -68,13 +68,20 @@ def canonical_scores(scores: FloatArray) -> FloatArray:
     in the last bit; trec_eval would then order them by that noise instead of by doc id.
     Rounding far below any meaningful difference (1e-12 relative) makes such ties exact,
     both in goldpan's ranking and in an exported run that trec_eval re-sorts. Works on an
-    array of any shape, element by element.
+    array of any shape, element by element. Scores under 1e-296 (whose scale would
+    overflow; a subnormal one has fewer digits than are kept) and infinite ones stay
+    as they are.
     """
     out = scores.copy()
     nz = np.nonzero(out)
     vals = out[nz]
     if vals.size:
-        exp = np.floor(np.log10(np.abs(vals)))
+        with np.errstate(divide="ignore"):
+            exp = np.floor(np.log10(np.abs(vals)))
+        ok = (exp > -297) & np.isfinite(exp)
+        if not ok.all():
+            nz = tuple(axis[ok] for axis in nz)
+            vals, exp = vals[ok], exp[ok]
         scale = 10.0 ** (TIE_DIGITS - 1 - exp)
         out[nz] = np.round(vals * scale) / scale
     return out
@@ -122,32 +129,56 @@ def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[Int
     return per_row(top_k_flat(raw, id_rank, depth))
 
 
+SINGLE_SLACK = 2.0**-22
+"""Relative distance within which a score's nearest float32 may lie from it (2^-24 for a
+normal float32, rounded to nearest), with room to spare."""
+
+
+def cut_floors(raw: FloatArray, depth: int) -> FloatArray:
+    """Per row of a score block, a floor no score of the row's top ``depth`` is below.
+
+    Every floor is positive (at least the least positive float64, a subnormal one), so
+    documents scored <= 0 are never above it. A row with at most ``depth`` positive
+    scores keeps them all. In the others the ``depth``-th best score is found in a
+    float32 copy, half the memory to move and faster to partition: rounding to the
+    nearest float32 never reorders scores, so that copy's ``depth``-th best is the true one
+    rounded, within :data:`SINGLE_SLACK`. The floor lies that much and
+    :data:`ROUNDING_MARGIN` below it, so every score that rounding to
+    :data:`TIE_DIGITS` digits could tie with the cut is above it. A cut too small or
+    too large for a normal float32 keeps every positive score of its row.
+    """
+    n_rows = raw.shape[0]
+    tiny = np.nextafter(0.0, 1.0)  # the least positive score: "> 0" as ">= tiny"
+    floors = np.full(n_rows, tiny)
+    many = np.flatnonzero(np.count_nonzero(raw > 0, axis=1) > depth)
+    if many.size:
+        with np.errstate(over="ignore"):  # beyond float32: -inf, kept whole below
+            neg = np.negative(raw if many.size == n_rows else raw[many], dtype=np.float32)
+        # the depth-th best: a partition of the negated scores at depth - 1, several times
+        # faster than one at n_docs - depth when most scores are 0 (a selection whose
+        # pivot falls in a long run of equal values crawls)
+        neg.partition(depth - 1, axis=1)
+        kth = -neg[:, depth - 1].astype(np.float64)
+        del neg
+        normal = (kth >= np.finfo(np.float32).tiny) & (kth <= np.finfo(np.float32).max)
+        slack = (1 - SINGLE_SLACK) * (1 - ROUNDING_MARGIN)
+        floors[many] = np.where(normal, kth * slack, tiny)
+    return floors
+
+
 def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
     """Each row's ``depth`` best documents by canonical score, in trec_eval order.
 
     The same result as :func:`canonical_scores` then :func:`top_k` on every row of the
     raw score block, without rounding every score: rounding never reorders scores (it is
     monotone), so a document can only reach a row's top ``depth`` if its raw score is
-    within :data:`ROUNDING_MARGIN` of the row's ``depth``-th best raw score. Only those
-    candidates are rounded and sorted (score descending, then doc id descending), all
-    rows in one ``lexsort``. Documents with a score <= 0 are not ranked.
+    within :data:`ROUNDING_MARGIN` of the row's ``depth``-th best raw score (at or
+    above :func:`cut_floors`). Only those candidates are rounded and sorted (score
+    descending, then doc id descending), all rows in one ``lexsort``. Documents with a
+    score <= 0 are not ranked.
     """
     n_rows, n_docs = raw.shape
-    tiny = np.finfo(np.float64).tiny  # the least positive score: "> 0" as ">= tiny"
-    if n_docs > depth > 0:
-        # the depth-th best score: a partition of the negated block at depth - 1, which is
-        # several times faster than one at n_docs - depth when most scores are 0 (a
-        # selection whose pivot falls in a long run of equal values crawls)
-        neg = np.negative(raw)
-        neg.partition(depth - 1, axis=1)
-        kth = -neg[:, depth - 1]
-        del neg
-        floor = np.maximum(kth * (1 - ROUNDING_MARGIN), tiny)
-        cand = raw >= floor[:, None]
-    elif depth > 0:
-        cand = raw >= tiny
-    else:
-        cand = np.zeros(raw.shape, dtype=bool)
+    cand = raw >= cut_floors(raw, depth)[:, None] if depth > 0 else np.zeros(raw.shape, bool)
     # row by row; a 2-d np.nonzero takes three times as long as this
     flat = np.flatnonzero(cand)
     counts = np.count_nonzero(cand, axis=1)
