@@ -14,7 +14,8 @@ to documents and to questions, so an index and its queries always agree.
   (``W_SERIAL``, e.g. ``2024-0137``) are kept whole *and* indexed by their digit groups,
   so a user who types ``0137`` finds ``TD-2024-0137``.
 
-Kiwi needs about 2.5 s and 0.5 GB to load; it is loaded on first use, once per process.
+Kiwi needs about 2.5 s and 0.5 GB to load; it is loaded on first use, once per process
+(in the terminal app, in a helper process: :mod:`engine.kiwi_helper`).
 Kiwi cannot decode a lone surrogate (it raises), and its time on a run of letters without
 a space grows with the square of the run's length (a 200,000-letter run took half a
 minute), so text reaches it with lone surrogates as U+FFFD and such runs (outside
@@ -238,6 +239,10 @@ class KiwiTokenizer:
     name = "kiwi"
     _kiwi: Any = None
     _lock = threading.Lock()
+    helper: Any = None
+    """A :class:`~engine.kiwi_helper.KiwiHelper` that tokenizes in a process of its own
+    (set for the whole process by :func:`~engine.kiwi_helper.use_kiwi_helper`), or None:
+    Kiwi loads and runs in this process."""
 
     @classmethod
     def model(cls) -> Any:
@@ -270,20 +275,30 @@ class KiwiTokenizer:
         """Load Kiwi's model now, once per process.
 
         ``Kiwi()`` takes about 1.5 s and its first analysis, which finishes the loading,
-        about 2.5 s more: a first question ranked alone took that long.
+        about 2.5 s more: a first question ranked alone took that long. With a helper
+        process, that is where it loads (this thread waits, letting Python's lock go).
         """
+        if self.helper is not None:
+            self.helper.ready()
+            return
         self.model().tokenize("가")
 
     def __call__(self, text: str) -> list[str]:
         """Content morphemes of one text."""
         if not text.strip():
             return []
+        if self.helper is not None:
+            tokens: list[str] = self.helper.tokenize_many([kiwi_safe(text)])[0]
+            return tokens
         return self._keep(self.model().tokenize(kiwi_safe(text)))
 
     def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
         """Content morphemes of many texts (Kiwi's worker threads), in input order."""
         if not texts:
             return []
+        if self.helper is not None:
+            many: list[list[str]] = self.helper.tokenize_many([kiwi_safe(t) for t in texts])
+            return many
         kiwi = self.model()
         # Kiwi analyses an iterable with its worker threads and yields in input order.
         results = kiwi.tokenize([kiwi_safe(t) for t in texts])

@@ -180,6 +180,8 @@ class GoldpanApp(App[None]):
         """The copy of the old version written when the workspace was upgraded."""
         self.session = LabelingSession(self.ws, annotator)
         self._prepared: PreparedRetrievers | None = None
+        self._kiwi_before: object = None
+        """How Kiwi tokenized before this app (see :meth:`on_mount`)."""
         self._prepared_lock = threading.Lock()
         self.trust_flow = TrustFlow(self)
         """Asks, once, before the workspace's untrusted outside retrievers run."""
@@ -220,7 +222,16 @@ class GoldpanApp(App[None]):
             self.current_question = self.leases.next_question()
 
     def on_mount(self) -> None:
-        """Paint first; build indexes (Kiwi included) in a worker afterwards."""
+        """Paint first; build indexes (Kiwi included) in a worker afterwards.
+
+        Kiwi tokenizes in a helper process while the app runs (:mod:`engine.kiwi_helper`):
+        its model's loading held Python's lock for two seconds, and the screen froze.
+        """
+        from engine.kiwi_helper import use_kiwi_helper
+        from engine.tokenize import KiwiTokenizer
+
+        self._kiwi_before = KiwiTokenizer.helper
+        use_kiwi_helper()
         if self.backup_path is not None:
             self.notify(
                 f"Upgraded {self.workspace_path.name} to schema version "
@@ -334,9 +345,16 @@ class GoldpanApp(App[None]):
         )
 
     def on_unmount(self) -> None:
-        """Give up the lease (a browser tab closed), close the workspace connection."""
+        """Give up the lease (a browser tab closed), close the workspace connection.
+
+        Kiwi tokenizes as it did before the app (a test's process runs many apps); the
+        helper process itself lives until this process ends, for the next app.
+        """
+        from engine.tokenize import KiwiTokenizer
+
         self.leases.release()
         self.ws.close()
+        KiwiTokenizer.helper = self._kiwi_before
 
     # -- served (`goldpan serve`): tui.controllers.leases keeps the leases --------------
 

@@ -44,3 +44,52 @@ async def test_the_demo_opens_with_kiwi_pending_and_pools_it_behind(
     assert {q: tuple(r) for q, r in app.session.live.rankings[KIWI].items()} == {
         q: tuple(r.doc_ids) for q, r in stored.items()
     }
+
+
+APP_POOLS_KIWI = """
+import asyncio, sys
+from pathlib import Path
+from engine.demo import build_demo
+from tui.app import GoldpanApp
+
+path = Path(sys.argv[1])
+ws = build_demo(path, kiwi=False)
+n = len(ws.question_ids())
+ws.close()
+loaded_before = "kiwipiepy" in sys.modules
+
+async def main():
+    app = GoldpanApp(path, annotator="tester", theme="textual-dark", animations=False,
+                     blink=False, warm_indexes=False, pool_stale=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while len(app.session.live.rankings["bm25-kiwi"]) < n or "pooling" in app.sub_title:
+            await pilot.pause(0.05)
+    print(loaded_before, "kiwipiepy" in sys.modules, len(app.session.live.rankings["bm25-kiwi"]), n)
+
+asyncio.run(main())
+"""
+
+
+def test_the_app_pools_kiwi_without_loading_it_in_its_own_process(tmp_path: Path) -> None:
+    """Kiwi's first analysis holds Python's lock for about two seconds: in the app's
+    process that froze the screen after every open. The app's Kiwi is a helper process
+    (engine.kiwi_helper), so kiwipiepy is never imported by the app's process itself."""
+    import subprocess
+    import sys
+
+    from engine.kiwi_helper import _helper_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", APP_POOLS_KIWI, str(tmp_path / "demo.db")],
+        capture_output=True,
+        text=True,
+        env=_helper_env(),
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after, ranked, n = done.stdout.split()
+    assert (before, after) == ("False", "False")
+    assert int(ranked) == int(n) > 0
+    with Workspace.open(tmp_path / "demo.db") as ws:
+        assert set(ws.runs(KIWI)) == set(ws.question_ids())

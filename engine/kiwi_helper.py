@@ -1,0 +1,206 @@
+"""Kiwi in a process of its own, for the terminal app: its loading never stops the screen.
+
+Kiwi's first analysis finishes loading its model in C++ while holding Python's lock for
+about two seconds (``Kiwi()`` itself lets go of it): in the app's process that froze the
+screen, keys and all, a second after every open of a workspace with a Kiwi retriever.
+With :func:`use_kiwi_helper` (the app calls it), :class:`~engine.tokenize.KiwiTokenizer`
+asks a helper process instead, ``python -m engine.kiwi_helper``, which loads Kiwi and
+tokenizes there: the same code on the same text, so the same tokens (the tests compare
+them). The command line keeps Kiwi in its own process: nothing is drawn while it ranks.
+
+The helper reads one request per line on its standard input, a JSON list of texts (made
+safe for Kiwi by :func:`~engine.tokenize.kiwi_safe` first), and writes one line back on
+its standard output: ``{"tokens": [[...], ...]}``, or ``{"error": "..."}``. It first
+writes ``{"ready": true}`` once Kiwi has analysed a text (its model wholly loaded). It
+ends when its standard input ends: when the app closes it, or when the app's process
+dies, however it dies. What it writes to its standard error (Kiwi's warnings, a
+traceback) goes to a file, never to the app's terminal, and the last of it is quoted
+when the helper fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from engine.errors import GoldpanError
+
+
+class KiwiHelperFailed(GoldpanError):
+    """The helper process could not start, or ended, or answered with an error."""
+
+
+def _helper_env() -> dict[str, str]:
+    """This environment, with the folder this ``engine`` package is in first on the path."""
+    root = str(Path(__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else os.pathsep.join([root, path])}
+
+
+class KiwiHelper:
+    """The parent's side: starts the helper on first use and asks it, one request at a time."""
+
+    def __init__(self) -> None:
+        """Nothing starts yet."""
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+
+    def _failed(self, what: str) -> KiwiHelperFailed:
+        proc, said = self._proc, ""
+        code = proc.poll() if proc is not None else None
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-600:].decode("utf-8", "replace").strip()
+            said = f"; it said: {tail.splitlines()[-1]}" if tail else ""
+        self._close()
+        ended = f" (exit code {code})" if code is not None else ""
+        return KiwiHelperFailed(f"Kiwi's helper process {what}{ended}{said}")
+
+    def _answer(self) -> dict[str, Any]:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        line = proc.stdout.readline()  # blocks this thread only: the lock is let go
+        if not line:
+            raise self._failed("ended")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise self._failed("answered something that is not JSON") from None
+        if not isinstance(answer, dict):
+            raise self._failed("answered something that is not a JSON object")
+        if "error" in answer:
+            raise self._failed(f"could not tokenize: {answer['error']}")
+        return answer
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open while it runs
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "engine.kiwi_helper"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=_helper_env(),
+                close_fds=True,
+                start_new_session=True,  # the terminal's Ctrl-C is the app's to handle
+            )
+        except OSError as exc:
+            raise KiwiHelperFailed(f"Kiwi's helper process could not start: {exc}") from exc
+        if not self._answer().get("ready"):
+            raise self._failed("did not say it was ready")
+        return self._proc
+
+    def ready(self) -> None:
+        """Start the helper, if it is not running, and wait until Kiwi is loaded there."""
+        with self._lock:
+            self._started()
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's Kiwi tokens (texts already :func:`~engine.tokenize.kiwi_safe`)."""
+        with self._lock:
+            proc = self._started()
+            assert proc.stdin is not None
+            request = json.dumps(list(texts)).encode("ascii") + b"\n"  # \u escapes: any text
+            try:
+                proc.stdin.write(request)
+                proc.stdin.flush()
+            except OSError:
+                raise self._failed("stopped reading") from None
+            tokens = self._answer().get("tokens")
+            if not isinstance(tokens, list) or len(tokens) != len(texts):
+                raise self._failed("answered with the wrong number of token lists")
+            return tokens
+
+    def _close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()  # its input ends: it exits
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def close(self) -> None:
+        """End the helper (it exits when its input ends), if it runs."""
+        with self._lock:
+            self._close()
+
+    @property
+    def pid(self) -> int | None:
+        """The helper's process id while it runs (None before the first use)."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+
+_HELPER: KiwiHelper | None = None
+
+
+def use_kiwi_helper() -> KiwiHelper:
+    """From now on, this process's Kiwi tokenizers ask one helper process (made once)."""
+    global _HELPER
+    from engine.tokenize import KiwiTokenizer
+
+    if _HELPER is None:
+        _HELPER = KiwiHelper()
+        import atexit
+
+        atexit.register(_HELPER.close)
+    KiwiTokenizer.helper = _HELPER
+    return _HELPER
+
+
+def main() -> int:
+    """The helper's side: load Kiwi, say so, then answer each request line until input ends."""
+    from engine.tokenize import KiwiTokenizer
+
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print never reaches the parent
+    sys.stdout = sys.stderr
+
+    def say(answer: dict[str, Any]) -> None:
+        out.write(json.dumps(answer).encode("ascii") + b"\n")
+        out.flush()
+
+    kiwi = KiwiTokenizer()
+    kiwi.helper = None  # this process tokenizes itself
+    try:
+        kiwi.ready()
+    except Exception as exc:  # the parent quotes it; the traceback is in our stderr
+        say({"error": f"Kiwi could not load: {type(exc).__name__}: {exc}"})
+        raise
+    say({"ready": True})
+    for line in sys.stdin.buffer:
+        try:
+            texts = json.loads(line)
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                raise ValueError("a request is a JSON list of texts")
+            # one text on this thread: Kiwi's worker threads cost more than it for one
+            tokens = [kiwi(texts[0])] if len(texts) == 1 else kiwi.tokenize_many(texts)
+            say({"tokens": tokens})
+        except Exception as exc:  # one bad request is answered, the next still served
+            say({"error": f"{type(exc).__name__}: {exc}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
