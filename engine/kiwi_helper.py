@@ -31,11 +31,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from engine.errors import GoldpanError
 
+class KiwiHelperFailed(RuntimeError):
+    """The helper process could not start, or ended, or answered with an error.
 
-class KiwiHelperFailed(GoldpanError):
-    """The helper process could not start, or ended, or answered with an error."""
+    Not a :class:`~engine.errors.GoldpanError`: nothing the user gave is wrong (the
+    helper tokenizes text the workspace already holds), so the app reports it as an
+    internal error, with its traceback in a crash log and the helper's last words here.
+    """
 
 
 def _helper_env() -> dict[str, str]:
@@ -78,7 +81,7 @@ class KiwiHelper:
         if not isinstance(answer, dict):
             raise self._failed("answered something that is not a JSON object")
         if "error" in answer:
-            raise self._failed(f"could not tokenize: {answer['error']}")
+            raise self._failed(f"reported: {answer['error']}")
         return answer
 
     def _started(self) -> subprocess.Popen[bytes]:
