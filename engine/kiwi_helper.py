@@ -14,8 +14,8 @@ its standard output: ``{"tokens": [[...], ...]}``, or ``{"error": "..."}``. It f
 writes ``{"ready": true}`` once Kiwi has analysed a text (its model wholly loaded). It
 ends when its standard input ends: when the app closes it, or when the app's process
 dies, however it dies. What it writes to its standard error (Kiwi's warnings, a
-traceback) goes to a file, never to the app's terminal, and the last of it is quoted
-when the helper fails.
+traceback) is read by a thread into memory, never to the app's terminal nor to a file,
+and its last line is quoted when the helper fails.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -55,18 +55,25 @@ class KiwiHelper:
         """Nothing starts yet."""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr: IO[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._said: deque[bytes] = deque(maxlen=20)
+        """The last lines the helper wrote to its standard error (read by a thread)."""
 
     def _failed(self, what: str) -> KiwiHelperFailed:
         proc, said = self._proc, ""
-        code = proc.poll() if proc is not None else None
-        if self._stderr is not None:
-            self._stderr.seek(0)
-            tail = self._stderr.read()[-600:].decode("utf-8", "replace").strip()
-            said = f"; it said: {tail.splitlines()[-1]}" if tail else ""
-        self._close()
+        self._close()  # it has ended, and its standard error is read to the end
+        code = proc.returncode if proc is not None else None
+        lines = [line.strip() for line in self._said if line.strip()]
+        if lines:
+            said = f"; it said: {lines[-1].decode('utf-8', 'replace')[-300:]}"
         ended = f" (exit code {code})" if code is not None else ""
         return KiwiHelperFailed(f"Kiwi's helper process {what}{ended}{said}")
+
+    def _keep_said(self, stream: IO[bytes]) -> None:
+        """Keep the last lines of the helper's standard error (a pipe never left full)."""
+        with stream:
+            for line in stream:
+                self._said.append(line)
 
     def _answer(self) -> dict[str, Any]:
         proc = self._proc
@@ -88,19 +95,27 @@ class KiwiHelper:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self._close()
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open while it runs
+        self._said.clear()
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "engine.kiwi_helper"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=subprocess.PIPE,
                 env=_helper_env(),
                 close_fds=True,
                 start_new_session=True,  # the terminal's Ctrl-C is the app's to handle
             )
         except OSError as exc:
             raise KiwiHelperFailed(f"Kiwi's helper process could not start: {exc}") from exc
+        assert self._proc.stderr is not None
+        self._reader = threading.Thread(
+            target=self._keep_said,
+            args=(self._proc.stderr,),
+            name="kiwi-helper-stderr",
+            daemon=True,
+        )
+        self._reader.start()
         if not self._answer().get("ready"):
             raise self._failed("did not say it was ready")
         return self._proc
@@ -139,9 +154,9 @@ class KiwiHelper:
                 proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.join(timeout=5)  # the pipe ends with the process
 
     def close(self) -> None:
         """End the helper (it exits when its input ends), if it runs."""

@@ -77,6 +77,39 @@ def test_a_tokenizer_set_to_use_the_helper_asks_it(helper, kiwi, monkeypatch):
     assert [tok(t) for t in TEXTS] == want
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_the_helper_leaves_no_deleted_file_open_in_its_parent():
+    """An app's open files are checked for deleted ones (a workspace replaced under it):
+    the helper's standard error is a pipe read into memory, not an unlinked temp file.
+    Checked in a process of its own: pytest's output capture holds such files itself."""
+    parent = textwrap.dedent(
+        """
+        import os
+        from engine.kiwi_helper import KiwiHelper
+        helper = KiwiHelper()
+        helper.ready()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                print(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:  # the listing's own descriptor, closed meanwhile
+                pass
+        helper.close()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", parent],
+        capture_output=True,
+        text=True,
+        env=_helper_env(),
+        cwd=REPO,
+        timeout=600,
+        check=True,
+    )
+    targets = done.stdout.splitlines()
+    assert any(t.startswith("pipe:") for t in targets)  # the helper's pipes are there
+    assert not [t for t in targets if t.endswith("(deleted)")]
+
+
 def test_a_helper_killed_is_reported_then_started_again(helper):
     helper.ready()
     pid = helper.pid
@@ -94,6 +127,10 @@ def test_a_helper_that_cannot_start_says_why(monkeypatch):
     with pytest.raises(KiwiHelperFailed, match=r"helper process ended \(exit code 1\)"):
         broken.ready()
     assert broken.pid is None
+    monkeypatch.setattr(sys, "executable", "/bin/sh")  # cannot open the module: says so
+    said = r"ended \(exit code 2\); it said: .*engine.kiwi_helper"
+    with pytest.raises(KiwiHelperFailed, match=said):
+        KiwiHelper().ready()
 
 
 def test_the_helper_ends_when_its_parent_is_killed(tmp_path):
