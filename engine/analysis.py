@@ -303,16 +303,10 @@ def pool_contributions(
             rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
     only = only_found(rankings, qids, depth)
     # a document is gold for a question only where someone graded it relevant there or an
-    # adjudication settled the question: only those questions' gold is resolved
-    labels, adjudications = ws.labels(), ws.adjudications()
-    graded = {(lab.question_id, lab.doc_id) for lab in labels if is_relevant(lab.grade)}
-    settled = {a.question_id for a in adjudications}
-    golds = workspace_golds(
-        ws,
-        {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled},
-        labels=labels,
-        adjudications=adjudications,
-    )
+    # adjudication settled the question: only those questions' judgments are read
+    graded, settled = ws.maybe_relevant_pairs(), ws.adjudicated_ids()
+    needed = {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled}
+    golds = workspace_golds(ws, sorted(needed))
     out: dict[str, Contribution | None] = {}
     for spec in specs:
         pairs = only.get(spec.name)

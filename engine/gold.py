@@ -134,12 +134,13 @@ def workspace_golds(
     them out); a question with only such judgments is ``recheck``. ``labels`` and
     ``adjudications``: the workspace's, when the caller has just read them.
     """
-    ids = ws.question_ids() if question_ids is None else question_ids
+    ids = ws.question_ids() if question_ids is None else list(question_ids)
+    some = None if question_ids is None else ids  # only their judgments are read
     golds = resolve(
         ids,
-        ws.labels() if labels is None else labels,
-        ws.verdicts(),
-        ws.adjudications() if adjudications is None else adjudications,
+        ws.labels(some) if labels is None else labels,
+        ws.verdicts(some),
+        ws.adjudications(some) if adjudications is None else adjudications,
     )
     for qid, stale in ws.recheck_counts().items():
         if qid in golds:

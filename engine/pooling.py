@@ -11,10 +11,9 @@ not know which system found a document or how high).
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import count
 
 DEFAULT_POOL_DEPTH = 10
 """How many of each retriever's top documents are pooled for judging."""
@@ -89,11 +88,41 @@ def only_found(
     retriever has no ranking of counts as an empty one). The same pairs as
     :func:`only_found_by` over each question's :func:`pool`, without the blinded order.
     """
-    out: dict[str, list[tuple[str, str]]] = {name: [] for name in rankings}
-    lists = [(out[name], by_q) for name, by_q in rankings.items()]
-    for qid in question_ids:
-        tops = [(mine, dict.fromkeys(by_q.get(qid, ())[:depth])) for mine, by_q in lists]
-        seen = Counter(chain.from_iterable(top for _, top in tops))  # retrievers per doc
-        for mine, top in tops:
-            mine.extend((qid, doc) for doc in top if seen[doc] == 1)
+    import numpy as np  # only the pool's report gets here, never a labeling screen
+
+    names = list(rankings)
+    out: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    # every retriever's top of every question, flat: retriever-major, then question, rank
+    docs: list[str] = []
+    sizes: list[int] = []
+    for name in names:
+        by_q = rankings[name]
+        for qid in question_ids:
+            top = by_q.get(qid, ())[:depth]
+            docs.extend(top)
+            sizes.append(len(top))
+    if not docs:
+        return out
+    n_q, n_r = len(question_ids), len(names)
+    code_of: dict[str, int] = {}  # a document's code: where it first appears in docs
+    code = np.fromiter(map(code_of.setdefault, docs, count()), dtype=np.int64, count=len(docs))
+    group = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)  # retriever * n_q + question
+    retriever, question = np.divmod(group, n_q)
+    # sorted by (question, document, retriever), each in flat order (stable): a run of
+    # equal keys is one retriever's repeats of one document in one top, its first the
+    # place that counts; a pair (question, document) whose run holds one key, one finder
+    key = (question * len(docs) + code) * n_r + retriever
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    new_key = np.ones(ordered.size, dtype=bool)
+    new_key[1:] = ordered[1:] != ordered[:-1]
+    pair = ordered // n_r
+    new_pair = np.ones(ordered.size, dtype=bool)
+    new_pair[1:] = pair[1:] != pair[:-1]
+    run = np.cumsum(new_pair) - 1
+    finders = np.bincount(run, weights=new_key)
+    alone = np.sort(order[new_key & (finders[run] == 1)])  # flat order: retriever, question, rank
+    lists = [out[name] for name in names]
+    for at, g in zip(alone.tolist(), group[alone].tolist(), strict=True):
+        lists[g // n_q].append((question_ids[g % n_q], docs[at]))
     return out

@@ -456,6 +456,19 @@ class _PoolRun:
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
     _to_time: dict[str, tuple[BatchRanker, list[Question], int]] = field(default_factory=dict)
     """Batched retrievers whose sample is to be timed alone when they are stored."""
+    _samples: dict[tuple[str, ...], list[Question]] = field(default_factory=dict)
+    """:meth:`sample`'s draws, by the ids of the questions drawn from."""
+
+    def sample(self, stale: Sequence[Question]) -> list[Question]:
+        """:func:`alone_sample` of ``stale``, drawn once per set of questions in this pool.
+
+        Every retriever of a whole pool has the same questions: each is hashed once.
+        """
+        key = tuple(q.id for q in stale)
+        found = self._samples.get(key)
+        if found is None:
+            found = self._samples[key] = alone_sample(stale)
+        return found
 
     def docs(self) -> Sequence[Doc]:
         """The corpus, read once (on first use) for every retriever that must index it.
@@ -536,7 +549,7 @@ class _PoolRun:
             )
             self._pending.append((spec.name, started, ranking))
             if len(stale) > 1 and retriever.batch_size > 1:
-                self._to_time[spec.name] = (retriever, alone_sample(stale), spec_depth)
+                self._to_time[spec.name] = (retriever, self.sample(stale), spec_depth)
             self.flush(waiting=False)
             return
         results: list[CachedRun] = []
@@ -581,7 +594,7 @@ class _PoolRun:
         # command is the team's program, an engine the team's server: neither is asked
         # again only to be timed)
         if chunk > 1 and len(stale) > 1 and not is_untrusted_kind(spec.kind):
-            for q in alone_sample(stale):
+            for q in self.sample(stale):
                 base_q = {
                     b: (list(r.doc_ids), list(r.scores))
                     for b in bases

@@ -5,11 +5,13 @@ Includes the ``made_for`` re-check marking when a question's text changes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from engine import rows as decode
+from engine.grades import RELEVANT
 from engine.types import (
     Adjudication,
     Label,
@@ -236,13 +238,34 @@ class JudgmentTables(EventLog):
             out[qid] = out.get(qid, 0) + 1
         return out
 
-    def labels(self) -> list[Label]:
-        """Every label of every annotator."""
+    def labels(self, question_ids: Iterable[str] | None = None) -> list[Label]:
+        """Every label of every annotator (of the questions ``question_ids`` only)."""
+        where, args = _of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, doc_id, annotator, grade FROM labels WHERE made_for IS NULL "
-            "ORDER BY question_id, doc_id, annotator"
+            f"{where} ORDER BY question_id, doc_id, annotator",
+            args,
         )
         return [decode.label(self.path, r) for r in rows]
+
+    def maybe_relevant_pairs(self) -> set[tuple[str, str]]:
+        """(question id, doc id) of every label that may be relevant, undecoded: a superset.
+
+        Each label whose grade is not an integer under :data:`RELEVANT` (so also a row
+        the readers would refuse): what to resolve to learn which documents are gold,
+        without decoding every label.
+        """
+        rows = self.conn.execute(
+            "SELECT question_id, doc_id FROM labels WHERE made_for IS NULL "
+            "AND NOT (typeof(grade) = 'integer' AND grade < ?)",
+            (RELEVANT,),
+        )
+        return set(rows.fetchall())
+
+    def adjudicated_ids(self) -> set[str]:
+        """The ids of the questions an adjudication settles (for their current text)."""
+        rows = self.conn.execute("SELECT question_id FROM adjudications WHERE made_for IS NULL")
+        return {r[0] for r in rows}
 
     def write_labels(self, labels: Iterable[Label], *, event: str = "label") -> int:
         """Set labels (replacing the same annotator's earlier grade); logs each change."""
@@ -322,11 +345,13 @@ class JudgmentTables(EventLog):
         ).fetchone()
         return decode.adjudication(self.path, r) if r else None
 
-    def verdicts(self) -> list[Verdict]:
-        """Every verdict of every annotator."""
+    def verdicts(self, question_ids: Iterable[str] | None = None) -> list[Verdict]:
+        """Every verdict of every annotator (on the questions ``question_ids`` only)."""
+        where, args = _of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, annotator, verdict, note FROM verdicts WHERE made_for IS NULL "
-            "ORDER BY question_id, annotator"
+            f"{where} ORDER BY question_id, annotator",
+            args,
         )
         return [decode.verdict(self.path, r) for r in rows]
 
@@ -359,11 +384,13 @@ class JudgmentTables(EventLog):
                 n += 1
         return n
 
-    def adjudications(self) -> list[Adjudication]:
-        """Every adjudication."""
+    def adjudications(self, question_ids: Iterable[str] | None = None) -> list[Adjudication]:
+        """Every adjudication (of the questions ``question_ids`` only)."""
+        where, args = _of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, no_answer, gold, by, note FROM adjudications "
-            "WHERE made_for IS NULL ORDER BY question_id"
+            f"WHERE made_for IS NULL {where} ORDER BY question_id",
+            args,
         )
         return [decode.adjudication(self.path, r) for r in rows]
 
@@ -394,3 +421,10 @@ class JudgmentTables(EventLog):
             "SELECT annotator FROM labels UNION SELECT annotator FROM verdicts ORDER BY 1"
         )
         return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]
+
+
+def _of_questions(question_ids: Iterable[str] | None) -> tuple[str, tuple[str, ...]]:
+    """SQL (``AND ...``) and its argument keeping the rows of ``question_ids`` (all: none)."""
+    if question_ids is None:
+        return "", ()
+    return "AND question_id IN (SELECT value FROM json_each(?))", (json.dumps(list(question_ids)),)
