@@ -53,3 +53,11 @@ def is_relevant(grade: int) -> bool:
 def sql_not_a_grade(column: str = "grade") -> str:
     """An SQL condition true where ``column`` holds no grade (soundness checks)."""
     return f"typeof({column}) != 'integer' OR {column} NOT BETWEEN {MIN_GRADE} AND {MAX_GRADE}"
+
+
+def sql_maybe_relevant(column: str = "grade") -> str:
+    """An SQL condition true where :func:`is_relevant` may hold.
+
+    Every relevant grade, and any value that is not an integer (the readers judge it).
+    """
+    return f"NOT (typeof({column}) = 'integer' AND {column} < {RELEVANT})"

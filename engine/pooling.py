@@ -123,6 +123,8 @@ def only_found(
     finders = np.bincount(run, weights=new_key)
     alone = np.sort(order[new_key & (finders[run] == 1)])  # flat order: retriever, question, rank
     lists = [out[name] for name in names]
-    for at, g in zip(alone.tolist(), group[alone].tolist(), strict=True):
-        lists[g // n_q].append((question_ids[g % n_q], docs[at]))
+    for at, r, q in zip(
+        alone.tolist(), retriever[alone].tolist(), question[alone].tolist(), strict=True
+    ):
+        lists[r].append((question_ids[q], docs[at]))
     return out

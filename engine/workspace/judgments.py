@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import rows as decode
-from engine.grades import RELEVANT
+from engine.grades import sql_maybe_relevant
 from engine.types import (
     Adjudication,
     Label,
@@ -251,14 +251,13 @@ class JudgmentTables(EventLog):
     def maybe_relevant_pairs(self) -> set[tuple[str, str]]:
         """(question id, doc id) of every label that may be relevant, undecoded: a superset.
 
-        Each label whose grade is not an integer under :data:`RELEVANT` (so also a row
-        the readers would refuse): what to resolve to learn which documents are gold,
-        without decoding every label.
+        Each label :func:`~engine.grades.sql_maybe_relevant` keeps (so also a row the
+        readers would refuse): what to resolve to learn which documents are gold, without
+        decoding every label.
         """
         rows = self.conn.execute(
-            "SELECT question_id, doc_id FROM labels WHERE made_for IS NULL "
-            "AND NOT (typeof(grade) = 'integer' AND grade < ?)",
-            (RELEVANT,),
+            f"SELECT question_id, doc_id FROM labels WHERE made_for IS NULL "
+            f"AND {sql_maybe_relevant()}"
         )
         return set(rows.fetchall())
 

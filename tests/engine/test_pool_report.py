@@ -86,3 +86,32 @@ def test_the_gold_count_is_every_question_resolved_whatever_made_a_document_gold
         assert total > sum(c.gold for c in before.values() if c is not None)
     finally:
         ws.close()
+
+
+def test_maybe_relevant_pairs_keep_every_relevant_grade_and_every_value_not_a_grade(
+    tmp_path: Path,
+) -> None:
+    from engine.grades import MAX_GRADE, NOT_RELEVANT, RELEVANT
+    from engine.types import Label
+
+    ws = build_demo(tmp_path / "demo.db", pool=False)
+    try:
+        qid = ws.question_ids()[0]
+        docs = [d for (d,) in ws.conn.execute("SELECT id FROM docs ORDER BY id LIMIT 4")]
+        ws.write_labels(
+            [
+                Label(qid, docs[0], "pan", NOT_RELEVANT),
+                Label(qid, docs[1], "pan", RELEVANT),
+                Label(qid, docs[2], "pan", MAX_GRADE),
+            ]
+        )
+        ws.conn.execute(  # not a grade (0.5 passes the CHECK): the readers refuse it, not this
+            "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
+            "VALUES (?, ?, 'pan', 0.5, '')",
+            (qid, docs[3]),
+        )
+        pairs = {p for p in ws.maybe_relevant_pairs() if p[0] == qid}
+        mine = {(qid, d) for d in docs}
+        assert pairs & mine == {(qid, docs[1]), (qid, docs[2]), (qid, docs[3])}
+    finally:
+        ws.close()
