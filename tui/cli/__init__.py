@@ -203,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     message. Every other exception is a bug, whatever its type: exit 3, one line, and the
     traceback in a crash log.
     """
+    # numpy's OpenBLAS threads spin for about 0.1 s of a core after they start, and after
+    # each product, before they sleep: a command that imports numpy spent that much more
+    # CPU time, beside its own work on a small machine. With this they sleep at once (a
+    # product wakes them; the user's own setting wins; numpy reads it when imported).
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     for n, arg in enumerate(argv, 1):

@@ -6,6 +6,7 @@ Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,18 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_pool(args: argparse.Namespace) -> None:
     """Run retrievers over every question and cache their rankings."""
+    # a pool is a job that ends: its imports and its report make objects by the hundred
+    # thousand and no cycle worth a collection (the pool itself runs without collections)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _pool(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _pool(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         if ws.readonly:
             raise UsageError(
