@@ -28,6 +28,19 @@ _WRITE_RUN = (
     "alone_ms = excluded.alone_ms"
 )
 
+_WRITE_BATCH = (
+    "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash, "
+    "alone_ms) SELECT ?1, r.value ->> 0, ?2, "
+    "coalesce(substr(?3, 4 * (r.value ->> 2) + 1, 4 * ((r.value ->> 3) - (r.value ->> 2))), x''), "
+    "coalesce(substr(?4, 8 * (r.value ->> 2) + 1, 8 * ((r.value ->> 3) - (r.value ->> 2))), x''), "
+    "?5, r.value ->> 1, NULL FROM json_each(?6) AS r WHERE true "
+    + _WRITE_RUN[_WRITE_RUN.index("ON CONFLICT") :]
+)
+"""One batch's rankings in one statement: its packed numbers and scores as two blobs, and
+per question (in a JSON array) its id, input hash and where its ranking starts and ends
+in them; the rows :data:`_WRITE_RUN` writes, byte for byte, without the times alone. (A
+batch of empty rankings has empty blobs, which Python hands SQLite as NULL.)"""
+
 
 RANKED_ONE_BY_ONE = 50
 """Up to this many questions ranked in one write get an event each (see ``_log_ranked``)."""
@@ -52,6 +65,19 @@ def _ranked(batch: BatchRun) -> Any:
     return np.flatnonzero(ranked)
 
 
+def _packed(batch: BatchRun, used: Any, numbers: Mapping[str, int]) -> tuple[bytes, bytes]:
+    """A batch's rankings end to end: document numbers (uint32) and scores (doubles), packed.
+
+    ``used`` is :func:`_ranked` of ``batch``.
+    """
+    import numpy as np
+
+    ranked = batch.ranked
+    number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
+    number_of[used] = [numbers[ranked.doc_ids[i]] for i in used.tolist()]
+    return number_of[ranked.cols].tobytes(), np.asarray(ranked.scores, dtype="<f8").tobytes()
+
+
 def _run_rows(
     batches: Sequence[BatchRun], used: Sequence[Any], numbers: Mapping[str, int]
 ) -> list[RunRow]:
@@ -60,15 +86,10 @@ def _run_rows(
     ``used[i]`` is :func:`_ranked` of ``batches[i]``. Byte for byte the rows
     :meth:`RankingTables.write_runs` writes for the same rankings.
     """
-    import numpy as np
-
     rows: list[RunRow] = []
     for b, ranked_docs in zip(batches, used, strict=True):
         ranked = b.ranked
-        number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
-        number_of[ranked_docs] = [numbers[ranked.doc_ids[i]] for i in ranked_docs.tolist()]
-        packed_ids = number_of[ranked.cols].tobytes()
-        packed = np.asarray(ranked.scores, dtype="<f8").tobytes()
+        packed_ids, packed = _packed(b, ranked_docs, numbers)
         start = 0
         for qid, input_hash, end in zip(
             b.question_ids, b.input_hashes, ranked.ends.tolist(), strict=True
@@ -187,10 +208,39 @@ class RankingTables(EventLog):
             ranked = {
                 b.ranked.doc_ids[i] for b, u in zip(batches, used, strict=True) for i in u.tolist()
             }
-            rows = _run_rows(batches, used, self.doc_numbers.of(ranked))
-            self.conn.executemany(_WRITE_RUN, rows)
-            self._log_ranked({row[1] for row in rows})
-        return len(rows)
+            numbers = self.doc_numbers.of(ranked)
+            for b, u in zip(batches, used, strict=True):
+                self._write_batch(b, u, numbers)
+            self._log_ranked({q for b in batches for q in b.question_ids})
+        return sum(len(b.question_ids) for b in batches)
+
+    def _write_batch(self, batch: BatchRun, used: Any, numbers: Mapping[str, int]) -> None:
+        """One batch's rows (:func:`_run_rows`), in one statement where its ids allow.
+
+        One statement instead of one per ranking: the thousands of steps of a pool's batch
+        each gave Python's lock away and waited for it back while the ranking thread
+        worked (a batch's write took three times as long). An id or hash holding a NUL,
+        which SQLite's JSON reading would cut there, is written row by row.
+        """
+        ids, hashes = batch.question_ids, batch.input_hashes
+        if "\0" in "".join(ids) or "\0" in "".join(hashes):
+            self.conn.executemany(_WRITE_RUN, _run_rows([batch], [used], numbers))
+            return
+        packed_ids, packed_scores = _packed(batch, used, numbers)
+        ends = batch.ranked.ends.tolist()
+        where = json.dumps(
+            [[q, h, a, b] for q, h, a, b in zip(ids, hashes, [0, *ends[:-1]], ends, strict=True)],
+            ensure_ascii=False,
+        )
+        self.conn.execute(
+            _WRITE_BATCH,
+            (batch.retriever, batch.depth, packed_ids, packed_scores, batch.latency_ms, where),
+        )
+        if batch.alone_ms:
+            self.conn.executemany(
+                "UPDATE runs SET alone_ms = ? WHERE retriever = ? AND question_id = ?",
+                [(ms, batch.retriever, qid) for qid, ms in batch.alone_ms.items()],
+            )
 
     def write_alone_ms(self, retriever: str, alone: Mapping[str, float]) -> None:
         """Store the times alone (ms) of some of a retriever's stored rankings."""

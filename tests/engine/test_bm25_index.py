@@ -502,13 +502,29 @@ def test_bigram_counts_come_from_a_stored_word_record_without_reading_documents(
     ws.close()
 
 
-def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path):
+@pytest.mark.parametrize("ids", ["plain", "a NUL in an id"])
+def test_rankings_stored_as_arrays_are_the_rows_write_runs_writes(tmp_path, ids):
+    # one statement per batch (its ids in JSON), or row by row where an id has a NUL
     ws = make_ws(tmp_path / "a.db")
+    if ids != "plain":
+        ws.write_questions([Question("q\0nul", "감쇠 보정")])
+    ws.write_questions([Question("q-none", "zzz")])  # ranks nothing
     refresh_runs(ws, NAMES)  # BM25's rankings are stored as arrays (write_batches)
-    rows = "SELECT retriever, question_id, depth, doc_ids, scores FROM runs ORDER BY 1, 2"
+    rows = (
+        "SELECT retriever, question_id, depth, doc_ids, scores, typeof(doc_ids), latency_ms, "
+        "input_hash, alone_ms FROM runs ORDER BY 1, 2"
+    )
     by_batches = ws.conn.execute(rows).fetchall()
-    assert len(by_batches) == len(NAMES) * len(QUESTIONS)
+    questions = len(QUESTIONS) + 1 + (ids != "plain")
+    assert len(by_batches) == len(NAMES) * questions
     assert any(len(r[3]) > 2 for r in by_batches)  # some ranking is not empty
+    assert {r[5] for r in by_batches} == {"blob"}
+    assert [r[3] for r in by_batches if r[1] == "q-none"] == [b""] * len(NAMES)
+    assert all(r[6] > 0 and r[7] for r in by_batches)
+    # every retriever's sample was timed alone (the last one's with its rankings)
+    assert {r[0] for r in by_batches if r[8] is not None} == set(NAMES)
+    if ids != "plain":
+        assert [r[1] for r in by_batches].count("q\0nul") == len(NAMES)
     runs = [r for n in NAMES for r in ws.runs(n).values()]
     ws.conn.execute("DELETE FROM runs")
     ws.conn.commit()
