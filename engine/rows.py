@@ -123,10 +123,13 @@ def question(path: Path, r: Sequence[Any]) -> Question:
     """(id, text, tags, author, written_blind, note): :data:`Q_COLUMNS`."""
     qid, text, tags_json, author, blind, note = r
     if type(tags_json) is str and type(blind) is int:  # as goldpan writes it: no row named
-        try:
-            tags = json.loads(tags_json)
-        except (ValueError, RecursionError):
-            tags = None
+        if tags_json == "[]":  # most questions: no tags (half the time of a row was JSON's)
+            tags = []
+        else:
+            try:
+                tags = json.loads(tags_json)
+            except (ValueError, RecursionError):
+                tags = None
         if (
             type(tags) is list  # of text: two levels, never too deep
             and all(type(t) is str for t in tags)
