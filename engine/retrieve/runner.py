@@ -679,25 +679,34 @@ class _PoolRun:
                 self._to_time.pop(name, None)
                 self.report.errors[name] = str(exc)
                 continue
-            if not self._pending:  # the ranking thread is idle: time the sample now
+            earlier: dict[str, dict[str, float]] = {}
+            if not self._pending:  # the ranking thread is idle: time the samples now
                 batches = self._time_alone(name, batches)
+                earlier = self._timed_alone()  # stored in this write: one commit, not two
             if self.keep_top:
                 _keep_top(self.report.top.setdefault(name, {}), batches, self.keep_top)
             with self.ws.transaction():
                 self.counts.write_held()
                 self.ws.write_batches(batches)
+                for other, alone in earlier.items():
+                    self.ws.write_alone_ms(other, alone)
             self.report.seconds[name] = time.perf_counter() - started
         if not self._pending and self._to_time:
             self._write_alone()  # samples of retrievers stored while another was ranking
         if waiting:
             self._write_held()
 
-    def _write_alone(self) -> None:
-        """Time the samples still waiting and store them onto their stored rankings."""
+    def _timed_alone(self) -> dict[str, dict[str, float]]:
+        """Time the samples still waiting (of rankings stored already), by retriever."""
         timed = {}
         for name in list(self._to_time):
             retriever, sample, depth = self._to_time.pop(name)
             timed[name] = _time_sample(retriever, sample, depth)
+        return timed
+
+    def _write_alone(self) -> None:
+        """Time the samples still waiting and store them onto their stored rankings."""
+        timed = self._timed_alone()
         with self.ws.transaction():
             for name, alone in timed.items():
                 self.ws.write_alone_ms(name, alone)
