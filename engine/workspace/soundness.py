@@ -9,6 +9,7 @@ holds the file open: :mod:`held`).
 
 from __future__ import annotations
 
+import codecs
 import re
 import sqlite3
 import threading
@@ -164,8 +165,8 @@ class SoundnessChecks:
             sql, read = self._row_readers()[table]
             if table == "runs" and decoded:  # every ranking's numbers were just decoded
                 where = where.replace(_RUN_NUMBERS, "0")
-            if self._text_sound(table, where):  # only a long value's test can pick a row
-                where = _long_only(where)
+            if self._text_sound(table, where):  # no UTF-8 test can pick a row: left out
+                where = _UTF8_TEST.sub("0", where)
             suspects = [r[0] for r in self.conn.execute(f"SELECT rowid FROM {table} WHERE {where}")]
             for rowid in suspects:
                 try:
@@ -177,43 +178,42 @@ class SoundnessChecks:
                     yield BadRow(self.path, table, f"rowid {rowid}", str(exc))
 
     def _text_sound(self, table: str, where: str) -> bool:
-        """Whether the short values ``where``'s UTF-8 tests read in ``table`` are UTF-8.
+        """Whether every value ``where``'s UTF-8 tests read in ``table`` is valid UTF-8.
 
-        Short: up to :data:`_TEXT_LONG` bytes. They are tested many rows at once: joined
-        by newlines, read as one blob and decoded once (an ASCII byte ends any multi-byte
+        Tested many rows at once: each test's values, joined by newlines, are read as one
+        blob and decoded once, a megabyte at a time (an ASCII byte ends any multi-byte
         sequence, so the join is valid exactly when every value is). The per-row test
         calls into Python once per row, and in a thread beside a busy main thread
         (``pool``'s imports and indexing) each call waits for Python's lock: a few calls
-        per table instead. Longer values are left to the per-row test (:func:`_long_only`):
-        joined, a large document was copied several times over. False when some short
-        value is not valid (the per-row test then finds which).
+        per table instead. A read holds about :data:`_TEXT_BYTES` (fewer rows when they
+        are long; a value longer than that alone). False when some value is not valid
+        (the per-row test then finds which).
         """
         parts = _UTF8_TEST.findall(where)
         if not parts:
             return True
-        joined = " || x'0a' || ".join(
-            f"(CASE WHEN length(CAST({p} AS BLOB)) <= {_TEXT_LONG} "
-            f"THEN coalesce(CAST({p} AS BLOB), x'') ELSE x'' END)"
-            for p in parts
+        joined = ", ".join(
+            f"CAST(group_concat(coalesce(CAST({p} AS BLOB), x''), x'0a') AS BLOB)" for p in parts
         )
         sql = (
-            f"SELECT max(rowid), CAST(group_concat(part, x'0a') AS BLOB) FROM "
-            f"(SELECT rowid, {joined} AS part FROM {table} WHERE rowid >= ? "
-            f"ORDER BY rowid LIMIT {_TEXT_ROWS})"
+            f"SELECT max(goldpan_rowid), {joined} FROM (SELECT rowid AS goldpan_rowid, * "
+            f"FROM {table} WHERE rowid >= ? ORDER BY rowid LIMIT ?)"
         )
-        start = -(1 << 63)
+        start, rows = -(1 << 63), _TEXT_ROWS
         while True:
-            last, blob = self.conn.execute(sql, (start,)).fetchone()
+            last, *blobs = self.conn.execute(sql, (start, rows)).fetchone()
             if last is None:
                 return True
-            if not (blob or b"").isascii():
-                try:
-                    (blob or b"").decode("utf-8")
-                except UnicodeDecodeError:
-                    return False
+            if not all(_utf8(blob or b"") for blob in blobs):
+                return False
             if last == (1 << 63) - 1:
                 return True
             start = last + 1
+            size = sum(len(blob or b"") for blob in blobs)
+            if size > _TEXT_BYTES and rows > 1:
+                rows //= 2
+            elif size < _TEXT_BYTES // 4:
+                rows = min(rows * 2, _TEXT_ROWS_MAX)
 
     def _bad_numbers(self, top: int | None) -> Any:
         """SQL's test of a ranking's document numbers (a blob): not whole, or naming none.
@@ -393,18 +393,26 @@ def _utf8_test(expression: str) -> str:
 _UTF8_TEST = re.compile(re.escape("goldpan_bad_utf8(CAST(") + "(.+?)" + re.escape(" AS BLOB))"))
 """A :func:`_utf8_test` in a condition; its group is the expression tested."""
 
-_TEXT_ROWS = 512
-"""Rows :meth:`SoundnessChecks._text_sound` reads at once."""
-_TEXT_LONG = 1 << 14
-"""Bytes from which a value is tested on its own (a read of :data:`_TEXT_ROWS` rows then
-joins at most a few megabytes per test)."""
+_TEXT_ROWS = 256
+"""Rows :meth:`SoundnessChecks._text_sound` reads at once at first (it adapts)."""
+_TEXT_ROWS_MAX = 4096
+_TEXT_BYTES = 8 << 20
+"""About how many bytes of text :meth:`SoundnessChecks._text_sound` reads at once."""
 
 
-def _long_only(where: str) -> str:
-    """``where`` with each UTF-8 test made on values over :data:`_TEXT_LONG` bytes only."""
-    return _UTF8_TEST.sub(
-        lambda m: f"(length(CAST({m[1]} AS BLOB)) > {_TEXT_LONG} AND {m[0]})", where
-    )
+def _utf8(blob: bytes) -> bool:
+    """Whether ``blob`` is valid UTF-8, decoded a megabyte at a time (no copy of it whole)."""
+    if blob.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(blob)
+    try:
+        for at in range(0, len(view), 1 << 20):
+            decoder.decode(view[at : at + (1 << 20)])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _not_text(*columns: str) -> str:

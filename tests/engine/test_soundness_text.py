@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from engine.types import Doc
-from engine.workspace import Workspace, soundness
+from engine.workspace import Workspace, WorkspaceError, soundness
 
 BAD = "CAST(X'6162FF63' AS TEXT)"  # 'ab', a byte no UTF-8 text has, 'c'
 CUT = "CAST(X'61C3' AS TEXT)"  # a two-byte sequence cut short at the end of the value
@@ -49,7 +49,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_value_that_is_not_utf8_is_found_as_row_by_row(tiny_ws, monkeypatch, case):
     _many_docs(tiny_ws, 700)
-    monkeypatch.setattr(soundness, "_TEXT_ROWS", 16)  # several reads
+    monkeypatch.setattr(soundness, "_TEXT_ROWS", 16)  # several reads, of growing size
     _damage(tiny_ws, CASES[case])
     want = _verdict(tiny_ws, monkeypatch, row_by_row=True)
     got = _verdict(tiny_ws, monkeypatch, row_by_row=False)
@@ -72,27 +72,60 @@ def test_a_sound_file_never_calls_python_per_row(tiny_ws, monkeypatch):
     assert calls  # a table that fails the joined test is tested row by row
 
 
-def test_long_values_are_tested_on_their_own(tiny_ws, monkeypatch):
-    # joined, a large document would be copied several times over: the per-row test
-    # takes the values over _TEXT_LONG bytes, the joined one the rest
+def test_long_rows_are_read_a_few_at_a_time(tiny_ws, monkeypatch):
+    # a read of more than _TEXT_BYTES halves the next: a bad value among long ones is found
     _many_docs(tiny_ws, 200)
-    monkeypatch.setattr(soundness, "_TEXT_LONG", 40)
-    with Workspace.open(tiny_ws) as ws:
-        long_texts = ws.conn.execute(
-            "SELECT count(*) FROM docs WHERE length(CAST(id || char(10) || title || char(10) "
-            "|| text AS BLOB)) > 40"
-        ).fetchone()[0]
-    assert 0 < long_texts < 200
-    calls = []
-    real = soundness._bad_utf8
-    monkeypatch.setattr(soundness, "_bad_utf8", lambda v: calls.append(v) or real(v))
-    with Workspace.open(tiny_ws) as ws:
-        assert ws._soundness_problem() is None
-    assert all(len(v) > 40 for v in calls)
-    assert len(calls) >= long_texts
-    for rowid in (3, 150):  # a short bad value and a long one
-        _damage(tiny_ws, f"UPDATE docs SET text = {BAD} || text WHERE rowid = {rowid}")
-        want = _verdict(tiny_ws, monkeypatch, row_by_row=True)
-        assert want is not None and "docs" in want
-        assert _verdict(tiny_ws, monkeypatch, row_by_row=False) == want
-        _damage(tiny_ws, f"UPDATE docs SET text = substr(text, 5) WHERE rowid = {rowid}")
+    monkeypatch.setattr(soundness, "_TEXT_ROWS", 16)
+    monkeypatch.setattr(soundness, "_TEXT_BYTES", 500)
+    sizes = []
+    real = Workspace._text_sound
+
+    def watched(self, table, where):
+        conn = self.conn
+        self.conn = _Counting(conn, sizes)
+        try:
+            return real(self, table, where)
+        finally:
+            self.conn = conn
+
+    monkeypatch.setattr(Workspace, "_text_sound", watched)
+    _damage(tiny_ws, f"UPDATE docs SET text = {BAD} WHERE rowid = 150")
+    with Workspace.open(tiny_ws) as ws, pytest.raises(WorkspaceError, match="docs"):
+        ws.ensure_sound()
+    assert min(sizes) < 16  # it shrank
+
+
+class _Counting:
+    """A connection that notes the row limit of each joined read."""
+
+    def __init__(self, conn, sizes):
+        self._conn, self._sizes = conn, sizes
+
+    def execute(self, sql, params=()):
+        if "group_concat" in sql:
+            self._sizes.append(params[1])
+        return self._conn.execute(sql, params)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def test_a_long_document_is_decoded_a_piece_at_a_time(tmp_path):
+    # the joined blob is the one copy Python holds: its text is never made whole (a
+    # 250 MB document would make a str of several hundred MB more)
+    import tracemalloc
+
+    from engine.workspace_setup import new_workspace
+
+    text = "감쇠 보정은 어떻게 하나 " * 300_000
+    with new_workspace(tmp_path / "big.db") as ws:
+        ws.write_docs([Doc("big", "t", text), Doc("small", "t", "x")])
+    size = len(text.encode("utf-8"))
+    with Workspace.open(tmp_path / "big.db") as ws:
+        tracemalloc.start()
+        try:
+            assert ws._soundness_problem() is None
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert size < peak < 1.6 * size
