@@ -201,15 +201,16 @@ class SoundnessChecks:
         )
         start, rows = -(1 << 63), _TEXT_ROWS
         while True:
-            last, *blobs = self.conn.execute(sql, (start, rows)).fetchone()
+            last, *found = self.conn.execute(sql, (start, rows)).fetchone()
             if last is None:
                 return True
-            if not all(_utf8(blob or b"") for blob in blobs):
+            blobs = [blob or b"" for blob in found]
+            if not all(_utf8(blob) for blob in blobs):
                 return False
             if last == (1 << 63) - 1:
                 return True
             start = last + 1
-            size = sum(len(blob or b"") for blob in blobs)
+            size = sum(map(len, blobs))
             if size > _TEXT_BYTES and rows > 1:
                 rows //= 2
             elif size < _TEXT_BYTES // 4:
@@ -376,13 +377,8 @@ class SoundnessBehind:
 
 
 def _bad_utf8(value: bytes | None) -> bool:
-    if value is None:
-        return False
-    try:
-        value.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
+    """SQL's per-row test (``goldpan_bad_utf8``): a value that is not valid UTF-8."""
+    return value is not None and not _utf8(value)
 
 
 def _utf8_test(expression: str) -> str:
