@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from engine.retrieve.order import (
+    POWERS_OF_TEN,
     ROUNDING_MARGIN,
+    TIE_DIGITS,
     canonical_scores,
     cut_floors,
     id_ranks,
@@ -86,3 +88,95 @@ def test_canonical_scores_of_the_smallest_and_infinite_scores_are_those_scores()
     assert canon[4:7].tolist() == [np.inf, -np.inf, 0.0]
     assert canon[7] == 1.23456789012
     assert not np.isnan(canon).any()
+
+
+def _formula(values: np.ndarray) -> np.ndarray:
+    """canonical_scores written out score by score: the formula the array code must keep."""
+    out = []
+    for v in values.tolist():
+        if v == 0 or not np.isfinite(v):
+            out.append(v)
+            continue
+        exp = np.floor(np.log10(np.abs(np.float64(v))))
+        if not exp > -297:
+            out.append(v)
+            continue
+        scale = 10.0 ** (np.float64(TIE_DIGITS - 1) - exp)
+        out.append(float(np.round(np.float64(v) * scale) / scale))
+    return np.array(out)
+
+
+def test_canonical_scores_are_the_formula_score_by_score_at_every_scale():
+    rng = np.random.default_rng(5)
+    decades = rng.integers(-300, 308, 4000).astype(np.float64)
+    values = rng.uniform(1, 10, 4000) * 10.0**decades * rng.choice([-1.0, 1.0], 4000)
+    # next to each power of ten, where log10 rounds across the decade
+    powers = 10.0 ** np.arange(-296, 308, dtype=np.float64)
+    near = np.concatenate([powers, np.nextafter(powers, 0), np.nextafter(powers, np.inf)])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-297, 1e-296, 1e-290])
+    for block in (values, near, np.concatenate([values[:50], special])):
+        with np.errstate(all="ignore"):
+            got, want = canonical_scores(block), _formula(block)
+        assert np.array_equal(got, want, equal_nan=True)
+        # the positive finite ones alone: every score rounded at once (no positions)
+        positive = np.abs(block[np.isfinite(block) & (np.abs(block) >= 1e-290)])
+        assert np.array_equal(canonical_scores(positive), _formula(positive))
+    table = POWERS_OF_TEN[np.arange(-297, 309) + 297]
+    assert [float(x) for x in table] == [float(10.0 ** np.float64(k)) for k in range(-297, 309)]
+
+
+def _ranked_rows(block: np.ndarray, rank: np.ndarray, depth: int) -> list[list[int]]:
+    cols, vals, ends = top_k_flat(block, rank, depth)
+    rows, start = [], 0
+    for row, end in zip(block, ends.tolist(), strict=True):
+        want = top_k(canonical_scores(row), rank, depth)
+        assert vals[start:end].tolist() == canonical_scores(row)[want].tolist()
+        rows.append(cols[start:end].tolist())
+        assert rows[-1] == want.tolist(), (row, depth)
+        start = end
+    return rows
+
+
+def test_top_k_flat_is_top_k_row_by_row_on_its_fast_path_and_the_general_one(monkeypatch):
+    import engine.retrieve.order as order
+
+    general = []
+    real = order._top_k_general
+
+    def spy(*args):
+        general.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(order, "_top_k_general", spy)
+    rng = np.random.default_rng(3)
+    n_docs = 300
+    in_order = np.arange(n_docs, dtype=np.int64)
+    shuffled = rng.permutation(n_docs).astype(np.int64)
+    # pairs of scores one unit of the 12th digit apart (the closest distinct canonical
+    # scores), and pairs equal once rounded but apart in the last bits
+    base = canonical_scores(rng.uniform(1, 30, (20, n_docs // 2)))
+    unit = 10.0 ** (np.floor(np.log10(base)) - (TIE_DIGITS - 1))
+    grid = canonical_scores(np.concatenate([base, base + unit], axis=1))
+    pairs = np.concatenate([base, base * (1 + 2e-16)], axis=1)
+    assert (np.diff(np.sort(grid), axis=1) > 0).all() and not np.array_equal(base, pairs[:, 150:])
+    ties = np.round(rng.uniform(0, 4, (20, n_docs)), 1)  # many exact ties, long at the cut
+    sparse = np.where(rng.random((20, n_docs)) < 0.1, rng.uniform(0, 9, (20, n_docs)), 0.0)
+    noisy = np.repeat(rng.uniform(1, 2, (20, 1)), n_docs, axis=1) * (
+        1 + rng.integers(-2, 3, (20, n_docs)) * 1e-15  # equal once rounded, apart in the bits
+    )
+    for block in (grid, pairs, ties, sparse, noisy, rng.uniform(0, 30, (20, n_docs))):
+        for depth in (1, 10, 100, 250, 299, 300, 400):
+            general.clear()
+            _ranked_rows(block, in_order, depth)
+            _ranked_rows(block, shuffled, depth)
+            assert general  # documents out of id order: the general path
+    general.clear()
+    for depth in (1, 10, 100, 250):  # one key per score and position
+        _ranked_rows(grid, in_order, depth)
+        _ranked_rows(pairs, in_order, depth)
+        _ranked_rows(sparse, in_order, depth)
+    assert general == []
+    wide = np.zeros((3, 5000))
+    wide[:, :2100] = 1.0  # 2,100 candidates: more position bits than the keys spare
+    _ranked_rows(wide, np.arange(5000, dtype=np.int64), 1100)
+    assert general == [1100]
