@@ -18,7 +18,7 @@ from engine.grades import is_relevant
 from engine.metrics import DEFAULT_METRIC, first_gold_rank, judge, mean, parse_metric, per_question
 from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
-from engine.pooling import DEFAULT_POOL_DEPTH, only_found
+from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
@@ -297,22 +297,32 @@ def pool_contributions(
     rankings: dict[str, Mapping[str, Sequence[str]]] = {}
     for name in first:
         mine = ranked.get(name)
-        if mine is not None and len(mine) >= len(qids) and all(q in mine for q in qids):
+        if isinstance(mine, TopDocs) and mine.covers(qids):
+            rankings[name] = mine
+        elif mine is not None and len(mine) >= len(qids) and all(q in mine for q in qids):
             rankings[name] = mine
         else:
             rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
-    only = only_found(rankings, qids, depth)
+    only = only_found(rankings, qids, depth)  # each retriever's pairs sorted
     # a document is gold for a question only where someone graded it relevant there or an
     # adjudication settled the question: only those questions' judgments are read
     graded, settled = ws.maybe_relevant_pairs(), ws.adjudicated_ids()
-    needed = {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled}
-    golds = workspace_golds(ws, sorted(needed))
+    needed = (
+        {q for pairs in only.values() for q, d in pairs if (q, d) in graded or q in settled}
+        if graded or settled
+        else set()
+    )
+    golds = workspace_golds(ws, sorted(needed)) if needed else {}
     out: dict[str, Contribution | None] = {}
     for spec in specs:
         pairs = only.get(spec.name)
         if pairs is None:
             out[spec.name] = None
             continue
-        gold = sum(1 for q, d in pairs if q in golds and is_relevant(golds[q].gold.get(d, 0)))
-        out[spec.name] = Contribution(spec.name, sorted(pairs), gold)
+        gold = (
+            sum(1 for q, d in pairs if q in golds and is_relevant(golds[q].gold.get(d, 0)))
+            if golds
+            else 0
+        )
+        out[spec.name] = Contribution(spec.name, pairs, gold)
     return out

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from engine.names import check_known
+from engine.pooling import TopDocs
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -90,16 +91,16 @@ class RunReport:
     """Retrievers skipped because this user has not trusted them: name -> what they run or
     send (:func:`engine.trust.what_runs`: a command retriever's command)."""
     untrusted_kinds: dict[str, str] = field(default_factory=dict)
+    """The kind of each of :attr:`untrusted` (``engine.trust.not_trusted`` words it)."""
     warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """What retrievers asked in this run say every time (TLS certificates not checked,
     questions sent unencrypted): the front end shows them."""
-    """The kind of each of :attr:`untrusted` (``engine.trust.not_trusted`` words it)."""
     how: dict[str, str] = field(default_factory=dict)
     """Per retriever brought up to date, whether its rankings were made now or are cached
     and why that is valid (``ranked now (command, no cache key)``, ``cached, inputs
     unchanged``, ``cached, inputs and index identity unchanged``): what a gate says it
     scored."""
-    top: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    top: dict[str, TopDocs] = field(default_factory=dict)
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
 
@@ -345,23 +346,20 @@ def _with_alone(
     return dataclasses.replace(run, alone_ms=own)
 
 
-def _keep_top(top: dict[str, tuple[str, ...]], batches: Sequence[BatchRun], k: int) -> None:
-    """Each question's top ``k`` doc ids of ``batches``, into ``top``.
+def _keep_top(top: TopDocs, batches: Sequence[BatchRun], k: int) -> None:
+    """Each question's top ``k`` of ``batches``, into ``top``.
 
-    The top ``k`` columns are picked with numpy: only they become Python objects, not the
-    whole ranking's (a tenth of them at the pool's depth 100).
+    Kept as the rankings' positions in the corpus's ids (numpy picks the top ``k`` of
+    each): no doc id string is made until the report reads one.
     """
     import numpy as np
 
     for b in batches:
-        ids, ends = b.ranked.doc_ids, b.ranked.ends
+        ends = b.ranked.ends
         starts = np.concatenate((np.zeros(1, dtype=ends.dtype), ends[:-1]))
         counts = np.minimum(ends - starts, k)
-        named = [ids[c] for c in b.ranked.cols[spans(starts, counts)].tolist()]
-        start = 0
-        for qid, n in zip(b.question_ids, counts.tolist(), strict=True):
-            top[qid] = tuple(named[start : start + n])
-            start += n
+        cols = b.ranked.cols[spans(starts, counts)]
+        top.add_ranked(b.question_ids, b.ranked.doc_ids, cols, np.cumsum(counts))
 
 
 class _CountsLater:
@@ -606,9 +604,9 @@ class _PoolRun:
         results = [_with_alone(r, alone, bases, base_runs) for r in results]
         if self.keep_top:
             k = self.keep_top
-            top = report.top.setdefault(spec.name, {})
+            top = report.top.setdefault(spec.name, TopDocs())
             for r in results:
-                top[r.question_id] = tuple(r.doc_ids[:k])
+                top.add(r.question_id, r.doc_ids[:k])
         with ws.transaction():
             self.counts.write_held()
             ws.write_runs(results)
@@ -684,7 +682,7 @@ class _PoolRun:
                 batches = self._time_alone(name, batches)
                 earlier = self._timed_alone()  # stored in this write: one commit, not two
             if self.keep_top:
-                _keep_top(self.report.top.setdefault(name, {}), batches, self.keep_top)
+                _keep_top(self.report.top.setdefault(name, TopDocs()), batches, self.keep_top)
             with self.ws.transaction():
                 self.counts.write_held()
                 self.ws.write_batches(batches)

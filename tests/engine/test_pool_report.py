@@ -115,3 +115,57 @@ def test_maybe_relevant_pairs_keep_every_relevant_grade_and_every_value_not_a_gr
         assert pairs & mine == {(qid, docs[1]), (qid, docs[2]), (qid, docs[3])}
     finally:
         ws.close()
+
+
+def test_only_found_reads_a_pools_tops_as_positions_as_it_reads_doc_ids() -> None:
+    """Tops kept as positions (in two corpus id lists, cut deeper than asked, questions
+    not asked about, some added one by one) give the pairs the doc ids give."""
+    import numpy as np
+
+    from engine.pooling import TopDocs
+
+    rng = np.random.default_rng(4)
+    corpus = [f"d{i:03d}" for i in range(60)]
+    other = list(reversed(corpus[:40]))  # another retriever's corpus order
+    qids = [f"q{i}" for i in range(30)]
+    for trial in range(30):
+        as_ids: dict[str, dict[str, tuple[str, ...]]] = {}
+        as_positions: dict[str, TopDocs] = {}
+        for name, ids in (("a", corpus), ("b", corpus), ("c", other)):
+            tops = TopDocs()
+            plain: dict[str, tuple[str, ...]] = {}
+            asked = [q for q in qids + ["elsewhere"] if rng.random() < 0.8]
+            half = len(asked) // 2
+            sizes = rng.integers(0, 8, half)
+            cols = rng.integers(0, len(ids), int(sizes.sum()))  # repeats among them
+            tops.add_ranked(asked[:half], ids, cols, np.cumsum(sizes))
+            start = 0
+            for q, n in zip(asked[:half], sizes.tolist(), strict=True):
+                plain[q] = tuple(ids[c] for c in cols[start : start + n].tolist())
+                start += n
+            for q in asked[half:]:
+                top = tuple(ids[c] for c in rng.integers(0, len(ids), 5).tolist())
+                tops.add(q, top)
+                plain[q] = top
+            assert dict(tops) == plain and len(tops) == len(plain)
+            as_ids[name], as_positions[name] = plain, tops
+        depth = int(rng.integers(1, 9))
+        got = only_found(as_positions, qids, depth)
+        assert got == only_found(as_ids, qids, depth), trial
+        for name in ("a", "b", "c"):  # and what each question's pool says
+            want = [
+                (q, d)
+                for q in qids
+                for d in only_found_by(
+                    pool(q, {n: as_ids[n].get(q, ()) for n in as_ids}, depth), name
+                )
+            ]
+            assert sorted(got[name]) == sorted(want)
+    tops = TopDocs()
+    tops.add("q1", ("d1",))
+    try:
+        tops.add_ranked(["q1"], corpus, np.zeros(1, np.int64), np.ones(1, np.int64))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a question's top added twice was taken")
