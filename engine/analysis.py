@@ -274,6 +274,13 @@ class Contribution:
     """How many of them are gold (graded relevant in the resolved gold)."""
 
 
+def _covers(top: Mapping[str, Sequence[str]], question_ids: Sequence[str]) -> bool:
+    """Whether ``top`` has every one of ``question_ids``."""
+    if isinstance(top, TopDocs):
+        return top.covers(question_ids)
+    return len(top) >= len(question_ids) and all(q in top for q in question_ids)
+
+
 def pool_contributions(
     ws: Workspace,
     depth: int = DEFAULT_POOL_DEPTH,
@@ -297,9 +304,7 @@ def pool_contributions(
     rankings: dict[str, Mapping[str, Sequence[str]]] = {}
     for name in first:
         mine = ranked.get(name)
-        if isinstance(mine, TopDocs) and mine.covers(qids):
-            rankings[name] = mine
-        elif mine is not None and len(mine) >= len(qids) and all(q in mine for q in qids):
+        if mine is not None and _covers(mine, qids):
             rankings[name] = mine
         else:
             rankings[name] = {q: r.doc_ids for q, r in ws.runs(name).items()}
