@@ -35,10 +35,15 @@ def test_dict_and_array_forms_agree_on_ties_and_cut() -> None:
 def test_spans_are_the_slices_joined_whatever_their_sizes_and_dtype():
     rng = np.random.default_rng(7)
     for dtype in (np.int32, np.int64):
-        starts = rng.integers(0, 1000, 50).astype(dtype)
-        sizes = rng.integers(0, 6, 50).astype(dtype)  # empty spans among them
-        expected = np.concatenate([np.arange(a, a + n) for a, n in zip(starts, sizes, strict=True)])
-        assert spans(starts, sizes).tolist() == expected.tolist()
+        for longest in (6, 60, 3000):  # short spans (repeated) and long ones (summed steps)
+            starts = rng.integers(0, 1000, 50).astype(dtype)
+            sizes = rng.integers(0, longest, 50).astype(dtype)
+            sizes[[0, 7, -1]] = 0  # empty spans among them, first and last too
+            expected = np.concatenate(
+                [np.arange(a, a + n) for a, n in zip(starts, sizes, strict=True)]
+            )
+            got = spans(starts, sizes)
+            assert got.dtype == np.int64 and got.tolist() == expected.tolist()
     assert spans(np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
 
 
