@@ -124,6 +124,29 @@ def test_info_json(tiny_ws, capsys):
     assert (info["docs"], info["questions"], info["labels"], info["retrievers"]) == (4, 4, 4, 4)
     assert info["schema_version"] == SCHEMA_VERSION and info["annotators"] == ["mina"]
     assert info["question_status"] == {"labeled": 3, "unlabeled": 1}
+    assert (info["disputed"], info["judged_by"]) == (0, {"mina": 3})
+    assert set(info) == {
+        "workspace", "schema_version", "goldpan_version", "docs", "questions", "labels",
+        "verdicts", "retrievers", "cached_runs", "annotators", "question_status",
+        "disputed", "judged_by", "judgments_for_an_old_text",
+    }  # fmt: skip
+
+
+def test_info_says_its_disputed_count_holds_the_ambiguous_questions(tiny_ws, capsys):
+    from engine.types import Verdict
+    from engine.workspace import Workspace
+
+    ws = Workspace.open(tiny_ws)
+    try:
+        ws.write_verdicts([Verdict("q4", "mina", "ambiguous")])
+    finally:
+        ws.close()
+    info = json.loads(run(capsys, "info", tiny_ws, "--json")[1])
+    assert info["question_status"].get("ambiguous") == 1 and info["disputed"] == 1
+    code, out, _ = run(capsys, "info", tiny_ws)
+    assert code == 0
+    row = next(line for line in out.splitlines() if "to adjudicate" in line)
+    assert "disputed (incl. ambiguous" in row and row.rstrip(" │").endswith("1")
 
 
 def test_retriever_add_list_remove(tiny_ws, capsys):

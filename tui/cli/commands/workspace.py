@@ -216,6 +216,13 @@ def cmd_export(args: argparse.Namespace) -> None:
     out.print(literal(line))
 
 
+_INFO_ROWS = {
+    # the counter every view calls "disputed" also holds the questions whose status is
+    # ambiguous (engine.counters.is_disputed): said here, next to the status counts
+    "disputed": "disputed (incl. ambiguous: to adjudicate)",
+}
+
+
 def cmd_info(args: argparse.Namespace) -> None:
     """Counts and schema version."""
     from engine.counters import workspace_counters
@@ -257,5 +264,5 @@ def cmd_info(args: argparse.Namespace) -> None:
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         elif isinstance(v, list):
             v = ", ".join(v) or "-"
-        table.add_row(k.replace("_", " "), literal(str(v)))
+        table.add_row(_INFO_ROWS.get(k, k.replace("_", " ")), literal(str(v)))
     out.print(table)

@@ -8,11 +8,14 @@ COMMAND = CliCommand(
     "info",
     "counts, annotators and schema version",
     "Counts of documents, questions, labels, verdicts, retrievers and cached runs, the "
-    "annotators, the question status (recheck: judged only for an older text), the number "
+    "annotators, the question status (recheck: judged only for an older text), the "
+    "questions that need an adjudicator (disputed: the TUI's and the browser's count, "
+    "status disputed or ambiguous), how many questions each annotator judged, the number "
     "of judgments made for an older text and the schema version. --json prints "
     '{"workspace", '
     '"schema_version", "goldpan_version", "docs", "questions", "labels", "verdicts", '
-    '"retrievers", "cached_runs", "annotators", "question_status"}.',
+    '"retrievers", "cached_runs", "annotators", "question_status", "disputed", '
+    '"judged_by", "judgments_for_an_old_text"}.',
     run="workspace:cmd_info",
     json=True,
 )
