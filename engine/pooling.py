@@ -108,12 +108,15 @@ class TopDocs(Mapping[str, tuple[str, ...]]):
         Raises:
             ValueError: a question has a top here already (a pool ranks each once).
         """
-        part = len(self._parts)
         ids = list(question_ids)
-        before = len(self._where)
-        self._where.update(zip(ids, zip(repeat(part), range(len(ids))), strict=False))
-        if len(self._where) != before + len(ids) or not self._one.keys().isdisjoint(ids):
+        if (
+            len(set(ids)) != len(ids)
+            or not self._where.keys().isdisjoint(ids)
+            or not self._one.keys().isdisjoint(ids)
+        ):
             raise ValueError("a question's top was added twice")
+        part = len(self._parts)
+        self._where.update(zip(ids, zip(repeat(part), range(len(ids))), strict=False))
         self._parts.append((ids, doc_ids, cols, ends))
 
     def add(self, question_id: str, doc_ids: Sequence[str]) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.analysis import pool_contributions
 from engine.demo import build_demo
 from engine.pooling import only_found, only_found_by, pool
@@ -163,9 +165,10 @@ def test_only_found_reads_a_pools_tops_as_positions_as_it_reads_doc_ids() -> Non
             assert sorted(got[name]) == sorted(want)
     tops = TopDocs()
     tops.add("q1", ("d1",))
-    try:
-        tops.add_ranked(["q1"], corpus, np.zeros(1, np.int64), np.ones(1, np.int64))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("a question's top added twice was taken")
+    tops.add_ranked(["q2"], corpus, np.zeros(1, np.int64), np.ones(1, np.int64))
+    for again in (["q1"], ["q2"], ["q3", "q3"]):  # each is refused, and changes nothing
+        with pytest.raises(ValueError, match="added twice"):
+            tops.add_ranked(again, corpus, np.zeros(1, np.int64), np.ones(1, np.int64))
+    with pytest.raises(ValueError, match="added twice"):
+        tops.add("q2", ("d5",))
+    assert dict(tops) == {"q1": ("d1",), "q2": (corpus[0],)} and "q3" not in tops
