@@ -181,6 +181,8 @@ def only_found(
     """
     import numpy as np  # only the pool's report gets here, never a labeling screen
 
+    from engine.arrays import spans
+
     names = list(rankings)
     out: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
     n_r = len(names)
@@ -208,24 +210,19 @@ def only_found(
                 if remap is None:
                     remap = np.fromiter(map(code_of.setdefault, doc_ids, counter), dtype=np.int64)
                     remapped[id(doc_ids)] = remap
-                stops = ends[at]
                 starts = np.where(at > 0, ends[np.maximum(at - 1, 0)], 0)
-                sizes = np.minimum(stops - starts, depth)
-                total = int(sizes.sum())
-                first = np.cumsum(sizes) - sizes
-                picks = np.repeat(starts - first, sizes) + np.arange(total, dtype=np.int64)
-                c_parts.append(remap[cols[picks]])
+                sizes = np.minimum(ends[at] - starts, depth)
+                c_parts.append(remap[cols[spans(starts, sizes)]])
                 q_parts.append(np.repeat(mine[at], sizes))
         docs: list[str] = []
         sizes_loose: list[int] = []
         at_q: list[int] = []
         for qid in question_ids if loose else ():
-            if loose is not by_q and qid not in loose:
-                continue
-            top = loose.get(qid, ())[:depth]
-            docs.extend(top)
-            sizes_loose.append(len(top))
-            at_q.append(index_of[qid])
+            top = loose.get(qid, ())[:depth]  # none: an empty top, which adds nothing
+            if top:
+                docs.extend(top)
+                sizes_loose.append(len(top))
+                at_q.append(index_of[qid])
         if docs:
             c_parts.append(np.fromiter(map(code_of.setdefault, docs, counter), np.int64, len(docs)))
             q_parts.append(np.repeat(np.array(at_q, dtype=np.int64), sizes_loose))
@@ -262,10 +259,12 @@ def only_found(
     by_name = sorted(code_of.items())
     d_rank = np.zeros(span, dtype=np.int64)
     d_rank[np.fromiter((c for _, c in by_name), np.int64, len(by_name))] = np.arange(len(by_name))
-    alone = alone[np.lexsort((d_rank[code[alone]], q_rank[question[alone]], retriever[alone]))]
-    name_of = {c: d for d, c in code_of.items()}
+    doc_rank = d_rank[code[alone]]
+    sorted_pairs = np.lexsort((doc_rank, q_rank[question[alone]], retriever[alone]))
+    alone, doc_rank = alone[sorted_pairs], doc_rank[sorted_pairs]
+    names_sorted = [d for d, _ in by_name]
     qs = list(map(question_ids.__getitem__, question[alone].tolist()))
-    ds = list(map(name_of.__getitem__, code[alone].tolist()))
+    ds = list(map(names_sorted.__getitem__, doc_rank.tolist()))
     bounds = np.searchsorted(retriever[alone], np.arange(n_r + 1)).tolist()
     for r, name in enumerate(names):
         a, b = bounds[r], bounds[r + 1]

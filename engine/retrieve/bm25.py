@@ -52,6 +52,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from engine.arrays import spans
 from engine.errors import UnknownName
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.order import (
@@ -59,7 +60,6 @@ from engine.retrieve.order import (
     canonical_scores,
     id_ranks,
     per_row,
-    spans,
     top_k,
     top_k_flat,
 )

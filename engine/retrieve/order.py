@@ -11,8 +11,6 @@ by code point, never by position or by the last bit of a float sum.
 * :func:`id_ranks`, :func:`top_k`: one question's best documents over a whole corpus's
   score array (BM25, dense); :func:`top_k_flat` and :func:`top_k_rows` do it for a block
   of questions at once (BM25's batches), rounding only the candidates near each cut.
-* :func:`spans`: the positions of several slices of a flat array, end to end (a batch's
-  rankings, a matrix's rows).
 """
 
 from __future__ import annotations
@@ -24,17 +22,6 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-
-def spans(starts: IntArray, sizes: IntArray) -> IntArray:
-    """The positions of several slices of a flat array, in order and end to end.
-
-    Span ``i`` is ``starts[i]`` up to ``starts[i] + sizes[i]`` (excluded): ``array[spans(starts,
-    sizes)]`` is the slices joined, without a loop.
-    """
-    ends = np.cumsum(sizes, dtype=np.int64)
-    total = int(ends[-1]) if ends.size else 0
-    return np.repeat(starts - (ends - sizes), sizes) + np.arange(total, dtype=np.int64)
 
 
 def trec_order(scores: Mapping[str, float], depth: int) -> tuple[list[str], list[float]]:
@@ -88,21 +75,33 @@ def canonical_scores(scores: FloatArray) -> FloatArray:
     if not flat.size:
         return out
     magnitude = np.abs(flat)
-    if float(magnitude.min()) >= ROUNDED_FROM and float(magnitude.max()) < np.inf:
-        # every score is rounded (a ranking's): no positions to pick out and put back
-        idx: slice | IntArray = slice(None)
-        vals = flat
-        exp = np.floor(np.log10(magnitude))
-    else:
-        nz = np.nonzero(flat)[0]
-        vals = flat[nz]
-        with np.errstate(divide="ignore"):
-            exp = np.floor(np.log10(np.abs(vals)))
-        ok = (exp > -297) & np.isfinite(exp)
-        idx, vals, exp = nz[ok], vals[ok], exp[ok]
-    scale = POWERS_OF_TEN[(TIE_DIGITS - 1 - POWERS_FROM) - exp.astype(np.int64)]
-    flat[idx] = np.round(vals * scale) / scale
+    if _all_rounded(magnitude):  # a ranking's: no positions to pick out and put back
+        flat[:] = _rounded(flat, magnitude)
+        return out
+    nz = np.nonzero(flat)[0]
+    vals = flat[nz]
+    with np.errstate(divide="ignore"):
+        exp = np.floor(np.log10(np.abs(vals)))
+    ok = (exp > -297) & np.isfinite(exp)
+    flat[nz[ok]] = _round(vals[ok], exp[ok])
     return out
+
+
+def _all_rounded(magnitude: FloatArray) -> bool:
+    """Whether :func:`canonical_scores` rounds every one of these (absolute) scores."""
+    return float(magnitude.min()) >= ROUNDED_FROM and float(magnitude.max()) < np.inf
+
+
+def _rounded(vals: FloatArray, magnitude: FloatArray) -> FloatArray:
+    """``vals`` rounded, every one of them (:func:`_all_rounded` of ``magnitude``)."""
+    return _round(vals, np.floor(np.log10(magnitude)))
+
+
+def _round(vals: FloatArray, exp: FloatArray) -> FloatArray:
+    """``vals`` rounded to :data:`TIE_DIGITS` digits, ``exp`` their decimal exponents."""
+    scale = POWERS_OF_TEN[(TIE_DIGITS - 1 - POWERS_FROM) - exp.astype(np.int64)]
+    rounded: FloatArray = np.round(vals * scale) / scale
+    return rounded
 
 
 def top_k(
@@ -214,10 +213,10 @@ def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
     bits = max(1, (width - 1).bit_length())
     if not flat.size or width > 2 * depth or bits > TIE_BITS_MAX or not _in_id_order(id_rank):
         return _top_k_general(raw, id_rank, depth, flat, counts)
-    vals = canonical_scores(np.ravel(raw)[flat])
-    if not (float(vals.min()) >= ROUNDED_FROM and float(vals.max()) < np.inf):
-        # unrounded scores may lie an ulp apart
+    cand_scores = np.ravel(raw)[flat]  # all positive: their own magnitudes
+    if not _all_rounded(cand_scores):  # unrounded scores may lie an ulp apart
         return _top_k_general(raw, id_rank, depth, flat, counts)
+    vals = _rounded(cand_scores, cand_scores)  # canonical_scores of them, bit for bit
     cols = flat - rows * n_docs
     keep_n = np.minimum(counts, depth)
     firsts = np.cumsum(counts) - counts

@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from engine.arrays import spans
 from engine.names import check_known
 from engine.pooling import TopDocs
 from engine.retrieve import (
@@ -43,7 +44,6 @@ from engine.retrieve import (
     build_retriever,
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
-from engine.retrieve.order import spans
 from engine.trust import TrustStore, is_untrusted_kind, what_runs
 from engine.types import (
     BatchRun,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.arrays import spans
 from engine.retrieve.order import (
     POWERS_OF_TEN,
     ROUNDING_MARGIN,
@@ -11,7 +12,6 @@ from engine.retrieve.order import (
     canonical_scores,
     cut_floors,
     id_ranks,
-    spans,
     top_k,
     top_k_flat,
     trec_order,
@@ -35,7 +35,7 @@ def test_dict_and_array_forms_agree_on_ties_and_cut() -> None:
 def test_spans_are_the_slices_joined_whatever_their_sizes_and_dtype():
     rng = np.random.default_rng(7)
     for dtype in (np.int32, np.int64):
-        for longest in (6, 60, 3000):  # short spans (repeated) and long ones (summed steps)
+        for longest in (6, 60, 3000):  # short spans and long ones
             starts = rng.integers(0, 1000, 50).astype(dtype)
             sizes = rng.integers(0, longest, 50).astype(dtype)
             sizes[[0, 7, -1]] = 0  # empty spans among them, first and last too
