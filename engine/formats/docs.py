@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from engine.formats.errors import IngestError
@@ -56,6 +57,12 @@ def read_jsonl_docs(path: Path) -> list[Doc]:
     for n, rec in _jsonl_records(path):
         ident = _id_of(rec, path, n)
         _check_unique(seen, ident, path, n, "document")
+        if "text" not in rec:
+            # a body under another name would be imported as an empty text (and an
+            # update would empty the stored one): refused, naming the keys there are
+            raise IngestError(
+                path, n, f"no `text` field; expected _id, title, text (found {_keys(rec)})"
+            )
         fields = {k: _plain(v) for k, v in rec.items() if k not in ("_id", "id", "title", "text")}
         docs.append(
             Doc(
@@ -71,6 +78,12 @@ def read_csv_docs(path: Path) -> list[Doc]:
     docs: list[Doc] = []
     seen: dict[str, tuple[str, int]] = {}
     for n, row in _csv_records(path, delimiter):
+        if not docs and "text" not in row:
+            raise IngestError(
+                path,
+                1,
+                f"the header needs a `text` column (id, title, text); found {_keys(row)}",
+            )
         ident = _id_of(row, path, n)
         _check_unique(seen, ident, path, n, "document")
         fields = {k: v for k, v in row.items() if k not in ("_id", "id", "title", "text")}
@@ -78,3 +91,10 @@ def read_csv_docs(path: Path) -> list[Doc]:
     if not docs:
         raise IngestError(path, None, "no documents after the header row; expected one per row")
     return docs
+
+
+def _keys(record: Mapping[str, object]) -> str:
+    """A record's keys as the message names them (each quoted, at most ten)."""
+    keys = [repr(k) for k in record]
+    more = f", and {len(keys) - 10} more" if len(keys) > 10 else ""
+    return ", ".join(keys[:10]) + more if keys else "none"

@@ -182,6 +182,51 @@ def test_a_duplicate_csv_header_is_refused(tiny_ws, tmp_path, capsys):
     assert hashes(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        (
+            "docs.csv",
+            "id,body\nd1,the whole text of d1\n",
+            "docs.csv:1: the header needs a `text` column (id, title, text); found 'id', 'body'",
+        ),
+        ("docs.csv", "id,title\nd1,a title\n", "found 'id', 'title'"),
+        (
+            "docs.tsv",
+            "id\tcontent\nd1\tthe whole text\n",
+            "docs.tsv:1: the header needs a `text` column",
+        ),
+        (
+            "docs.jsonl",
+            '{"_id": "d9", "text": "a new one"}\n{"_id": "d1", "body": "the whole text"}\n',
+            "docs.jsonl:2: no `text` field; expected _id, title, text (found '_id', 'body')",
+        ),
+    ],
+)
+def test_documents_without_a_text_column_are_refused(
+    tiny_ws, tmp_path, capsys, name, content, expected
+):
+    # the body under another name was read as an empty text: an update emptied the
+    # stored document's text, and the import said "1 updated" with exit 0
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    before = hashes(tmp_path)
+    code, _, err = run(capsys, "import", "docs", tiny_ws, path)
+    assert code == 2
+    assert expected in err
+    assert hashes(tmp_path) == before
+
+
+def test_a_text_column_left_empty_is_still_an_empty_text(tiny_ws, tmp_path, capsys):
+    path = tmp_path / "docs.csv"
+    path.write_text("id,title,text\nd9,only a title,\n", encoding="utf-8")
+    assert run(capsys, "import", "docs", tiny_ws, path)[0] == 0
+    from engine.workspace import Workspace
+
+    with Workspace.open(tiny_ws) as ws:
+        assert [(d.title, d.text) for d in ws.docs() if d.id == "d9"] == [("only a title", "")]
+
+
 def test_ids_differing_only_in_unicode_form_are_refused_in_one_file(tiny_ws, tmp_path, capsys):
     nfc, nfd = "caf\u00e9", "cafe\u0301"
     path = write_jsonl(

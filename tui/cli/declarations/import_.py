@@ -119,7 +119,9 @@ COMMAND = CliCommand(
             " `title`, `id` and any other keys, kept as fields); a JSONL file, one document "
             'per line ({"_id" or "id", "title", "text", other keys kept as fields}: the BEIR '
             "corpus shape); a CSV (or TSV) file with a header row id,title,text[,other "
-            "columns kept as fields]. UTF-8; the format is told by the name (a folder, "
+            "columns kept as fields]; `title` may be left out, `text` may not (a file "
+            "without it is refused: its bodies would be read as empty texts). UTF-8; the "
+            "format is told by the name (a folder, "
             ".jsonl/.json/.ndjson, .csv/.tsv, .md) unless --format says it. A folder scan "
             "skips, with a warning on stderr, symbolic links that lead outside the folder and "
             "anything that is not a regular file (a FIFO named x.md).",
