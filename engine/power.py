@@ -20,6 +20,10 @@ With ``alpha`` = 0.05 and power 0.8, ``z_{0.975} + z_{0.8}`` = 1.960 + 0.842 = 2
 ``sd`` is the one observed on the current questions: new questions are assumed to vary as
 much as these. The paired bootstrap interval of :mod:`engine.compare` excludes 0 at about
 the same ``n`` (tests/engine/test_power.py checks it by simulation).
+
+When the differences do not vary at all (``sd`` = 0: the two score alike on every question,
+or one is ahead by the same amount on every question) there is nothing to estimate from, and
+neither number is given: the formulas would claim that any difference can be seen.
 """
 
 from __future__ import annotations
@@ -58,9 +62,10 @@ class Power:
     sd: float
     """Sample standard deviation of the per-question differences."""
     mde: float | None
-    """Minimum detectable difference at ``n`` (None with fewer than 2 questions)."""
+    """Minimum detectable difference at ``n`` (None with fewer than 2 questions, or when
+    the differences do not vary: ``sd`` 0)."""
     n_needed: int | None
-    """Questions needed to detect ``diff`` (None when ``diff`` is 0 or ``n`` < 2)."""
+    """Questions needed to detect ``diff`` (None when ``diff`` or ``sd`` is 0, or ``n`` < 2)."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON types."""
@@ -96,6 +101,7 @@ def power_of(
     n = int(d.size)
     diff = float(d.mean()) if n else 0.0
     sd = float(d.std(ddof=1)) if n >= 2 else 0.0
+    varies = n >= 2 and sd > 0
     return Power(
         a=a_name,
         b=b_name,
@@ -103,15 +109,26 @@ def power_of(
         n=n,
         diff=diff,
         sd=sd,
-        mde=mde(sd, n, alpha, power),
-        n_needed=n_needed(diff, sd, alpha, power) if n >= 2 else None,
+        mde=mde(sd, n, alpha, power) if varies else None,
+        n_needed=n_needed(diff, sd, alpha, power) if varies else None,
     )
 
 
 def power_sentence(p: Power) -> str:
     """One line for people: what this many questions can show, and what it would take."""
-    if p.mde is None:
+    if p.n < 2:
         return f"{p.n} question{'s' if p.n != 1 else ''}: too few to say anything about power"
+    if p.mde is None:  # the differences do not vary: nothing to estimate power from
+        if p.diff == 0:
+            return (
+                f"at {p.n} questions {p.a} and {p.b} score the same {p.metric} on every "
+                "question: no estimate of power until they differ on some"
+            )
+        ahead = p.a if p.diff > 0 else p.b
+        return (
+            f"at {p.n} questions {ahead} is ahead by {abs(p.diff):.2f} {p.metric} on every "
+            "question: no estimate of power until the differences vary"
+        )
     head = f"at {p.n} questions you can see differences >= {p.mde:.2f}"
     if p.n_needed is None:
         return head + f"; the observed {p.metric} difference is 0"

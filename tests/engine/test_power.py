@@ -29,9 +29,23 @@ def test_formula_by_hand() -> None:
 def test_edge_cases() -> None:
     assert n_needed(0.0, 0.3) is None
     assert mde(0.3, 1) is None
+    # differences that do not vary (sd 0) give no estimate: the formulas would say that
+    # a difference of 0.00 can be seen at 2 questions
     same = power_of("A", "B", "mrr", [1.0, 0.5], [1.0, 0.5])
-    assert same.n_needed is None and same.mde == 0.0
-    assert "difference is 0" in power_sentence(same)
+    assert (same.sd, same.mde, same.n_needed) == (0.0, None, None)
+    assert power_sentence(same) == (
+        "at 2 questions A and B score the same mrr on every question: "
+        "no estimate of power until they differ on some"
+    )
+    ahead = power_of("A", "B", "mrr", [0.5, 1.0, 0.5], [1.0, 1.5, 1.0])
+    assert (ahead.diff, ahead.mde, ahead.n_needed) == (-0.5, None, None)
+    assert power_sentence(ahead) == (
+        "at 3 questions B is ahead by 0.50 mrr on every question: "
+        "no estimate of power until the differences vary"
+    )
+    zero_mean = power_of("A", "B", "mrr", [1.0, 0.0], [0.0, 1.0])  # varies, mean 0
+    assert zero_mean.mde is not None and zero_mean.mde > 0 and zero_mean.n_needed is None
+    assert "the observed mrr difference is 0" in power_sentence(zero_mean)
     one = power_of("A", "B", "mrr", [1.0], [0.0])
     assert one.mde is None and one.n_needed is None
     with pytest.raises(ValueError):
@@ -91,8 +105,12 @@ def test_cli_power_json(tiny_ws: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["a"] == "bm25-word" and data["metric"] == "mrr" and data["n"] == 3
-    assert data["mde"] == pytest.approx(z_sum() * data["sd"] / math.sqrt(3))
+    # the two rank every gold of the tiny corpus alike: the differences do not vary, and
+    # no detectable difference is claimed (it once said "differences >= 0.00")
+    assert (data["diff"], data["sd"], data["mde"], data["n_needed"]) == (0.0, 0.0, None, None)
     assert main(["power", str(tiny_ws), "bm25-word", "nope"]) == 2
     assert main(["power", str(tiny_ws), "bm25-word", "bm25-bigram", "--metric", "x@"]) == 2
     assert main(["power", str(tiny_ws), "bm25-word", "bm25-bigram"]) == 0
-    assert "at 3 questions you can see differences" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "at 3 questions bm25-word and bm25-bigram score the same mrr on every question" in out
+    assert "you can see differences" not in out
