@@ -42,6 +42,10 @@ from engine.workspace import Workspace
 ALPHA = 0.05
 POWER = 0.8
 
+STILL = 1e-12
+"""A standard deviation (or mean) of the differences at most this is 0: metric values in
+0..1 that agree up to floating-point rounding do not vary."""
+
 
 def z_sum(alpha: float = ALPHA, power: float = POWER) -> float:
     """``z_{1-alpha/2} + z_{power}`` of the standard normal distribution."""
@@ -101,7 +105,7 @@ def power_of(
     n = int(d.size)
     diff = float(d.mean()) if n else 0.0
     sd = float(d.std(ddof=1)) if n >= 2 else 0.0
-    varies = n >= 2 and sd > 0
+    varies = n >= 2 and sd > STILL
     return Power(
         a=a_name,
         b=b_name,
@@ -119,7 +123,7 @@ def power_sentence(p: Power) -> str:
     if p.n < 2:
         return f"{p.n} question{'s' if p.n != 1 else ''}: too few to say anything about power"
     if p.mde is None:  # the differences do not vary: nothing to estimate power from
-        if p.diff == 0:
+        if abs(p.diff) <= STILL:
             return (
                 f"at {p.n} questions {p.a} and {p.b} score the same {p.metric} on every "
                 "question: no estimate of power until they differ on some"

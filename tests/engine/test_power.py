@@ -43,6 +43,10 @@ def test_edge_cases() -> None:
         "at 3 questions B is ahead by 0.50 mrr on every question: "
         "no estimate of power until the differences vary"
     )
+    # equal up to rounding (0.1 + 0.2 is not 0.3 to the last bit) is equal
+    rounded = power_of("A", "B", "mrr", [0.1 + 0.2, 0.3, 0.3], [0.0, 0.0, 0.0])
+    assert 0 < rounded.sd < 1e-15 and (rounded.mde, rounded.n_needed) == (None, None)
+    assert "A is ahead by 0.30 mrr on every question" in power_sentence(rounded)
     zero_mean = power_of("A", "B", "mrr", [1.0, 0.0], [0.0, 1.0])  # varies, mean 0
     assert zero_mean.mde is not None and zero_mean.mde > 0 and zero_mean.n_needed is None
     assert "the observed mrr difference is 0" in power_sentence(zero_mean)
