@@ -23,7 +23,7 @@ COMMAND = CliCommand(
     "smallest difference the current questions can detect (80% power, two-sided 5%) and the"
     " questions needed to confirm the observed difference. Where the two score alike on"
     " every question (or one is ahead by the same amount on every one) the differences do"
-    " not vary and neither is given. --json prints {\"a\", \"b\", \"metric\", \"n\","
+    ' not vary and neither is given. --json prints {"a", "b", "metric", "n",'
     ' "diff", "sd", "mde", "n_needed"} (mde and n_needed null where not given).',
     run="snapshots:cmd_power",
     options=_options,
