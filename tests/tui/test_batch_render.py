@@ -98,4 +98,4 @@ async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
         heights = {needs for _, _, needs in drawn}
         assert len(heights) > 1, f"documents of one height only: nothing to tell ({drawn})"
         wrong = [d for d in drawn if d[1] != d[2]]
-        assert not wrong, f"documents drawn at a size not their own: {wrong}"
+        assert not wrong, f"documents drawn at a size not their own: {wrong} of {drawn}"
