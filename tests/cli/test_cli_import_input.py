@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.workspace import Workspace
 from tests.conftest import file_hashes as hashes
 from tests.conftest import run_cli as run
 from tests.conftest import write_jsonl
@@ -98,8 +99,6 @@ def _questions_file(tmp_path: Path, q1_text: str) -> Path:
 
 
 def test_a_changed_text_keeps_history_and_its_labels_need_recheck(tiny_ws, tmp_path, capsys):
-    from engine.workspace import Workspace
-
     assert run(capsys, "verdict", tiny_ws, "q1", "answerable", "--annotator", "jun")[0] == 0
     path = _questions_file(tmp_path, "감쇠 보정은 언제 하나")
     code, out, _ = run(capsys, "import", "questions", tiny_ws, path)
@@ -143,8 +142,6 @@ def test_a_text_changed_back_makes_its_labels_current_again(tiny_ws, tmp_path, c
 
 
 def test_replace_labels_deletes_the_old_texts_labels_and_logs_them(tiny_ws, tmp_path, capsys):
-    from engine.workspace import Workspace
-
     path = _questions_file(tmp_path, "감쇠 보정은 언제 하나")
     code, out, _ = run(capsys, "import", "questions", tiny_ws, path, "--replace-labels")
     assert code == 0
@@ -221,8 +218,6 @@ def test_a_text_column_left_empty_is_still_an_empty_text(tiny_ws, tmp_path, caps
     path = tmp_path / "docs.csv"
     path.write_text("id,title,text\nd9,only a title,\n", encoding="utf-8")
     assert run(capsys, "import", "docs", tiny_ws, path)[0] == 0
-    from engine.workspace import Workspace
-
     with Workspace.open(tiny_ws) as ws:
         assert [(d.title, d.text) for d in ws.docs() if d.id == "d9"] == [("only a title", "")]
 
@@ -276,8 +271,6 @@ HOSTILE = [
 
 def test_csv_exports_neutralize_formulas_and_import_back_unchanged(tmp_path, capsys):
     import csv
-
-    from engine.workspace import Workspace
 
     ws = tmp_path / "ws.db"
     assert run(capsys, "new", ws)[0] == 0
@@ -359,7 +352,5 @@ def test_links_out_of_the_folder_and_fifos_are_skipped_with_a_warning(tmp_path, 
     assert "warning: skipped" in err and "leak.md: a link to" in err
     assert "outside the imported folder" in err
     assert "pipe.md: not a regular file" in err
-    from engine.workspace import Workspace
-
     with Workspace.open(ws, readonly=True) as w:
         assert w.doc_ids() == ["a", "b", "inside"]
