@@ -73,6 +73,8 @@ def export_workspace(
     check_target(target, force=force, protect=protect, folder=folder)  # before any work
     try:
         return _export(ws, fmt, target, retrievers, force=force, protect=protect)
+    except IngestError:
+        raise  # names its file already (the target, or a file inside it)
     except BadInput as exc:
         raise IngestError(target, None, str(exc)) from None
 

@@ -116,7 +116,7 @@ class MergeReport:
         if self.conflicts:
             n = len(self.conflicts)
             parts.append(f"{n} conflict{'' if n == 1 else 's'}")
-        return "; ".join(parts) or "nothing to merge: OUT already holds everything"
+        return "; ".join(parts) or "nothing new: it held everything the others hold already"
 
 
 class _Source:

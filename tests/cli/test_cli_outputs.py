@@ -206,6 +206,7 @@ def test_a_folder_export_is_built_aside_and_replaced_only_with_force(ws, tmp_pat
     before = hashes(tmp_path)
     code, _, err = run(capsys, "export", ws, "--format", "beir", "--out", target)
     assert code == 2 and "beir: already exists; pass --force" in err
+    assert err.count("beir:") == 1  # the folder named once (it was "beir: beir: already ...")
     assert hashes(tmp_path) == before
     (target / "notes.txt").write_text("mine")
     before = hashes(tmp_path)
