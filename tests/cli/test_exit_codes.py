@@ -275,6 +275,23 @@ def test_a_missed_floor_is_the_only_exit_1(tiny_ws, capsys):
     assert code == 1 and "below the floor" in err
 
 
+def test_a_gate_over_no_scored_question_is_bad_input_not_a_pass_or_a_missed_floor(tiny_ws, capsys):
+    # q4, the only question tagged no-answer, has no label: a mean over no question reads
+    # 0, and the floor said "below the floor: mrr 0.0000" (exit 1) of an empty test set
+    floor = ("score", tiny_ws, "--fail-under", "mrr=0.1", "--quiet")
+    code, _, err = run(capsys, *floor, "--tag", "no-answer")
+    assert code == 2 and "below the floor" not in err
+    assert "--fail-under: no question with tag 'no-answer' is scored (1 unlabeled)" in flat(err)
+    assert run(capsys, *floor)[0] == 0  # the same floor over the scored questions holds
+    # a regression gate that compared nothing said "no question got worse", exit 0
+    assert run(capsys, "snapshot", "save", tiny_ws, "base")[0] == 0
+    gate = ("score", tiny_ws, "--against", "base", "--fail-on-regression", "--quiet")
+    code, _, err = run(capsys, *gate, "--tag", "no-answer")
+    assert code == 2
+    assert "no question is scored both in base and now" in flat(err)
+    assert run(capsys, *gate)[0] == 0  # compared on the scored questions: none got worse
+
+
 # -- case 5: a damaged workspace is never written to ---------------------------------------
 
 

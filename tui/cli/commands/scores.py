@@ -132,6 +132,15 @@ def cmd_score(args: argparse.Namespace) -> None:
     for retriever, _, _ in floors:
         if retriever is not None and retriever not in board.retrievers:
             raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
+    if floors and not board.question_ids:
+        # a mean over no question reads 0: the gate would say "below the floor" of a test
+        # set that is empty (no labels committed, a --tag that matches none), not of code
+        where = f" with tag {args.tag!r}" if args.tag is not None else ""
+        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in board.counts.items() if n)
+        raise UsageError(
+            f"--fail-under: no question{where} is scored ({counts or 'no questions'}), so no "
+            "floor can be checked; label gold documents (or import qrels) first"
+        )
     failures = []
     if floors:
         every = any(retriever is None for retriever, _, _ in floors)

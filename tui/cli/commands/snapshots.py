@@ -199,6 +199,16 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         gate.say_how(rankings, diff.retrievers)
     if args.fail_on_regression:
         gate.check_covered(rankings, diff.retrievers, args.workspace)
+        if not any(d.paired for d in diff.retrievers.values()):
+            # no question scored both then and now (the labels gone, a --tag matching
+            # none of the snapshot's): "no question got worse" would be of nothing
+            then = max((len(d.only_then) for d in diff.retrievers.values()), default=0)
+            now = max((len(d.only_now) for d in diff.retrievers.values()), default=0)
+            raise UsageError(
+                f"--fail-on-regression: no question is scored both in {diff.against} and now "
+                f"({then} scored only then, {now} only now), so nothing was compared; "
+                "check the labels and --tag, or save a new snapshot"
+            )
     if args.fail_on_regression:
         bad = diff.regressions(tolerance)
         if bad:

@@ -20,6 +20,9 @@ which rankings a gate scores:
   here (its command is not trusted on this machine, the workspace is read-only, or
   --no-pool) exits 2 naming it: trust it in the job (`goldpan trust WS --yes`) or give
   the code on the command line with --run / --run-command.
+  A gate over no scored question exits 2 too: --fail-under when no question (with --tag)
+  has gold, --fail-on-regression when no question is scored both in the snapshot and
+  now. An empty test set holds no floor and shows no regression.
 """
 
 
