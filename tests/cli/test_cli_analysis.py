@@ -116,6 +116,28 @@ def test_failures_json_and_table(tiny_ws, capsys):
     assert "감쇠 보정 원리" in out and "neighbour" in out  # d1's title
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("compare", "{ws}", "bm25-word", "bm25-bigram"),
+        ("compare", "{ws}", "bm25-word", "bm25-bigram", "--json"),
+        ("sweep", "{ws}", "--retriever", "bm25-word"),
+        ("sweep", "{ws}", "--fusion", "bm25-word,bm25-bigram", "--folds", "2"),
+        ("failures", "{ws}", "--retriever", "bm25-word"),
+        ("failures", "{ws}", "--retriever", "bm25-word", "--json"),
+    ],
+)
+def test_a_report_over_no_scored_question_is_refused(tiny_ws, capsys, argv):
+    # q4, the only question tagged no-answer, has no label: compare printed means of 0 and
+    # "the interval includes 0", sweep a grid of 0.000 with its own cell starred as best,
+    # failures "(0)": each about an empty set of questions, with exit 0
+    args = [a.format(ws=tiny_ws) for a in argv]
+    code, out, err = run(capsys, *args, "--tag", "no-answer")
+    assert code == 2 and out == ""
+    assert f"{argv[0]}: no question with tag 'no-answer' is scored (1 unlabeled)" in err
+    assert run(capsys, *args)[0] == 0  # the scored questions
+
+
 def test_failures_none(tiny_ws, capsys):
     code, out, _ = run(capsys, "failures", tiny_ws, "--retriever", "bm25-word", "--json")
     assert code == 0 and json.loads(out) == []

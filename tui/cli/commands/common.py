@@ -187,6 +187,37 @@ def check_tag(ws: Workspace, tag: str | None) -> None:
     check_known("tag", tag, [t for t, _ in tags.most_common()], given_to="--tag")
 
 
+def no_scored_question(what: str, tag: str | None, counts: dict[str, int]) -> UsageError:
+    """The refusal of a score, comparison or gate over no scored question (exit 2).
+
+    Every mean over no question reads 0, so the report would be a table of zeros (a floor
+    "missed", an interval "including 0") about a test set that is empty: no labels yet,
+    or a ``--tag`` whose questions have none. ``counts``: :data:`engine.gold.COUNT_KEYS`.
+    """
+    where = f" with tag {tag!r}" if tag is not None else ""
+    held = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
+    return UsageError(
+        f"{what}: no question{where} is scored ({held or 'no questions'}); label gold "
+        "documents (or import qrels) first"
+    )
+
+
+def check_scored(ws: Workspace, tag: str | None, what: str) -> None:
+    """Refuse (:func:`no_scored_question`) when no question (with ``tag``) is scored."""
+    from engine.gold import COUNT_KEYS, Status, workspace_golds
+
+    golds = workspace_golds(ws)
+    if tag is not None:
+        tagged = {q.id for q in ws.questions() if tag in q.tags}
+        golds = {q: g for q, g in golds.items() if q in tagged}
+    if any(g.status is Status.LABELED for g in golds.values()):
+        return
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for g in golds.values():
+        counts[g.count_as] += 1
+    raise no_scored_question(what, tag, counts)
+
+
 def check_retrievers(
     ws: Workspace, names: str | Sequence[str] | None, given_to: str = "--retriever"
 ) -> None:

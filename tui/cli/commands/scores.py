@@ -16,8 +16,10 @@ from tui.cli.commands.common import (
     GateFailed,
     UsageError,
     check_retrievers,
+    check_scored,
     check_tag,
     err,
+    no_scored_question,
     open_workspace,
     out,
     parse_floats,
@@ -135,12 +137,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     if floors and not board.question_ids:
         # a mean over no question reads 0: the gate would say "below the floor" of a test
         # set that is empty (no labels committed, a --tag that matches none), not of code
-        where = f" with tag {args.tag!r}" if args.tag is not None else ""
-        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in board.counts.items() if n)
-        raise UsageError(
-            f"--fail-under: no question{where} is scored ({counts or 'no questions'}), so no "
-            "floor can be checked; label gold documents (or import qrels) first"
-        )
+        raise no_scored_question("--fail-under", args.tag, board.counts)
     failures = []
     if floors:
         every = any(retriever is None for retriever, _, _ in floors)
@@ -181,6 +178,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, [args.a, args.b], "compare")
         check_tag(ws, args.tag)
+        check_scored(ws, args.tag, "compare")
         pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
@@ -212,6 +210,7 @@ def cmd_failures(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
         check_tag(ws, args.tag)
+        check_scored(ws, args.tag, "failures")
         pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         rows = failures(ws, args.retriever, tag=args.tag)
         titles: dict[str | None, str] = {}
@@ -294,6 +293,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
         check_tag(ws, args.tag)
+        check_scored(ws, args.tag, "sweep")
         cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
     cells_word = "cell" if len(cells) == 1 else "cells"
@@ -336,6 +336,7 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, bases, "sweep --fusion")
         check_tag(ws, args.tag)
+        check_scored(ws, args.tag, "sweep")
         pool_stale(ws, bases, DEFAULT_DEPTH, quiet=args.json)
         result = fusion_sweep(
             ws,
