@@ -283,6 +283,12 @@ def test_a_gate_over_no_scored_question_is_bad_input_not_a_pass_or_a_missed_floo
     assert code == 2 and "below the floor" not in err
     assert "--fail-under: no question with tag 'no-answer' is scored (1 unlabeled)" in flat(err)
     assert run(capsys, *floor)[0] == 0  # the same floor over the scored questions holds
+    # without a gate, score still prints its table (the latencies mean something), and
+    # says what its zeros are
+    code, _, err = run(capsys, "score", tiny_ws, "--quiet", "--tag", "no-answer")
+    assert code == 0
+    assert "no question with tag 'no-answer' is scored yet" in flat(err)
+    assert "is scored yet" not in run(capsys, "score", tiny_ws, "--quiet")[2]
     # a regression gate that compared nothing said "no question got worse", exit 0
     assert run(capsys, "snapshot", "save", tiny_ws, "base")[0] == 0
     gate = ("score", tiny_ws, "--against", "base", "--fail-on-regression", "--quiet")

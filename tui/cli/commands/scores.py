@@ -123,6 +123,14 @@ def cmd_score(args: argparse.Namespace) -> None:
         out.print(score_table(board, names, args.tag, asked))
     if not args.json:
         gate.say_how(rankings, board.retrievers)
+    if not args.json and not board.question_ids and not floors:
+        where = f" with tag {args.tag!r}" if args.tag is not None else ""
+        err.print(
+            literal(
+                f"no question{where} is scored yet: the metric columns are means over no "
+                "question (shown as 0); label gold documents (or import qrels) to score"
+            )
+        )
     if not args.json and args.markdown != "-":
         missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         unpooled = {n: m for n, m in missing.items() if n not in imported}
