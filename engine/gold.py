@@ -192,3 +192,15 @@ def resolve_one(
         return Gold(question_id, Status.DISPUTED, {}, annotators)
     gold = {d: min(labels[a][d] for a in opinions) for d in sorted(agreed)}
     return Gold(question_id, Status.LABELED, gold, annotators)
+
+
+def question_counts(ws: Workspace, tag: str | None = None) -> dict[str, int]:
+    """How many of the workspace's questions (with ``tag``) fall in each :data:`COUNT_KEYS`.
+
+    ``scored`` is what a score is over; the others are what it leaves out.
+    """
+    ids = None if tag is None else [q.id for q in ws.questions() if tag in q.tags]
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for g in workspace_golds(ws, ids).values():
+        counts[g.count_as] += 1
+    return counts

@@ -8,7 +8,10 @@ from engine.analysis import compare_retrievers, failures, noanswer_calibration
 from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label
 from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 from tests.tui.conftest import APP_SIZE, wait_for
+from tui.widgets.review_panels import NO_SCORED
 
 
 def text(widget: Static) -> str:
@@ -55,6 +58,28 @@ async def test_compare_panel_equals_goldpan_compare(app_factory, demo_ws):
         assert f"{ref.wins}/{ref.ties}/{ref.losses}" in shown
         assert f"bm25-word wins on MRR ({ref.wins})" in shown
         assert f"bm25-bigram wins on MRR ({ref.losses})" in shown
+
+
+async def test_compare_and_sweep_panels_say_nothing_is_scored_instead_of_zeros(
+    app_factory, tmp_path
+):
+    # no label yet: compare showed means, intervals and p-values of no question, and the
+    # sweep a grid of 0.000 with the retriever's own cell starred
+    path = tmp_path / "unlabeled.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions(TINY_QUESTIONS)
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "compare")
+        body = screen.query_one("#compare-body", Static)
+        await wait_for(pilot, lambda: text(body) == NO_SCORED)
+        while screen.panel != "sweep":
+            await pilot.press("p")
+        note = screen.query_one("#sweep-note", Static)
+        await wait_for(pilot, lambda: text(note) == NO_SCORED)
+        assert not screen.query_one("#sweep-table", DataTable).columns
 
 
 async def test_tags_panel_shows_easy_and_hard_side_by_side(app_factory, demo_ws):

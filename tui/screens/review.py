@@ -15,6 +15,7 @@ from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.review_panels import (
+    NO_SCORED,
     AnalysisPanel,
     ComparePanel,
     FailuresPanel,
@@ -407,9 +408,7 @@ top 100), hardest first, and the rank-1 document that beat it.
         detail = self.query_one("#detail", Static)
         qid = self.selected_question()
         if qid is None:
-            detail.update(
-                Text("No scored question yet: label some in the judge screen (l).", style="dim")
-            )
+            detail.update(Text(NO_SCORED, style="dim"))
             return
         from engine.metrics import first_gold_rank
 

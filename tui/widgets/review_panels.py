@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from engine.workspace import Workspace
 
 COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
+NO_SCORED = "No scored question yet: label some in the judge screen (l)."
+"""What a panel over the scored questions shows when there is none (not means of 0)."""
 HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
 
 
@@ -230,6 +232,9 @@ class ComparePanel(AnalysisPanel):
                 Text("Comparing needs two retrievers; this workspace has one.", style="dim")
             )
             return
+        if results and results[0].n == 0:  # means, intervals and p-values of no question
+            body.update(Text(NO_SCORED, style="dim"))
+            return
         a, b = list(wins)
         text = comparison_text(a, b, results, wins)
         text.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
@@ -418,6 +423,7 @@ class SweepPanel(AnalysisPanel):
     def analyse(self, request: PanelRequest) -> object:
         """Rank the scored questions with A for every (k1, b)."""
         from engine.analysis import SWEEP_B, SWEEP_K1, sweep
+        from engine.gold import question_counts
 
         ws = _open(request.path)
         try:
@@ -425,6 +431,8 @@ class SweepPanel(AnalysisPanel):
             if spec is None or spec.kind != "bm25":
                 return request.a, [], None
             own = (float(spec.params.get("k1", 1.5)), float(spec.params.get("b", 0.75)))
+            if not question_counts(ws, request.tag)["scored"]:
+                return request.a, [], own  # a grid of 0.000 over no question
             cells = sweep(ws, request.a, SWEEP_K1, SWEEP_B, "mrr", tag=request.tag)
             return request.a, cells, own
         finally:
@@ -442,6 +450,10 @@ class SweepPanel(AnalysisPanel):
         if own is None:
             table.clear(columns=True)
             note.update(literal(f"{name} has no k1 and b to sweep.", style="dim"))
+            return
+        if not cells:
+            table.clear(columns=True)
+            note.update(Text(NO_SCORED, style="dim"))
             return
         from engine.analysis import SWEEP_B, SWEEP_K1  # loaded by analyse, in the worker
 

@@ -204,18 +204,11 @@ def no_scored_question(what: str, tag: str | None, counts: dict[str, int]) -> Us
 
 def check_scored(ws: Workspace, tag: str | None, what: str) -> None:
     """Refuse (:func:`no_scored_question`) when no question (with ``tag``) is scored."""
-    from engine.gold import COUNT_KEYS, Status, workspace_golds
+    from engine.gold import question_counts
 
-    golds = workspace_golds(ws)
-    if tag is not None:
-        tagged = {q.id for q in ws.questions() if tag in q.tags}
-        golds = {q: g for q, g in golds.items() if q in tagged}
-    if any(g.status is Status.LABELED for g in golds.values()):
-        return
-    counts = dict.fromkeys(COUNT_KEYS, 0)
-    for g in golds.values():
-        counts[g.count_as] += 1
-    raise no_scored_question(what, tag, counts)
+    counts = question_counts(ws, tag)
+    if not counts["scored"]:
+        raise no_scored_question(what, tag, counts)
 
 
 def check_retrievers(
