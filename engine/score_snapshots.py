@@ -438,12 +438,18 @@ def diff_against(
 def snapshot_means(
     snap: Mapping[str, Any], question_ids: Sequence[str] | None = None
 ) -> dict[str, dict[str, float]]:
-    """Per retriever and metric, the mean over the snapshot's questions (or ``question_ids``)."""
+    """Per retriever and metric, the mean over the snapshot's questions (or ``question_ids``).
+
+    A retriever with none of those questions has no mean and is left out: a mean over no
+    question would read 0, and a change since the snapshot would be measured from it.
+    """
     out: dict[str, dict[str, float]] = {}
     wanted = None if question_ids is None else set(question_ids)
     for r, body in snap["retrievers"].items():
         qs: Mapping[str, Any] = body["questions"]
         chosen = [q for q in qs if wanted is None or q in wanted]
+        if not chosen:
+            continue
         out[r] = {
             m: mean(np.array([float(qs[q]["values"][m]) for q in chosen], dtype=np.float64))
             for m in snap["metrics"]

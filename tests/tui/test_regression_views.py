@@ -10,7 +10,10 @@ from engine.power import power_sentence, workspace_power
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.score_snapshots import diff_against, save_snapshot
+from engine.types import Label
 from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.screens.judge import JudgeScreen
 
@@ -57,6 +60,28 @@ async def test_review_marks_cells_that_moved_since_the_snapshot(app_factory, dem
         assert "since: no snapshot" in text(screen.query_one("#review-counts", Static))
         cell = grid.get_cell(diff.regressed[0].question, "bm25-word")
         assert not str(cell).endswith("▼")
+
+
+async def test_no_change_is_shown_since_a_snapshot_of_no_scored_question(app_factory, tmp_path):
+    # a snapshot saved before any label holds no question: its means read 0, and review
+    # showed every metric "+1.00" since it
+    path = tmp_path / "late.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions(TINY_QUESTIONS)
+    refresh_runs(ws, ["bm25-word"])
+    save_snapshot(ws, "before-labels")
+    ws.write_labels([Label("q1", "d1", "mina", 2)])
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        screen = app.screen
+        assert "since snapshot: before-labels" in text(screen.query_one("#review-counts", Static))
+        metrics = screen.query_one("#metrics", DataTable)
+        cells = [str(c) for c in metrics.get_row("bm25-word")[1:7]]
+        assert all(len(c.split()) == 1 for c in cells), cells  # a value, no change
+        assert "1.000" in cells
 
 
 async def test_compare_panel_shows_power(app_factory, demo_ws):
