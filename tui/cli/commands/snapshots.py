@@ -13,6 +13,7 @@ from rich.text import Text
 from engine.metrics import parse_metric
 from engine.retrieve import DEFAULT_DEPTH
 from engine.score_snapshots import (
+    RetrieverDiff,
     SnapshotDiff,
     SnapshotError,
     check_name,
@@ -244,6 +245,10 @@ def _print_diff(diff: SnapshotDiff) -> None:
         title = f"{r}: {d.paired} questions scored then and now"
         if d.changed_config:
             title += " (its configuration changed)"
+        if not d.paired:  # a table of zeros (means over no question) would say nothing true
+            out.print(literal(title + ": nothing to compare"))
+            _say_not_compared(r, d)
+            continue
         table = Table(title=literal(title), title_justify="left")
         for col in ("metric", "then", "now", "diff", "95% interval"):
             table.add_column(col, justify="left" if col == "metric" else "right")
@@ -279,13 +284,18 @@ def _print_diff(diff: SnapshotDiff) -> None:
                 )
             out.print(t)
         if d.only_now or d.only_then:
-            out.print(
-                literal(
-                    f"{r}: not compared: {len(d.only_now)} question(s) scored only now, "
-                    f"{len(d.only_then)} only then",
-                    style="dim",
-                )
-            )
+            _say_not_compared(r, d)
+
+
+def _say_not_compared(retriever: str, d: RetrieverDiff) -> None:
+    """The questions scored on one side only (not in the comparison)."""
+    out.print(
+        literal(
+            f"{retriever}: not compared: {len(d.only_now)} question(s) scored only now, "
+            f"{len(d.only_then)} only then",
+            style="dim",
+        )
+    )
 
 
 # -- power ---------------------------------------------------------------------------------
