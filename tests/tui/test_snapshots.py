@@ -6,7 +6,7 @@ Update them only after looking at the report and agreeing with the new picture:
 
 from __future__ import annotations
 
-from textual.widgets import OptionList
+from textual.widgets import DataTable, OptionList
 
 from tests.tui.conftest import APP_SIZE, wait_for
 
@@ -144,6 +144,13 @@ def _panel(name: str):
             await pilot.press("p")
         panel = screen.current_panel()
         await wait_for(pilot, lambda: panel.computed == 1)  # its worker finished
+        # a table measures its columns on its own idle: on a busy machine the picture was
+        # once taken before, every column as wide as its header ("PET/C" for a title)
+        tables = list(panel.query(DataTable))
+        await wait_for(
+            pilot,
+            lambda: not any(t._require_update_dimensions or t._updated_cells for t in tables),
+        )
         await pilot.pause()
 
     return run_before
