@@ -200,7 +200,12 @@ def question_counts(ws: Workspace, tag: str | None = None) -> dict[str, int]:
     ``scored`` is what a score is over; the others are what it leaves out.
     """
     ids = None if tag is None else [q.id for q in ws.questions() if tag in q.tags]
+    return count_golds(workspace_golds(ws, ids).values())
+
+
+def count_golds(golds: Iterable[Gold]) -> dict[str, int]:
+    """How many of ``golds`` fall in each of :data:`COUNT_KEYS` (:attr:`Gold.count_as`)."""
     counts = dict.fromkeys(COUNT_KEYS, 0)
-    for g in workspace_golds(ws, ids).values():
+    for g in golds:
         counts[g.count_as] += 1
     return counts

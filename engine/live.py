@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.gold import COUNT_KEYS, Gold, Status
+from engine.gold import Gold, Status, count_golds
 from engine.pooling import pooled_docs
 
 if TYPE_CHECKING:  # numpy loads with the first score asked for (see LiveScores)
@@ -302,11 +302,9 @@ class LiveScores:
 
     def counts(self, tag: str | None = None) -> dict[str, int]:
         """Scored, no-answer, disputed and unlabeled questions (with ``tag``)."""
-        out = dict.fromkeys(COUNT_KEYS, 0)
-        for q in self.question_ids:
-            if tag is None or tag in self.tags[q]:
-                out[self.golds[q].count_as] += 1
-        return out
+        return count_golds(
+            self.golds[q] for q in self.question_ids if tag is None or tag in self.tags[q]
+        )
 
     def rows(self, tag: str | None = None) -> list[QuestionRow]:
         """Scored questions, hardest first: most retrievers missing, then worst ranks."""

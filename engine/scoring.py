@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
-from engine.gold import Gold, Status
+from engine.gold import Gold, Status, count_golds
 from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
 from engine.metrics import (
     FloatArray,
@@ -159,9 +159,7 @@ def score_workspace(
     if tag is not None:
         tagged = {q.id for q in ws.questions() if tag in q.tags}
         golds = {q: g for q, g in golds.items() if q in tagged}
-    counts = dict.fromkeys(COUNT_KEYS, 0)
-    for g in golds.values():
-        counts[g.count_as] += 1
+    counts = count_golds(golds.values())
     scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
     board = Scoreboard(counts, scored, golds=golds)
     # imported here: the retriever modules (numpy, tokenizers) are not needed to score
