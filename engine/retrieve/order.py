@@ -212,10 +212,10 @@ def top_k_flat(raw: FloatArray, id_rank: IntArray, depth: int) -> Ranked:
     width = int(counts.max(initial=0))
     bits = max(1, (width - 1).bit_length())
     if not flat.size or width > 2 * depth or bits > TIE_BITS_MAX or not _in_id_order(id_rank):
-        return _top_k_general(raw, id_rank, depth, flat, counts)
+        return _top_k_general(raw, id_rank, depth, flat, rows, counts)
     cand_scores = np.ravel(raw)[flat]  # all positive: their own magnitudes
     if not _all_rounded(cand_scores):  # unrounded scores may lie an ulp apart
-        return _top_k_general(raw, id_rank, depth, flat, counts)
+        return _top_k_general(raw, id_rank, depth, flat, rows, counts)
     vals = _rounded(cand_scores, cand_scores)  # canonical_scores of them, bit for bit
     cols = flat - rows * n_docs
     keep_n = np.minimum(counts, depth)
@@ -248,16 +248,21 @@ def _in_id_order(id_rank: IntArray) -> bool:
 
 
 def _top_k_general(
-    raw: FloatArray, id_rank: IntArray, depth: int, flat: IntArray, counts: IntArray
+    raw: FloatArray,
+    id_rank: IntArray,
+    depth: int,
+    flat: IntArray,
+    rows: IntArray,
+    counts: IntArray,
 ) -> Ranked:
     """:func:`top_k_flat` for any block, from its candidates.
 
-    ``flat`` holds their flat positions and ``counts`` how many each row has. Documents
+    ``flat`` holds their flat positions, ``rows`` their rows and ``counts`` how many each
+    row has. Documents
     may be in any order, a cut may fall in a long tie, scores may be unrounded (tiny):
     each row's candidates are sorted by a stable argsort.
     """
     n_rows, n_docs = raw.shape
-    rows = np.repeat(np.arange(n_rows), counts)
     cols = flat - rows * n_docs
     vals = canonical_scores(np.ravel(raw)[flat])
     keep_n = np.minimum(counts, max(depth, 0))
