@@ -187,6 +187,11 @@ def check_tag(ws: Workspace, tag: str | None) -> None:
     check_known("tag", tag, [t for t, _ in tags.most_common()], given_to="--tag")
 
 
+def with_tag(tag: str | None) -> str:
+    """`` with tag 'x'`` after a noun (nothing without ``--tag``)."""
+    return f" with tag {tag!r}" if tag is not None else ""
+
+
 def no_scored_question(what: str, tag: str | None, counts: dict[str, int]) -> UsageError:
     """The refusal of a score, comparison or gate over no scored question (exit 2).
 
@@ -194,10 +199,9 @@ def no_scored_question(what: str, tag: str | None, counts: dict[str, int]) -> Us
     "missed", an interval "including 0") about a test set that is empty: no labels yet,
     or a ``--tag`` whose questions have none. ``counts``: :data:`engine.gold.COUNT_KEYS`.
     """
-    where = f" with tag {tag!r}" if tag is not None else ""
     held = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
     return UsageError(
-        f"{what}: no question{where} is scored ({held or 'no questions'}); label gold "
+        f"{what}: no question{with_tag(tag)} is scored ({held or 'no questions'}); label gold "
         "documents (or import qrels) first"
     )
 

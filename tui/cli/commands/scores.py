@@ -27,6 +27,7 @@ from tui.cli.commands.common import (
     parse_ks,
     pool_stale,
     print_json,
+    with_tag,
 )
 from tui.literal import literal
 from tui.render import (
@@ -124,11 +125,10 @@ def cmd_score(args: argparse.Namespace) -> None:
     if not args.json:
         gate.say_how(rankings, board.retrievers)
     if not args.json and not board.question_ids and not floors:
-        where = f" with tag {args.tag!r}" if args.tag is not None else ""
         err.print(
             literal(
-                f"no question{where} is scored yet: the metric columns are means over no "
-                "question (shown as 0); label gold documents (or import qrels) to score"
+                f"no question{with_tag(args.tag)} is scored yet: the metric columns are means "
+                "over no question (shown as 0); label gold documents (or import qrels) to score"
             )
         )
     if not args.json and args.markdown != "-":
