@@ -176,6 +176,20 @@ def test_an_unknown_name_exits_2_listing_the_known_closest_first(case, pooled, c
     assert known.startswith(closest), err
 
 
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["sweep", "{ws}", "bm25-word"], "goldpan sweep"),  # the retriever is --retriever's
+        (["retriever", "list", "{ws}", "extra"], "goldpan retriever list"),
+        (["score", "{ws}", "--bogus"], "goldpan score"),
+    ],
+)
+def test_an_unrecognized_argument_is_told_in_its_commands_usage(argv, command, pooled, capsys):
+    err = refused(capsys, pooled, *[a.format(ws=pooled) for a in argv])
+    assert err.startswith(f"usage: {command} "), err
+    assert f"{command}: error: unrecognized arguments: {argv[-1]}" in err
+
+
 def test_the_known_names_are_capped(capsys, tmp_path):
     from engine.names import unknown_name
 

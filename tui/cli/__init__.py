@@ -186,6 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
 # -- running ------------------------------------------------------------------------------
 
 
+def _named_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` was parsed for: the one whose usage helps."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, _Subcommands)), None)
+        name = None if sub is None else getattr(args, sub.dest, None)
+        if sub is None or not isinstance(name, str) or name not in sub._parsers:
+            return parser
+        parser = sub._parsers[name]
+
+
 def _resolve(func: str) -> Callable[[argparse.Namespace], None]:
     """The subcommand's function: its ``"module:function"`` name, imported now."""
     module, _, name = func.partition(":")
@@ -217,7 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             err.print(literal(f"goldpan: error: argument {n} ({shown}) is not valid UTF-8"))
             return 2
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # argparse would say so in the top level's usage, not the command's
+        _named_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _resolve(args.func)(args)
     except GateFailed as exc:

@@ -149,7 +149,7 @@ def _pool(args: argparse.Namespace) -> None:
     err.print(
         literal(
             "only it found: pooled documents no other first-stage retriever ranked in its "
-            f"top {POOL_DEPTH} (kinds that read other rankings: -)",
+            f"top {POOL_DEPTH}; '-' for a retriever that fuses or reorders others' rankings",
             style="dim",
         )
     )
