@@ -7,6 +7,7 @@ Tests use the same data.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +28,18 @@ def demo_data() -> Path:
 def loads_kiwi(spec: RetrieverSpec) -> bool:
     """True when ``spec`` tokenizes with Kiwi (seconds to load, then slow to tokenize)."""
     return "kiwi" in str(spec.params.get("tokenizer", ""))
+
+
+def _refuse_if_open(path: Path) -> None:
+    """Refuse to replace ``path`` while another goldpan has it open.
+
+    Its labels would go on into the replaced file.
+    """
+    if held.open_elsewhere(path):
+        raise WorkspaceError(
+            f"{path} is open in another goldpan (an app, `goldpan serve` or a command); "
+            "close it first, then rebuild with --force. It was left as it is"
+        )
 
 
 def build_demo(
@@ -71,14 +84,13 @@ def build_demo(
                 f"{path} exists, and demo --force replaces only a goldpan workspace (an "
                 f"older demo): it was left as it is; choose another --path. {exc}"
             ) from None
-        if held.open_elsewhere(path):  # its labels would go on into the replaced file
-            raise WorkspaceError(
-                f"{path} is open in another goldpan (an app, `goldpan serve` or a command); "
-                "close it first, then rebuild with --force. It was left as it is"
-            )
+        _refuse_if_open(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = demo_data()
-    with atomic_database(path, replace=force, label="demo") as tmp:
+    # and again just before the new file replaces it: one may have opened it meanwhile
+    # (a goldpan that did anyway is refused its next write: see Workspace.transaction)
+    again = functools.partial(_refuse_if_open, path)
+    with atomic_database(path, replace=force, label="demo", before_replace=again) as tmp:
         ws = new_workspace(tmp)
         try:
             with ws.transaction():

@@ -351,9 +351,18 @@ def _remove_stale_temps(real: Path, label: str) -> None:
             continue  # alive (another user's process): leave it
 
 
-def _publish_db(tmp: Path, real: Path, target: Path, *, replace: bool) -> None:
+def _publish_db(
+    tmp: Path,
+    real: Path,
+    target: Path,
+    *,
+    replace: bool,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     fsync_file(tmp)
     if replace and real.exists():
+        if before_replace is not None:
+            before_replace()
         # the old file's side files belong to it: a -wal left beside the new file would
         # be replayed into it
         for suffix in _DB_FILES[1:]:
@@ -384,6 +393,7 @@ def atomic_database(
     protect: Iterable[Path] = (),
     replace: bool = False,
     label: str = "building",
+    before_replace: Callable[[], None] | None = None,
 ) -> Iterator[Path]:
     """A temporary path beside ``target`` to build a SQLite file at; moved to ``target``.
 
@@ -393,7 +403,8 @@ def atomic_database(
     file that appeared meanwhile is never written over. With ``replace`` an existing target
     must be a SQLite file, which the caller has checked is its own (a goldpan workspace);
     its ``-wal``, ``-shm`` and ``-journal`` files are removed and the new file renamed over
-    it. If the block fails, the temporary file is removed and the target is unchanged; a
+    it, right after ``before_replace`` (which may raise to keep the target as it is) is
+    called. If the block fails, the temporary file is removed and the target is unchanged; a
     build killed half-way leaves ``.NAME.LABEL-PID.tmp``, which the next build of the same
     target removes once that process has ended.
 
@@ -409,7 +420,7 @@ def atomic_database(
     done = False
     try:
         yield tmp
-        _publish_db(tmp, real, target, replace=replace)
+        _publish_db(tmp, real, target, replace=replace, before_replace=before_replace)
         done = True
     finally:
         if not done:

@@ -44,12 +44,16 @@ _sound: set[tuple[int, int]] = set()
 """Files a connection of this process found sound while the process kept them open."""
 
 
-def _key(path: Path) -> tuple[int, int] | None:
+def file_key(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` names now (device and inode), or None when it names none."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+_key = file_key
 
 
 def is_held(path: Path) -> bool:

@@ -110,6 +110,8 @@ class WorkspaceFile(SoundnessChecks):
         self.backup_path: Path | None = None
         """The copy of the old version written before that migration."""
         self.conn = conn
+        self._file = held.file_key(path)
+        """The file this connection opened: a write checks ``path`` still names it."""
         self.doc_numbers = DocNumbers(conn)
         """The numbers a cached ranking stores documents by."""
         self._sound = False
@@ -385,6 +387,7 @@ class WorkspaceFile(SoundnessChecks):
                 raise
             raise known from exc
         try:
+            self._check_still_here()
             yield
             self.conn.commit()
         except BaseException as exc:
@@ -399,6 +402,23 @@ class WorkspaceFile(SoundnessChecks):
             if known is not None:
                 raise known from exc
             raise
+
+    def _check_still_here(self) -> None:
+        """Refuse to write when ``path`` no longer names the file this connection opened.
+
+        A workspace rebuilt in place (``goldpan demo --force``, which renames a new file
+        over the old) or moved away leaves this connection on a file nobody else opens:
+        a label written there would be shown as saved and be in no file at ``path``.
+        Checked under the write lock, so a replacement while this transaction runs is seen
+        by the next one (its commit then went to the file as it was before the rebuild).
+        """
+        if self._file is None or held.file_key(self.path) == self._file:
+            return
+        raise WorkspaceError(
+            f"{self.path} was replaced or moved since goldpan opened it (`goldpan demo "
+            "--force` rebuilds a workspace that way); nothing was written to the old file. "
+            "Open the workspace again to go on"
+        )
 
     # -- meta ------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ import pytest
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
-from engine.workspace import Workspace
+from engine.workspace import Workspace, WorkspaceError
 from tests.engine.test_crash import (
     TUI_LABELER,
     WORDS,
@@ -323,6 +323,115 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
     # nobody has it open any more: --force replaces it
     proc = demo_force(path)
     assert proc.returncode == 0, proc.stderr
+
+
+REPLACED_LABELER = """
+import sys
+from engine.errors import GoldpanError
+from engine.session import LabelingSession
+from engine.workspace import Workspace
+
+ws = Workspace.open(sys.argv[1])
+session = LabelingSession(ws, "stale")
+session.set_grade("q000", "d000", 1)
+print("saved", flush=True)
+for line in sys.stdin:  # one grade per line, each after the test changed the file
+    try:
+        session.set_grade("q000", "d001", int(line))
+    except GoldpanError as exc:
+        print("refused", exc, flush=True)
+    else:
+        print("saved", flush=True)
+"""
+
+
+def _replace_as_demo_force_does(path: Path) -> None:
+    """Rename a new workspace over ``path`` as ``demo --force`` publishes one (its check
+    that nobody has the file open skipped: the outcome of opening it during the build)."""
+    from engine.formats.outfiles import atomic_database
+
+    with atomic_database(path, replace=True, label="demo") as tmp:
+        build(tmp)
+
+
+def test_a_process_whose_workspace_was_replaced_under_it_is_refused_its_next_write(tmp_path):
+    """Its connection is left on the old file, which nobody else opens any more: a label
+    written there would be shown as saved and be in no file at the path."""
+    path = tmp_path / "demo.db"
+    build(path)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", REPLACED_LABELER, str(path)],
+        cwd=Path(__file__).parents[2],
+        env=env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "saved"
+        assert labels_of(path, "stale") == {("q000", "d000"): 1}
+        proc.stdin.write("2\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "saved"  # the same file: written
+        assert labels_of(path, "stale")[("q000", "d001")] == 2
+        _replace_as_demo_force_does(path)
+        proc.stdin.write("3\n")
+        proc.stdin.flush()
+        answer = proc.stdout.readline().strip()
+        assert answer.startswith("refused"), answer
+        assert "was replaced or moved since goldpan opened it" in answer
+        assert labels_of(path, "stale") == {}  # the new file, as built
+        proc.stdin.write("3\n")  # and every grade after it, until the file is reopened
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith("refused")
+    finally:
+        proc.kill()
+        proc.wait()
+    reopen_intact(path)
+
+
+def test_demo_force_checks_again_before_replacing_a_file_opened_during_its_build(
+    tmp_path, monkeypatch
+):
+    """A goldpan that opens the demo while it is rebuilt keeps it from being replaced."""
+    import engine.demo
+
+    path = tmp_path / "demo.db"
+    build(path)
+    before = path.read_bytes()
+    holders: list[subprocess.Popen[bytes]] = []
+    pooled = engine.demo.refresh_runs
+
+    def pool_while_another_opens(*args, **kwargs):
+        holders.append(
+            script(
+                "import sys, time\n"
+                "from engine.workspace import Workspace\n"
+                "ws = Workspace.open(sys.argv[1]); ws.labels()\n"
+                "print('open', flush=True)\n"
+                "time.sleep(600)\n",
+                path,
+                log=tmp_path / "holder.log",
+            )
+        )
+        assert holders[0].stdout is not None
+        assert holders[0].stdout.readline().strip() == b"open"
+        return pooled(*args, **kwargs)
+
+    monkeypatch.setattr(engine.demo, "refresh_runs", pool_while_another_opens)
+    try:
+        with pytest.raises(WorkspaceError, match="open in another goldpan"):
+            engine.demo.build_demo(path, force=True, kiwi=False)
+        assert holders, "the build never pooled"
+        assert path.read_bytes() == before
+        assert not deleted_side_files(holders[0].pid)
+        assert not list(tmp_path.glob(".demo.db.demo-*"))  # the build's temp file removed
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
 
 
 def test_reading_an_open_workspace_as_a_file_keeps_this_process_s_locks(tmp_path):

@@ -9,7 +9,10 @@ notice too, with its traceback in the crash log instead of lost.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from engine.workspace import Workspace
@@ -48,6 +51,44 @@ async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the
         assert my_labels(demo_ws, "q04") == before
         await pilot.press("2")  # the lock is gone: the same key saves it
         await wait_for(pilot, lambda: my_labels(demo_ws, "q04").get(first) == 2)
+    assert app.crash is None
+
+
+REPLACE = """
+import shutil, sys
+from pathlib import Path
+from engine.formats.outfiles import atomic_database
+source, target = map(Path, sys.argv[1:])
+with atomic_database(target, replace=True, label="demo") as tmp:  # as demo --force does
+    shutil.copy(source, tmp)
+"""
+
+
+async def test_a_grade_after_the_workspace_was_replaced_under_the_app_is_not_shown_saved(
+    app_factory, demo_ws, demo_master
+):
+    """Rebuilt in place by another goldpan, the file the app writes is one nobody opens."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.auto_advance = False
+        screen = await open_judge(pilot, "q04")
+        first = screen.query_one(CandidateList).candidates[0].doc_id
+        await pilot.press("1")
+        await wait_for(pilot, lambda: my_labels(demo_ws, "q04").get(first) == 1)
+        subprocess.run(
+            [sys.executable, "-c", REPLACE, str(demo_master), str(demo_ws)],
+            cwd=Path(__file__).parents[2],
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+            check=True,
+        )
+        assert my_labels(demo_ws, "q04") == {}  # the file at the path now: the new one
+        await pilot.press("3")
+        await wait_for(pilot, lambda: "was not saved" in notices(app))
+        assert app.is_running and app.crash is None
+        assert "was replaced or moved since goldpan opened it" in notices(app)
+        assert my_labels(demo_ws, "q04") == {}
+        assert screen.query_one(CandidateList).candidates[0].doc_id == first
+        assert app.session.my_grades("q04").get(first) == 1, "shown as saved: 3"
     assert app.crash is None
 
 
