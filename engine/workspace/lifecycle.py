@@ -110,7 +110,8 @@ class WorkspaceFile(SoundnessChecks):
         self.backup_path: Path | None = None
         """The copy of the old version written before that migration."""
         self.conn = conn
-        self._file = held.file_key(path)
+        self._at = Path(os.path.abspath(path))  # the same file whatever the process's cwd
+        self._file = held.file_key(self._at)
         """The file this connection opened: a write checks ``path`` still names it."""
         self.doc_numbers = DocNumbers(conn)
         """The numbers a cached ranking stores documents by."""
@@ -412,7 +413,7 @@ class WorkspaceFile(SoundnessChecks):
         Checked under the write lock, so a replacement while this transaction runs is seen
         by the next one (its commit then went to the file as it was before the rebuild).
         """
-        if self._file is None or held.file_key(self.path) == self._file:
+        if self._file is None or held.file_key(self._at) == self._file:
             return
         raise WorkspaceError(
             f"{self.path} was replaced or moved since goldpan opened it (`goldpan demo "
