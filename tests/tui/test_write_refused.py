@@ -54,6 +54,16 @@ async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the
     assert app.crash is None
 
 
+async def first_graded_1(pilot, ws: Path):
+    """The judge screen on q04, auto-advance off, its first candidate graded 1 and saved."""
+    pilot.app.auto_advance = False
+    screen = await open_judge(pilot, "q04")
+    first = screen.query_one(CandidateList).candidates[0].doc_id
+    await pilot.press("1")
+    await wait_for(pilot, lambda: my_labels(ws, "q04").get(first) == 1)
+    return screen
+
+
 REPLACE = """
 import shutil, sys
 from pathlib import Path
@@ -70,11 +80,8 @@ async def test_a_grade_after_the_workspace_was_replaced_under_the_app_is_not_sho
     """Rebuilt in place by another goldpan, the file the app writes is one nobody opens."""
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
-        screen = await open_judge(pilot, "q04")
+        screen = await first_graded_1(pilot, demo_ws)
         first = screen.query_one(CandidateList).candidates[0].doc_id
-        await pilot.press("1")
-        await wait_for(pilot, lambda: my_labels(demo_ws, "q04").get(first) == 1)
         subprocess.run(
             [sys.executable, "-c", REPLACE, str(demo_master), str(demo_ws)],
             cwd=Path(__file__).parents[2],
@@ -127,12 +134,9 @@ async def test_a_grade_on_a_full_disk_is_not_saved_and_nothing_is_lost(
 ):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
-        screen = await open_judge(pilot, "q04")
+        screen = await first_graded_1(pilot, demo_ws)  # one label saved while there is room
         cands = screen.query_one(CandidateList)
         first, second = cands.candidates[0].doc_id, cands.candidates[1].doc_id
-        await pilot.press("1")  # one label saved while there is room
-        await wait_for(pilot, lambda: my_labels(demo_ws, "q04").get(first) == 1)
         cap = _fill_labels_to_the_cap(demo_ws, "q04", second)
         app.ws.conn.execute(f"PRAGMA max_page_count = {cap}")
         await pilot.press("down", "3")
