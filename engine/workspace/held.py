@@ -53,12 +53,9 @@ def file_key(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-_key = file_key
-
-
 def is_held(path: Path) -> bool:
     """Whether a connection of this process is open on the file at ``path`` (any link)."""
-    key = _key(path)
+    key = file_key(path)
     with LOCK:
         return key is not None and _held[key] > 0
 
@@ -71,14 +68,14 @@ def is_sound(path: Path) -> bool:
     behind on another connection (``check_soundness_behind``), need not read every page
     again.
     """
-    key = _key(path)
+    key = file_key(path)
     with LOCK:
         return key is not None and key in _sound and _held[key] > 0
 
 
 def mark_sound(path: Path) -> None:
     """Record that the file passed the soundness gate (see :func:`is_sound`)."""
-    key = _key(path)
+    key = file_key(path)
     with LOCK:
         if key is not None and _held[key] > 0:
             _sound.add(key)
@@ -147,7 +144,7 @@ def connect(
     """
     with LOCK:
         conn = sqlite3.connect(uri or str(path), uri=uri is not None, **kwargs)
-        key = _key(path)
+        key = file_key(path)
         if key is not None:
             _held[key] += 1
     released = False

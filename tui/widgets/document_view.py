@@ -127,6 +127,7 @@ class DocumentView(VerticalScroll, can_focus=False):
             head.update(Text(empty, style="dim"))
             body.update("")
             self._notes()
+            self._lay_out_before_the_next_frame()
             return
         title = literal(doc.title, style="bold")
         title.append(visible(f"  {doc.id}"), style="dim")
