@@ -108,6 +108,33 @@ async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
         assert str(first[4]) == expected[0].relation
 
 
+async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app_factory, demo_ws):
+    """Not only once the table's own idle has measured it: a frame drawn before that (a
+    busy processor) showed every column as wide as its header ("PET/C" for a title)."""
+    from tui.render import failures_grid
+    from tui.widgets.review_panels import fill
+    from tui.widgets.tables import PADDING, width
+
+    ws = Workspace.open(demo_ws, readonly=True)
+    rows = failures(ws, "bm25-word")
+    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
+    ws.close()
+    grid = failures_grid(rows, titles, 40)
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "failures")
+        table = screen.query_one("#failures", DataTable)
+        fill(table, grid)  # and no await: nothing idles before the widths are read
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        headers = grid.headers()
+        widest = [
+            max([width(h), *(width(row[i]) for row in grid.rows)]) + PADDING
+            for i, h in enumerate(headers)
+        ]
+        assert widths == widest
+        assert widths[3] > width(headers[3]) + PADDING  # the titles: wider than "title"
+
+
 async def test_noanswer_panel_histogram_and_threshold(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:

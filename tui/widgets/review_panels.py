@@ -32,6 +32,7 @@ from tui.render import (
     histogram_text,
     sweep_grid,
 )
+from tui.widgets.tables import fill as fill_table
 
 if TYPE_CHECKING:
     from engine.analysis import Contribution, Failure, QuestionOverlap, SweepCell
@@ -77,13 +78,14 @@ class PanelFailed(Message):
     error: str
 
 
-def fill(table: DataTable[Text], grid: Grid) -> None:
-    """Replace a DataTable's columns and rows with a grid's."""
-    table.clear(columns=True)
-    for header in grid.headers():
-        table.add_column(header)
-    for row in grid.rows:
-        table.add_row(*row)
+def fill(table: DataTable[object], grid: Grid) -> None:
+    """Replace a DataTable's columns and rows with a grid's.
+
+    Each column is as wide as its widest cell from the start (:func:`tui.widgets.tables.fill`):
+    measured on the table's own idle instead, a frame drawn before it (a busy processor)
+    could leave every column drawn as wide as its header.
+    """
+    fill_table(table, grid.headers(), grid.rows)
 
 
 def _open(path: Path) -> Workspace:
@@ -287,18 +289,18 @@ class TagsPanel(AnalysisPanel):
         high = [o.question_id for o in overlaps if o.high]
         low = [o.question_id for o in overlaps if not o.high]
         groups, retrievers, counts = self.means(high, low)
-        table = self.query_one("#tags-table", DataTable)
-        table.clear(columns=True)
-        table.add_column("retriever")
+        labels: list[str | Text] = ["retriever"]
         for g in groups:
             for m in ("hit@1", "mrr"):
-                table.add_column(Text(f"{g} {HEADERS[m]}", justify="right"))
+                labels.append(Text(f"{g} {HEADERS[m]}", justify="right"))
+        rows = []
         for r in retrievers:
-            cells = [literal(r)]
+            cells: list[str | Text] = [literal(r)]
             for means in groups.values():
                 for m in ("hit@1", "mrr"):
                     cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
-            table.add_row(*cells)
+            rows.append(cells)
+        fill_table(self.query_one("#tags-table", DataTable), labels, rows)
         self.query_one("#tags-note", Static).update(
             Text(
                 f"scored questions: easy {counts['easy']}, hard {counts['hard']}, high title "
