@@ -127,7 +127,6 @@ class DocumentView(VerticalScroll, can_focus=False):
             head.update(Text(empty, style="dim"))
             body.update("")
             self._notes()
-            self._lay_out_before_the_next_frame()
             return
         title = literal(doc.title, style="bold")
         title.append(visible(f"  {doc.id}"), style="dim")
@@ -139,21 +138,6 @@ class DocumentView(VerticalScroll, can_focus=False):
         body.update(self._part(0))
         self._notes()
         self.scroll_home(animate=False, immediate=True)
-        self._lay_out_before_the_next_frame()
-
-    def _lay_out_before_the_next_frame(self) -> None:
-        """Whatever frame comes next lays the new document out first.
-
-        A part's new size reaches the screen only when that part's own message loop next
-        idles (Textual's ``_check_refresh``: it clears its containers' cached arrangements
-        and posts the screen a layout request). On a busy processor the screen's next frame
-        (the cursor's move, say) could come first, and drew the new document at the old
-        one's size, once or twice. Done here, in the call that shows the document, and the
-        screen told that its next frame lays out (without a repaint of its own).
-        """
-        for part in self.query(Part):
-            part._check_refresh()
-        self.screen.refresh(repaint=False, layout=True)
 
     def _span(self, i: int) -> tuple[int, int]:
         """Where part ``i`` starts and ends (cut the first time it is asked for)."""
