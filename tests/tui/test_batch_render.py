@@ -88,9 +88,10 @@ async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
         judge = await open_judge(pilot, "q01")
         assert app.auto_advance
         # as a person's first grade comes: after the soundness checks that start with the
-        # first paint (a grade typed at once waits for their verdict inside its handler,
-        # and on a busy processor the screen's next frame then came first, two frames of
-        # the next document at the last one's size; see the closing note of issue 22)
+        # first paint. A grade typed at once waits for their verdict inside its handler,
+        # and on a busy processor the screen's next frame then came first: two frames of
+        # the next document at the last one's size. Pushing the layout to the screen at
+        # once fixed that but drew every grade a frame later, so the app keeps it.
         await wait_for(pilot, lambda: not app.ws.soundness_checking())
         candidates = judge.query_one(CandidateList)
         shown = set()
