@@ -258,9 +258,8 @@ def _top_k_general(
     """:func:`top_k_flat` for any block, from its candidates.
 
     ``flat`` holds their flat positions, ``rows`` their rows and ``counts`` how many each
-    row has. Documents
-    may be in any order, a cut may fall in a long tie, scores may be unrounded (tiny):
-    each row's candidates are sorted by a stable argsort.
+    row has. Documents may be in any order, a cut may fall in a long tie, scores may be
+    unrounded (tiny): each row's candidates are sorted by a stable argsort.
     """
     n_rows, n_docs = raw.shape
     cols = flat - rows * n_docs
