@@ -60,6 +60,12 @@ def is_held(path: Path) -> bool:
         return key is not None and _held[key] > 0
 
 
+def holding_any() -> bool:
+    """Whether this process has a connection open on any database file."""
+    with LOCK:
+        return bool(_held)
+
+
 def is_sound(path: Path) -> bool:
     """Whether a connection of this process passed the soundness gate on this file.
 

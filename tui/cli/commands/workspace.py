@@ -109,12 +109,16 @@ def _pool(args: argparse.Namespace) -> None:
         ws.check_soundness_behind()
         from engine.analysis import pool_contributions
         from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
-        from engine.retrieve.runner import refresh_runs
+        from engine.retrieve.runner import PreparedRetrievers, refresh_runs
+        from tui.cli import keep_to_exit
 
+        prepared = PreparedRetrievers()  # its indexes and token lists: freed by the exit
+        keep_to_exit(prepared)
         with progress_bar(not args.quiet) as progress:
             report = refresh_runs(
                 ws,
                 args.retriever,
+                prepared=prepared,
                 depth=args.depth,
                 force=args.force,
                 progress=progress,
@@ -123,6 +127,7 @@ def _pool(args: argparse.Namespace) -> None:
         say_skipped(args.workspace, report)
         # from the rankings just made, in memory: only those cached are read back
         adds = pool_contributions(ws, POOL_DEPTH, report.top)
+        keep_to_exit(report, adds)
     table = Table(title="pool", title_justify="left")
     columns = (
         "retriever",
