@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from engine.arrays import spans
@@ -106,7 +108,7 @@ def _formula(values: np.ndarray) -> np.ndarray:
         if not exp > -297:
             out.append(v)
             continue
-        scale = 10.0 ** (np.float64(TIE_DIGITS - 1) - exp)
+        scale = float(Fraction(10) ** int(TIE_DIGITS - 1 - exp))  # the nearest double
         out.append(float(np.round(np.float64(v) * scale) / scale))
     return np.array(out)
 
@@ -127,7 +129,18 @@ def test_canonical_scores_are_the_formula_score_by_score_at_every_scale():
         positive = np.abs(block[np.isfinite(block) & (np.abs(block) >= 1e-290)])
         assert np.array_equal(canonical_scores(positive), _formula(positive))
     table = POWERS_OF_TEN[np.arange(-297, 309) + 297]
-    assert [float(x) for x in table] == [float(10.0 ** np.float64(k)) for k in range(-297, 309)]
+    assert [float(x) for x in table] == [float(Fraction(10) ** k) for k in range(-297, 309)]
+
+
+def test_the_rounding_scales_are_the_same_on_every_machine():
+    """numpy's power of an array is 1 ulp off for some k on some processors (AVX-512:
+    ``10.0 ** np.arange(-5, -4)`` is 9.999999999999999e-06) and the C library's pow for
+    10^23: the table holds the correctly rounded 10^k, so a score rounds alike anywhere."""
+    at = {k: float(POWERS_OF_TEN[k + 297]) for k in (-17, -5, 0, 11, 22, 23, 210)}
+    assert at == {k: float(Fraction(10) ** k) for k in at}
+    assert at[-5] == 1e-05 and at[23] == 1e23 and at[11] == 100_000_000_000.0
+    v = 3.0000000000049e16  # scaled by 1e-05: 300000000000.49 rounds to 300000000000
+    assert canonical_scores(np.array([v]))[0] == round(v * 1e-05) / 1e-05
 
 
 def _ranked_rows(block: np.ndarray, rank: np.ndarray, depth: int) -> list[list[int]]:
