@@ -8,13 +8,17 @@ running a command that returns (``--version`` leaves through argparse's own exit
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
+import engine.retrieve.runner
 from tests.conftest import ROOT
+from tui.cli import main
 
 
 def goldpan(cwd: Path, *argv: object, script: str = "") -> subprocess.CompletedProcess[str]:
@@ -100,3 +104,19 @@ assert Path({str(tiny_ws)!r} + "-wal").exists()
     done = goldpan(tiny_ws.parent, "info", tiny_ws, script=script)
     assert done.returncode == 0, done.stderr
     assert not Path(f"{tiny_ws}-wal").exists()
+
+
+def test_main_on_its_own_keeps_nothing_for_an_exit_that_does_not_come(tiny_ws, monkeypatch):
+    """In one process running many commands (the tests), a pool's indexes go when it is
+    done: only a process that ``run`` started leaves them to its exit."""
+    made: list[weakref.ref[object]] = []
+
+    class Watched(engine.retrieve.runner.PreparedRetrievers):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(weakref.ref(self))
+
+    monkeypatch.setattr(engine.retrieve.runner, "PreparedRetrievers", Watched)
+    assert main(["pool", str(tiny_ws), "--retriever", "bm25-word", "--quiet"]) == 0
+    gc.collect()
+    assert len(made) == 1 and made[0]() is None

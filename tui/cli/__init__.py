@@ -298,12 +298,18 @@ def _workspace_named(args: argparse.Namespace) -> str:
     return ", ".join(str(n) for n in names if n) or "the workspace"
 
 
-_KEPT: list[object] = []
+_kept: list[object] | None = None
+"""What :func:`keep_to_exit` was given, in a process :func:`run` started (else None)."""
 
 
 def keep_to_exit(*objects: object) -> None:
-    """Leave ``objects`` for the process's exit to free (see :func:`run`)."""
-    _KEPT.extend(objects)
+    """Leave ``objects`` for the process's exit to free, when :func:`run` is its program.
+
+    Where :func:`main` is called on its own (the tests, many commands in one process),
+    nothing is kept: the objects go when their command is done with them.
+    """
+    if _kept is not None:
+        _kept.extend(objects)
 
 
 def run() -> NoReturn:
@@ -318,6 +324,8 @@ def run() -> NoReturn:
     it is what checkpoints and removes its ``-wal``). :func:`main` alone, as the tests
     call it, does none of this.
     """
+    global _kept
+    _kept = []
     code = main()
     try:
         sys.stdout.flush()
