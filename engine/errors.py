@@ -109,7 +109,13 @@ def from_sqlite(exc: sqlite3.Error, path: Path | str) -> GoldpanError | None:
 def from_os_error(exc: OSError) -> GoldpanError | None:
     """A full disk (``ENOSPC``, ``EFBIG``, ``EDQUOT``) as :class:`DiskFull`; else None."""
     if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return DiskFull(disk_full_message(exc.filename or "a file goldpan was writing"))
+        if exc.filename is None:  # a write to an open file, or to a redirected output
+            return DiskFull(
+                "disk full while writing: nothing was committed to the workspace, but what "
+                "goldpan printed to a redirected output may be cut short. Free some space "
+                "and try again"
+            )
+        return DiskFull(disk_full_message(exc.filename))
     return None
 
 

@@ -15,13 +15,18 @@ import subprocess
 import sys
 import weakref
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import engine.retrieve.runner
 from tests.conftest import ROOT
 from tui.cli import main
 
 
-def goldpan(cwd: Path, *argv: object, script: str = "") -> subprocess.CompletedProcess[str]:
+def goldpan(
+    cwd: Path, *argv: object, script: str = "", stdout: Any = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
     """A process running ``script`` (set-up code), then ``tui.cli.run`` with ``argv``."""
     code = f"import sys\n{script}\nsys.argv = ['goldpan', *{[str(a) for a in argv]!r}]\n"
     code += "from tui.cli import run\nrun()\n"
@@ -31,7 +36,8 @@ def goldpan(cwd: Path, *argv: object, script: str = "") -> subprocess.CompletedP
         [sys.executable, "-c", code],
         cwd=cwd,
         env=env,
-        capture_output=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=120,
         check=False,
@@ -120,3 +126,28 @@ def test_main_on_its_own_keeps_nothing_for_an_exit_that_does_not_come(tiny_ws, m
     assert main(["pool", str(tiny_ws), "--retriever", "bm25-word", "--quiet"]) == 0
     gc.collect()
     assert len(made) == 1 and made[0]() is None
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("json_out", [False, True], ids=["table", "json"])
+def test_output_to_a_full_disk_is_one_clear_error(tiny_ws, json_out):
+    """A table fails while it is printed, JSON once the exit flushes it: each says once
+    that the output may be cut short (it used to claim a file "rolled back")."""
+    argv = ["info", tiny_ws, *(["--json"] if json_out else [])]
+    with open("/dev/full", "w") as full:
+        done = goldpan(tiny_ws.parent, *argv, stdout=full)
+    assert done.returncode == 2
+    assert done.stderr.count("goldpan: error:") == 1, done.stderr
+    assert "disk full while writing" in done.stderr and "may be cut short" in done.stderr
+    assert "rolled back" not in done.stderr and "Traceback" not in done.stderr
+    assert "Exception ignored" not in done.stderr
+
+
+def test_a_reader_that_left_is_exit_2_without_a_word(tiny_ws):
+    """`goldpan info --json | head -c0`: the output held back for the exit meets a closed
+    pipe; nothing is printed about it and nothing is left for Python to complain of."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    with os.fdopen(writer, "w") as closed:
+        done = goldpan(tiny_ws.parent, "info", tiny_ws, "--json", stdout=closed)
+    assert (done.returncode, done.stderr) == (2, "")

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from rich.text import Text
 
 from engine import __version__
-from engine.errors import GoldpanError
+from engine.errors import GoldpanError, from_os_error
 from tui.cli.command import CliCommand
 from tui.cli.commands.common import (
     EXIT_CODES,
@@ -276,7 +276,7 @@ def _user_condition(args: argparse.Namespace, exc: Exception) -> str | None:
     translates them itself), and an operating-system error naming a file (unreadable,
     missing, a full disk). None for anything else: a bug.
     """
-    from engine.errors import from_os_error, from_sqlite
+    from engine.errors import from_sqlite
 
     if isinstance(exc, sqlite3.Error):
         known = from_sqlite(exc, _workspace_named(args))
@@ -329,12 +329,14 @@ def run() -> NoReturn:
     code = main()
     try:
         sys.stdout.flush()
-    except BrokenPipeError:  # `goldpan ... | head`: the reader left; say nothing more
-        with contextlib.suppress(OSError):
+    except OSError as exc:  # the reader left (`goldpan ... | head`), or a full disk
+        if code == 0 and not isinstance(exc, BrokenPipeError):  # else: said, or no one reads
+            known = from_os_error(exc)
+            err.print(
+                literal(f"goldpan: error: {known or f'the output could not be written: {exc}'}")
+            )
+        with contextlib.suppress(OSError):  # what is still held back goes nowhere, quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = code or 2
-    except OSError as exc:  # a full disk under a redirected output
-        err.print(literal(f"goldpan: error: the output could not be written: {exc}"))
         code = code or 2
     except ValueError:  # stdout closed: nothing left to flush
         pass
