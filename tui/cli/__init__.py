@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from rich.text import Text
 
 from engine import __version__
-from engine.errors import GoldpanError, from_os_error
+from engine.errors import GoldpanError
 from tui.cli.command import CliCommand
 from tui.cli.commands.common import (
     EXIT_CODES,
@@ -236,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _named_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _resolve(args.func)(args)
+        sys.stdout.flush()  # what it printed and is held back fails here, told as below
     except GateFailed as exc:
         err.print(literal(f"goldpan: {exc}"))
         return 1
@@ -245,8 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(literal(f"goldpan: error: {exc}"))
         return 2
     except BrokenPipeError:  # `goldpan ... | head`: the reader left; say nothing more
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _output_nowhere()
         return 2
     except KeyboardInterrupt:
         err.print(Text("goldpan: interrupted; the workspace keeps what was committed"))
@@ -276,7 +276,7 @@ def _user_condition(args: argparse.Namespace, exc: Exception) -> str | None:
     translates them itself), and an operating-system error naming a file (unreadable,
     missing, a full disk). None for anything else: a bug.
     """
-    from engine.errors import from_sqlite
+    from engine.errors import from_os_error, from_sqlite
 
     if isinstance(exc, sqlite3.Error):
         known = from_sqlite(exc, _workspace_named(args))
@@ -296,6 +296,12 @@ def _workspace_named(args: argparse.Namespace) -> str:
     names = [getattr(args, "workspace", None), getattr(args, "out", None)]
     names += getattr(args, "inputs", None) or []
     return ", ".join(str(n) for n in names if n) or "the workspace"
+
+
+def _output_nowhere() -> None:
+    """Point stdout at the null device: output still held back is dropped, quietly."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 _kept: list[object] | None = None
@@ -326,20 +332,11 @@ def run() -> NoReturn:
     """
     global _kept
     _kept = []
-    code = main()
+    code = main()  # a command that returned had its output flushed there, failures told
     try:
         sys.stdout.flush()
-    except OSError as exc:  # the reader left (`goldpan ... | head`), or a full disk
-        if code == 0 and not isinstance(exc, BrokenPipeError):  # else: said, or no one reads
-            known = from_os_error(exc)
-            err.print(
-                literal(f"goldpan: error: {known or f'the output could not be written: {exc}'}")
-            )
-        with contextlib.suppress(OSError):  # what is still held back goes nowhere, quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = code or 2
-    except ValueError:  # stdout closed: nothing left to flush
-        pass
+    except (OSError, ValueError):  # what a failed command left held back (it said why)
+        _output_nowhere()
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
     held = sys.modules.get("engine.workspace.held")
