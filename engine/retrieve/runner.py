@@ -512,13 +512,16 @@ class _PoolRun:
             else:
                 volatile = f"cache key {key}"
         hasher = TextHasher(corpus_hash, spec.hash, *([volatile] if volatile else []))
-        hashes = {
-            q.id: hasher(
-                q.text,
-                *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-            )
-            for q in questions
-        }
+        if bases:
+            hashes = {
+                q.id: hasher(
+                    q.text,
+                    *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+                )
+                for q in questions
+            }
+        else:
+            hashes = {q.id: hasher(q.text) for q in questions}
         stale = [
             q
             for q in questions

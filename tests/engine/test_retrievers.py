@@ -639,3 +639,9 @@ def test_a_cached_ranking_is_keyed_by_the_same_input_hash_as_before():
     shared = TextHasher(*parts[:2])
     assert shared(*parts[2:]) == sha256_text(*parts) == by_hand
     assert shared("other") != by_hand and shared(*parts[2:]) == by_hand  # the prefix is kept
+    # lone surrogates either side of a boundary stay apart, and no part is no NUL at all
+    for split in (["a\ud83d", "\ude00b"], ["\ud83d", "", "\ude00"], [], ["", ""]):
+        want = hashlib.sha256(
+            b"".join(p.encode("utf-8", "surrogatepass") + b"\0" for p in ["c", *split])
+        ).hexdigest()
+        assert TextHasher("c")(*split) == sha256_text("c", *split) == want
