@@ -76,15 +76,14 @@ class TextHasher:
 
     @staticmethod
     def _add(h: Any, parts: Sequence[str]) -> None:
-        for p in parts:
-            h.update(p.encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
+        """Each part's UTF-8 and a NUL, in one update (UTF-8 of a join is the join)."""
+        if parts:
+            h.update("\0".join(parts).encode("utf-8", "surrogatepass") + b"\0")
 
     def __call__(self, *parts: str) -> str:
         """The hash of the shared parts followed by ``parts``."""
         h = self._h.copy()
-        if parts:  # one update: the same bytes as one per part (UTF-8 of a join is the join)
-            h.update("\0".join(parts).encode("utf-8", "surrogatepass") + b"\0")
+        self._add(h, parts)
         return str(h.hexdigest())
 
 

@@ -512,16 +512,13 @@ class _PoolRun:
             else:
                 volatile = f"cache key {key}"
         hasher = TextHasher(corpus_hash, spec.hash, *([volatile] if volatile else []))
-        if bases:
-            hashes = {
-                q.id: hasher(
-                    q.text,
-                    *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-                )
-                for q in questions
-            }
-        else:
-            hashes = {q.id: hasher(q.text) for q in questions}
+        hashes = {
+            q.id: hasher(
+                q.text,
+                *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
+            )
+            for q in questions
+        }
         stale = [
             q
             for q in questions
