@@ -20,60 +20,29 @@ and its last line is quoted when the helper fails.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
 import sys
-import threading
-from collections import deque
 from collections.abc import Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from engine.helper_process import HelperFailed, HelperProcess, answer_stream
 
 
-class KiwiHelperFailed(RuntimeError):
-    """The helper process could not start, or ended, or answered with an error.
+class KiwiHelperFailed(HelperFailed):
+    """Kiwi's helper process could not start, or ended, or answered with an error.
 
-    Not a :class:`~engine.errors.GoldpanError`: nothing the user gave is wrong (the
-    helper tokenizes text the workspace already holds), so the app reports it as an
-    internal error, with its traceback in a crash log and the helper's last words here.
+    The app reports it as an internal error, with its traceback in a crash log and the
+    helper's last words here.
     """
 
 
-def _helper_env() -> dict[str, str]:
-    """This environment, with the folder this ``engine`` package is in first on the path."""
-    root = str(Path(__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else os.pathsep.join([root, path])}
-
-
-class KiwiHelper:
+class KiwiHelper(HelperProcess):
     """The parent's side: starts the helper on first use and asks it, one request at a time."""
 
-    def __init__(self) -> None:
-        """Nothing starts yet."""
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._reader: threading.Thread | None = None
-        self._said: deque[bytes] = deque(maxlen=20)
-        """The last lines the helper wrote to its standard error (read by a thread)."""
-
-    def _failed(self, what: str) -> KiwiHelperFailed:
-        proc, said = self._proc, ""
-        self._close()  # it has ended, and its standard error is read to the end
-        code = proc.returncode if proc is not None else None
-        lines = [line.strip() for line in self._said if line.strip()]
-        if lines:
-            said = f"; it said: {lines[-1].decode('utf-8', 'replace')[-300:]}"
-        ended = f" (exit code {code})" if code is not None else ""
-        return KiwiHelperFailed(f"Kiwi's helper process {what}{ended}{said}")
-
-    def _keep_said(self, stream: IO[bytes]) -> None:
-        """Keep the last lines of the helper's standard error (a pipe never left full)."""
-        with stream:
-            for line in stream:
-                self._said.append(line)
+    module = "engine.kiwi_helper"
+    label = "Kiwi's helper process"
+    failure = KiwiHelperFailed
 
     def _answer(self) -> dict[str, Any]:
         proc = self._proc
@@ -92,33 +61,10 @@ class KiwiHelper:
         return answer
 
     def _started(self) -> subprocess.Popen[bytes]:
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
-        self._close()
-        self._said.clear()
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "engine.kiwi_helper"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_helper_env(),
-                close_fds=True,
-                start_new_session=True,  # the terminal's Ctrl-C is the app's to handle
-            )
-        except OSError as exc:
-            raise KiwiHelperFailed(f"Kiwi's helper process could not start: {exc}") from exc
-        assert self._proc.stderr is not None
-        self._reader = threading.Thread(
-            target=self._keep_said,
-            args=(self._proc.stderr,),
-            name="kiwi-helper-stderr",
-            daemon=True,
-        )
-        self._reader.start()
-        if not self._answer().get("ready"):
+        proc, new = self._spawn()
+        if new and not self._answer().get("ready"):
             raise self._failed("did not say it was ready")
-        return self._proc
+        return proc
 
     def ready(self) -> None:
         """Start the helper, if it is not running, and wait until Kiwi is loaded there."""
@@ -140,34 +86,6 @@ class KiwiHelper:
             if not isinstance(tokens, list) or len(tokens) != len(texts):
                 raise self._failed("answered with the wrong number of token lists")
             return tokens
-
-    def _close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.stdin is not None:
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()  # its input ends: it exits
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-        reader, self._reader = self._reader, None
-        if reader is not None:
-            reader.join(timeout=5)  # the pipe ends with the process
-
-    def close(self) -> None:
-        """End the helper (it exits when its input ends), if it runs."""
-        with self._lock:
-            self._close()
-
-    @property
-    def pid(self) -> int | None:
-        """The helper's process id while it runs (None before the first use)."""
-        proc = self._proc
-        return proc.pid if proc is not None and proc.poll() is None else None
 
 
 _HELPER: KiwiHelper | None = None
@@ -191,9 +109,7 @@ def main() -> int:
     """The helper's side: load Kiwi, say so, then answer each request line until input ends."""
     from engine.tokenize import KiwiTokenizer
 
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print never reaches the parent
-    sys.stdout = sys.stderr
+    out = answer_stream()
 
     def say(answer: dict[str, Any]) -> None:
         out.write(json.dumps(answer).encode("ascii") + b"\n")

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.kiwi_helper import KiwiHelper, KiwiHelperFailed, _helper_env
+from engine.helper_process import helper_env
+from engine.kiwi_helper import KiwiHelper, KiwiHelperFailed
 from engine.tokenize import KiwiTokenizer, kiwi_safe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +101,7 @@ def test_the_helper_leaves_no_deleted_file_open_in_its_parent():
         [sys.executable, "-c", parent],
         capture_output=True,
         text=True,
-        env=_helper_env(),
+        env=helper_env(),
         cwd=REPO,
         timeout=600,
         check=True,
@@ -149,7 +150,7 @@ def test_the_helper_ends_when_its_parent_is_killed(tmp_path):
         [sys.executable, "-c", parent],
         stdout=subprocess.PIPE,
         text=True,
-        env=_helper_env(),
+        env=helper_env(),
         cwd=REPO,
     )
     try:

@@ -77,13 +77,13 @@ def test_the_app_pools_kiwi_without_loading_it_in_its_own_process(tmp_path: Path
     import subprocess
     import sys
 
-    from engine.kiwi_helper import _helper_env
+    from engine.helper_process import helper_env
 
     done = subprocess.run(
         [sys.executable, "-c", APP_POOLS_KIWI, str(tmp_path / "demo.db")],
         capture_output=True,
         text=True,
-        env=_helper_env(),
+        env=helper_env(),
         timeout=600,
         check=False,
     )

@@ -1,0 +1,163 @@
+"""A helper process of goldpan's own: ``python -m MODULE`` over pipes, never outliving us.
+
+Two parts of goldpan run work in a process of their own: Kiwi's tokenizing for the
+terminal app (:mod:`engine.kiwi_helper`) and the ranking of a large BM25 pool
+(:mod:`engine.retrieve.rank_helper`). Both start the same way, and end the same way:
+
+* the helper is this Python running one of goldpan's own modules, with the folder this
+  ``engine`` package is in first on its path (the same code as the parent's);
+* it reads its requests on its standard input and answers on its standard output, and
+  ends when its standard input ends: when the parent closes it, or when the parent's
+  process dies, however it dies;
+* what it writes to its standard error (a warning, a traceback) is read by a thread into
+  memory, never to the parent's terminal nor to a file, and its last line is quoted when
+  the helper fails;
+* it runs in a session of its own, so a terminal's Ctrl-C is the parent's to handle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from collections import deque
+from pathlib import Path
+from typing import IO
+
+
+def helper_env() -> dict[str, str]:
+    """This environment, with the folder this ``engine`` package is in first on the path."""
+    root = str(Path(__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else os.pathsep.join([root, path])}
+
+
+class HelperFailed(RuntimeError):
+    """A helper process could not start, or ended, or answered what it should not.
+
+    Not a :class:`~engine.errors.GoldpanError`: nothing the user gave is wrong (a helper
+    works on what the workspace already holds).
+    """
+
+
+class HelperProcess:
+    """The parent's side of one helper process: started on demand, asked under a lock."""
+
+    module = ""
+    """The module the helper runs (``python -m MODULE``)."""
+    label = "a helper process"
+    """How its failures name it ("Kiwi's helper process ended (exit code 1)")."""
+    failure: type[HelperFailed] = HelperFailed
+    """What its failures raise."""
+    killed_when_closed = False
+    """Closing kills it instead of waiting for it to exit (a helper that keeps nothing
+    worth waiting for, and may still be loading when the parent is done with it)."""
+
+    def __init__(self) -> None:
+        """Nothing starts yet."""
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._said: deque[bytes] = deque(maxlen=20)
+        """The last lines the helper wrote to its standard error (read by a thread)."""
+
+    def _failed(self, what: str) -> HelperFailed:
+        """The failure to raise: ``what`` happened, with its exit code and last words.
+
+        The helper is ended first, and its standard error read to the end.
+        """
+        proc, said = self._proc, ""
+        self._close()
+        code = proc.returncode if proc is not None else None
+        lines = [line.strip() for line in self._said if line.strip()]
+        if lines:
+            said = f"; it said: {lines[-1].decode('utf-8', 'replace')[-300:]}"
+        ended = f" (exit code {code})" if code is not None else ""
+        return self.failure(f"{self.label} {what}{ended}{said}")
+
+    def _keep_said(self, stream: IO[bytes]) -> None:
+        """Keep the last lines of the helper's standard error (a pipe never left full)."""
+        with stream:
+            for line in stream:
+                self._said.append(line)
+
+    def _spawn(self) -> tuple[subprocess.Popen[bytes], bool]:
+        """The helper process, started now when it is not running: (process, started now).
+
+        Called with :attr:`_lock` held. It does not wait for the helper to be ready.
+        """
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc, False
+        self._close()
+        self._said.clear()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", self.module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=helper_env(),
+                close_fds=True,
+                start_new_session=True,  # the terminal's Ctrl-C is the parent's to handle
+            )
+        except OSError as exc:
+            raise self.failure(f"{self.label} could not start: {exc}") from exc
+        assert self._proc.stderr is not None
+        self._reader = threading.Thread(
+            target=self._keep_said,
+            args=(self._proc.stderr,),
+            name=f"{self.module}-stderr",
+            daemon=True,
+        )
+        self._reader.start()
+        return self._proc, True
+
+    def _close(self) -> None:
+        """End the helper: its input ends, so it exits.
+
+        It is killed instead where :attr:`killed_when_closed` says so. Called with
+        :attr:`_lock` held, or from :meth:`_failed`.
+        """
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()  # its input ends: it exits
+            if self.killed_when_closed:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.join(timeout=5)  # the pipe ends with the process
+
+    def close(self) -> None:
+        """End the helper (it exits when its input ends), if it runs."""
+        with self._lock:
+            self._close()
+
+    @property
+    def pid(self) -> int | None:
+        """The helper's process id while it runs (None before the first use)."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+
+def answer_stream() -> IO[bytes]:
+    """The helper's side: the stream its answers go to, its standard output's own copy.
+
+    The standard output itself then goes to standard error: a stray print in the helper
+    never reaches the parent among the answers.
+    """
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return out
