@@ -54,6 +54,7 @@ import numpy.typing as npt
 
 from engine.arrays import spans
 from engine.errors import UnknownName
+from engine.retrieve import rank_helper
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.order import (
     Ranked,
@@ -64,6 +65,7 @@ from engine.retrieve.order import (
     top_k_flat,
 )
 from engine.retrieve.params import LIST, Param, finite_at_least, resolve
+from engine.retrieve.rank_helper import RankHelper
 from engine.tokenize import (
     COMPOSED,
     TOKENIZERS,
@@ -805,13 +807,20 @@ class BM25Index:
         """The ``depth`` best documents of each tokenized query, in trec_eval order."""
         return per_row(self.rank_flat(queries, id_rank, depth))
 
-    def rank_flat(self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int) -> Ranked:
+    def rank_flat(
+        self,
+        queries: Sequence[Sequence[str]],
+        id_rank: IntArray,
+        depth: int,
+        helper: RankHelper | None = None,
+    ) -> Ranked:
         """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
 
-        One :func:`score_block` per chunk of queries (sized so that a chunk's dense score
-        block holds about :data:`RANK_CELLS` numbers); the scores are those of
-        :meth:`scores`, rounded by :func:`canonical_scores`, and score-0 documents are
-        not ranked.
+        The questions' terms and the weights they read are made here, then ranked by
+        :func:`rank_rows`: in this process, or, for a batch of at least
+        :data:`~engine.retrieve.rank_helper.HELPER_CELLS` scores, by ``helper`` (the
+        same function on the same arrays in a process of its own; here again when the
+        helper fails).
         """
         n = len(queries)
         q_all = self.query_matrix(queries)
@@ -825,31 +834,53 @@ class BM25Index:
                 ]
             )
         q_all, weights = self._operands(q_all)
-        threads = min(RANK_THREADS, -(-n * max(1, self.n_docs) // RANK_CELLS))
-        chunk = max(1, min(RANK_CELLS // max(1, self.n_docs), -(-n // max(1, threads))))
-        starts = range(0, n, chunk)
+        if helper is not None and n * self.n_docs >= rank_helper.HELPER_CELLS:
+            ranked = helper.rank(q_all, weights, bonus, id_rank, depth)
+            if ranked is not None:
+                return ranked
+        return rank_rows(q_all, weights, bonus, id_rank, depth)
 
-        def rank_chunk(i: int) -> Ranked:
-            q = q_all.rows(starts[i], starts[i] + chunk)
-            block = score_block(q, weights)
-            if bonus is not None:
-                block += bonus[starts[i] : starts[i] + chunk, None]
-            return top_k_flat(block, id_rank, depth)
 
-        if threads > 1 and len(starts) > 1:
-            # numpy's gathers, sums, partition and sorts run without the GIL
-            with ThreadPoolExecutor(threads, thread_name_prefix="bm25-rank") as pool:
-                parts = list(pool.map(rank_chunk, range(len(starts))))
-        else:
-            parts = [rank_chunk(i) for i in range(len(starts))]
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
-        offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
-        return (
-            np.concatenate([p[0] for p in parts]),
-            np.concatenate([p[1] for p in parts]),
-            np.concatenate([p[2] + off for p, off in zip(parts, offsets.tolist(), strict=True)]),
-        )
+def rank_rows(
+    q_all: QueryTerms,
+    weights: TermRows,
+    bonus: FloatArray | None,
+    id_rank: IntArray,
+    depth: int,
+) -> Ranked:
+    """The ``depth`` best documents of each question of ``q_all``, end to end.
+
+    One :func:`score_block` per chunk of questions (sized so that a chunk's dense score
+    block holds about :data:`RANK_CELLS` numbers), ``bonus`` (BM25+'s, per question)
+    added to its row; the scores are those of :meth:`BM25Index.scores`, rounded by
+    :func:`canonical_scores`, and score-0 documents are not ranked.
+    """
+    n, n_docs = q_all.indptr.size - 1, weights.shape[1]
+    threads = min(RANK_THREADS, -(-n * max(1, n_docs) // RANK_CELLS))
+    chunk = max(1, min(RANK_CELLS // max(1, n_docs), -(-n // max(1, threads))))
+    starts = range(0, n, chunk)
+
+    def rank_chunk(i: int) -> Ranked:
+        q = q_all.rows(starts[i], starts[i] + chunk)
+        block = score_block(q, weights)
+        if bonus is not None:
+            block += bonus[starts[i] : starts[i] + chunk, None]
+        return top_k_flat(block, id_rank, depth)
+
+    if threads > 1 and len(starts) > 1:
+        # numpy's gathers, sums, partition and sorts run without the GIL
+        with ThreadPoolExecutor(threads, thread_name_prefix="bm25-rank") as pool:
+            parts = list(pool.map(rank_chunk, range(len(starts))))
+    else:
+        parts = [rank_chunk(i) for i in range(len(starts))]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+    offsets = np.cumsum([0] + [p[2][-1] if p[2].size else 0 for p in parts[:-1]])
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] + off for p, off in zip(parts, offsets.tolist(), strict=True)]),
+    )
 
 
 def get_tokenizer_factory(name: str) -> object:
@@ -1059,11 +1090,16 @@ class BM25Retriever:
         """Rank the corpus for each question (the batch scored at once)."""
         return self.rank_batch(questions, depth).rankings()
 
-    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
-        """:meth:`rank`'s rankings as arrays, for the runner to store as they are."""
+    def rank_batch(
+        self, questions: Sequence[Question], depth: int, helper: RankHelper | None = None
+    ) -> RankedBatch:
+        """:meth:`rank`'s rankings as arrays, for the runner to store as they are.
+
+        A large batch is ranked by ``helper`` when one is given (:meth:`BM25Index.rank_flat`).
+        """
         index, _ = self._ready()
         tokens = self._question_tokens(self.tokenizer_name, [q.text for q in questions])
-        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth)
+        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth, helper)
         return RankedBatch(self._doc_ids, cols, vals, ends)
 
     def search(self, text: str, depth: int) -> Ranking:

@@ -42,8 +42,10 @@ from engine.retrieve import (
     RetrieverError,
     bases_of,
     build_retriever,
+    rank_helper,
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
+from engine.retrieve.rank_helper import RankHelper
 from engine.trust import TrustStore, is_untrusted_kind, what_runs
 from engine.types import (
     BatchRun,
@@ -235,6 +237,7 @@ def refresh_runs(
         # indexing and ranking instead of after them (same checks, same verdict)
         ws.check_soundness_behind()
     need: dict[str, int] = {}  # how deep each base must be cached for its readers
+    batched: set[str] = set()  # retrievers that rank a batch as arrays (BM25)
     for spec in specs:
         try:
             reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
@@ -243,6 +246,8 @@ def refresh_runs(
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
+            if isinstance(reader, BatchRanker) and not reader.bases:
+                batched.add(spec.name)
     counts = _CountsLater(ws)
     corpus_hash = ws.corpus_hash()
     run = _PoolRun(
@@ -258,6 +263,7 @@ def refresh_runs(
         keep_going,
         counts,
         keep_top,
+        frozenset(batched),
     )
     store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
@@ -448,7 +454,12 @@ class _PoolRun:
     """BM25's term counts, written with the next rankings."""
     keep_top: int = 0
     """How many of each new ranking's doc ids to keep in the report (0: none)."""
+    batched: frozenset[str] = frozenset()
+    """The retrievers that rank on :attr:`_ranker` (:class:`BatchRanker` without bases)."""
     _docs: _LazyDocs | None = None
+    _helper: RankHelper | None = None
+    """The process that ranks large batches (:mod:`engine.retrieve.rank_helper`), started
+    for the first retriever with one."""
     _ranker: ThreadPoolExecutor | None = None
     _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
@@ -535,15 +546,19 @@ class _PoolRun:
             return
         if progress:
             progress(spec.name, 0, len(stale))
+        helper = self.helper(len(stale)) if spec.name in self.batched else None
         docs = [] if prepared.has(spec, corpus_hash) else self.docs()
         retriever = prepared.get(spec, corpus_hash, docs, env)
         if isinstance(retriever, BatchRanker) and not bases:
             # ranked on a worker thread while this thread stores the retriever before it
             # and indexes the next one (numpy and SQLite work without the GIL)
             if self._ranker is None:
-                self._ranker = ThreadPoolExecutor(1, thread_name_prefix="goldpan-rank")
+                # with the helper, a second thread makes the next retriever's questions
+                # ready while the helper ranks the one before
+                threads = 1 if helper is None else 2
+                self._ranker = ThreadPoolExecutor(threads, thread_name_prefix="goldpan-rank")
             ranking = self._ranker.submit(
-                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes
+                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes, helper
             )
             self._pending.append((spec.name, started, ranking))
             if len(stale) > 1 and retriever.batch_size > 1:
@@ -619,8 +634,9 @@ class _PoolRun:
         stale: Sequence[Question],
         depth: int,
         hashes: dict[str, str],
+        helper: RankHelper | None,
     ) -> list[BatchRun]:
-        """Rank ``stale`` in batches kept as arrays.
+        """Rank ``stale`` in batches kept as arrays (a large batch by ``helper``).
 
         Runs on the ranking thread: no SQL here.
         """
@@ -632,7 +648,7 @@ class _PoolRun:
         for start in range(0, len(stale), chunk):
             batch = stale[start : start + chunk]
             t0 = time.perf_counter()
-            ranked = retriever.rank_batch(batch, depth)
+            ranked = retriever.rank_batch(batch, depth, helper)
             ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             if len(batch) == 1:
                 alone[batch[0].id] = ms
@@ -714,8 +730,24 @@ class _PoolRun:
             with self.ws.transaction():
                 self.counts.write_held()
 
+    def helper(self, questions: int) -> RankHelper | None:
+        """The ranking helper, started now if a batched pool of ``questions`` is worth it.
+
+        It loads while this thread counts the terms. Once started, it is handed to every
+        batched retriever of the run: each batch decides by its own size
+        (:meth:`~engine.retrieve.bm25.BM25Index.rank_flat`).
+        """
+        if self._helper is None:
+            if questions * self.ws.doc_count() < rank_helper.HELPER_CELLS:
+                return None
+            self._helper = RankHelper()
+            self._helper.start()
+        return self._helper
+
     def close(self) -> None:
-        """Stop the ranking thread (after the ranking it is doing, if any)."""
+        """Stop the ranking thread (after the ranking it is doing, if any), and the helper."""
         if self._ranker is not None:
             self._ranker.shutdown(wait=True, cancel_futures=True)
             self._ranker = None
+        if self._helper is not None:
+            self._helper.close()

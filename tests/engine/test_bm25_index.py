@@ -577,10 +577,10 @@ def failing_for(name, monkeypatch):
 
     real = BM25Retriever.rank_batch
 
-    def rank_batch(self, questions, depth):
+    def rank_batch(self, questions, depth, helper=None):
         if self.spec.name == name:
             raise RetrieverError(f"{name} broke")
-        return real(self, questions, depth)
+        return real(self, questions, depth, helper)
 
     monkeypatch.setattr(BM25Retriever, "rank_batch", rank_batch)
 
