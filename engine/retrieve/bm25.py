@@ -816,11 +816,10 @@ class BM25Index:
     ) -> Ranked:
         """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
 
-        The questions' terms and the weights they read are made here, then ranked by
-        :func:`rank_rows`: in this process, or, for a batch of at least
-        :data:`~engine.retrieve.rank_helper.HELPER_CELLS` scores, by ``helper`` (the
-        same function on the same arrays in a process of its own; here again when the
-        helper fails).
+        The questions' terms are found here, then ranked by :meth:`rank_terms`: in this
+        process, or, for a batch of at least
+        :data:`~engine.retrieve.rank_helper.HELPER_CELLS` scores, by ``helper`` (the same
+        method on the same arrays in a process of its own; here again when it fails).
         """
         n = len(queries)
         q_all = self.query_matrix(queries)
@@ -833,12 +832,26 @@ class BM25Index:
                     for i in range(n)
                 ]
             )
-        q_all, weights = self._operands(q_all)
         if helper is not None and n * self.n_docs >= rank_helper.HELPER_CELLS:
-            ranked = helper.rank(q_all, weights, bonus, id_rank, depth)
+            ranked = helper.rank(self, q_all, bonus, id_rank, depth)
             if ranked is not None:
                 return ranked
+        return self.rank_terms(q_all, bonus, id_rank, depth)
+
+    def rank_terms(
+        self, q_all: QueryTerms, bonus: FloatArray | None, id_rank: IntArray, depth: int
+    ) -> Ranked:
+        """The rankings of :meth:`query_matrix`'s questions (``bonus``: BM25+'s, per question).
+
+        The weights are made here (:meth:`_operands`), then :func:`rank_rows` ranks.
+        """
+        q_all, weights = self._operands(q_all)
         return rank_rows(q_all, weights, bonus, id_rank, depth)
+
+    @property
+    def counts(self) -> TermCounts:
+        """The term counts this index weighs (without its vocabulary when made without one)."""
+        return TermCounts(self.vocab, self._tf, self.doc_len)
 
 
 def rank_rows(

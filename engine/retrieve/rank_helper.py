@@ -7,12 +7,13 @@ Python (a KorQuAD pool's ranking took two to three times as long beside the coun
 alone). The helper, ``python -m engine.retrieve.rank_helper``
 (:class:`~engine.helper_process.HelperProcess`), ranks on the machine's other core instead:
 
-* the pool's ranking thread makes the questions' term matrix and the weights they read
-  (:meth:`~engine.retrieve.bm25.BM25Index.rank_flat`), sends them, and waits for the
-  rankings without holding Python's lock;
-* the helper runs :func:`~engine.retrieve.bm25.rank_rows` on them, the function that
-  ranks in the parent otherwise, so the rankings are the same to the bit (the tests
-  compare them);
+* the pool's ranking thread finds the questions' terms
+  (:meth:`~engine.retrieve.bm25.BM25Index.rank_flat`), sends them with the index's term
+  counts and parameters, and waits for the rankings without holding Python's lock;
+* the helper makes the same index from those counts and runs its
+  :meth:`~engine.retrieve.bm25.BM25Index.rank_terms` (weighing, scoring, the top
+  documents), the method that ranks in the parent otherwise, so the rankings are the
+  same to the bit (the tests compare them);
 * a batch of fewer than :data:`HELPER_CELLS` scores is ranked in the parent (sending it
   would cost more than it saves), and so is every batch after the helper failed (it
   could not start, ended, or answered rankings that do not hold together): the same
@@ -20,17 +21,21 @@ alone). The helper, ``python -m engine.retrieve.rank_helper``
 
 Protocol, over the helper's standard input and output: a frame is one line of JSON, a
 header with the dtype and length of each array that follows (``[["<i8", 5774], ...]``),
-then each array's bytes in that order. A request's header also holds ``depth`` and
-whether the weights follow (the helper keeps the last weights sent, so a retriever's
-later batches send only their questions); an answer's holds either the three arrays of
-the rankings (:data:`~engine.retrieve.order.Ranked`) or ``error``. The parent reads
-each array straight into its own buffer.
+then each array's bytes in that order. A request's header also holds ``depth``, whether
+a BM25+ bonus follows the questions, and, when the index follows (the helper keeps the
+last one sent, so a retriever's later batches send only their questions), its
+parameters and shape; an answer's holds either the three arrays of the rankings
+(:data:`~engine.retrieve.order.Ranked`) or ``error``. The parent reads each array
+straight into its own buffer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -42,7 +47,7 @@ from engine.helper_process import HelperFailed, HelperProcess, answer_stream
 from engine.retrieve.order import Ranked
 
 if TYPE_CHECKING:
-    from engine.retrieve.bm25 import QueryTerms, TermRows
+    from engine.retrieve.bm25 import BM25Index, QueryTerms
 
 HELPER_CELLS = 1 << 22
 """Scores (questions x documents) from which a batch is ranked in the helper: about 4
@@ -121,6 +126,26 @@ def _sound(ranked: list[npt.NDArray[Any]], n: int, n_docs: int, depth: int) -> b
     )
 
 
+PIPE_BYTES = 1 << 20
+"""What each of the helper's pipes holds, where the system lets it be set (Linux; the
+default there is 64 KB): a pool's answer of 9 MB then crosses in 9 reads, not 144, and
+the ranking thread waits for Python's lock after each read while the pool counts."""
+
+
+def _widen_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Make the helper's input and output pipes hold :data:`PIPE_BYTES`, where possible."""
+    try:
+        import fcntl
+
+        size = fcntl.F_SETPIPE_SZ  # type: ignore[attr-defined,unused-ignore]
+    except (ImportError, AttributeError):  # not Linux: the pipes keep their size
+        return
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):  # over the system's limit: left as it is
+                fcntl.fcntl(stream.fileno(), size, PIPE_BYTES)
+
+
 def runs_in_python() -> bool:
     """Whether ``sys.executable`` is a Python interpreter (``python``, ``python3.11.exe``)."""
     name = os.path.basename(sys.executable or "").lower()
@@ -138,8 +163,8 @@ class RankHelper(HelperProcess):
     def __init__(self) -> None:
         """Nothing starts yet (:meth:`start` starts it)."""
         super().__init__()
-        self._holds: TermRows | None = None
-        """The weights the helper keeps (the last sent)."""
+        self._holds: BM25Index | None = None
+        """The index the helper keeps (the last sent)."""
         self.failure_message: str | None = None
         """Why the helper is no longer asked (None while it is)."""
         self.served = 0
@@ -156,19 +181,21 @@ class RankHelper(HelperProcess):
                 self.failure_message = f"{self.label} not started: {sys.executable!r} is not Python"
             if self.failure_message is None:
                 try:
-                    self._spawn()
+                    proc, _ = self._spawn()
                 except RankHelperFailed as exc:
                     self.failure_message = str(exc)
+                else:
+                    _widen_pipes(proc)
 
     def rank(
         self,
+        index: BM25Index,
         q: QueryTerms,
-        weights: TermRows,
         bonus: npt.NDArray[np.float64] | None,
         id_rank: npt.NDArray[np.int64],
         depth: int,
     ) -> Ranked | None:
-        """:func:`~engine.retrieve.bm25.rank_rows` of these arrays, ranked by the helper.
+        """``index``'s :meth:`~engine.retrieve.bm25.BM25Index.rank_terms`, by the helper.
 
         None when the helper failed, now or before (it could not start, ended, or
         answered what it should not): the caller ranks the batch itself. The helper is
@@ -178,7 +205,7 @@ class RankHelper(HelperProcess):
             if self.failure_message is not None:
                 return None
             try:
-                return self._ask(q, weights, bonus, id_rank, depth)
+                return self._ask(index, q, bonus, id_rank, depth)
             except RankHelperFailed as exc:
                 self.failure_message = str(exc)
                 self._holds = None
@@ -186,8 +213,8 @@ class RankHelper(HelperProcess):
 
     def _ask(
         self,
+        index: BM25Index,
         q: QueryTerms,
-        weights: TermRows,
         bonus: npt.NDArray[np.float64] | None,
         id_rank: npt.NDArray[np.int64],
         depth: int,
@@ -198,19 +225,16 @@ class RankHelper(HelperProcess):
         if proc.poll() is not None:  # it ended since its last answer: not started again
             raise self._failed("ended")
         assert proc.stdin is not None and proc.stdout is not None
-        send_weights = self._holds is not weights
+        send_index = self._holds is not index
         arrays = [q.indptr, q.terms, q.mult]
         if bonus is not None:
             arrays.append(bonus)
-        if send_weights:
-            arrays += [weights.indptr, weights.indices, weights.data, id_rank]
-        header = {
-            "depth": depth,
-            "bonus": bonus is not None,
-            "weights": send_weights,
-            "shape": list(weights.shape),
-        }
-        self._holds = None  # until the helper has answered with them
+        header: dict[str, Any] = {"depth": depth, "bonus": bonus is not None}
+        if send_index:  # what the index is made of: its counts, as counted
+            tf = index.counts.tf
+            arrays += [tf.indptr, tf.indices, tf.data, index.doc_len, id_rank]
+            header["index"] = {**dataclasses.asdict(index.params), "shape": list(tf.shape)}
+        self._holds = None  # until the helper has answered with it
         try:
             write_frame(proc.stdin, header, arrays)
         except OSError:
@@ -224,10 +248,9 @@ class RankHelper(HelperProcess):
         head, ranked = frame
         if "error" in head:
             raise self._failed(f"reported: {head['error']}")
-        n = q.indptr.size - 1
-        if not _sound(ranked, n, weights.shape[1], depth):
+        if not _sound(ranked, q.indptr.size - 1, index.n_docs, depth):
             raise self._failed("answered rankings that do not hold together")
-        self._holds = weights
+        self._holds = index
         self.served += 1
         return ranked[0], ranked[1], ranked[2]
 
@@ -240,9 +263,9 @@ class RankHelper(HelperProcess):
 
 def _serve(requests: IO[bytes], out: IO[bytes]) -> None:
     """Answer each request of ``requests`` until it ends (see the module's protocol)."""
-    from engine.retrieve.bm25 import QueryTerms, TermRows, rank_rows
+    from engine.retrieve.bm25 import BM25Index, BM25Params, QueryTerms, TermCounts, TermRows
 
-    weights: TermRows | None = None
+    index: BM25Index | None = None
     id_rank: npt.NDArray[np.int64] | None = None
     while True:
         frame = read_frame(requests)  # a broken frame ends the helper: the parent says so
@@ -253,13 +276,17 @@ def _serve(requests: IO[bytes], out: IO[bytes]) -> None:
             q = QueryTerms(arrays[0], arrays[1], arrays[2])
             rest = arrays[3:]
             bonus = rest.pop(0) if head["bonus"] else None
-            if head["weights"]:
-                indptr, indices, data, id_rank = rest
-                n_terms, n_docs = head["shape"]
-                weights = TermRows(indptr, indices, data, (n_terms, n_docs))
-            if weights is None or id_rank is None:
-                raise ValueError("a request without weights came first")
-            write_frame(out, {}, rank_rows(q, weights, bonus, id_rank, int(head["depth"])))
+            made = head.get("index")
+            if made is not None:
+                indptr, indices, tf, doc_len, id_rank = rest
+                params = {k: v for k, v in made.items() if k != "shape"}
+                counts = TermCounts(
+                    {}, TermRows(indptr, indices, tf, tuple(made["shape"])), doc_len
+                )
+                index = BM25Index(None, BM25Params(**params), counts=counts)
+            if index is None or id_rank is None:
+                raise ValueError("a request without an index came first")
+            write_frame(out, {}, index.rank_terms(q, bonus, id_rank, int(head["depth"])))
         except Exception as exc:  # answered: the parent ranks the batch itself
             write_frame(out, {"error": f"{type(exc).__name__}: {exc}"}, [])
 

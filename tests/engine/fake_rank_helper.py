@@ -24,7 +24,7 @@ def main() -> None:
     assert frame is not None
     head, arrays = frame
     n = arrays[0].size - 1
-    n_docs = head["shape"][1]
+    n_docs = head["index"]["shape"][1]
     depth = int(head["depth"])
     ends = np.arange(1, n + 1, dtype=np.int64)
     cols = np.zeros(n, dtype=np.int64)
