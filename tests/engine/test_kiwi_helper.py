@@ -134,18 +134,10 @@ def test_a_helper_that_cannot_start_says_why(monkeypatch):
         KiwiHelper().ready()
 
 
-def test_the_helper_ends_when_its_parent_is_killed(tmp_path):
-    """``kill -9`` of the app's process: the helper's input ends, so it exits."""
-    parent = textwrap.dedent(
-        """
-        import sys, time
-        from engine.kiwi_helper import KiwiHelper
-        helper = KiwiHelper()
-        helper.ready()
-        print(helper.pid, flush=True)
-        time.sleep(600)
-        """
-    )
+def ends_with_its_parent(start_helper: str) -> None:
+    """A parent that runs ``start_helper`` (which binds ``helper``) is killed with ``kill -9``:
+    its helper's input ends, so the helper exits."""
+    parent = f"import time\n{start_helper}\nprint(helper.pid, flush=True)\ntime.sleep(600)\n"
     proc = subprocess.Popen(
         [sys.executable, "-c", parent],
         stdout=subprocess.PIPE,
@@ -164,3 +156,10 @@ def test_the_helper_ends_when_its_parent_is_killed(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_helper_ends_when_its_parent_is_killed():
+    """``kill -9`` of the app's process: the helper's input ends, so it exits."""
+    ends_with_its_parent(
+        "from engine.kiwi_helper import KiwiHelper\nhelper = KiwiHelper()\nhelper.ready()"
+    )

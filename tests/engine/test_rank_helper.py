@@ -13,16 +13,13 @@ import io
 import os
 import random
 import signal
-import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from engine.helper_process import helper_env
 from engine.retrieve import rank_helper
 from engine.retrieve.bm25 import VARIANTS, BM25Index, BM25Params, id_ranks
 from engine.retrieve.rank_helper import RankHelper, read_frame, write_frame
@@ -30,7 +27,7 @@ from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
-from tests.engine.test_kiwi_helper import gone
+from tests.engine.test_kiwi_helper import ends_with_its_parent, gone
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -283,34 +280,9 @@ def test_a_small_pool_starts_no_helper(tmp_path, monkeypatch):
 
 def test_the_helper_ends_when_its_parent_is_killed():
     """``kill -9`` of the pool's process: the helper's input ends, so it exits."""
-    parent = textwrap.dedent(
-        """
-        import time
-        from engine.retrieve.rank_helper import RankHelper
-        helper = RankHelper()
-        helper.start()
-        print(helper.pid, flush=True)
-        time.sleep(600)
-        """
+    ends_with_its_parent(
+        "from engine.retrieve.rank_helper import RankHelper\nhelper = RankHelper()\nhelper.start()"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", parent],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=helper_env(),
-        cwd=REPO,
-    )
-    try:
-        assert proc.stdout is not None
-        helper_pid = int(proc.stdout.readline())
-        os.kill(helper_pid, 0)  # it runs
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert gone(helper_pid)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_closing_ends_a_helper_still_loading_at_once():
