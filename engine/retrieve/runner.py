@@ -733,11 +733,16 @@ class _PoolRun:
     def helper(self, questions: int) -> RankHelper | None:
         """The ranking helper, started now if a batched pool of ``questions`` is worth it.
 
-        It loads while this thread counts the terms. Once started, it is handed to every
+        It is where this thread has other retrievers to index or store while one ranks
+        (two batched retrievers or more in the run: with one, nothing would run beside
+        its ranking, and the helper only costs its start), and the batch is large. It
+        loads while this thread counts the terms. Once started, it is handed to every
         batched retriever of the run: each batch decides by its own size
         (:meth:`~engine.retrieve.bm25.BM25Index.rank_flat`).
         """
         if self._helper is None:
+            if len(self.batched) < 2:
+                return None
             if questions * self.ws.doc_count() < rank_helper.HELPER_CELLS:
                 return None
             self._helper = RankHelper()

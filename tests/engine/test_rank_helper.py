@@ -269,13 +269,26 @@ def test_a_pool_ranked_by_the_helper_stores_the_pools_rankings(tmp_path, monkeyp
     assert len(_stored(here)) == 270
 
 
-def test_a_small_pool_starts_no_helper(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("names", "cells", "starts"),
+    [
+        (["bm25-word", "bm25-bigram"], None, False),  # 90 x 120 scores: ranked here
+        (["bm25-word"], 0, False),  # one retriever: nothing would run beside its ranking
+        (["bm25-word", "bm25-bigram"], 0, True),
+    ],
+)
+def test_a_helper_starts_for_a_large_pool_of_several_retrievers(
+    tmp_path, monkeypatch, names, cells, starts
+):
     started: list[bool] = []
     monkeypatch.setattr(RankHelper, "start", lambda self: started.append(True))
+    if cells is not None:
+        monkeypatch.setattr(rank_helper, "HELPER_CELLS", cells)
     ws = Workspace.open(_pool_ws(tmp_path / "small.db"))
-    refresh_runs(ws, ["bm25-word"], depth=20)
+    report = refresh_runs(ws, names, depth=20)
     ws.close()
-    assert started == []  # 90 x 120 scores: ranked in this process
+    assert started == ([True] if starts else [])
+    assert report.ran == {n: 90 for n in names}  # a helper never started: ranked here
 
 
 def test_the_helper_ends_when_its_parent_is_killed():
