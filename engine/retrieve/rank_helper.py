@@ -74,11 +74,14 @@ def write_frame(
     stream.flush()
 
 
-def read_frame(stream: IO[bytes]) -> tuple[dict[str, Any], list[npt.NDArray[Any]]] | None:
+def read_frame(
+    stream: IO[bytes], max_bytes: int | None = None
+) -> tuple[dict[str, Any], list[npt.NDArray[Any]]] | None:
     """The next frame's header and arrays; None when the stream ends before a frame.
 
     Raises:
-        ValueError: the header is not a frame's, or the stream ends inside the frame.
+        ValueError: the header is not a frame's, its arrays hold more than ``max_bytes``
+            together, or the stream ends inside the frame.
     """
     line = stream.readline()
     if not line:
@@ -87,7 +90,6 @@ def read_frame(stream: IO[bytes]) -> tuple[dict[str, Any], list[npt.NDArray[Any]
     specs = head.get("arrays") if isinstance(head, dict) else None
     if not isinstance(specs, list):
         raise ValueError("a frame's header is a JSON object with its arrays")
-    arrays = []
     for spec in specs:
         if (
             not isinstance(spec, list)
@@ -97,7 +99,12 @@ def read_frame(stream: IO[bytes]) -> tuple[dict[str, Any], list[npt.NDArray[Any]
             or spec[1] < 0
         ):
             raise ValueError(f"an array of a frame is given as {spec!r}")
-        array = np.empty(spec[1], dtype=spec[0])
+    size = sum(np.dtype(dtype).itemsize * length for dtype, length in specs)
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(f"a frame of {size} bytes, where at most {max_bytes} can be an answer")
+    arrays = []
+    for dtype, length in specs:
+        array = np.empty(length, dtype=dtype)
         view, got = array.data.cast("B"), 0
         while got < len(view):
             n = stream.readinto(view[got:])  # type: ignore[attr-defined]
@@ -239,8 +246,9 @@ class RankHelper(HelperProcess):
             write_frame(proc.stdin, header, arrays)
         except OSError:
             raise self._failed("stopped reading") from None
-        try:
-            frame = read_frame(proc.stdout)
+        n = q.indptr.size - 1
+        try:  # at most depth documents a question: a number and a score each
+            frame = read_frame(proc.stdout, max_bytes=16 * n * depth + 8 * n)
         except ValueError as exc:
             raise self._failed(f"answered something that is not a frame ({exc})") from None
         if frame is None:
@@ -248,7 +256,7 @@ class RankHelper(HelperProcess):
         head, ranked = frame
         if "error" in head:
             raise self._failed(f"reported: {head['error']}")
-        if not _sound(ranked, q.indptr.size - 1, index.n_docs, depth):
+        if not _sound(ranked, n, index.n_docs, depth):
             raise self._failed("answered rankings that do not hold together")
         self._holds = index
         self.served += 1

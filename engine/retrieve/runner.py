@@ -6,7 +6,10 @@ are run again. Each retriever's new rankings are written in one transaction.
 
 BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
 as arrays to the end, while the calling thread indexes the next retriever and stores the
-previous one: the workspace's connection is only ever used by the caller.
+previous one: the workspace's connection is only ever used by the caller. In a run of
+several batched retrievers, a large batch is ranked by a helper process
+(:mod:`engine.retrieve.rank_helper`) on the machine's other core, the worker thread only
+waiting for it.
 
 Two times are kept per ranking: its share of its batch's time (``latency_ms``: the pool's
 throughput) and, for some questions, its time ranked alone (``alone_ms``: what a user
@@ -459,7 +462,7 @@ class _PoolRun:
     _docs: _LazyDocs | None = None
     _helper: RankHelper | None = None
     """The process that ranks large batches (:mod:`engine.retrieve.rank_helper`), started
-    for the first retriever with one."""
+    by :meth:`helper` for the first batched retriever with a large batch."""
     _ranker: ThreadPoolExecutor | None = None
     _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""

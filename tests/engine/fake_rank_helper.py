@@ -1,9 +1,11 @@
 """A stand-in for the ranking helper that answers wrongly, for the parent's checks.
 
-``python -m tests.engine.fake_rank_helper MODE`` reads one request frame, then answers as
-MODE says: ``far`` (a document number past the corpus), ``short`` (one question too few),
-``deep`` (more documents than the depth asked), ``garbage`` (a line that is no frame),
-``silent`` (ends without answering). The parent must rank the batch itself each time.
+``python -m tests.engine.fake_rank_helper`` reads one request frame, then answers as the
+environment's ``FAKE_RANK_HELPER`` says: ``far`` (a document number past the corpus),
+``short`` (one question too few), ``deep`` (a question with more documents than the
+depth asked), ``garbage`` (a line that is no frame), ``huge`` (a frame announcing a
+petabyte), ``silent`` (ends without answering). The parent must rank the batch itself
+each time.
 """
 
 from __future__ import annotations
@@ -33,11 +35,15 @@ def main() -> None:
     elif mode == "short":
         ends = ends[:-1]
         cols = cols[:-1]
-    elif mode == "deep":
-        ends = np.arange(1, n + 1, dtype=np.int64) * (depth + 1)
-        cols = np.zeros(n * (depth + 1), dtype=np.int64)
+    elif mode == "deep":  # the first question has one document more than the depth
+        ends = ends + depth
+        cols = np.zeros(int(ends[-1]), dtype=np.int64)
     elif mode == "garbage":
         out.write(b"not a frame\n")
+        out.flush()
+        return
+    elif mode == "huge":
+        out.write(b'{"arrays": [["<f8", 125000000000000]]}\n')
         out.flush()
         return
     elif mode == "silent":

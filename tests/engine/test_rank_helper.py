@@ -151,6 +151,7 @@ class _Fake(RankHelper):
         ("short", "do not hold together"),
         ("deep", "do not hold together"),
         ("garbage", "not a frame"),
+        ("huge", "at most"),  # refused before anything is allocated
         ("silent", "ended"),
     ],
 )
