@@ -51,6 +51,8 @@ class HelperProcess:
     """How its failures name it ("Kiwi's helper process ended (exit code 1)")."""
     failure: type[HelperFailed] = HelperFailed
     """What its failures raise."""
+    env: dict[str, str] = {}  # a class's constant: never changed in place
+    """Variables set in its environment besides this process's."""
     killed_when_closed = False
     """Closing kills it instead of waiting for it to exit (a helper that keeps nothing
     worth waiting for, and may still be loading when the parent is done with it)."""
@@ -98,7 +100,7 @@ class HelperProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=helper_env(),
+                env={**helper_env(), **self.env},
                 close_fds=True,
                 start_new_session=True,  # the terminal's Ctrl-C is the parent's to handle
             )

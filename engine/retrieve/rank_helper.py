@@ -4,7 +4,7 @@ A pool ranks one retriever on a worker thread while the calling thread counts th
 retriever's terms and stores the one before: but Python runs one thread at a time, and
 each of the ranking's numpy calls waits for the lock back while the other thread runs
 Python (a KorQuAD pool's ranking took two to three times as long beside the counting as
-alone). The helper, ``python -m engine.retrieve.rank_helper``
+alone). The helper, ``python -m engine.retrieve.rank_worker``
 (:class:`~engine.helper_process.HelperProcess`), ranks on the machine's other core instead:
 
 * the pool's ranking thread finds the questions' terms
@@ -43,7 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.helper_process import HelperFailed, HelperProcess, answer_stream
+from engine.helper_process import HelperFailed, HelperProcess
 from engine.retrieve.order import Ranked
 
 if TYPE_CHECKING:
@@ -162,7 +162,8 @@ def runs_in_python() -> bool:
 class RankHelper(HelperProcess):
     """The pool's side of the ranking helper: one request at a time, under a lock."""
 
-    module = "engine.retrieve.rank_helper"
+    module = "engine.retrieve.rank_worker"
+    env = {"OPENBLAS_NUM_THREADS": "1"}  # it ranks without BLAS: no thread pool to start
     label = "BM25's ranking helper process"
     failure = RankHelperFailed
     killed_when_closed = True  # it keeps nothing, and may still be loading numpy
@@ -267,45 +268,3 @@ class RankHelper(HelperProcess):
         with self._lock:
             self._holds = None
             self._close()
-
-
-def _serve(requests: IO[bytes], out: IO[bytes]) -> None:
-    """Answer each request of ``requests`` until it ends (see the module's protocol)."""
-    from engine.retrieve.bm25 import BM25Index, BM25Params, QueryTerms, TermCounts, TermRows
-
-    index: BM25Index | None = None
-    id_rank: npt.NDArray[np.int64] | None = None
-    while True:
-        frame = read_frame(requests)  # a broken frame ends the helper: the parent says so
-        if frame is None:
-            return
-        head, arrays = frame
-        try:
-            q = QueryTerms(arrays[0], arrays[1], arrays[2])
-            rest = arrays[3:]
-            bonus = rest.pop(0) if head["bonus"] else None
-            made = head.get("index")
-            if made is not None:
-                indptr, indices, tf, doc_len, id_rank = rest
-                params = {k: v for k, v in made.items() if k != "shape"}
-                counts = TermCounts(
-                    {}, TermRows(indptr, indices, tf, tuple(made["shape"])), doc_len
-                )
-                index = BM25Index(None, BM25Params(**params), counts=counts)
-            if index is None or id_rank is None:
-                raise ValueError("a request without an index came first")
-            write_frame(out, {}, index.rank_terms(q, bonus, id_rank, int(head["depth"])))
-        except Exception as exc:  # answered: the parent ranks the batch itself
-            write_frame(out, {"error": f"{type(exc).__name__}: {exc}"}, [])
-
-
-def main() -> int:
-    """The helper's side: answer requests until the input ends, then exit at once."""
-    out = answer_stream()
-    _serve(sys.stdin.buffer, out)
-    out.flush()
-    os._exit(0)  # nothing to close: Python's teardown would only keep the parent waiting
-
-
-if __name__ == "__main__":
-    sys.exit(main())

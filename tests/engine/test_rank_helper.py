@@ -252,19 +252,27 @@ def test_a_pool_ranked_by_the_helper_stores_the_pools_rankings(tmp_path, monkeyp
     ws.close()
 
     asked: list[int] = []
-    real_ask = RankHelper._ask
+    helpers: set[RankHelper] = set()
+    real_rank, real_ask = RankHelper.rank, RankHelper._ask
+
+    def rank(self, *args):
+        helpers.add(self)
+        return real_rank(self, *args)
 
     def ask(self, index, q, *args):
         asked.append(q.indptr.size - 1)
         return real_ask(self, index, q, *args)
 
+    monkeypatch.setattr(RankHelper, "rank", rank)
     monkeypatch.setattr(RankHelper, "_ask", ask)
     monkeypatch.setattr(rank_helper, "HELPER_CELLS", 120 * 90)  # this pool's batches
     there = _pool_ws(tmp_path / "there.db")
     ws = Workspace.open(there)
     report = refresh_runs(ws, names, depth=20)
     ws.close()
+    (helper,) = helpers
     assert asked == [90, 90, 90]  # each retriever's batch went to the helper
+    assert helper.failure_message is None and helper.pid is None  # ended with the pool
     assert report.ran == {n: 90 for n in names}
     assert _stored(there) == _stored(here)
     assert len(_stored(here)) == 270
