@@ -17,7 +17,7 @@ alone). The helper, ``python -m engine.retrieve.rank_worker``
 * a batch of fewer than :data:`HELPER_CELLS` scores is ranked in the parent (sending it
   would cost more than it saves), and so is every batch after the helper failed (it
   could not start, ended, or answered rankings that do not hold together): the same
-  rankings, later. :attr:`RankHelper.failure` says why.
+  rankings, later. :attr:`RankHelper.failure_message` says why.
 
 Protocol, over the helper's standard input and output: a frame is one line of JSON, a
 header with the dtype and length of each array that follows (``[["<i8", 5774], ...]``),
