@@ -22,7 +22,7 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import paired_values, score_workspace, workspace_golds
+from engine.scoring import paired_values, score_workspace, scored_set, workspace_golds
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
@@ -94,14 +94,11 @@ def relation(top: Doc, gold: Doc) -> str:
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
     """Every scored question where ``retriever`` does not put a gold document first."""
     select_retrievers(ws, [retriever])
-    golds = workspace_golds(ws)
-    tagged = None if tag is None else {q.id for q in ws.questions() if tag in q.tags}
-    runs = ws.runs(retriever)
+    scope = scored_set(ws, [retriever], tag)
+    runs = ws.runs(retriever, scope.question_ids)
     out = []
-    for qid in sorted(golds):
-        g = golds[qid]
-        if g.status is not Status.LABELED or (tagged is not None and qid not in tagged):
-            continue
+    for qid in scope.question_ids:
+        g = scope.golds[qid]
         ranking = runs[qid].doc_ids if qid in runs else ()
         rank = first_gold_rank(ranking, g.gold)
         if rank == 1:
@@ -122,17 +119,26 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 
 
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
-    """Top-1 scores of answerable vs no-answer questions and the threshold table."""
+    """Top-1 scores of answerable vs no-answer questions and the threshold table.
+
+    Answerable: the scored questions; no-answer: those settled so that ``retriever`` has
+    ranked (a question it has not ranked yet has no top-1 score, not a score of 0).
+    """
     select_retrievers(ws, [retriever])
-    golds = workspace_golds(ws)
+    scope = scored_set(ws, [retriever])
+    unranked = scope.not_ranked.get(retriever, set())
     runs = ws.runs(retriever)
 
     def top1(qid: str) -> float:
         run = runs.get(qid)
         return float(run.scores[0]) if run and run.scores else 0.0
 
-    answerable = [top1(q) for q, g in golds.items() if g.status is Status.LABELED]
-    no_answer = [top1(q) for q, g in golds.items() if g.status is Status.NO_ANSWER]
+    answerable = [top1(q) for q in scope.question_ids]
+    no_answer = [
+        top1(q)
+        for q, g in scope.golds.items()
+        if g.status is Status.NO_ANSWER and q not in unranked
+    ]
     return calibrate(retriever, answerable, no_answer)
 
 
@@ -154,6 +160,18 @@ class SweepCell:
     value: float
 
 
+def sweepable(ws: Workspace, retriever: str) -> RetrieverSpec:
+    """The BM25 retriever named ``retriever``, whose k1 and b a sweep varies.
+
+    Raises:
+        WorkspaceError: no such retriever, or one of another kind.
+    """
+    (spec,) = select_retrievers(ws, [retriever])
+    if spec.kind != "bm25":
+        raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    return spec
+
+
 def sweep(
     ws: Workspace,
     retriever: str,
@@ -167,9 +185,7 @@ def sweep(
     Nothing is cached or stored: each cell ranks the scored questions again. The cell at
     the retriever's own parameters equals ``goldpan score``.
     """
-    (spec,) = select_retrievers(ws, [retriever])
-    if spec.kind != "bm25":
-        raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    spec = sweepable(ws, retriever)
     bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
     bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
     if bad:
@@ -177,13 +193,9 @@ def sweep(
     m = parse_metric(metric)
     # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
     depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)
-    golds = workspace_golds(ws)
+    scope = scored_set(ws, [retriever], tag)
+    golds, scored = scope.golds, scope.question_ids
     questions = {q.id: q for q in ws.questions()}
-    scored = sorted(
-        q
-        for q, g in golds.items()
-        if g.status is Status.LABELED and (tag is None or tag in questions[q].tags)
-    )
     docs = ws.docs()
     shared: dict[Any, Any] = {}
     cells = []

@@ -1,8 +1,9 @@
 """Scores of every retriever on a workspace's resolved gold.
 
-Only questions whose status is ``labeled`` are scored with ranking metrics; the others
-are counted (no answer, disputed, needing re-check, unlabeled). Rankings come from the
-cache: scoring never re-runs a retriever unless its cache is stale (see
+Only questions whose status is ``labeled`` and that every retriever scored has ranked
+(:func:`scored_set`) are scored with ranking metrics; the others are counted (not ranked
+yet, no answer, disputed, needing re-check, unlabeled). Rankings come from the cache:
+scoring never runs a retriever (``goldpan score`` pools first, see
 :mod:`engine.retrieve.runner`).
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
-from engine.gold import Gold, Status, count_golds
+from engine.gold import Gold, count_golds, is_scored, scored_questions
 from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
 from engine.metrics import (
     FloatArray,
@@ -28,6 +29,7 @@ from engine.metrics import (
     parse_metric,
     per_question,
 )
+from engine.ranked import NotRanked, left_out, workspace_not_ranked
 from engine.types import CachedRun
 from engine.workspace import Workspace
 
@@ -109,7 +111,12 @@ class RetrieverScores:
     latency: Latency
     """Over every cached ranking of this retriever (not only the scored questions')."""
     missing: int
-    """Scored questions with no cached ranking (counted as misses)."""
+    """Scored questions its run has no ranking of, counted as misses: an imported run
+    (or a given one) that lacks them (a retriever goldpan ranks leaves them out instead,
+    :attr:`not_ranked`)."""
+    not_ranked: tuple[str, ...] = ()
+    """The questions with gold (in the score's tag) this retriever has not ranked yet
+    (:mod:`engine.ranked`): left out of every retriever's means, never misses."""
 
 
 @dataclass
@@ -136,6 +143,37 @@ class Scoreboard:
         }
 
 
+@dataclass(frozen=True)
+class ScoredSet:
+    """The questions a score over some retrievers is over, and what it leaves out."""
+
+    golds: dict[str, Gold]
+    """Every question's resolved gold (with the tag, when there is one)."""
+    not_ranked: NotRanked
+    """Per retriever of the score that goldpan ranks: the questions it has not ranked."""
+    question_ids: list[str]
+    """The scored questions (:func:`engine.gold.scored_questions`), in code-point order."""
+    counts: dict[str, int]
+    """How many questions fall in each :data:`engine.gold.COUNT_KEYS` bucket."""
+
+
+def scored_set(ws: Workspace, retrievers: Sequence[str], tag: str | None = None) -> ScoredSet:
+    """The questions (with ``tag``) a score of ``retrievers`` is over: one rule for all.
+
+    Labeled, and ranked by every one of ``retrievers`` (:mod:`engine.ranked`): a question
+    one of them has not ranked is left out of all their means (they stay paired) and
+    counted as ``not_ranked``. Every score, comparison, power estimate, snapshot and
+    analysis of the scored questions reads its questions here.
+    """
+    ids = None if tag is None else [q.id for q in ws.questions() if tag in q.tags]
+    golds = workspace_golds(ws, ids)
+    not_ranked = workspace_not_ranked(ws, retrievers, ids)
+    out = left_out(not_ranked)
+    return ScoredSet(
+        golds, not_ranked, scored_questions(golds, out), count_golds(golds.values(), out)
+    )
+
+
 def score_workspace(
     ws: Workspace,
     *,
@@ -155,21 +193,16 @@ def score_workspace(
 
     names = list(metrics) if metrics else metric_names()
     parsed = [parse_metric(m) for m in names]
-    golds = workspace_golds(ws)
-    if tag is not None:
-        tagged = {q.id for q in ws.questions() if tag in q.tags}
-        golds = {q: g for q, g in golds.items() if q in tagged}
-    counts = count_golds(golds.values())
-    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
-    board = Scoreboard(counts, scored, golds=golds)
-    # imported here: the retriever modules (numpy, tokenizers) are not needed to score
-
     if given:
         stored = [n for n in retrievers or () if n not in given]
         chosen = [s.name for s in select_retrievers(ws, stored)] if stored else []
         chosen += [n for n in given if n not in chosen]
     else:
         chosen = [s.name for s in select_retrievers(ws, retrievers)]
+    scope = scored_set(ws, [n for n in chosen if not (given and n in given)], tag)
+    golds, scored = scope.golds, scope.question_ids
+    board = Scoreboard(scope.counts, scored, golds=golds)
+    with_gold = {q for q, g in golds.items() if is_scored(g)}  # scored once ranked
     for name in chosen:
         cached = dict(given[name]) if given and name in given else ws.runs(name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
@@ -186,6 +219,7 @@ def score_workspace(
             first_gold_rank=first_relevant_rank(j),
             latency=timing,
             missing=sum(1 for q in scored if q not in cached),
+            not_ranked=tuple(sorted(scope.not_ranked.get(name, set()) & with_gold)),
         )
     return board
 

@@ -78,12 +78,13 @@ def pytest_collection_modifyitems(
         return
     if not config.getoption("goldpan_search"):
         raise pytest.UsageError("--goldpan needs --goldpan-search MODULE:FUNCTION")
-    from engine.gold import Status, workspace_golds
+    from engine.gold import scored_questions, workspace_golds
     from engine.workspace import Workspace
 
     with Workspace.open(Path(path), readonly=True) as ws:
         golds = workspace_golds(ws)
-    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
+    # the search function ranks every question: none is left out as not ranked
+    scored = scored_questions(golds)
     config.stash[_STATE] = {}
     items.extend(QuestionItem.from_parent(session, name=f"goldpan[{q}]", qid=q) for q in scored)
 

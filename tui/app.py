@@ -513,7 +513,7 @@ class GoldpanApp(App[None]):
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
             self.post_message(PoolFailed("", failure_notice(exc)))
             return
-        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+        errors = report.failed()
         if errors:
             self.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in errors.items())))
         ran = [n for n, count in report.ran.items() if count]
@@ -556,9 +556,6 @@ class GoldpanApp(App[None]):
                     keep_going=True,
                     trust=self.trust_flow.store,
                 )
-                runs = {
-                    s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
-                }
             finally:
                 ws.close()
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
@@ -566,12 +563,11 @@ class GoldpanApp(App[None]):
             return
         if report.warnings:
             self.call_from_thread(self._say_warnings, report.warnings)
-        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+        errors = report.failed()
         if errors:  # the other retrievers' rankings still count
             failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
-        rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
-        self.post_message(QuestionPooled(question_id, rankings))
+        self.post_message(QuestionPooled(question_id))
 
     def _say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
         """What a retriever says on every run (TLS not checked), once per session each."""
@@ -584,9 +580,7 @@ class GoldpanApp(App[None]):
         """Take the new rankings into the live scores and tell the screens (once each)."""
         session = self.session
         session.reload_if_changed()  # the worker committed the rankings on its connection
-        for name, ranking in message.rankings.items():
-            if name in session.live.rankings:
-                session.take_ranking(name, message.question_id, ranking)
+        session.take_rankings(message.question_id)
         self.announce(message.question_id, pooled=True)
 
     def on_pool_failed(self, message: PoolFailed) -> None:

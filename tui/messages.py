@@ -26,7 +26,6 @@ class QuestionPooled(Message, bubble=False):
     """Every retriever ranked ``question_id`` (a worker finished; for the app alone)."""
 
     question_id: str
-    rankings: dict[str, tuple[str, ...]]
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.errors import BadInput, UnknownName
 from engine.pooling import DEFAULT_DEPTH
+from engine.ranked import bases_of as bases_of  # its home is engine.ranked
 from engine.retrieve.base import (
     STORED_KINDS,
     BatchRanker,
@@ -93,12 +94,6 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
         raise BadInput(
             f"retriever {spec.name!r} (table retrievers): parameters of the wrong type ({exc})"
         ) from None
-
-
-def bases_of(spec: RetrieverSpec) -> tuple[str, ...]:
-    """The retrievers whose rankings ``spec`` reads (its ``of`` parameter)."""
-    of = spec.params.get("of")
-    return tuple(param_list(of, "of")) if of else ()
 
 
 def dependents(specs: Sequence[RetrieverSpec], name: str) -> list[str]:

@@ -36,6 +36,7 @@ from typing import Any, overload
 from engine.arrays import spans
 from engine.names import check_known
 from engine.pooling import TopDocs
+from engine.ranked import input_hashes
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -56,7 +57,6 @@ from engine.types import (
     Doc,
     Question,
     RetrieverSpec,
-    TextHasher,
 )
 from engine.workspace import Workspace, WorkspaceError
 
@@ -108,6 +108,13 @@ class RunReport:
     top: dict[str, TopDocs] = field(default_factory=dict)
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
+
+    def failed(self) -> dict[str, str]:
+        """:attr:`errors` but those of retrievers skipped as not trusted (or reading one).
+
+        What the app says failed: a skipped command is said once, by the trust flow.
+        """
+        return {n: e for n, e in self.errors.items() if "not trusted" not in e}
 
 
 class PreparedRetrievers:
@@ -506,9 +513,9 @@ class _PoolRun:
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
-        # what a cached ranking depends on: corpus, retriever, question text and (for
-        # fusion and rerank) the input hashes of its bases' rankings; for the team's own
-        # code (a command) or engine (a URL), what it says its output depends on (a
+        # what a cached ranking depends on (engine.ranked.input_hashes, the same hash
+        # that says which questions are not ranked yet); for the team's own code (a
+        # command) or engine (a URL), also what it says its output depends on (a
         # declared cache key, the index's identity), else nothing can vouch for a
         # cache: a one-off hash makes every ranking (and its readers') new
         force, volatile, key_words = self.force, "", ""
@@ -525,14 +532,8 @@ class _PoolRun:
                 force, volatile = True, f"volatile {uuid.uuid4()}"
             else:
                 volatile = f"cache key {key}"
-        hasher = TextHasher(corpus_hash, spec.hash, *([volatile] if volatile else []))
-        hashes = {
-            q.id: hasher(
-                q.text,
-                *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-            )
-            for q in questions
-        }
+        base_hashes = {b: {q: r.input_hash for q, r in r_b.items()} for b, r_b in base_runs.items()}
+        hashes = input_hashes(corpus_hash, spec, questions, base_hashes, volatile)
         stale = [
             q
             for q in questions

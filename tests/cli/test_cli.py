@@ -42,6 +42,7 @@ def test_new_import_pool_score_json(tmp_path, capsys):
     # q1, q2 scored; q3 has no labels; q4 only a grade-0 judgment (no gold yet)
     assert data["questions"] == {
         "scored": 2,
+        "not_ranked": 0,
         "no_answer": 0,
         "disputed": 0,
         "recheck": 0,

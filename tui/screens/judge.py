@@ -13,7 +13,6 @@ from textual.widgets import Footer, Header, Static
 from engine.counters import left_to_judge
 from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
-from engine.types import STORED_KINDS
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
@@ -299,14 +298,8 @@ restores them). The line above the footer shows your progress.
             model=self._model_marks(qid),
         )
         self.listed = qid
-        imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
-        missing = [
-            r
-            for r in session.live.retrievers
-            if r not in imported and qid not in session.live.rankings[r]
-        ]
         pool = qid not in self.gp.pool_tried and self.gp.readonly_reason is None
-        if missing and not self.pooling and pool:
+        if qid in session.live.not_ranked and not self.pooling and pool:
             self.pooling = True
             self.gp.pool_question(qid)
         self.show_document()
@@ -363,10 +356,8 @@ restores them). The line above the footer shows your progress.
         )
         if self.pooling:
             text.append("   pooling…", style="italic yellow")
-        elif self.gp.readonly_reason is not None and any(
-            qid not in session.live.rankings[r] for r in session.live.retrievers
-        ):
-            text.append("   not pooled (read-only)", style="italic yellow")
+        elif self.gp.readonly_reason is not None and qid in session.live.not_ranked:
+            text.append("   not ranked yet (read-only)", style="italic yellow")
         if self.show_model:
             names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
             shown = visible(", ".join(names)) if names else "none graded this question"

@@ -41,8 +41,17 @@ PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
 
 
-def rank_cell(rank: int) -> Text:
-    """A gold rank, coloured: 1 green, 2-3 yellow, 4-10 orange, deeper red, missed ``-``."""
+NOT_RANKED = "not ranked"
+"""A grid cell of a retriever that has not ranked the question yet (never a miss)."""
+
+
+def rank_cell(rank: int, ranked: bool = True) -> Text:
+    """A gold rank, coloured: 1 green, 2-3 yellow, 4-10 orange, deeper red, missed ``-``.
+
+    Not ``ranked`` yet (:mod:`engine.ranked`): :data:`NOT_RANKED`, whatever ``rank`` is.
+    """
+    if not ranked:
+        return Text(NOT_RANKED, style="italic yellow", justify="right")
     if rank == 0:
         return Text("-", style="bold red", justify="right")
     style = (
@@ -68,6 +77,10 @@ throughput (questions per second in its batches); `-` where nothing was timed al
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
 top 100), hardest first, and the rank-1 document that beat it.
+
+A question another process added or changed is **not ranked yet** until goldpan has
+ranked it (in the background, the header says how far): it is left out of every mean,
+counted on the line above, and its row comes last.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
@@ -339,6 +352,8 @@ top 100), hardest first, and the rank-1 document that beat it.
                 "   ",
                 (str(counts["scored"]), "bold green"),
                 " scored · ",
+                (str(counts["not_ranked"]) if counts["not_ranked"] else "", "bold yellow"),
+                " not ranked yet · " if counts["not_ranked"] else "",
                 (str(counts["no_answer"]), "bold cyan"),
                 " no answer · ",
                 (str(counts["disputed"]), "bold red"),
@@ -378,7 +393,9 @@ top 100), hardest first, and the rank-1 document that beat it.
                 [
                     literal(row.question_id),
                     *(
-                        marked_rank(
+                        rank_cell(row.ranks[r], ranked=False)
+                        if r in row.not_ranked
+                        else marked_rank(
                             rank_cell(row.ranks[r]),
                             row.ranks[r],
                             baseline.rank(r, row.question_id) if baseline else None,
@@ -421,12 +438,16 @@ top 100), hardest first, and the rank-1 document that beat it.
         out.append("\n\ngold: ", style="dim")
         out.append_text(literal(", ".join(f"{d} ({g})" for d, g in gold.gold.items())))
         out.append("\n")
+        waiting = live.not_ranked.get(qid, frozenset())
         for r in live.retrievers:
             ranking = live.rankings[r].get(qid, ())
             first = first_gold_rank(ranking, gold.gold)
             out.append("\n")
             out.append_text(literal(r, style="bold"))
             out.append("  ")
+            if r in waiting:
+                out.append(f"{NOT_RANKED} yet", style="italic yellow")
+                continue
             out.append_text(rank_cell(first))
             if first != 1 and ranking:
                 top = ranking[0]

@@ -53,7 +53,9 @@ def score_table(
     title = "scores" + (f" (tag {tag})" if tag else "")
     c = board.counts
     caption = (
-        f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
+        f"{c['scored']} scored · "
+        + (f"{c['not_ranked']} not ranked yet · " if c.get("not_ranked") else "")
+        + f"{c['no_answer']} no answer · {c['disputed']} disputed · "
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
     )
@@ -82,7 +84,6 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
-    from engine.retrieve import STORED_KINDS
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -106,7 +107,6 @@ def cmd_score(args: argparse.Namespace) -> None:
         board = score_workspace(
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
         )
-        imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS} - given.names()
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
         if args.junit_xml or args.markdown:
             from engine.ci_reports import cases_at_k, markdown_scores
@@ -125,20 +125,31 @@ def cmd_score(args: argparse.Namespace) -> None:
     if not args.json:
         gate.say_how(rankings, board.retrievers)
     if not args.json and not board.question_ids and not floors:
+        todo = (
+            "rank them (goldpan pool)"
+            if board.counts["not_ranked"]
+            else "label gold documents (or import qrels) to score"
+        )
         err.print(
             literal(
                 f"no question{with_tag(args.tag)} is scored yet: the metric columns are means "
-                "over no question (shown as 0); label gold documents (or import qrels) to score"
+                f"over no question (shown as 0); {todo}"
             )
         )
     if not args.json and args.markdown != "-":
-        missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
-        unpooled = {n: m for n, m in missing.items() if n not in imported}
-        absent = {n: m for n, m in missing.items() if n in imported}
-        if unpooled:
-            err.print(literal(f"not pooled yet (counted as misses): {unpooled}"))
+        unranked = {n: len(rs.not_ranked) for n, rs in board.retrievers.items() if rs.not_ranked}
+        if unranked:
+            said = ", ".join(f"{n} {m}" for n, m in unranked.items())
+            err.print(
+                literal(
+                    f"not ranked yet (left out of every retriever's means until ranked, "
+                    f"never counted as misses; goldpan pool ranks them): {said}"
+                )
+            )
+        absent = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         if absent:
-            err.print(literal(f"not in the imported run (counted as misses): {absent}"))
+            said = ", ".join(f"{n} {m}" for n, m in absent.items())
+            err.print(literal(f"not in the imported run (counted as misses): {said}"))
     for retriever, _, _ in floors:
         if retriever is not None and retriever not in board.retrievers:
             raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
@@ -282,8 +293,9 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A (k1, b) grid for one BM25 retriever, or a two-retriever fusion's weights."""
-    from engine.analysis import SWEEP_B, SWEEP_K1, sweep
+    from engine.analysis import SWEEP_B, SWEEP_K1, sweep, sweepable
     from engine.metrics import parse_metric
+    from engine.retrieve import DEFAULT_DEPTH
 
     if args.fusion is not None:
         if args.retriever is not None or args.k1 is not None or args.b is not None:
@@ -302,6 +314,9 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         check_retrievers(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "sweep")
+        sweepable(ws, args.retriever)  # before it is pooled for nothing
+        # the grid is over the questions `score` scores: those the retriever has ranked
+        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
     cells_word = "cell" if len(cells) == 1 else "cells"
