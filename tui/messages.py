@@ -29,10 +29,10 @@ class QuestionPooled(Message, bubble=False):
 
 
 @dataclass
-class StalePooled(Message, bubble=False):
-    """A worker ranked the stale questions of ``retrievers`` (the app pools them on start)."""
+class QuestionsRanked(Message, bubble=False):
+    """A worker ranked the questions that were not ranked yet (for the app alone)."""
 
-    retrievers: list[str]
+    question_ids: tuple[str, ...]
 
 
 @dataclass

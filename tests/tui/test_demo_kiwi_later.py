@@ -1,4 +1,4 @@
-"""`goldpan demo` opens before Kiwi: the app pools the Kiwi retriever in a worker."""
+"""`goldpan demo` opens before Kiwi: the app ranks with the Kiwi retriever in a worker."""
 
 from __future__ import annotations
 
@@ -32,12 +32,11 @@ async def test_the_demo_opens_with_kiwi_pending_and_pools_it_behind(
         animations=False,
         blink=False,
         warm_indexes=False,
-        pool_stale=True,
     )
     assert app.session.live.rankings[KIWI] == {}  # what the first screen scores
     async with app.run_test(size=APP_SIZE) as pilot:
         await wait_for(pilot, lambda: len(app.session.live.rankings[KIWI]) == len(qids))
-        await wait_for(pilot, lambda: "pooling" not in app.sub_title)
+        await wait_for(pilot, lambda: app.sub_title == app.base_sub_title)
     with Workspace.open(path) as ws:
         stored = ws.runs(KIWI)
     assert set(stored) == set(qids)
@@ -60,9 +59,9 @@ loaded_before = "kiwipiepy" in sys.modules
 
 async def main():
     app = GoldpanApp(path, annotator="tester", theme="textual-dark", animations=False,
-                     blink=False, warm_indexes=False, pool_stale=True)
+                     blink=False, warm_indexes=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        while len(app.session.live.rankings["bm25-kiwi"]) < n or "pooling" in app.sub_title:
+        while len(app.session.live.rankings["bm25-kiwi"]) < n or app.ranking.ranking:
             await pilot.pause(0.05)
     print(loaded_before, "kiwipiepy" in sys.modules, len(app.session.live.rankings["bm25-kiwi"]), n)
 

@@ -378,7 +378,8 @@ the Label screen opens it.
                 ("   ", ""),
                 (
                     f"{table.row_count} shown · {counts['scored']} scored · "
-                    f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
+                    + (f"{counts['not_ranked']} not ranked yet · " if counts["not_ranked"] else "")
+                    + f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
                     + (f"{counts['recheck']} recheck · " if counts["recheck"] else "")
                     + f"{counts['unlabeled']} unlabeled",
                     "dim",

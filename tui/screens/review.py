@@ -76,11 +76,8 @@ Recall@5, nDCG@10, rescored (never re-run) at every label, and speed: **ms p50**
 throughput (questions per second in its batches); `-` where nothing was timed alone.
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
-top 100), hardest first, and the rank-1 document that beat it.
-
-A question another process added or changed is **not ranked yet** until goldpan has
-ranked it (in the background, the header says how far): it is left out of every mean,
-counted on the line above, and its row comes last.
+top 100; `not ranked`: not ranked yet, left out of every mean), hardest first, and the
+rank-1 document that beat it.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
