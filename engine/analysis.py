@@ -121,8 +121,8 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
     """Top-1 scores of answerable vs no-answer questions and the threshold table.
 
-    Answerable: the scored questions; no-answer: those settled so that ``retriever`` has
-    ranked (a question it has not ranked yet has no top-1 score, not a score of 0).
+    Answerable: the scored questions; no-answer: the no-answer questions ``retriever``
+    has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
     """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever])

@@ -352,7 +352,7 @@ class LiveScores:
         import numpy as np
 
         mask = self._mask(tag)
-        waiting = np.array(
+        waiting = np.array(  # with gold: scored once every retriever ranked it
             [q in self.not_ranked and is_scored(self.golds[q]) for q in self.question_ids],
             dtype=bool,
         )

@@ -11,8 +11,8 @@ A question is **not ranked** by a retriever when goldpan ranks for that retrieve
 * the retriever has no cached ranking of the question, or
 * its cached ranking was made for other inputs than the question's now: the question's
   text changed (a re-import, an edit), or the corpus, the retriever's parameters or a
-  base's ranking did. That is, the stored hash differs from :func:`input_hashes` now:
-  exactly the rankings ``goldpan pool`` would make again.
+  base's ranking did. That is, the stored hash differs from :func:`input_hashes` now,
+  which is what makes ``goldpan pool`` rank it again.
 
 A kind whose rankings depend on something outside the workspace (the team's command, a
 search engine: :func:`engine.trust.is_untrusted_kind`) folds a key into its hash that

@@ -309,7 +309,7 @@ class LabelingSession:
             return
         ws, qids = self.ws, sorted(question_ids)
         runs = {name: ws.runs(name, qids) for name in live.retrievers}
-        questions = [q for q in ws.questions() if q.id in question_ids]
+        questions = [q for q in map(ws.question, qids) if q is not None]
         stored = {name: {q: r.input_hash for q, r in found.items()} for name, found in runs.items()}
         unranked = not_ranked(ws.retrievers(), ws.corpus_hash(), questions, stored)
         for name in live.retrievers:

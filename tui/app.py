@@ -522,14 +522,14 @@ class GoldpanApp(App[None]):
             self.post_message(PoolFailed(question_id, failure_notice(exc)))
             return
         if report.warnings:
-            self.call_from_thread(self._say_warnings, report.warnings)
+            self.call_from_thread(self.say_warnings, report.warnings)
         errors = report.failed()
         if errors:  # the other retrievers' rankings still count
             failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
         self.post_message(QuestionPooled(question_id))
 
-    def _say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
+    def say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
         """What a retriever says on every run (TLS not checked), once per session each."""
         for line in (w for lines in warnings.values() for w in lines):
             if line not in self.warned:

@@ -103,6 +103,8 @@ class BackgroundRanking:
                     trust=app.trust_flow.store,
                     progress=progress,
                 )
+            if report.warnings:  # TLS not checked, said once a session
+                app.call_from_thread(app.say_warnings, report.warnings)
             failed = report.failed()
             if failed:  # the other retrievers' rankings still count
                 app.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in failed.items())))
