@@ -12,7 +12,6 @@ from __future__ import annotations
 import shlex
 import sqlite3
 import sys
-from pathlib import Path
 
 from engine.trust import TrustStore
 from engine.types import RetrieverSpec
@@ -21,6 +20,7 @@ from tests.cli.test_trust import crafted
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, wait_for
 from tests.tui.test_readonly import record_notifications
+from tests.tui.test_served_trust import app_over
 from tui.app import GoldpanApp
 from tui.screens.modals import TrustScreen
 from tui.served_app import Served
@@ -31,17 +31,6 @@ with open(sys.argv[1], "a", encoding="utf-8") as f:
     f.write("ran\\n")
 sys.exit(3)
 """
-
-
-def app_over(path: Path, **kw: object) -> GoldpanApp:
-    return GoldpanApp(
-        path,
-        annotator="ara",
-        animations=False,
-        blink=False,
-        warm_indexes=False,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 def not_ranked_by(app: GoldpanApp, retriever: str) -> set[str]:
