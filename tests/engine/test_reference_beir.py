@@ -131,6 +131,7 @@ def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFi
     n_questions = N_QUERIES + (1 if beir.with_unmatched else 0)
     assert board["questions"] == {
         "scored": n_gold,
+        "not_ranked": 0,
         "no_answer": 0,
         "disputed": 0,
         "recheck": 0,
