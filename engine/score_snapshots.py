@@ -41,6 +41,7 @@ from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
 from engine.metrics import first_gold_rank, mean
+from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
 from engine.workspace import Workspace, WorkspaceError, now
@@ -265,14 +266,8 @@ class Moved:
     """``retriever``, ``labels`` or ``both``."""
 
     def worse_by(self) -> float:
-        """How many ranks worse now (a lost gold counts as infinitely worse)."""
-        if self.rank_now == self.rank_then:
-            return 0.0
-        if self.rank_now == 0:
-            return math.inf
-        if self.rank_then == 0:
-            return -math.inf
-        return float(self.rank_now - self.rank_then)
+        """How many ranks worse now (:func:`engine.ranks.worse_by`: a lost gold is inf)."""
+        return worse_by(self.rank_then, self.rank_now)
 
 
 @dataclass

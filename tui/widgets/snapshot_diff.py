@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
+from engine.ranks import is_worse
 from engine.workspace import Workspace, WorkspaceError
 
 WORSE = "on #5f1f1f"
@@ -90,7 +91,7 @@ def marked_rank(cell: Text, now: int, then: int | None) -> Text:
     """A grid cell with a background when the rank got worse or better since then."""
     if then is None or then == now:
         return cell
-    worse = now == 0 or (then != 0 and now > then)
+    worse = is_worse(then, now)
     marked = cell.copy()
     marked.stylize(WORSE if worse else BETTER)
     marked.append("▼" if worse else "▲", style="red" if worse else "green")
