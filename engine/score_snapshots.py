@@ -28,7 +28,6 @@ The document format (the ``snapshots.data`` column and ``snapshot export`` files
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,8 +145,12 @@ def _is_whole(value: Any, low: int, high: int) -> bool:
     return type(value) is int and low <= value <= high
 
 
-def _is_finite(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+def _is_metric_value(value: Any) -> bool:
+    """A number from 0 to 1, as every metric goldpan reports is (never NaN or infinite).
+
+    Compared, never converted: ``float(10**400)`` overflows where ``10**400 <= 1`` is False.
+    """
+    return type(value) in (int, float) and 0 <= value <= 1
 
 
 def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, Any]:
@@ -155,8 +158,8 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
 
     The error names the field (``retrievers.R.questions.Q.rank``) and, when ``text`` (the
     file's JSON) is given, the line. A rank is a whole number from 0 to :data:`MAX_RANK`,
-    a grade one of 0-3, a metric value a finite number: a value out of range is refused
-    here, never left to overflow the scoring later.
+    a grade one of 0-3, a metric value a number from 0 to 1 (every metric goldpan reports
+    is): a value out of range is refused here, never left to overflow the scoring later.
     """
 
     def bad(what: str, *keys: str) -> SnapshotError:
@@ -209,8 +212,9 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
                 )
             for m in metrics:
                 value = row["values"].get(m)
-                if not _is_finite(value):
-                    raise bad(f"{value!r}; expected a finite number", *keys, "values", m)
+                if not _is_metric_value(value):
+                    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+                    raise bad(f"{shown}; expected a number from 0 to 1", *keys, "values", m)
     return data
 
 
