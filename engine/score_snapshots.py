@@ -283,9 +283,19 @@ class RetrieverDiff:
     improved: list[Moved]
     changed_config: bool
     """The retriever's kind or parameters differ from the snapshot's."""
-    paired: int
+    compared: list[str]
+    """The questions compared (:func:`paired_questions`), in code-point order."""
     only_now: list[str]
     only_then: list[str]
+    not_ranked: list[str] = field(default_factory=list)
+    """Questions scored both then and now that it has no ranking of now: not compared."""
+    ranks_now: dict[str, int] = field(default_factory=dict)
+    """Every question scored now -> its first-gold rank now (0: no gold ranked)."""
+
+    @property
+    def paired(self) -> int:
+        """How many questions were compared."""
+        return len(self.compared)
 
 
 @dataclass
@@ -299,15 +309,11 @@ class SnapshotDiff:
     """Retrievers of the snapshot that are not in the workspace any more."""
     labels_changed: list[str] = field(default_factory=list)
     """Questions scored both then and now whose gold differs."""
-
-    def regressions(self, tolerance: float = 0) -> dict[str, list[Moved]]:
-        """Per retriever, the questions that got more than ``tolerance`` ranks worse."""
-        out = {}
-        for r, d in self.retrievers.items():
-            worse = [m for m in d.regressed if m.worse_by() > tolerance]
-            if worse:
-                out[r] = worse
-        return out
+    snapshot_retrievers: list[str] = field(default_factory=list)
+    """Every retriever the snapshot holds."""
+    scored_now: list[str] = field(default_factory=list)
+    """Every retriever scored now (those of :attr:`retrievers` and the ones the snapshot
+    lacks)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -339,6 +345,7 @@ class SnapshotDiff:
                         "paired": d.paired,
                         "only_now": d.only_now,
                         "only_then": d.only_then,
+                        "not_ranked": d.not_ranked,
                     },
                 }
                 for r, d in self.retrievers.items()
@@ -384,13 +391,17 @@ def diff_against(
         for r in snap["retrievers"]
         if r not in board.retrievers and (wanted is None or r in wanted)
     )
+    out.snapshot_retrievers = list(snap["retrievers"])
+    out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
     for r, rs in board.retrievers.items():
         then = snap["retrievers"].get(r)
         if then is None:
             continue
         tq: Mapping[str, Any] = then["questions"]
-        pairs = [q for q in common if q in tq]
+        scored_both = paired_questions(snap, r, common)
+        runs = dict(given[r]) if given and r in given else ws.runs(r, scored_both)
+        pairs = [q for q in scored_both if q in runs]
         idx = [row_now[q] for q in pairs]
         now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
         then_vals = np.array(
@@ -402,7 +413,6 @@ def diff_against(
             a, b = now_vals[:, k], then_vals[:, k]
             ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
             changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
-        runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         regressed: list[Moved] = []
         improved: list[Moved] = []
         for q in pairs:
@@ -427,11 +437,29 @@ def diff_against(
             regressed=regressed,
             improved=improved,
             changed_config=spec is not None and spec.hash != then.get("hash"),
-            paired=len(pairs),
+            compared=pairs,
             only_now=[q for q in now_ids if q not in tq or q not in golds_then],
             only_then=[q for q in then_ids if q in tq and q not in row_now],
+            not_ranked=[q for q in scored_both if q not in runs],
+            ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
     return out
+
+
+def paired_questions(snap: Mapping[str, Any], retriever: str, now_ids: Sequence[str]) -> list[str]:
+    """Of ``now_ids`` (the questions scored now), those ``retriever`` scored in ``snap``.
+
+    The one rule of what a comparison with a snapshot pairs: a question scored both then
+    and now, so that then and now are means over the same questions (``now_ids``' order
+    kept). Callers: :func:`diff_against` (which also leaves out what is not ranked now),
+    and the review screen's since-snapshot cells (``tui.widgets.snapshot_diff``).
+    """
+    body = snap["retrievers"].get(retriever)
+    if body is None:
+        return []
+    then: Mapping[str, Any] = body["questions"]
+    golds: Mapping[str, Any] = snap["golds"]
+    return [q for q in now_ids if q in then and q in golds]
 
 
 def snapshot_means(

@@ -23,6 +23,7 @@ from engine.errors import GoldpanError
 from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
+    from engine.gate import Floor
     from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
@@ -39,7 +40,7 @@ class UsageError(GoldpanError):
 
 
 class GateFailed(Exception):
-    """A ``--fail-under`` floor was missed; exit code 1."""
+    """A gate failed (a floor missed, a question worse than the snapshot); exit code 1."""
 
 
 class Unusable(GoldpanError):
@@ -280,11 +281,12 @@ def parse_ks(raw: str) -> list[int]:
 _FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.+)$")
 
 
-def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
-    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as (retriever or None, metric, floor).
+def parse_floors(raw: Sequence[str]) -> list[Floor]:
+    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as floors (retriever None: every one).
 
     A floor is a finite number: ``mrr=nan`` would be a gate that never fails.
     """
+    from engine.gate import Floor
     from tui.cli.values import finite_value
 
     floors = []
@@ -298,7 +300,7 @@ def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
             value = finite_value(m["value"])
         except ValueError as exc:
             raise UsageError(f"--fail-under {item!r}: {exc}") from None
-        floors.append((m["retriever"], m["metric"].strip().lower(), value))
+        floors.append(Floor(m["retriever"], m["metric"].strip().lower(), value))
     return floors
 
 

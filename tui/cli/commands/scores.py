@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
 from tui.cli.commands.common import (
-    GateFailed,
     UsageError,
     check_retrievers,
     check_scored,
     check_tag,
     err,
-    no_scored_question,
     open_workspace,
     out,
     parse_floats,
@@ -84,6 +83,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
+    from engine.gate import floor_verdict
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -91,16 +91,18 @@ def cmd_score(args: argparse.Namespace) -> None:
     asked = _metrics(args.metric or [])
     names = metric_names(ks)
     names += [m for m in asked if m not in names]
-    for _, metric, _ in floors:
-        if metric not in names:
+    for f in floors:
+        if f.metric not in names:
             raise UsageError(
-                f"--fail-under names {metric!r}; score reports {', '.join(names)} "
+                f"--fail-under names {f.metric!r}; score reports {', '.join(names)} "
                 "(add its k to --k, or the metric with --metric)"
             )
     from tui.cli.commands import gate
 
     given = gate.parse_given(args)
+    gate.check_report_paths(args, Path(args.workspace))
     quiet = args.json or args.quiet or args.markdown == "-"
+    verdict = None
     with open_workspace(args.workspace, readonly=bool(given)) as ws:
         check_tag(ws, args.tag)  # --retriever: checked with the --run names it may add
         rankings = gate.prepare(ws, args, given, quiet)
@@ -108,18 +110,32 @@ def cmd_score(args: argparse.Namespace) -> None:
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
         )
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
-        if args.junit_xml or args.markdown:
-            from engine.ci_reports import cases_at_k, markdown_scores
+        if floors or args.junit_xml or args.markdown:
+            verdict = floor_verdict(
+                board,
+                floors,
+                k=max(ks),
+                rankings=rankings,
+                tag=args.tag,
+                workspace=args.workspace,
+            )
+        if verdict is not None and (args.junit_xml or args.markdown):
+            from engine.ci_reports import junit_xml, markdown_scores, question_cases
+            from engine.score_rankings import winners
 
-            k = max(ks)
             texts = {q.id: q.text for q in ws.questions()}
-            tops = gate.winners(ws, rankings, list(board.retrievers), board.question_ids)
-            cases = cases_at_k(board, k, texts, tops)
+            tops = winners(ws, rankings, verdict.retrievers, board.question_ids)
+            cases = question_cases(verdict, board, texts, tops)
             title = f"goldpan score {args.workspace}"
-            summary = markdown_scores(board, names, cases, how, title, k)
-            gate.write_reports(args, cases, summary, ws.path, k)
+            gate.write_reports(
+                args,
+                ws.path,
+                junit_xml(cases, f"goldpan {ws.path.name}", verdict),
+                markdown_scores(board, names, verdict, cases, how, title),
+            )
     if args.json:
-        print_json({**board.to_json(), "rankings": how})
+        gated = {"gate": verdict.to_json()} if verdict is not None and floors else {}
+        print_json({**board.to_json(), "rankings": how, **gated})
     elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
     if not args.json:
@@ -150,24 +166,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         if absent:
             said = ", ".join(f"{n} {m}" for n, m in absent.items())
             err.print(literal(f"not in the imported run (counted as misses): {said}"))
-    for retriever, _, _ in floors:
-        if retriever is not None and retriever not in board.retrievers:
-            raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
-    if floors and not board.question_ids:
-        # a mean over no question reads 0: the gate would say "below the floor" of a test
-        # set that is empty (no labels committed, a --tag that matches none), not of code
-        raise no_scored_question("--fail-under", args.tag, board.counts)
-    failures = []
-    if floors:
-        every = any(retriever is None for retriever, _, _ in floors)
-        covered = set(board.retrievers) if every else {r for r, _, _ in floors if r}
-        gate.check_covered(rankings, covered, args.workspace)
-    for retriever, metric, floor in floors:
-        for name, rs in board.retrievers.items():
-            if retriever in (None, name) and rs.means[metric] < floor:
-                failures.append(f"{name} {metric} {rs.means[metric]:.4f} < {floor:g}")
-    if failures:
-        raise GateFailed("below the floor: " + "; ".join(failures))
+    if floors and verdict is not None:
+        gate.present(verdict)
 
 
 def _metrics(raw: Sequence[str]) -> list[str]:

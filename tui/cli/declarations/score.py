@@ -16,13 +16,15 @@ which rankings a gate scores:
   --refresh ranks every retriever again. score says on stderr, per retriever, which it
   was: "mysearch: ranked now (command, no cache key)", "bm25-word: cached, inputs
   unchanged" (--json: the "rankings" key).
-  A gate (--fail-under, --fail-on-regression) that covers a retriever which did not run
-  here (its command is not trusted on this machine, the workspace is read-only, or
-  --no-pool) exits 2 naming it: trust it in the job (`goldpan trust WS --yes`) or give
-  the code on the command line with --run / --run-command.
-  A gate over no scored question exits 2 too: --fail-under when no question (with --tag)
-  has gold, --fail-on-regression when no question is scored both in the snapshot and
-  now. An empty test set holds no floor and shows no regression.
+  A gate (--fail-under, --fail-on-regression) never passes on what it did not compare:
+  it exits 2, naming why, when it covers a retriever which did not run here (its command
+  is not trusted on this machine; a read-only workspace or --no-pool, for code that can
+  change or a cache whose inputs changed): trust it in the job (`goldpan trust WS
+  --yes`) or give the code on the command line with --run / --run-command. It exits 2
+  too over no scored question (--fail-under), for a retriever with no question scored
+  both in the snapshot and now, a snapshot retriever the workspace no longer has, and a
+  name (--run/--run-command NAME, --retriever, a floor's) with nothing to compare. A
+  fusion of a ranking --run replaces is fused again from it; a reranker of one exits 2.
 """
 
 
@@ -105,14 +107,22 @@ def _options(s: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--junit-xml",
         metavar="PATH",
-        help="JUnit XML, one test case per question and retriever (RETRIEVER::QUESTION_ID), "
-        "failed when it regressed against --against (else: no gold in the top --k)",
+        help="JUnit XML, one test case per question and retriever that ran "
+        "(RETRIEVER::QUESTION_ID), failed when it regressed against --against (else: no "
+        "gold in the top --k), skipped when not compared; a case per floor; a refused gate "
+        "is an error case (goldpan::gate)",
     )
     r.add_argument(
         "--markdown",
         metavar="PATH",
         help="a Markdown summary (metric table, failed questions); '-' for stdout "
         "(instead of the table), e.g. >> $GITHUB_STEP_SUMMARY",
+    )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --junit-xml or --markdown file (a symbolic link there is "
+        "replaced itself, never written through)",
     )
 
 
