@@ -39,7 +39,7 @@ from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
-from engine.metrics import first_gold_rank, mean
+from engine.metrics import FloatArray, first_gold_rank, mean
 from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
@@ -462,6 +462,19 @@ def paired_questions(snap: Mapping[str, Any], retriever: str, now_ids: Sequence[
     return [q for q in now_ids if q in then and q in golds]
 
 
+def snapshot_values(snap: Mapping[str, Any], retriever: str) -> tuple[list[str], FloatArray]:
+    """``retriever``'s questions in the snapshot, and their values (question x metric).
+
+    The columns are ``snap["metrics"]``, in order.
+    """
+    qs: Mapping[str, Any] = snap["retrievers"][retriever]["questions"]
+    metrics = snap["metrics"]
+    values = np.array(
+        [[float(row["values"][m]) for m in metrics] for row in qs.values()], dtype=np.float64
+    ).reshape(len(qs), len(metrics))
+    return list(qs), values
+
+
 def snapshot_means(
     snap: Mapping[str, Any], question_ids: Sequence[str] | None = None
 ) -> dict[str, dict[str, float]]:
@@ -472,15 +485,11 @@ def snapshot_means(
     """
     out: dict[str, dict[str, float]] = {}
     wanted = None if question_ids is None else set(question_ids)
-    for r, body in snap["retrievers"].items():
-        qs: Mapping[str, Any] = body["questions"]
-        chosen = [q for q in qs if wanted is None or q in wanted]
-        if not chosen:
-            continue
-        out[r] = {
-            m: mean(np.array([float(qs[q]["values"][m]) for q in chosen], dtype=np.float64))
-            for m in snap["metrics"]
-        }
+    for r in snap["retrievers"]:
+        qids, values = snapshot_values(snap, r)
+        rows = [i for i, q in enumerate(qids) if wanted is None or q in wanted]
+        if rows:
+            out[r] = {m: mean(values[rows, k]) for k, m in enumerate(snap["metrics"])}
     return out
 
 

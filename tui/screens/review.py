@@ -332,16 +332,7 @@ rank-1 document that beat it.
         means = live.means(self.tag)
         counts = live.counts(self.tag)
         baseline, n_snapshots = self._baseline()
-        then_means = (
-            baseline.means(
-                None
-                if self.tag is None
-                else [q for q in live.question_ids if self.tag in live.tags[q]],
-                key=self.tag,
-            )
-            if baseline
-            else {}
-        )
+        changes = self._changes(baseline) if baseline else {}
         self.query_one("#review-counts", Static).update(
             Text.assemble(
                 ("tag: ", "dim"),
@@ -370,13 +361,34 @@ rank-1 document that beat it.
         )
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):
-                then = then_means.get(r, {}).get(m)
-                if then is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], then, str(row[j].style))
+                diff = changes.get(r, {}).get(m)
+                if diff is not None:  # the change since the snapshot, beside the value
+                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
         fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
+
+    def _changes(self, baseline: Baseline) -> dict[str, dict[str, float]]:
+        """Per retriever and metric, now minus then, over the same questions on both sides.
+
+        Those compared with the snapshot: scored both then and now (with the tag).
+        """
+        live = self.gp.session.live
+        if not live.retrievers:
+            return {}
+        scored = live.values(live.retrievers[0], REVIEW_METRICS[0], self.tag)[0]
+        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {}
+        out: dict[str, dict[str, float]] = {}
+        for r in live.retrievers:
+            since = baseline.since(r, scored)
+            if since is None:
+                continue
+            if since.compared not in now_over:  # the retrievers usually share their questions
+                now_over[since.compared] = live.means_for(since.compared)
+            now = now_over[since.compared][r]
+            out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
+        return out
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live
