@@ -337,17 +337,18 @@ def floor_verdict(
             )
         )
     if not board.question_ids:
-        what = "--fail-under" if floors else "the gate"
+        head = "--fail-under: " if floors else ""
         verdict.refusals.append(
             Refusal(
                 NOTHING_COMPARED,
-                f"{what}: no question{_with_tag(tag)} is scored ({_held(board.counts)}), so "
+                f"{head}no question{_with_tag(tag)} is scored ({_held(board.counts)}), so "
                 "nothing was compared (a mean over no question reads 0); label gold "
                 "documents (or import qrels) first",
             )
         )
     verdict.refusals += _not_ranked(board, covered - not_run)
     verdict.refusals += _run_refusals(rankings, covered, workspace)
+
     for f in floors:
         for r, rs in board.retrievers.items():
             if f.retriever in (None, r) and r in compared:
@@ -400,6 +401,8 @@ def regression_verdict(
         if r not in diff.retrievers and r not in named:
             verdict.not_compared[r] = f"not in {snap}"
     for r, d in diff.retrievers.items():
+        if r in not_run:  # refused below for that; nothing of it is listed
+            continue
         if not d.compared:
             left = [f"{len(d.only_then)} scored only then", f"{len(d.only_now)} only now"]
             if d.not_ranked:
@@ -412,8 +415,6 @@ def regression_verdict(
                     "is of this test set, or save a new snapshot",
                 )
             )
-        if r in not_run:
-            continue
         moved = {m.question: m for m in d.regressed + d.improved}
         compared = set(d.compared)
         only_now = set(d.only_now)

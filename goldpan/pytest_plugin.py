@@ -122,6 +122,16 @@ def _state(config: pytest.Config) -> dict[str, Any]:
     return state
 
 
+def _compared(config: pytest.Config, why: str) -> dict[str, Any]:
+    """The state, when the gate compared something; else fail, ``why`` heading the reason."""
+    state = _state(config)
+    if "error" in state:
+        raise GateFailed(why + state["error"])
+    if state["verdict"].refusals:
+        raise GateFailed(why + state["verdict"].refusal_message())
+    return state
+
+
 class GateFailed(Exception):
     """A question regressed or missed its gold, or the gate was refused; the message says how."""
 
@@ -134,12 +144,7 @@ class GateItem(pytest.Item):
 
     def runtest(self) -> None:
         """Fail with the refusals (or the error) that keep the gate from passing."""
-        state = _state(self.config)
-        if "error" in state:
-            raise GateFailed(f"goldpan: {state['error']}")
-        verdict: Verdict = state["verdict"]
-        if verdict.refusals:
-            raise GateFailed(f"goldpan: the gate is refused: {verdict.refusal_message()}")
+        _compared(self.config, "goldpan: the gate cannot pass: ")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The reason, not a traceback."""
@@ -166,12 +171,8 @@ class QuestionItem(GateItem):
         A question the gate did not compare (scored only now) is skipped with the reason;
         when the gate is refused, every question fails with it: none was compared.
         """
-        state = _state(self.config)
-        if "error" in state:
-            raise GateFailed(f"not compared: {state['error']}")
+        state = _compared(self.config, "not compared: ")
         verdict: Verdict = state["verdict"]
-        if verdict.refusals:
-            raise GateFailed(f"not compared: {verdict.refusal_message()}")
         evaluation: Evaluation = state["evaluation"]
         result: QuestionResult = state["results"][self.qid]
         if result.not_compared is not None:

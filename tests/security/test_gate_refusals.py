@@ -9,25 +9,9 @@ wrong thing) and exit 0 on main; each must now exit 2 naming why, or score what 
 from __future__ import annotations
 
 import json
-import shlex
-import subprocess
 from pathlib import Path
 
-from tests.cli.test_gate_fresh import QUESTIONS, Project, make_project, snapshot_file
-
-
-def run_file(project: Project, path: Path) -> Path:
-    """The project's search program's TREC run as it behaves now, saved at ``path``."""
-    done = subprocess.run(
-        shlex.split(project.command),
-        input="".join(json.dumps({"id": q.id, "text": q.text}) + "\n" for q in QUESTIONS),
-        capture_output=True,
-        text=True,
-        cwd=project.root,
-        check=True,
-    )
-    path.write_text(done.stdout, encoding="utf-8")
-    return path
+from tests.cli.test_gate_fresh import QUESTIONS, Project, make_project, run_file, snapshot_file
 
 
 def gate(project: Project, snap: Path, *extra: object) -> tuple[int, str]:

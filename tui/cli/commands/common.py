@@ -51,10 +51,11 @@ EXIT_CODES = """exit codes:
   0    done
   1    only: a --fail-under floor was missed or --fail-on-regression found a question
        that got worse (score), so a CI gate can tell it apart from a crash
-  2    bad input, a bad command line, a workspace that cannot be used, or a write the
-       system refused (the workspace locked by another program, a full disk); the
-       message names the file and, where there is one, the line or the table and row;
-       nothing was written
+  2    bad input, a bad command line, a workspace that cannot be used, a gate that
+       compared nothing or cannot vouch for what it compared, or a write the system
+       refused (the workspace locked by another program, a full disk); the message
+       names the file and, where there is one, the line or the table and row; nothing
+       was written
   3    an internal error (a bug in goldpan): one line on the terminal, the full
        traceback in a log file whose path the line gives
   130  interrupted (ctrl+c); every committed change is kept"""
