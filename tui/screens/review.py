@@ -332,7 +332,7 @@ rank-1 document that beat it.
         means = live.means(self.tag)
         counts = live.counts(self.tag)
         baseline, n_snapshots = self._baseline()
-        changes = self._changes(baseline) if baseline else {}
+        changes = self._changes(baseline, means) if baseline else {}
         self.query_one("#review-counts", Static).update(
             Text.assemble(
                 ("tag: ", "dim"),
@@ -369,7 +369,9 @@ rank-1 document that beat it.
         if self.panel != "scores":
             self.refresh_panel()
 
-    def _changes(self, baseline: Baseline) -> dict[str, dict[str, float]]:
+    def _changes(
+        self, baseline: Baseline, means: dict[str, dict[str, float]]
+    ) -> dict[str, dict[str, float]]:
         """Per retriever and metric, now minus then, over the same questions on both sides.
 
         Those compared with the snapshot: scored both then and now (with the tag).
@@ -378,7 +380,9 @@ rank-1 document that beat it.
         if not live.retrievers:
             return {}
         scored = live.values(live.retrievers[0], REVIEW_METRICS[0], self.tag)[0]
-        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {}
+        # ``means`` is over every question scored now: when all of them are compared (no
+        # question added since the snapshot), they are the means over those compared
+        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {tuple(scored): means}
         out: dict[str, dict[str, float]] = {}
         for r in live.retrievers:
             since = baseline.since(r, scored)

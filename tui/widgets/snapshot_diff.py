@@ -33,6 +33,9 @@ class Baseline:
     data: Mapping[str, Any]
     ranks: dict[str, dict[str, int]]
     _values: dict[str, tuple[dict[str, int], FloatArray]] = field(default_factory=dict)
+    _since: dict[str, Since] = field(default_factory=dict)
+    """Per retriever, the last comparison made (kept while the questions compared are the
+    same: a label change rarely changes which questions are scored)."""
 
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
@@ -57,21 +60,27 @@ class Baseline:
         None when nothing is compared (then no change is shown: a change from a mean over
         no question would be measured from 0). The snapshot never changes: its values
         are read into arrays once per retriever, so a label change on the review screen
-        does not re-read thousands of values.
+        does not re-read thousands of values, and each comparison is kept while the
+        questions compared stay the same.
         """
         from engine.metrics import mean
         from engine.score_snapshots import paired_questions, snapshot_values
 
-        compared = paired_questions(self.data, retriever, now_ids)
+        compared = tuple(paired_questions(self.data, retriever, now_ids))
         if not compared:
             return None
+        last = self._since.get(retriever)
+        if last is not None and last.compared == compared:
+            return last
         if retriever not in self._values:
             qids, values = snapshot_values(self.data, retriever)
             self._values[retriever] = ({q: i for i, q in enumerate(qids)}, values)
         row_of, values = self._values[retriever]
         rows = values[[row_of[q] for q in compared]]
         metrics = self.data["metrics"]
-        return Since(tuple(compared), {m: mean(rows[:, k]) for k, m in enumerate(metrics)})
+        since = Since(compared, {m: mean(rows[:, k]) for k, m in enumerate(metrics)})
+        self._since[retriever] = since
+        return since
 
     def rank(self, retriever: str, question_id: str) -> int | None:
         """The first-gold rank then (None: not in the snapshot)."""
