@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.formats.trec import read_trec_run, run_scores
-from engine.ingest import _check_run_refs as check_run_refs
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -94,6 +92,10 @@ def rankings_from_file(ws: Workspace, path: Path, name: str) -> Given:
     Raises:
         IngestError: a bad line or an unknown question or document.
     """
+    # the importers (YAML, every format's reader) load only for a score that reads a file
+    from engine.formats.trec import read_trec_run, run_scores
+    from engine.ingest import _check_run_refs as check_run_refs
+
     lines = read_trec_run(path)
     check_run_refs(ws, path, lines)
     ranked = {qid: trec_order(s, len(s)) for qid, s in run_scores(lines).items()}
