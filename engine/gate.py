@@ -12,14 +12,16 @@ XML, Markdown, :mod:`engine.ci_reports`). Each front end asks this module for a
 A verdict holds
 
 * what was compared: per retriever, each question scored now and, against a snapshot,
-  scored then too and ranked now (:func:`engine.score_snapshots.paired_questions`); what
-  was left out and why;
+  scored then too (:func:`engine.score_snapshots.paired_questions`) and ranked now (what
+  :func:`~engine.score_snapshots.diff_against` has no ranking of is left out); what was
+  left out and why;
 * the failures: floors missed, questions more than ``tolerance`` ranks worse than the
   snapshot (:func:`engine.ranks.is_worse`), or, for the questions' own gate, without a
   gold in the top k;
 * the refusals (:data:`REFUSALS`): a gate that cannot vouch for what it compared is
   refused (exit 2), never passed; compared nothing is never a pass;
-* warnings: what a reader should know that does not change the verdict.
+* warnings: what a reader should know that does not change the verdict (the place for,
+  e.g., a low Judged@10 of the questions compared); every front end shows them.
 """
 
 from __future__ import annotations

@@ -7,11 +7,15 @@ configuration. :func:`diff_against` then compares the scores now with a snapshot
 
 * per retriever and metric, the mean now and then and their difference, with a paired
   bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
-  retriever and metric), all over the questions scored both now and then (a paired
-  comparison needs the same questions; ``only_now`` / ``only_then`` count the others);
+  retriever and metric), all over the questions scored both now and then
+  (:func:`paired_questions`) and ranked now (a paired comparison needs the same
+  questions; ``only_now``, ``only_then`` and ``not_ranked`` list the others);
 * the questions whose first-gold rank got worse (``regressed``) or better (``improved``),
   with both ranks and the document that now ranks first; a rank of 0 means no gold in the
-  cached ranking (worse than any rank).
+  cached ranking (worse than any rank, :mod:`engine.ranks`).
+
+Whether that passes a gate is :mod:`engine.gate`'s to say (the tolerance, what must have
+been compared).
 
 Each moved question says **why** (``cause``): ``retriever`` when its gold is unchanged
 (the ranking moved), ``labels`` when the gold changed and the current ranking scored
