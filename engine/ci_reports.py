@@ -136,12 +136,10 @@ def junit_xml(cases: Sequence[QuestionCase], suite: str, verdict: Verdict) -> st
             message = _xml_text(c.message(verdict.k))
             kind = "regression" if verdict.gate == "regressions" else "gold not in the top k"
             ET.SubElement(tc, "failure", message=message, type=kind).text = message
-    tests = str(len(ts))
-    root.set("tests", tests)
-    root.set("failures", str(failures))
-    root.set("errors", str(errors))
-    for key, value in (("tests", tests), ("failures", failures), ("errors", errors)):
-        ts.set(key, str(value))
+    counts = {"tests": len(ts), "failures": failures, "errors": errors}
+    for element in (root, ts):
+        for key, value in counts.items():
+            element.set(key, str(value))
     ts.set("skipped", str(skipped))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
