@@ -11,9 +11,9 @@ XML, Markdown, :mod:`engine.ci_reports`). Each front end asks this module for a
 
 A verdict holds
 
-* what was compared: per retriever, each question scored now and, against a snapshot,
-  scored then too (:func:`engine.score_snapshots.paired_questions`) and ranked now (what
-  :func:`~engine.score_snapshots.diff_against` has no ranking of is left out); what was
+* what was compared: per retriever, each question scored now (a question not ranked yet
+  for its inputs now is left out of every score, :mod:`engine.ranked`) and, against a
+  snapshot, scored then too (:func:`engine.score_snapshots.paired_questions`); what was
   left out and why;
 * the failures: floors missed, questions more than ``tolerance`` ranks worse than the
   snapshot (:func:`engine.ranks.is_worse`), or, for the questions' own gate, without a
@@ -49,7 +49,7 @@ NOTHING_COMPARED = Rule(
     "nothing-compared",
     "Compared nothing is never a pass: a floor over no scored question, or a retriever "
     "with no question scored both in the snapshot and now (another test set, a `--tag` "
-    "that matches none, labels not committed), is refused.",
+    "that matches none, labels not committed, questions not ranked yet), is refused.",
 )
 MISSING_NOW = Rule(
     "missing-now",
@@ -65,8 +65,8 @@ UNKNOWN_NAME = Rule(
 NOT_RUN = Rule(
     "not-run",
     "A retriever it covers whose rankings were not made this run and cannot be vouched "
-    "for (an untrusted command, a read-only workspace or `--no-pool` with code that can "
-    "change, cached rankings whose inputs changed) is refused.",
+    "for (an untrusted command; a read-only workspace or `--no-pool` with code that can "
+    "change) is refused.",
 )
 REPLACED_INPUT = Rule(
     "replaced-input",
@@ -273,18 +273,14 @@ def _run_refusals(
     return out
 
 
-def _not_ranked(board: Scoreboard, names: Collection[str]) -> list[Refusal]:
-    """Of ``names``, those that ranked none of the scored questions: nothing was compared."""
-    n = len(board.question_ids)
-    return [
-        Refusal(
-            NOTHING_COMPARED,
-            f"{r} has no ranking of any of the {n} scored question(s) (not ranked yet): "
-            "nothing was compared; pool it first",
-        )
-        for r, rs in board.retrievers.items()
-        if r in names and n and rs.missing >= n
-    ]
+def _left_out(board: Scoreboard, names: Sequence[str]) -> list[QuestionResult]:
+    """The questions with gold left out of ``board`` as not ranked yet, for each of ``names``.
+
+    A question any retriever scored has not ranked (for its inputs now) is left out of
+    every retriever's means (:mod:`engine.ranked`): for the gate it was not compared.
+    """
+    left = sorted({q for rs in board.retrievers.values() for q in rs.not_ranked})
+    return [QuestionResult(r, q, 0, not_compared="not ranked yet") for r in names for q in left]
 
 
 def _at_k(board: Scoreboard, names: Sequence[str], k: int) -> list[QuestionResult]:
@@ -324,10 +320,8 @@ def floor_verdict(
     asked = [f.retriever for f in floors if f.retriever is not None]
     covered = set(board.retrievers) if every else set(asked)
     not_run = set(rankings.not_run) | set(rankings.replaced) if rankings else set()
-    n = len(board.question_ids)
     ran = [r for r in board.retrievers if r not in not_run]
-    compared = [r for r in ran if n and board.retrievers[r].missing < n]
-    verdict = Verdict(gate, questions=_at_k(board, ran, k), k=k)
+    verdict = Verdict(gate, questions=_at_k(board, ran, k) + _left_out(board, ran), k=k)
     unknown = sorted({r for r in asked if r not in board.retrievers})
     if unknown:
         verdict.refusals.append(
@@ -338,22 +332,28 @@ def floor_verdict(
                 "--run-command only those and the --retriever ones are scored",
             )
         )
-    if not board.question_ids:
+    unranked_by = {r for r, rs in board.retrievers.items() if rs.not_ranked}
+    if not board.question_ids and not (unranked_by and unranked_by <= not_run):
+        # (when only retrievers that did not run left every question out, their refusal
+        # below says why)
         head = "--fail-under: " if floors else ""
+        todo = (
+            "rank them first (goldpan pool)"
+            if board.counts.get("not_ranked")
+            else "label gold documents (or import qrels) first"
+        )
         verdict.refusals.append(
             Refusal(
                 NOTHING_COMPARED,
                 f"{head}no question{_with_tag(tag)} is scored ({_held(board.counts)}), so "
-                "nothing was compared (a mean over no question reads 0); label gold "
-                "documents (or import qrels) first",
+                f"nothing was compared (a mean over no question reads 0); {todo}",
             )
         )
-    verdict.refusals += _not_ranked(board, covered - not_run)
     verdict.refusals += _run_refusals(rankings, covered, workspace)
 
     for f in floors:
         for r, rs in board.retrievers.items():
-            if f.retriever in (None, r) and r in compared:
+            if f.retriever in (None, r) and r in ran and board.question_ids:
                 verdict.floors.append(FloorResult(r, f.metric, f.value, rs.means[f.metric]))
     return verdict
 
@@ -402,13 +402,15 @@ def regression_verdict(
     for r in diff.scored_now:
         if r not in diff.retrievers and r not in named:
             verdict.not_compared[r] = f"not in {snap}"
+    # questions left out only by retrievers that did not run: their refusal says why
+    left_by_not_run = bool(diff.not_ranking) and set(diff.not_ranking) <= not_run
     for r, d in diff.retrievers.items():
         if r in not_run:  # refused below for that; nothing of it is listed
             continue
-        if not d.compared:
+        if not d.compared and not (d.not_ranked and left_by_not_run):
             left = [f"{len(d.only_then)} scored only then", f"{len(d.only_now)} only now"]
             if d.not_ranked:
-                left.append(f"{len(d.not_ranked)} not ranked now")
+                left.append(f"{len(d.not_ranked)} not ranked yet")
             verdict.refusals.append(
                 Refusal(
                     NOTHING_COMPARED,
@@ -429,6 +431,9 @@ def regression_verdict(
             else:
                 why = f"not in {snap}" if q in only_now else "not ranked now"
                 verdict.questions.append(QuestionResult(r, q, now, not_compared=why))
+        verdict.questions += [
+            QuestionResult(r, q, 0, not_compared="not ranked yet") for q in d.not_ranked
+        ]
     if not diff.retrievers and not verdict.refusals:
         verdict.refusals.append(
             Refusal(

@@ -8,8 +8,9 @@ configuration. :func:`diff_against` then compares the scores now with a snapshot
 * per retriever and metric, the mean now and then and their difference, with a paired
   bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
   retriever and metric), all over the questions scored both now and then
-  (:func:`paired_questions`) and ranked now (a paired comparison needs the same
-  questions; ``only_now``, ``only_then`` and ``not_ranked`` list the others);
+  (:func:`paired_questions`; a question not ranked yet is not scored now, see
+  :mod:`engine.ranked`): a paired comparison needs the same questions; ``only_now``,
+  ``only_then`` and ``not_ranked`` list the others;
 * the questions whose first-gold rank got worse (``regressed``) or better (``improved``),
   with both ranks and the document that now ranks first; a rank of 0 means no gold in the
   cached ranking (worse than any rank, :mod:`engine.ranks`).
@@ -292,7 +293,8 @@ class RetrieverDiff:
     only_now: list[str]
     only_then: list[str]
     not_ranked: list[str] = field(default_factory=list)
-    """Questions scored both then and now that it has no ranking of now: not compared."""
+    """Questions scored then that the score now leaves out as not ranked yet (by any
+    retriever scored, :mod:`engine.ranked`): not compared."""
     ranks_now: dict[str, int] = field(default_factory=dict)
     """Every question scored now -> its first-gold rank now (0: no gold ranked)."""
 
@@ -318,6 +320,9 @@ class SnapshotDiff:
     scored_now: list[str] = field(default_factory=list)
     """Every retriever scored now (those of :attr:`retrievers` and the ones the snapshot
     lacks)."""
+    not_ranking: list[str] = field(default_factory=list)
+    """The retrievers scored now whose questions not ranked yet leave questions out of
+    every retriever's comparison (:attr:`RetrieverDiff.not_ranked`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -395,6 +400,9 @@ def diff_against(
         for r in snap["retrievers"]
         if r not in board.retrievers and (wanted is None or r in wanted)
     )
+    # left out of every retriever's means now: not ranked yet (engine.ranked), with gold
+    left = {q for rs in board.retrievers.values() for q in rs.not_ranked}
+    out.not_ranking = [r for r, rs in board.retrievers.items() if rs.not_ranked]
     out.snapshot_retrievers = list(snap["retrievers"])
     out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
@@ -403,9 +411,8 @@ def diff_against(
         if then is None:
             continue
         tq: Mapping[str, Any] = then["questions"]
-        scored_both = paired_questions(snap, r, common)
-        runs = dict(given[r]) if given and r in given else ws.runs(r, scored_both)
-        pairs = [q for q in scored_both if q in runs]
+        pairs = paired_questions(snap, r, common)
+        runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         idx = [row_now[q] for q in pairs]
         now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
         then_vals = np.array(
@@ -443,8 +450,8 @@ def diff_against(
             changed_config=spec is not None and spec.hash != then.get("hash"),
             compared=pairs,
             only_now=[q for q in now_ids if q not in tq or q not in golds_then],
-            only_then=[q for q in then_ids if q in tq and q not in row_now],
-            not_ranked=[q for q in scored_both if q not in runs],
+            only_then=[q for q in then_ids if q in tq and q not in row_now and q not in left],
+            not_ranked=[q for q in then_ids if q in tq and q in left],
             ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
     return out

@@ -106,13 +106,17 @@ def test_a_floor_naming_a_retriever_not_scored_is_refused(ws):
     assert "'fz', which is not scored here (scored: bm25-word)" in verdict.refusal_message()
 
 
-def test_a_floor_over_a_retriever_that_ranked_nothing_is_refused(ws):
+def test_a_floor_over_questions_not_ranked_yet_is_refused(ws):
     ws.add_retriever(RetrieverSpec("bm25-new", "bm25", {"tokenizer": "word", "k1": 1.2}))
-    board = score_workspace(ws, metrics=["mrr"])  # bm25-new: not ranked yet
-    verdict = floor_verdict(board, [Floor(None, "mrr", 0.0)], k=10)
+    board = score_workspace(ws, metrics=["mrr"])  # bm25-new: not ranked yet, so nothing is
+    verdict = floor_verdict(board, [Floor("bm25-word", "mrr", 0.0)], k=10)
     assert rules(verdict) == [NOTHING_COMPARED.key]
-    assert "bm25-new has no ranking of any of the 3 scored question(s)" in verdict.refusal_message()
-    assert floor_verdict(board, [Floor("bm25-word", "mrr", 0.0)], k=10).passed  # not covered
+    assert "no question is scored (3 not ranked, 1 unlabeled)" in verdict.refusal_message()
+    assert "rank them first (goldpan pool)" in verdict.refusal_message()
+    left = {(q.retriever, q.question) for q in verdict.questions if q.not_compared}
+    assert ("bm25-word", "q1") in left  # said, per question, as not compared
+    board = score_workspace(ws, metrics=["mrr"], retrievers=["bm25-word"])
+    assert floor_verdict(board, [Floor("bm25-word", "mrr", 0.0)], k=10).passed
 
 
 def test_a_floor_over_a_retriever_that_did_not_run_is_refused_and_not_reported(ws):
@@ -228,17 +232,25 @@ def test_a_reranker_of_a_replaced_ranking_is_refused(ws, tmp_path):
     assert "rr" not in ran.given and set(ran.replaced) == {"rr"}
     board = score_workspace(ws, metrics=["mrr"], retrievers=["rr"], given=ran.given)
     verdict = floor_verdict(board, [Floor("rr", "mrr", 0.1)], k=10, rankings=ran)
-    assert rules(verdict) == [REPLACED_INPUT.key]
+    assert REPLACED_INPUT.key in rules(verdict)  # (and it ranked nothing: nothing compared)
     assert "it reads mine, whose rankings the command line replaced" in verdict.refusal_message()
 
 
-def test_cached_rankings_read_without_pooling_are_vouched_for_only_while_current(ws):
-    ran = scored_rankings(ws, GivenRuns(), ["bm25-word"], None, "--no-pool")
-    assert not ran.not_run and ran.how["bm25-word"] == "cached (--no-pool)"
+def test_a_question_not_ranked_for_its_inputs_now_is_not_compared(ws):
+    snap = take_snapshot(ws, "base")
     ws.write_questions([Question("q2", "금속 인공물", ())])  # edited since it was pooled
     ran = scored_rankings(ws, GivenRuns(), ["bm25-word"], None, "--no-pool")
-    assert "made from other inputs than now's" in ran.not_run["bm25-word"]
-    assert "bm25-word: 1 question(s)" in ran.not_run["bm25-word"]
+    assert not ran.not_run and ran.how["bm25-word"] == "cached (--no-pool)"
+    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=10)
+    verdict = regression_verdict(diff, rankings=ran)
+    assert verdict.passed and verdict.compared() == {"bm25-word": ["q1", "q3"]}
+    left = [(q.question, q.not_compared) for q in verdict.questions if q.not_compared]
+    assert left == [("q2", "not ranked yet")]
+    ws.write_questions([Question(q, f"{q} edited", ()) for q in ("q1", "q3")])
+    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=10)
+    verdict = regression_verdict(diff, rankings=ran)  # what is left compares nothing
+    assert rules(verdict) == [NOTHING_COMPARED.key]
+    assert "(0 scored only then, 0 only now, 3 not ranked yet)" in verdict.refusal_message()
 
 
 # -- the README says what the engine refuses -------------------------------------------------

@@ -105,20 +105,27 @@ def test_a_fusion_of_a_replaced_run_is_fused_again_from_it(tmp_path):
     assert data["gate"]["failures"] == [f"fz mrr {data['retrievers']['fz']['mrr']:.4f} < 0.9"]
 
 
-def test_cached_rankings_whose_inputs_changed_are_refused_in_a_read_only_gate(tmp_path):
+def test_questions_not_ranked_for_their_inputs_now_are_not_compared(tmp_path):
     project = make_project(tmp_path)
     snap = snapshot_file(project)
     from engine.types import Question
     from engine.workspace import Workspace
 
-    with Workspace.open(project.ws) as ws:  # q2 edited after the pool: bm25's cache is stale
+    with Workspace.open(project.ws) as ws:  # q2 edited after the pool: bm25's is stale
         ws.write_questions([Question("q2", "금속 인공물이 생기는 문제", ())])
     today = run_file(project, project.root / "today.run")
-    code, err = gate(
-        project, snap, "--run", f"{today}=mysearch", "--retriever", "bm25-word"
+    ask = ("--run", f"{today}=mysearch", "--retriever", "bm25-word", "--json")
+    code, out, err = project.goldpan(
+        "score", project.ws, "--against", snap, "--fail-on-regression", *ask
     )  # --run opens the workspace read-only: bm25-word is read, not pooled
-    assert code == 2, err
-    assert "bm25-word: its cached rankings were made from other inputs than now's" in err
+    assert code == 0, err
+    verdict = json.loads(out)["gate"]
+    assert verdict["compared"] == {"bm25-word": 3, "mysearch": 3}  # q2 left out of both
+    with Workspace.open(project.ws) as ws:
+        ws.write_questions([Question(q.id, f"{q.text}?", ()) for q in QUESTIONS])
+    code, err = gate(project, snap, *ask[:4])
+    assert code == 2, err  # all left out: nothing compared
+    assert "(0 scored only then, 0 only now, 4 not ranked yet)" in err
 
 
 def test_a_floor_naming_a_retriever_not_scored_is_refused(tmp_path):

@@ -19,8 +19,9 @@ which rankings a gate scores:
   A gate (--fail-under, --fail-on-regression) never passes on what it did not compare:
   it exits 2, naming why, when it covers a retriever which did not run here (its command
   is not trusted on this machine; a read-only workspace or --no-pool, for code that can
-  change or a cache whose inputs changed): trust it in the job (`goldpan trust WS
-  --yes`) or give the code on the command line with --run / --run-command. It exits 2
+  change): trust it in the job (`goldpan trust WS --yes`) or give the code on the
+  command line with --run / --run-command. A question not ranked yet for its inputs now
+  is left out of every score and not compared. It exits 2
   too over no scored question (--fail-under), for a retriever with no question scored
   both in the snapshot and now, a snapshot retriever the workspace no longer has, and a
   name (--run/--run-command NAME, --retriever, a floor's) with nothing to compare. A
