@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import GoldpanError
+from engine.ranked import left_out
 from engine.ranks import is_worse
 from engine.score_rankings import Rankings
 from engine.score_snapshots import SnapshotDiff
@@ -279,7 +280,7 @@ def _left_out(board: Scoreboard, names: Sequence[str]) -> list[QuestionResult]:
     A question any retriever scored has not ranked (for its inputs now) is left out of
     every retriever's means (:mod:`engine.ranked`): for the gate it was not compared.
     """
-    left = sorted({q for rs in board.retrievers.values() for q in rs.not_ranked})
+    left = sorted(left_out({r: rs.not_ranked for r, rs in board.retrievers.items()}))
     return [QuestionResult(r, q, 0, not_compared="not ranked yet") for r in names for q in left]
 
 

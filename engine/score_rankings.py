@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.ranked import workspace_not_ranked
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -221,7 +222,8 @@ def _make_again(
     """Make again, from the given rankings, the wanted retrievers that read one of them.
 
     Their other bases are read from the workspace as they are, so each must be vouched
-    for (:func:`_not_vouched`) like a retriever scored itself.
+    for (:func:`_not_vouched`) and have ranked every question for its inputs now
+    (:mod:`engine.ranked`), or the fusion is not run.
     """
     made = dict(out.given)
     blocked: dict[str, str] = {}  # retriever -> why it cannot be made again
@@ -245,6 +247,16 @@ def _make_again(
             (b, why) for b in bases if b not in made and (why := _not_vouched(specs, b, not_pooled))
         ]:
             out.not_run[spec.name] = f"it reads {unvouched[0][0]}: {unvouched[0][1]}"
+        elif behind := {
+            b: len(qs)
+            for b, qs in workspace_not_ranked(ws, [b for b in bases if b not in made]).items()
+            if qs
+        }:
+            b, n = next(iter(behind.items()))
+            out.not_run[spec.name] = (
+                f"it reads {b}, which has not ranked {n} question(s) for their inputs now "
+                f"({not_pooled}; goldpan pool ranks them)"
+            )
         else:
             base_runs = {b: made[b] if b in made else ws.runs(b) for b in bases}
             made[spec.name] = _rank_now(ws, spec, base_runs, DEFAULT_DEPTH)

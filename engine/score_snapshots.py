@@ -45,6 +45,7 @@ from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
 from engine.metrics import FloatArray, first_gold_rank, mean
+from engine.ranked import left_out
 from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
@@ -401,7 +402,7 @@ def diff_against(
         if r not in board.retrievers and (wanted is None or r in wanted)
     )
     # left out of every retriever's means now: not ranked yet (engine.ranked), with gold
-    left = {q for rs in board.retrievers.values() for q in rs.not_ranked}
+    left = left_out({r: rs.not_ranked for r, rs in board.retrievers.items()})
     out.not_ranking = [r for r, rs in board.retrievers.items() if rs.not_ranked]
     out.snapshot_retrievers = list(snap["retrievers"])
     out.scored_now = list(board.retrievers)

@@ -224,6 +224,20 @@ def test_a_fusion_of_a_replaced_ranking_is_fused_again_from_the_given_one(ws, tm
     assert list(ran.given["fz"]["q1"].doc_ids) == expected[0]
 
 
+def test_a_fusion_is_not_made_again_from_a_base_not_ranked_for_its_inputs_now(ws, tmp_path):
+    import_run(ws, write_run(tmp_path / "old.run", {"q1": "d1"}), "mine")
+    ws.add_retriever(RetrieverSpec("fz", "rrf", {"of": ["mine", "bm25-word"]}))
+    refresh_runs(ws)
+    ws.write_questions([Question("q2", "금속 인공물", ())])  # bm25-word's q2 is stale now
+    given = GivenRuns(files={"mine": str(write_run(tmp_path / "today.run", {}))})
+    ran = scored_rankings(ws, given, ["fz"], None, "read-only")
+    assert "fz" not in ran.given
+    assert ran.not_run["fz"].startswith("it reads bm25-word, which has not ranked 1 question")
+    board = score_workspace(ws, metrics=["mrr"], retrievers=["fz"], given=ran.given)
+    verdict = floor_verdict(board, [Floor("fz", "mrr", 0.1)], k=10, rankings=ran)
+    assert NOT_RUN.key in rules(verdict)
+
+
 def test_a_reranker_of_a_replaced_ranking_is_refused(ws, tmp_path):
     import_run(ws, write_run(tmp_path / "old.run", {"q1": "d1"}), "mine")
     ws.add_retriever(RetrieverSpec("rr", "rerank", {"model": "a-local-model", "of": "mine"}))
