@@ -178,11 +178,21 @@ def cmd_retriever(args: argparse.Namespace) -> None:
             out.print(table)
         elif args.action == "add":
             from engine.retrieve import check_spec
+            from engine.trust import TrustStore, is_local_model, model_of
 
             spec = _spec_from_args(args)
             check_spec(spec, ws.retrievers())
             ws.add_retriever(spec)
             out.print(literal(f"added {spec.name}; run `goldpan pool` to rank the questions"))
+            model = model_of(spec)
+            if model and not is_local_model(model):  # typed here: trusted by being typed
+                TrustStore().trust(ws, [spec])
+                out.print(
+                    literal(
+                        f"trusted the model name {model!r} for {args.workspace}: not a folder "
+                        "on this machine, it loads from the Hugging Face hub (downloaded once)"
+                    )
+                )
         else:
             from engine.retrieve import dependents
 
