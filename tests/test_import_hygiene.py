@@ -54,7 +54,7 @@ def demo_ws(tmp_path_factory):
     from engine.demo import build_demo
 
     path = tmp_path_factory.mktemp("hygiene") / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     return path
 
 

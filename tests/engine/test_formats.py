@@ -58,7 +58,7 @@ UNMATCHED_GOLD = "recon-05"
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo workspace plus the unmatched question, pooled by three BM25 retrievers."""
     path = tmp_path_factory.mktemp("demo") / "demo.db"
-    ws = build_demo(path, pool=False)
+    ws = build_demo(path, pool=False, models=False)
     ws.write_questions([UNMATCHED])
     ws.write_labels([Label(UNMATCHED.id, UNMATCHED_GOLD, "mina", 1)])
     refresh_runs(ws, RETRIEVERS)

@@ -16,7 +16,7 @@ async def test_the_demo_opens_with_kiwi_pending_and_pools_it_behind(
     tmp_path: Path, kiwi: object
 ) -> None:
     path = tmp_path / "demo.db"
-    ws = build_demo(path, kiwi=False)
+    ws = build_demo(path, slow=False, models=False)
     try:
         qids = ws.question_ids()
         assert ws.runs(KIWI) == {}  # pending: left for the app
@@ -52,7 +52,7 @@ from engine.demo import build_demo
 from tui.app import GoldpanApp
 
 path = Path(sys.argv[1])
-ws = build_demo(path, kiwi=False)
+ws = build_demo(path, slow=False, models=False)
 n = len(ws.question_ids())
 ws.close()
 loaded_before = "kiwipiepy" in sys.modules
