@@ -11,8 +11,9 @@ and ``bm25-word+bigram``) and ``hybrid+id`` (the hybrid with ``idboost``). Embed
 (``e5-vectors.npz``, made by :func:`write_e5_vectors`): they are stored into the new
 workspace under the e5 kind's own cache key (the model's version and weights hash) only
 when that key is the installed model's, each vector only for the document hash it was
-made from, and only when the model here gives one of them again to the bit (a check that
-takes milliseconds); otherwise the documents are embedded as in any workspace.
+made from, and only when the model here gives one of them again to the bit (the shortest
+document, embedded again: 0.24 s with the store at a load average of 8); otherwise the
+documents are embedded as in any workspace.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def shipped_e5_vectors() -> dict[str, Any]:
 def seed_e5_vectors(ws: Workspace) -> int:
     """Store the shipped e5 vectors that are exactly what the model here gives; how many.
 
-    None when the installed model is not the one they were made with (another key), or
+    None are when the installed model is not the one they were made with (another key), or
     when this machine's model gives the shortest shipped document another vector (its
     arithmetic differs: another processor, another build). Only documents whose hash is
     the one a vector was made from get it.
