@@ -45,9 +45,12 @@ def require_extra() -> None:
 def hub(*, online: bool) -> Iterator[None]:
     """The hub on (``online``) or off while the block runs; as it was afterwards.
 
+    A hub the user switched off (``HF_HUB_OFFLINE=1`` in the environment) stays off.
     The libraries' own progress bars stay off: goldpan shows its own.
     """
     saved = {name: os.environ.get(name) for name in HUB_VARIABLES}
+    was_off = any((value or "").upper() in ("1", "ON", "YES", "TRUE") for value in saved.values())
+    online = online and not was_off
     constants = sys.modules.get("huggingface_hub.constants")
     before = getattr(constants, "HF_HUB_OFFLINE", None)
     for name in HUB_VARIABLES:
@@ -66,9 +69,7 @@ def hub(*, online: bool) -> Iterator[None]:
         constants = sys.modules.get("huggingface_hub.constants")
         if constants is not None:  # imported in the block: it read the block's setting
             constants.HF_HUB_OFFLINE = (  # type: ignore[attr-defined]
-                before
-                if before is not None
-                else any((saved[n] or "").upper() in ("1", "ON", "YES", "TRUE") for n in saved)
+                before if before is not None else was_off
             )
 
 

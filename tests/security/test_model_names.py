@@ -241,3 +241,17 @@ def test_trust_in_a_postgres_retriever_covers_its_embed_model(tmp_path):
         assert not store.trusts(ws, other)
         prefixed = RetrieverSpec("pg", "postgres", {**spec.params, "query_prefix": "query: "})
         assert not store.trusts(ws, prefixed)
+
+
+def test_a_hub_the_user_switched_off_stays_off_even_for_a_trusted_name(monkeypatch):
+    from engine.retrieve.models import hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    with hub(online=True):
+        assert os.environ["HF_HUB_OFFLINE"] == os.environ["TRANSFORMERS_OFFLINE"] == "1"
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and "TRANSFORMERS_OFFLINE" not in os.environ
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with hub(online=False):
+        assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert "HF_HUB_OFFLINE" not in os.environ  # as it was
