@@ -49,7 +49,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.force or not path.exists():
         from engine.demo import build_demo  # the retrievers: not needed to reopen it
 
-        # opening, the app pools the Kiwi retrievers in a worker once it shows
+        # opening, the app pools the Kiwi and e5 retrievers in a worker once it shows
         with progress_bar(True) as progress:
             build_demo(path, force=args.force, progress=progress, slow=args.no_open).close()
         err.print(literal(f"built the demo workspace at {path}"))
