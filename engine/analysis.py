@@ -205,7 +205,7 @@ def sweep(
             r = BM25Retriever(RetrieverSpec(spec.name, "bm25", params))
             r.prepare(docs, shared)
             rankings = [r.search(questions[q].text, depth)[0] for q in scored]
-            j = judge(rankings, [golds[q].gold for q in scored])
+            j = judge(rankings, [golds[q].qrels for q in scored])
             cells.append(SweepCell(float(k1), float(b), mean(per_question(j, m))))
     return cells
 

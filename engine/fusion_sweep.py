@@ -182,7 +182,7 @@ def fusion_sweep(
         }
         for q in scored
     ]
-    gold = [golds[q].gold for q in scored]
+    gold = [golds[q].qrels for q in scored]
 
     def values(rankings: Sequence[Sequence[str]]) -> np.ndarray:
         return np.asarray(per_question(judge(rankings, gold), m), dtype=np.float64)

@@ -256,7 +256,7 @@ def ndcg_at_k(j: Judged, k: int) -> FloatArray:
 
 def judged_at_k(j: Judged, k: int) -> FloatArray:
     """ir_measures ``Judged@k`` per question: judged share of the top min(k, n); 0 if n = 0."""
-    shown = np.minimum(j.n_ret, k).astype(np.float64)
+    shown = np.minimum(j.n_ret, min(k, j.depth)).astype(np.float64)  # k may pass int64
     judged = j.judged[:, :k].sum(axis=1).astype(np.float64)
     out: FloatArray = np.zeros_like(judged)
     np.divide(judged, shown, out=out, where=shown > 0)
