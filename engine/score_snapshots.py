@@ -44,6 +44,7 @@ from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
+from engine.holes import DEFAULT_MIN_JUDGED, HoleWarning, check_min_judged, hole_warnings
 from engine.metrics import FloatArray, first_gold_rank, mean
 from engine.ranked import left_out
 from engine.ranks import worse_by
@@ -324,6 +325,8 @@ class SnapshotDiff:
     not_ranking: list[str] = field(default_factory=list)
     """The retrievers scored now whose questions not ranked yet leave questions out of
     every retriever's comparison (:attr:`RetrieverDiff.not_ranked`)."""
+    warnings: list[HoleWarning] = field(default_factory=list)
+    """Retrievers whose top 10 is too little judged on the compared questions."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -342,6 +345,7 @@ class SnapshotDiff:
             "created": self.created,
             "labels_changed": self.labels_changed,
             "missing": self.missing,
+            "warnings": [w.to_json() for w in self.warnings],
             "retrievers": {
                 r: {
                     "metrics": {
@@ -380,12 +384,16 @@ def diff_against(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     given: Mapping[str, Mapping[str, CachedRun]] | None = None,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> SnapshotDiff:
     """Compare the scores now (cached rankings, current labels) with a snapshot.
 
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
     takes them (only they, and the workspace's ``retrievers``, are compared).
+    ``min_judged``: the :func:`~engine.holes.hole_warnings` threshold on the questions
+    each retriever is compared on.
     """
+    min_judged = check_min_judged(min_judged)
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
     board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given)
     golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
@@ -407,6 +415,7 @@ def diff_against(
     out.snapshot_retrievers = list(snap["retrievers"])
     out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
+    compared: dict[str, list[str]] = {}
     for r, rs in board.retrievers.items():
         then = snap["retrievers"].get(r)
         if then is None:
@@ -414,6 +423,7 @@ def diff_against(
         tq: Mapping[str, Any] = then["questions"]
         pairs = paired_questions(snap, r, common)
         runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
+        compared[r] = pairs
         idx = [row_now[q] for q in pairs]
         now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
         then_vals = np.array(
@@ -455,6 +465,7 @@ def diff_against(
             not_ranked=[q for q in then_ids if q in tq and q in left],
             ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
+    out.warnings = hole_warnings(board, compared, min_judged=min_judged)
     return out
 
 

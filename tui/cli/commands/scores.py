@@ -39,6 +39,7 @@ from tui.render import (
 )
 
 if TYPE_CHECKING:
+    from engine.holes import HoleWarning
     from engine.scoring import Scoreboard
 
 
@@ -58,10 +59,14 @@ def score_table(
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
     )
+    from engine.scoring import HOLE_METRICS, LATENCY_HEADERS
+
     shown = [
-        n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
+        n
+        for n in names
+        if n in asked
+        or not (n in HOLE_METRICS or n.startswith("recall@") and int(n.split("@")[1]) < 5)
     ]
-    from engine.scoring import LATENCY_HEADERS
 
     grid = scores_grid(
         {name: rs.means for name, rs in board.retrievers.items()},
@@ -74,6 +79,34 @@ def score_table(
     return table
 
 
+def holes_table(board: Scoreboard, names: Sequence[str], asked: Sequence[str] = ()) -> Table | None:
+    """How much of each retriever's scores rests on judgments: Judged@10, bpref, judged:.
+
+    The default hole metrics that :func:`score_table` leaves out (None when none is left).
+    """
+    from engine.scoring import HOLE_K, HOLE_METRICS
+
+    shown = [n for n in names if n in HOLE_METRICS and n not in asked]
+    if not shown or not board.retrievers:
+        return None
+    grid = scores_grid({name: rs.means for name, rs in board.retrievers.items()}, shown, {}, ())
+    table = grid.rich_table(
+        "incomplete judgments",
+        f"Judged@{HOLE_K}: the share of the top {HOLE_K} a person judged; bpref and "
+        "judged: metrics leave unjudged documents out, the others count them as not relevant",
+    )
+    table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
+    return table
+
+
+def say_warnings(warnings: Sequence[HoleWarning]) -> None:
+    """The gate's warnings about holes, in one line on stderr."""
+    from engine.holes import warnings_text
+
+    if warnings:
+        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
     if getattr(args, "against", None):
@@ -84,6 +117,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
     from engine.gate import floor_verdict
+    from engine.holes import hole_warnings
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -133,13 +167,19 @@ def cmd_score(args: argparse.Namespace) -> None:
                 junit_xml(cases, f"goldpan {ws.path.name}", verdict),
                 markdown_scores(board, names, verdict, cases, how, title),
             )
+    warnings = hole_warnings(board, min_judged=args.min_judged)
     if args.json:
         gated = {"gate": verdict.to_json()} if verdict is not None and floors else {}
-        print_json({**board.to_json(), "rankings": how, **gated})
+        holes = {"warnings": [w.to_json() for w in warnings]}
+        print_json({**board.to_json(), "rankings": how, **gated, **holes})
     elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
+        holes = holes_table(board, names, asked)
+        if holes is not None:
+            out.print(holes)
     if not args.json:
         gate.say_how(rankings, board.retrievers)
+        say_warnings(warnings)
     if not args.json and not board.question_ids and not floors:
         todo = (
             "rank them (goldpan pool)"

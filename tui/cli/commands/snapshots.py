@@ -163,6 +163,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
     tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
     from engine.gate import regression_verdict
     from tui.cli.commands import gate
+    from tui.cli.commands.scores import say_warnings
 
     given = gate.parse_given(args)
     gate.check_report_paths(args, Path(args.workspace))
@@ -178,6 +179,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
             tag=args.tag,
             samples=args.samples,
             given=rankings.given,
+            min_judged=args.min_judged,
         )
         verdict = regression_verdict(
             diff,
@@ -212,6 +214,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         _print_diff(diff)
     if not args.json:
         gate.say_how(rankings, diff.scored_now)
+        say_warnings(diff.warnings)
     if args.fail_on_regression:
         gate.present(verdict)
 

@@ -31,6 +31,7 @@ which rankings a gate scores:
 
 def _options(s: argparse.ArgumentParser) -> None:
     from engine.compare import DEFAULT_SAMPLES
+    from engine.holes import DEFAULT_MIN_JUDGED
     from engine.metrics import METRIC_FAMILIES
     from engine.scoring import DEFAULT_KS
 
@@ -52,6 +53,15 @@ def _options(s: argparse.ArgumentParser) -> None:
         action="append",
         metavar="[RETRIEVER:]METRIC=VALUE",
         help="exit 1 when a metric is below VALUE (repeatable)",
+    )
+    s.add_argument(
+        "--min-judged",
+        type=values.finite(0, 1),
+        default=DEFAULT_MIN_JUDGED,
+        metavar="SHARE",
+        help='warn (stderr, and --json "warnings") when a retriever\'s Judged@10, the '
+        "share of its top 10 a person judged, is below SHARE on the compared questions: "
+        f"its scores are unknown, not worse (default {DEFAULT_MIN_JUDGED:g}; 0: never)",
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
