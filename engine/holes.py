@@ -86,18 +86,30 @@ def hole_warnings(
     question of the board). A retriever with no compared question is not warned about:
     there is nothing its scores say (the gate says so itself).
     """
-    min_judged = check_min_judged(min_judged)
     row = {q: i for i, q in enumerate(board.question_ids)}
-    out = []
+    judged: dict[str, tuple[float, int]] = {}
     for name, rs in board.retrievers.items():
         ids = board.question_ids if compared is None else compared.get(name, ())
         idx = [row[q] for q in ids if q in row]
-        if not idx:
-            continue
-        judged = mean(np.asarray(rs.judged[idx], dtype=np.float64))
-        if judged < min_judged:
-            out.append(HoleWarning(name, judged, len(idx), min_judged))
-    return out
+        if idx:
+            judged[name] = (mean(np.asarray(rs.judged[idx], dtype=np.float64)), len(idx))
+    return judged_warnings(judged, min_judged=min_judged)
+
+
+def judged_warnings(
+    judged: Mapping[str, tuple[float, int]], *, min_judged: float = DEFAULT_MIN_JUDGED
+) -> list[HoleWarning]:
+    """The rule: per retriever ``(mean Judged@10, compared questions)``, those under the bar.
+
+    :func:`hole_warnings` gathers the figures from a scoreboard; the review screen from
+    its live scores. A retriever compared on no question is never warned about.
+    """
+    min_judged = check_min_judged(min_judged)
+    return [
+        HoleWarning(name, value, n, min_judged)
+        for name, (value, n) in judged.items()
+        if n > 0 and value < min_judged
+    ]
 
 
 def warnings_text(warnings: Sequence[HoleWarning]) -> str:

@@ -213,3 +213,35 @@ def test_judged_only_equals_plain_when_every_ranked_document_is_judged():
     for m in CONDENSABLE:
         assert (per_question(j, f"judged:{m}") == per_question(j, m)).all(), m
     assert (per_question(j, "judged@10")[[bool(r) for r in rankings]] == 1.0).all()
+
+
+def test_a_grade_0_moves_the_live_hole_metrics_as_goldpan_score_does(tiny_ws, capsys):
+    # The review's live scores read every judgment: grading 0 one unjudged document of a
+    # retriever's top 10 raises its Judged@10 (and changes bpref) at once, to the bit of
+    # goldpan score on the same labels.
+    from engine.scoring import metric_names, score_workspace
+    from engine.session import LabelingSession
+    from engine.workspace import Workspace
+    from tests.conftest import run_cli
+
+    assert run_cli(capsys, "pool", tiny_ws, "--retriever", "bm25-word", "--quiet")[0] == 0
+    session = LabelingSession(Workspace.open(tiny_ws), "mina")
+    try:
+        live = session.live
+        before = live.means()["bm25-word"]
+        ranking = live.rankings["bm25-word"]
+        qid, unjudged = next(
+            (q, d)
+            for q in live.values("bm25-word", "mrr")[0]
+            for d in ranking[q][:10]
+            if d not in session.gold(q).judged
+        )
+        session.set_grade(qid, unjudged, 0)
+        after = live.means()["bm25-word"]
+        scored = live.counts()["scored"]
+        shown = min(10, len(ranking[qid]))
+        assert after["judged@10"] == pytest.approx(before["judged@10"] + 1 / shown / scored)
+        board = score_workspace(session.ws, metrics=metric_names(), retrievers=["bm25-word"])
+        assert board.retrievers["bm25-word"].means == after
+    finally:
+        session.ws.close()

@@ -75,11 +75,13 @@ def test_judge_screen_after_grading(snap_compare, app_factory):
 
 def test_review_screen(snap_compare, app_factory):
     """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10,
-    ms p50, ms p95 and q/s (best value per column in bold green), the counts line (35
-    scored, 5 no answer, 6 disputed, 3 unlabeled), the panel line (`panel: scores per
-    question`, drawn once the screen is mounted), the grid of gold ranks hardest first
-    (`-` in red for misses) with the cursor on the current question (q01, the questions
-    screen's first row), and its detail with each retriever's rank-1 doc."""
+    Judged@10, ms p50, ms p95 and q/s (best value per column in bold green), the counts
+    line (35 scored, 5 no answer, 6 disputed, 3 unlabeled) and under it the warning that
+    every retriever's top 10 is under 80% judged (the demo's gold is thin), the panel
+    line (`panel: scores per question`, drawn once the screen is mounted), the grid of
+    gold ranks hardest first (`-` in red for misses) with the cursor on the current
+    question (q01, the questions screen's first row), and its detail with each
+    retriever's rank-1 doc."""
 
     async def run_before(pilot) -> None:
         _pin_latency(pilot.app)
@@ -235,7 +237,8 @@ def test_adjudicate_screen_small(snap_compare, app_factory):
 
 
 def test_review_screen_small(snap_compare, app_factory):
-    """Review at 80x24: the metrics table, the counts, and the grid of gold ranks across
+    """Review at 80x24: the metrics table, the counts and the Judged@10 warning (two
+    lines), and the grid of gold ranks across
     the full width with every retriever's column on screen; the detail of the current
     question under it."""
 

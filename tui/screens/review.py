@@ -38,7 +38,25 @@ if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, no
     from engine.compare import FloatArray
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
-REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
+REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+
+
+def holes_text(means: dict[str, dict[str, float]], scored: int) -> Text:
+    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line."""
+    from engine.holes import HOLE_METRIC, judged_warnings
+
+    warned = judged_warnings(
+        {r: (m[HOLE_METRIC], scored) for r, m in means.items() if HOLE_METRIC in m}
+    )
+    if not warned:
+        return Text()
+    figures = ", ".join(f"{w.retriever.removeprefix('bm25-')} {w.judged:.0%}" for w in warned)
+    return Text.assemble(
+        "\n",
+        (f"Judged@10 under {warned[0].min_judged:.0%}: ", "bold yellow"),
+        (visible(figures), "yellow"),
+        (" · lower scores there are unknown, not worse", "dim"),
+    )
 
 
 NOT_RANKED = "not ranked"
@@ -71,7 +89,10 @@ class ReviewScreen(GoldpanScreen):
 ## Review
 
 The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
-Recall@5, nDCG@10, rescored (never re-run) at every label, and speed: **ms p50** and
+Recall@5, nDCG@10, rescored (never re-run) at every label; **Judged@10**, the share of
+its top 10 that a person judged (a document nobody judged counts as not relevant: under
+80%, a line says its lower scores are unknown, not worse; `goldpan score` adds bpref and
+the judged-only metrics); and speed: **ms p50** and
 **ms p95** of one question ranked alone (as a user's query waits), **q/s** the pool's
 throughput (questions per second in its batches); `-` where nothing was timed alone.
 
@@ -351,6 +372,7 @@ rank-1 document that beat it.
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
                 since_text(baseline.name if baseline else None, n_snapshots),
+                holes_text(means, counts["scored"]),
             )
         )
         from engine.scoring import LATENCY_HEADERS
