@@ -228,8 +228,10 @@ def _metrics(raw: Sequence[str]) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers."""
     from engine.analysis import compare_retrievers
+    from engine.holes import HOLE_METRIC, hole_warnings
     from engine.metrics import parse_metric
     from engine.retrieve import DEFAULT_DEPTH
+    from engine.scoring import score_workspace
 
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
@@ -242,8 +244,19 @@ def cmd_compare(args: argparse.Namespace) -> None:
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
         )
+        holes = score_workspace(
+            ws, metrics=[HOLE_METRIC], retrievers=[args.a, args.b], tag=args.tag
+        )
+    warnings = hole_warnings(holes, min_judged=args.min_judged)
+    judged = {name: rs.means[HOLE_METRIC] for name, rs in holes.retrievers.items()}
     if args.json:
-        print_json(result.to_json())
+        print_json(
+            {
+                **result.to_json(),
+                HOLE_METRIC: judged,
+                "warnings": [w.to_json() for w in warnings],
+            }
+        )
         return
     lo, hi = result.ci95
     table = comparison_facts(args.a, args.b, result).rich_table(
@@ -259,6 +272,13 @@ def cmd_compare(args: argparse.Namespace) -> None:
         else "the interval includes 0: no reliable difference on these questions"
     )
     out.print(Text(f"{verdict} ({args.samples} resamples, seed {args.seed})"))
+    out.print(
+        literal(
+            f"{HOLE_METRIC.capitalize()}: "
+            + ", ".join(f"{name} {share:.3f}" for name, share in judged.items())
+        )
+    )
+    say_warnings(warnings)
 
 
 def cmd_failures(args: argparse.Namespace) -> None:
