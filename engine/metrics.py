@@ -165,10 +165,13 @@ class Judged:
 
         The judged documents keep their order (``trec_eval -J``, Sakai's condensed lists).
         """
-        order = np.argsort(~self.judged, axis=1, kind="stable")  # judged first, in order
-        judged = np.take_along_axis(self.judged, order, axis=1)
-        rel = np.where(judged, np.take_along_axis(self.rel, order, axis=1), 0)
-        n_ret = judged.sum(axis=1).astype(np.int64)
+        rows, cols = np.nonzero(self.judged)
+        to = np.cumsum(self.judged, axis=1)[rows, cols] - 1  # its rank among the judged
+        rel = np.zeros_like(self.rel)
+        rel[rows, to] = self.rel[rows, cols]
+        judged = np.zeros_like(self.judged)
+        judged[rows, to] = True
+        n_ret = self.judged.sum(axis=1).astype(np.int64)
         return Judged(rel, self.ideal, self.n_rel, judged, n_ret, self.n_nonrel)
 
 
@@ -273,9 +276,7 @@ def bpref(j: Judged) -> FloatArray:
     wrong = np.zeros(above.shape)
     np.divide(np.minimum(above, r), denom, out=wrong, where=relevant & (above > 0))
     terms = np.where(relevant, 1.0 - wrong, 0.0)
-    total = np.zeros(terms.shape[0])
-    for i in range(terms.shape[1]):  # rank by rank, as trec_eval adds them
-        total += terms[:, i]
+    total = np.cumsum(terms, axis=1)[:, -1]  # rank by rank, in order, as trec_eval adds
     out: FloatArray = np.zeros_like(total)
     np.divide(total, j.n_rel, out=out, where=j.n_rel > 0)
     return out
