@@ -245,3 +245,23 @@ def test_a_grade_0_moves_the_live_hole_metrics_as_goldpan_score_does(tiny_ws, ca
         assert board.retrievers["bm25-word"].means == after
     finally:
         session.ws.close()
+
+
+def test_the_worked_example_of_docs_judged_metrics():
+    # docs/judged-metrics.md: x, y unjudged, a (0), b (3), z unjudged, c (1)
+    qrels = {"q": {"a": 0, "b": 3, "c": 1}}
+    order = ["x", "y", "a", "b", "z", "c"]
+    run = {"q": {d: float(len(order) - i) for i, d in enumerate(order)}}
+    names = ["mrr", "judged:mrr", "judged@10", "ndcg@2", "judged:ndcg@2", "bpref"]
+    got = evaluate(qrels, run, names)["q"]
+    assert got == pytest.approx(
+        {
+            "mrr": 0.25,
+            "judged:mrr": 0.5,
+            "judged@10": 0.5,
+            "ndcg@2": 0.0,
+            "judged:ndcg@2": (3 / math.log2(3)) / (3 + 1 / math.log2(3)),
+            "bpref": 0.0,
+        }
+    )
+    assert round(got["judged:ndcg@2"], 3) == 0.521

@@ -90,11 +90,8 @@ class ReviewScreen(GoldpanScreen):
 
 The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
 Recall@5, nDCG@10, rescored (never re-run) at every label; **Judged@10**, the share of
-its top 10 that a person judged (a document nobody judged counts as not relevant: under
-80%, a line says its lower scores are unknown, not worse; `goldpan score` adds bpref and
-the judged-only metrics); and speed: **ms p50** and
-**ms p95** of one question ranked alone (as a user's query waits), **q/s** the pool's
-throughput (questions per second in its batches); `-` where nothing was timed alone.
+its top 10 a person judged (under 80%, its lower scores are unknown, not worse); **ms
+p50** / **p95** of one question ranked alone, **q/s** the pool's throughput.
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
 top 100; `not ranked`: not ranked yet, left out of every mean), hardest first, and the
