@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
+from engine.holes import HoleWarning, hole_warnings
 from engine.retrieve import DEFAULT_DEPTH, trec_order
 from engine.score_snapshots import (
     Moved,
@@ -102,6 +103,11 @@ class Comparison:
         """The questions compared: scored both in the snapshot and now."""
         return self.verdict.compared().get(self.name, [])
 
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`)."""
+        return [w for w in self.diff.warnings if w.retriever == self.name]
+
     def report(self) -> str:
         """One line per regressed question: ranks, what ranks first now, the question."""
         return "\n".join(
@@ -134,6 +140,14 @@ class Evaluation:
         if verdict.refusals:
             raise GateRefused(verdict)
         return dict(self.board.retrievers[self.name].means)
+
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`).
+
+        Under 0.8 Judged@10 on the scored questions, its lower scores are unknown, not worse.
+        """
+        return hole_warnings(self.board)
 
     def first_gold_rank(self) -> dict[str, int]:
         """Per scored question, the rank of its first gold document (0: not found)."""
