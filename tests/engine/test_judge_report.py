@@ -170,24 +170,13 @@ def test_circular_retrievers_through_bases_and_model_names(tmp_path):
 
 
 @pytest.fixture
-def judged(tmp_path, capsys):
-    """tiny_ws-like workspace pooled by bm25-word and bm25-bigram, judged by the fake."""
+def judged(tiny_ws, tmp_path, capsys):
+    """tiny_ws pooled by bm25-word and bm25-bigram, more labels, judged by the fake."""
     from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 
-    path = tmp_path / "ws.db"
-    ws = new_workspace(path)
-    ws.write_docs(TINY_DOCS)
-    ws.write_questions(TINY_QUESTIONS)
-    ws.write_labels(
-        [
-            Label("q1", "d1", "mina", 2),
-            Label("q1", "d2", "mina", 0),
-            Label("q2", "d2", "mina", 1),
-            Label("q2", "d4", "mina", 0),
-            Label("q3", "d3", "mina", 3),
-            Label("q3", "d1", "jun", 0),
-        ]
-    )
+    path = tiny_ws
+    ws = Workspace.open(path)
+    ws.write_labels([Label("q2", "d4", "mina", 0), Label("q3", "d1", "jun", 0)])
     ws.close()
     argv = ["pool", path, "--retriever", "bm25-word", "--retriever", "bm25-bigram", "--quiet"]
     assert run(capsys, *argv)[0] == 0

@@ -6,13 +6,13 @@ checked question by question against pytrec_eval (trec_eval's own code: ``bpref`
 """
 
 import math
-import random
 
 import numpy as np
 import pytest
 
 from engine.errors import UnknownName
 from engine.metrics import evaluate, judge, metric_label, parse_metric, per_question
+from tests.engine.test_metrics import _random_case  # graded qrels, unjudged ranks, ties
 
 CONDENSABLE = ["hit@1", "hit@5", "mrr", "recall@5", "recall@10", "p@5", "ndcg@3", "ndcg@10"]
 TREC_NAMES = {
@@ -123,20 +123,6 @@ def test_names_and_labels(name, canonical, label):
 def test_unknown_judged_metrics_are_refused_naming_the_families(bad):
     with pytest.raises(UnknownName, match="judged:M"):
         parse_metric(bad)
-
-
-def _random_case(seed: int):
-    """Graded qrels with many unjudged retrieved documents, and ties."""
-    rng = random.Random(seed)
-    docs = [f"d{i}" for i in range(80)]
-    qrels, run = {}, {}
-    for q in range(200):
-        qid = f"q{q}"
-        judged = rng.sample(docs, rng.randint(1, 25))
-        qrels[qid] = {d: rng.choice([0, 0, 0, 1, 2, 3]) for d in judged}
-        ranked = rng.sample(docs, rng.randint(0, 40))
-        run[qid] = {d: float(rng.randint(1, 12)) / 4 for d in ranked}
-    return qrels, run
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

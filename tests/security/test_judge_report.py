@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.types import Label
 from engine.workspace_setup import new_workspace
-from tests.conftest import TINY_DOCS, TINY_QUESTIONS
+from tests.conftest import TINY_DOCS, TINY_LABELS, TINY_QUESTIONS
 from tests.conftest import run_cli as run
 
 # Answers the judging run; the report's runs (marked by a file) answer as told.
@@ -44,19 +43,13 @@ def _file_hash(path: Path) -> str:
 
 
 def _workspace(tmp_path: Path, labels: bool = True) -> Path:
+    """tiny_ws's documents and questions, with its labels or none."""
     path = tmp_path / "ws.db"
     ws = new_workspace(path)
     ws.write_docs(TINY_DOCS)
     ws.write_questions(TINY_QUESTIONS)
     if labels:
-        ws.write_labels(
-            [
-                Label("q1", "d1", "mina", 2),
-                Label("q1", "d2", "mina", 0),
-                Label("q2", "d2", "mina", 1),
-                Label("q3", "d3", "mina", 3),
-            ]
-        )
+        ws.write_labels(TINY_LABELS)
     ws.close()
     return path
 
