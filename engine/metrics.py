@@ -184,10 +184,10 @@ def judge(
     0 for one judged not relevant); a document absent from it is unjudged.
     """
     if len(rankings) != len(qrels):
-        raise ValueError("rankings and gold must have one entry per question")
+        raise ValueError("rankings and qrels must have one entry per question")
     longest = max((len(r) for r in rankings), default=0)
-    most_gold = max((len(g) for g in qrels), default=0)
-    width = max(depth or 0, longest, most_gold, 1)
+    most_judged = max((len(g) for g in qrels), default=0)
+    width = max(depth or 0, longest, most_judged, 1)
     n = len(rankings)
     raw = np.full((n, width), -1, dtype=np.int64)  # -1: unjudged, or past the ranking
     ideal = np.zeros((n, width), dtype=np.int64)
