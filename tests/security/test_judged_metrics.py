@@ -174,3 +174,16 @@ def test_compare_says_how_judged_each_side_is(judged_ws, tmp_path, capsys):
     data = json.loads(out)
     assert data["judged@10"] == {"bm25-word": 1.0} and data["warnings"] == []
     assert data["metric"] == "judged:ndcg@10"
+
+
+def test_the_ci_summary_carries_the_warning(judged_ws, tmp_path, capsys):
+    run_file = _unjudged_run(tmp_path / "new.run")
+    argv = ["score", judged_ws, "--no-pool", "--quiet", "--run", f"{run_file}=new"]
+    code, out, _ = run(capsys, *argv, "--markdown", "-")
+    assert code == 0 and "Warning: Judged@10 under 80% on the 3 compared" in out
+    assert run(capsys, "snapshot", "save", judged_ws, "base")[0] == 0
+    summary = tmp_path / "summary.md"
+    argv = [*argv[:-1], f"{run_file}=bm25-word", "--against", "base", "--markdown", summary]
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "Warning: Judged@10 under 80%" in summary.read_text(encoding="utf-8")

@@ -143,6 +143,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         board = score_workspace(
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
         )
+        warnings = hole_warnings(board, min_judged=args.min_judged)
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
         if floors or args.junit_xml or args.markdown:
             verdict = floor_verdict(
@@ -152,6 +153,7 @@ def cmd_score(args: argparse.Namespace) -> None:
                 rankings=rankings,
                 tag=args.tag,
                 workspace=args.workspace,
+                min_judged=args.min_judged,
             )
         if verdict is not None and (args.junit_xml or args.markdown):
             from engine.ci_reports import junit_xml, markdown_scores, question_cases
@@ -167,11 +169,10 @@ def cmd_score(args: argparse.Namespace) -> None:
                 junit_xml(cases, f"goldpan {ws.path.name}", verdict),
                 markdown_scores(board, names, verdict, cases, how, title),
             )
-    warnings = hole_warnings(board, min_judged=args.min_judged)
     if args.json:
         gated = {"gate": verdict.to_json()} if verdict is not None and floors else {}
-        holes = {"warnings": [w.to_json() for w in warnings]}
-        print_json({**board.to_json(), "rankings": how, **gated, **holes})
+        unjudged = {"warnings": [w.to_json() for w in warnings]}
+        print_json({**board.to_json(), "rankings": how, **gated, **unjudged})
     elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
         holes = holes_table(board, names, asked)
@@ -179,7 +180,8 @@ def cmd_score(args: argparse.Namespace) -> None:
             out.print(holes)
     if not args.json:
         gate.say_how(rankings, board.retrievers)
-        say_warnings(warnings)
+        if not (floors and verdict is not None):  # else the verdict says it (gate.present)
+            say_warnings(warnings)
     if not args.json and not board.question_ids and not floors:
         todo = (
             "rank them (goldpan pool)"

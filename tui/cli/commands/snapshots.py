@@ -214,7 +214,8 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         _print_diff(diff)
     if not args.json:
         gate.say_how(rankings, diff.scored_now)
-        say_warnings(diff.warnings)
+        if not args.fail_on_regression:  # else the verdict's warnings say it (gate.present)
+            say_warnings(diff.warnings)
     if args.fail_on_regression:
         gate.present(verdict)
 
