@@ -269,3 +269,14 @@ def test_a_score_judges_kappa_is_of_held_out_grades(tmp_path):
     want = cohen_kappa([int(g >= 1) for g in held], [int(i.grade >= 1) for i in items])
     assert card.kappa.kappa == pytest.approx(want, abs=1e-12)
     assert card.consistency.asked is False and "same score" in card.consistency.reason
+
+
+def test_the_card_in_words(judged, capsys):
+    code, out, err = run(capsys, "judge", judged, "--report", "--repeats", "2", "--samples", "50")
+    assert code == 0, err
+    assert "report card of model:fake (command," in out
+    assert "agreement with people on relevant or not: kappa" in out
+    assert "against its grades as stored" in out and "Base rates: people call 50%" in out
+    assert "asked twice: the same grade for 100% of" in out and "reverse order" in out
+    assert "ranked by ndcg@10 on 3 scored questions" in out and "people's judgments kept" in out
+    assert "warning: kappa rests on 6 grades" in err
