@@ -109,12 +109,18 @@ def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 # -- tests ----------------------------------------------------------------------------------
 
 
-def test_exported_qrels_are_the_beir_gold(beir: BeirSetup) -> None:
-    want = read_beir_gold(BEIR)
-    assert len(want) == N_WITH_GOLD
+def test_exported_qrels_are_the_beir_judgments(beir: BeirSetup) -> None:
+    # the questions with a gold document, each with every judgment (grade 0 included)
+    gold = read_beir_gold(BEIR)
+    assert len(gold) == N_WITH_GOLD
+    every = read_beir_qrels(BEIR)
+    want = {q: every[q] for q in gold}
     if beir.with_unmatched:
         want[UNMATCHED_QID] = {UNMATCHED_GOLD: 1}
     assert beir.qrels == want
+    assert {q: {d: g for d, g in j.items() if g >= 1} for q, j in beir.qrels.items()} == (
+        gold | ({UNMATCHED_QID: {UNMATCHED_GOLD: 1}} if beir.with_unmatched else {})
+    )
 
 
 def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFixture[str]) -> None:
