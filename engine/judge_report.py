@@ -40,12 +40,12 @@ import numpy as np
 from engine.calibration import Item, held_out_grades, stored_calibration
 from engine.compare import bootstrap_means, percentile_interval
 from engine.errors import BadInput, Refused
-from engine.gold import Status, workspace_golds
 from engine.grades import is_relevant
 from engine.judge import check_runnable, default_annotator, stored_judge
 from engine.judge_command import COMMAND_TIMEOUT_S, command_grades
 from engine.metrics import FloatArray, judge, mean, parse_metric, per_question
 from engine.retrieve import bases_of
+from engine.scoring import scored_set
 from engine.trust import COMMAND_KIND, TrustStore
 from engine.types import ModelJudge, RetrieverSpec
 from engine.workspace import Workspace
@@ -516,18 +516,18 @@ def report_card(
             f"no person has graded a pair {judge_.annotator} graded in {ws.path}: nothing to "
             "compare it with (label some of the questions it judged first)"
         )
-    golds = workspace_golds(ws)
-    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
+    pooled = [s.name for s in ws.retrievers() if ws.run_hashes(s.name)]
+    scope = scored_set(ws, pooled)  # what goldpan score of these retrievers is over
+    golds, scored = scope.golds, scope.question_ids
     people = [golds[q].qrels for q in scored]
     by_q: dict[str, dict[str, int]] = {}
     for (q, d), g in graded.items():
         by_q.setdefault(q, {})[d] = g
     judged_by_model = [by_q.get(q, {}) for q in scored]
     rankings: dict[str, list[list[str]]] = {}
-    for spec in ws.retrievers():
-        runs = ws.runs(spec.name, scored)
-        if runs:
-            rankings[spec.name] = [list(runs[q].doc_ids) if q in runs else [] for q in scored]
+    for name in pooled:
+        runs = ws.runs(name, scored)
+        rankings[name] = [list(runs[q].doc_ids) if q in runs else [] for q in scored]
     ranked = (
         rank_under_judge(
             rankings,
@@ -541,10 +541,10 @@ def report_card(
         if len(rankings) >= 2
         else ()
     )
-    pooled = [spec for spec in ws.retrievers() if spec.name in rankings]
+    specs = [spec for spec in ws.retrievers() if spec.name in rankings]
     circular = tuple(
         Circular(r, via, *_places(ranked, r))
-        for r, via in circular_retrievers(judge_, pooled).items()
+        for r, via in circular_retrievers(judge_, specs).items()
     )
     same = consistency(
         ws, judge_, graded, pairs=consistency_pairs, seed=seed, trust=trust, timeout=timeout
@@ -587,7 +587,10 @@ def _warnings(
             "a lot from one sample to the next (read its interval)"
         )
     if not scored:
-        out.append("no scored question: the retrievers cannot be ranked")
+        out.append(
+            "no scored question (gold, ranked by every pooled retriever): the retrievers "
+            "cannot be ranked; label gold documents, and pool (goldpan pool)"
+        )
     elif len(rankings) < 2:
         out.append("fewer than two retrievers have rankings: there is no ranking to compare")
     for c in circular:
