@@ -190,3 +190,14 @@ def test_the_ci_summary_carries_the_warning(judged_ws, tmp_path, capsys):
     code, _, err = run(capsys, *argv)
     assert code == 0, err
     assert "Warning: Judged@10 under 80%" in summary.read_text(encoding="utf-8")
+
+
+def test_the_gates_verdict_carries_the_warning(judged_ws, tmp_path, capsys):
+    # engine.gate's verdict (the one every front end presents) holds the warning too
+    run_file = _unjudged_run(tmp_path / "new.run")
+    argv = ["score", judged_ws, "--no-pool", "--quiet", "--run", f"{run_file}=new", "--json"]
+    code, out, err = run(capsys, *argv, "--fail-under", "hit@10=0.1")
+    assert code == 0, err
+    (said,) = json.loads(out)["gate"]["warnings"]
+    assert said.startswith("Judged@10 under 80% on the 3 compared question(s): new 31%")
+    assert err.count("Judged@10 under 80%") == 1  # said once on stderr, by the verdict
