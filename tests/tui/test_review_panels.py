@@ -105,7 +105,11 @@ async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
         assert table.row_count == len(expected) > 0
         first = table.get_row_at(0)
         assert str(first[0]) == expected[0].question_id
-        assert str(first[4]) == expected[0].relation
+        assert str(first[2]) == expected[0].detail
+        # q01: the gold pet-qc-01 lost to its series' summary post, both titles shown
+        assert str(first[2]) == "overview of series 'pet-qc' (title word 총정리)"
+        assert str(first[3]).startswith("pet-qc-01 PET/CT 일일 QC (1)")
+        assert str(first[4]) == "pet-qc-00 PET/CT 품질관리 시리즈 총정리"
 
 
 async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app_factory, demo_ws):
@@ -117,9 +121,8 @@ async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app
 
     ws = Workspace.open(demo_ws, readonly=True)
     rows = failures(ws, "bm25-word")
-    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
     ws.close()
-    grid = failures_grid(rows, titles, 40)
+    grid = failures_grid(rows, 40)
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_panel(pilot, "failures")
@@ -132,7 +135,7 @@ async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app
             for i, h in enumerate(headers)
         ]
         assert widths == widest
-        assert widths[3] > width(headers[3]) + PADDING  # the titles: wider than "title"
+        assert widths[4] > width(headers[4]) + PADDING  # the titles: wider than the header
 
 
 async def test_noanswer_panel_histogram_and_threshold(app_factory, demo_ws):
@@ -270,23 +273,22 @@ def test_cli_and_review_panel_render_failures_with_the_same_renderer(demo_ws, ca
 
     ws = Workspace.open(demo_ws)
     rows = find_failures(ws, "bm25-word")
-    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
     ws.close()
-    grid = failures_grid(rows, titles)
+    grid = failures_grid(rows)
     assert [c.header for c in grid.columns] == [
         "question",
         "gold rank",
-        "rank-1 document",
-        "title",
         "relation",
+        "gold document",
+        "rank-1 document",
     ]
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["failures", str(demo_ws), "--retriever", "bm25-word"]) == 0
     out = capsys.readouterr().out
-    for header in ("question", "gold rank", "rank-1 document", "relation"):
+    for header in ("question", "gold rank", "relation", "gold document", "rank-1 document"):
         assert header in out
     for row in grid.rows:
-        assert str(row[0]) in out and str(row[4]) in out
+        assert str(row[0]) in out and str(row[2]) in out
 
 
 async def test_questions_measure_overlap_again_only_after_a_change(app_factory):

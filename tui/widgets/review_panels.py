@@ -44,6 +44,8 @@ COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
 NO_SCORED = "No scored question yet: label some in the judge screen (l)."
 """What a panel over the scored questions shows when there is none (not means of 0)."""
 HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
+FAILURE_TITLE_WIDTH = 30
+"""The failures panel cuts titles to this many cells (the CLI prints them whole)."""
 
 
 @dataclass(frozen=True)
@@ -319,32 +321,27 @@ class FailuresPanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """A's failures and the titles of the documents that beat the gold."""
+        """A's failures, with the gold's and the winner's titles."""
 
-        result: tuple[list[Failure], dict[str, str]]
+        result: list[Failure]
 
     def key(self, request: PanelRequest) -> Hashable:
         """B does not matter."""
         return (request.token, request.a, request.tag)
 
     def compose(self) -> ComposeResult:
-        """One table."""
-        yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
+        """One table; the question column stays while it scrolls sideways."""
+        yield DataTable(id="failures", cursor_type="row", zebra_stripes=True, fixed_columns=1)
 
     def analyse(self, request: PanelRequest) -> object:
-        """Failures of A (ranks every scored question's cached ranking)."""
+        """Failures of A (reads every scored question's cached ranking)."""
         from engine.analysis import failures
 
         ws = _open(request.path)
         try:
-            rows = failures(ws, request.a, tag=request.tag)
-            titles = {}
-            for f in rows:
-                doc = ws.doc(f.top_doc) if f.top_doc else None
-                titles[f.top_doc or ""] = doc.title if doc else ""
+            return failures(ws, request.a, tag=request.tag)
         finally:
             ws.close()
-        return rows, titles
 
     def ready(self, key: Hashable, result: object) -> PanelReady:
         """Typed."""
@@ -352,8 +349,8 @@ class FailuresPanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The failures table (titles cut to one line)."""
-        rows, titles = cast("tuple[list[Failure], dict[str, str]]", result)
-        fill(self.query_one("#failures", DataTable), failures_grid(rows, titles, 40))
+        rows = cast("list[Failure]", result)
+        fill(self.query_one("#failures", DataTable), failures_grid(rows, FAILURE_TITLE_WIDTH))
 
 
 class NoAnswerPanel(AnalysisPanel):
