@@ -28,6 +28,24 @@ from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
 
+# -- which retriever ---------------------------------------------------------------------
+
+
+def analysed_retriever(ws: Workspace, name: str | None) -> str:
+    """The retriever an analysis of one retriever looks at: ``name``, else the first.
+
+    The first in the order the retrievers were added (``goldpan retriever list``): the
+    Review screen's retriever A starts there too, so ``goldpan failures WS`` and the
+    failures panel show the same retriever unless one is named.
+    """
+    if name is not None:
+        return name
+    specs = ws.retrievers()
+    if not specs:
+        raise BadInput("the workspace has no retriever yet: add one with `goldpan retriever add`")
+    return specs[0].name
+
+
 # -- compare -------------------------------------------------------------------------------
 
 

@@ -414,3 +414,30 @@ def test_failures_of_posts_name_the_title_series_and_both_titles(tmp_path):
     rows = {r["question"]: r for r in json.loads(done.stdout)}
     assert (rows["q1"]["relation"], rows["q1"]["series"]) == ("neighbour", "PET 원리")
     assert (rows["q2"]["relation"], rows["q2"]["top_title"]) == ("overview", "오개념 ⓪ 개요")
+
+
+@pytest.mark.parametrize("command", ["failures", "noanswer"])
+def test_without_retriever_the_first_retriever_is_analysed(tiny_ws, command):
+    """The README showed --retriever as optional and both commands refused to run without
+    it: the first retriever (Review's A) is the default, named in the output."""
+    from tests.cli.test_cli_exit import goldpan
+
+    _relabel(tiny_ws)
+    plain = goldpan(tiny_ws.parent, command, tiny_ws)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("bm25-word: ")
+    named = goldpan(tiny_ws.parent, command, tiny_ws, "--retriever", "bm25-word", "--json")
+    assert goldpan(tiny_ws.parent, command, tiny_ws, "--json").stdout == named.stdout
+    if command == "noanswer":
+        assert json.loads(named.stdout)["retriever"] == "bm25-word"
+
+
+def test_without_any_retriever_failures_says_how_to_add_one(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    for spec in ws.retrievers():
+        ws.remove_retriever(spec.name)
+    ws.close()
+    for command in ("failures", "noanswer"):
+        code, out, err = run(capsys, command, tiny_ws)
+        assert code == 2 and out == ""
+        assert "no retriever yet: add one with `goldpan retriever add`" in err

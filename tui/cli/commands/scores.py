@@ -223,12 +223,12 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
-    from engine.analysis import failures
+    from engine.analysis import analysed_retriever, failures
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
-        name = args.retriever
+        name = analysed_retriever(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "failures")
         pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
@@ -258,12 +258,12 @@ def cmd_failures(args: argparse.Namespace) -> None:
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
-    from engine.analysis import noanswer_calibration
+    from engine.analysis import analysed_retriever, noanswer_calibration
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
-        name = args.retriever
+        name = analysed_retriever(ws, args.retriever)
         pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
         cal = noanswer_calibration(ws, name)
     if args.json:

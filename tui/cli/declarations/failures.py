@@ -8,7 +8,12 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--retriever", required=True, metavar="NAME", help="whose failures")
+    s.add_argument(
+        "--retriever",
+        metavar="NAME",
+        help="whose failures (default: the first retriever, as `goldpan retriever list` lists "
+        "them; the Review screen's A starts there too)",
+    )
     s.add_argument("--tag", help="only questions with this tag")
 
 
