@@ -316,13 +316,17 @@ def threshold_grid(cal: Calibration) -> Grid:
 
 
 def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
-    """Each question's overlap with the nearest title and with its gold text."""
+    """Each question's overlap with the nearest title and with its gold text.
+
+    ``likely easy`` says yes where the title overlap reaches
+    :data:`engine.overlap.EASY_THRESHOLD`.
+    """
     grid = Grid(
         [
             Column("question"),
             Column("nearest title", "right"),
             Column("gold text", "right"),
-            Column("", "right"),
+            Column("likely easy"),
         ]
     )
     for r in overlaps:
@@ -331,7 +335,7 @@ def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
                 literal(r.question_id),
                 Text(f"{r.title:.0%}"),
                 Text("-" if r.gold is None else f"{r.gold:.0%}"),
-                Text("likely easy", style="yellow") if r.high else Text(""),
+                Text("yes", style="yellow") if r.high else Text("-", style="dim"),
             ]
         )
     return grid

@@ -280,7 +280,19 @@ def test_overlap_json(tiny_ws, capsys):
         assert rows[q]["gold"] == (None if gold is None else pytest.approx(gold))
         assert rows[q]["high"] is high
     code, out, _ = run(capsys, "overlap", tiny_ws)
-    assert code == 0 and "likely easy" in out and "80%" in out
+    assert code == 0 and "80%" in out
+    # every column has a header: "likely easy" said yes in a column without one
+    lines = out.splitlines()
+    header = next(line for line in lines if "question" in line and "nearest title" in line)
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "question",
+        "nearest title",
+        "gold text",
+        "likely easy",
+    ]
+    q5 = next(line for line in lines if line.startswith("│ q5"))
+    assert [c.strip() for c in q5.strip("│").split("│")] == ["q5", "75%", "-", "yes"]
+    assert "likely easy: 60% or more of the question's words are in one title" in out
 
 
 # -- bad usage: exit 2 with a message, no traceback -----------------------------------------

@@ -428,4 +428,12 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    out.print(overlap_grid(rows).rich_table("question overlap (share of the question's words)"))
+    from engine.overlap import EASY_THRESHOLD
+
+    out.print(
+        overlap_grid(rows).rich_table(
+            "question overlap (share of the question's words)",
+            f"likely easy: {EASY_THRESHOLD:.0%} or more of the question's words are in one "
+            "title (whole words or Hangul bigrams)",
+        )
+    )
