@@ -24,7 +24,7 @@ from engine.grades import RELEVANT
 from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS
 from engine.retrieve.order import trec_order
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import GOLD_IMPORT_EVENT, Workspace, WorkspaceError
 
 __all__ = [
     "DOC_FORMATS",
@@ -191,9 +191,9 @@ def _write_judgments(
     ws: Workspace, labels: Sequence[Label], verdicts: Sequence[Verdict], report: ImportReport
 ) -> None:
     if labels:
-        report.labels += ws.write_labels(labels, event="import")
+        report.labels += ws.write_labels(labels, event=GOLD_IMPORT_EVENT)
     if verdicts:
-        n = ws.write_verdicts(verdicts, event="import")
+        n = ws.write_verdicts(verdicts, event=GOLD_IMPORT_EVENT)
         report.notes.append(f"no-answer verdicts: {n}")
 
 
@@ -231,7 +231,8 @@ def import_qrels(ws: Workspace, path: Path, annotator: str = "import") -> Import
     report = ImportReport()
     with ws.transaction():
         report.labels = ws.write_labels(
-            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
+            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels),
+            event=GOLD_IMPORT_EVENT,
         )
         _log(ws, "qrels", path, report)
     return report
@@ -264,7 +265,8 @@ def import_beir(
         report.docs = ws.write_docs(docs)
         _write_questions(ws, folder, questions, report, replace_labels)
         report.labels = ws.write_labels(
-            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
+            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels),
+            event=GOLD_IMPORT_EVENT,
         )
         _write_judgments(ws, labels, verdicts, report)
         _log(ws, "beir", folder, report)
@@ -291,7 +293,7 @@ def import_squad(
         report.docs = ws.write_docs(squad.docs)
         _write_questions(ws, path, squad.questions, report, replace_labels)
         report.labels = ws.write_labels(
-            (Label(q, d, annotator, RELEVANT) for q, d in squad.gold), event="import"
+            (Label(q, d, annotator, RELEVANT) for q, d in squad.gold), event=GOLD_IMPORT_EVENT
         )
         verdicts = [Verdict(q, annotator, "no_answer") for q in squad.no_answer]
         _write_judgments(ws, [], verdicts, report)
