@@ -146,3 +146,24 @@ def test_a_gold_import_judges_its_questions_and_a_labels_csv_as_it_was(tmp_path)
         assert "q1" in session.judged_questions()
     finally:
         session.ws.close()
+
+
+async def test_you_reads_what_your_grades_add_up_to(app_factory):
+    """Label's "you:" read "-" after every candidate was graded: it names your verdict,
+    else how many you found relevant and whether the question is judged (the progress
+    line's rule)."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        judge = await open_judge(pilot, "q03")
+        status = judge.query_one("#status", Static)
+        assert plain(status).startswith("you: -   gold:")
+        await pilot.press("m")  # auto-advance off: the question stays on screen
+        cands = judge.query_one(CandidateList)
+        await pilot.press("2")
+        assert plain(status).startswith("you: 1 relevant so far   gold:")
+        while judge.question_id == "q03" and "q03" not in app.session.judged_questions():
+            await pilot.press("down", "0")
+        assert judge.question_id == "q03" and len(cands.candidates) > 2
+        assert plain(status).startswith("you: judged, 1 relevant   gold:")
+        await pilot.press("n")  # a verdict is what you said
+        assert plain(status).startswith("you: no_answer   gold:")
