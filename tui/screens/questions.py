@@ -72,8 +72,8 @@ least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
 Under the table: the selected question's full text (the column cuts long ones) and
 your progress: a question is *judged* by you once you gave it a verdict or graded
-every one of its candidates. The selected question is the current one on every screen:
-the Label screen opens it.
+every one of its candidates (or a gold file imported under your name gave its gold).
+The selected question is the current one on every screen: the Label screen opens it.
 """
 
     AREA = "Questions"
