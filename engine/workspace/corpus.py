@@ -123,6 +123,16 @@ class CorpusTables(WorkspaceFile):
                 found.append(FoundDoc(doc_id, title, len(text), where, snippet))
         return DocListing(found, total, corpus)
 
+    def doc_titles(self) -> list[tuple[str, str]]:
+        """(id, title) of every document, in id order (no text is read)."""
+        return [
+            (
+                decode.text_column(self.path, "docs", "id", r[0]),
+                decode.text_column(self.path, "docs", "title", r[1]),
+            )
+            for r in self.conn.execute("SELECT id, title FROM docs ORDER BY id")
+        ]
+
     def doc(self, doc_id: str) -> Doc | None:
         """One document, or None."""
         r = self.conn.execute(

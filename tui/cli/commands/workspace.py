@@ -76,7 +76,12 @@ def cmd_import(args: argparse.Namespace) -> None:
             )
         else:
             report = import_squad(
-                ws, path, args.level, args.annotator, replace_labels=args.replace_labels
+                ws,
+                path,
+                args.level,
+                args.annotator,
+                replace_labels=args.replace_labels,
+                onto=args.onto,
             )
     for warning in report.warnings:
         err.print(literal(f"goldpan: warning: {warning}"))

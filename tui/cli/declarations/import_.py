@@ -78,6 +78,13 @@ def _squad(s: argparse.ArgumentParser) -> None:
         default="article",
         help="what becomes a document",
     )
+    s.add_argument(
+        "--onto",
+        action="store_true",
+        help="import no document: attach each article's questions to the workspace's "
+        "document of the article's title (_ read as a space, case ignored); refused, with "
+        "nothing imported, when an article has no such document or several",
+    )
     _annotator(s)
     _replace_labels(s)
 
