@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import DEFAULT_K, coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
-from tui.actions import Command, bindings
+from tui.actions import Command, bindings, by_id
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.lines import Lines
 from tui.widgets.progress import progress_text
 from tui.widgets.tables import RowTable, cut, fill, room, width
+
+if TYPE_CHECKING:
+    from tui.app import GoldpanApp
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -141,6 +147,7 @@ The selected question is the current one on every screen: the Label screen opens
         yield Header()
         yield Lines(id="filters")
         yield RowTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield Static(id="first-steps")
         yield Lines(id="question-full")
         yield Lines(id="progress")
         yield Footer()
@@ -361,6 +368,7 @@ The selected question is the current one on every screen: the Label screen opens
             for qid, head in zip(shown, heads, strict=True)
         ]
         fill(table, columns, rows, shown, column_keys=columns)
+        self._show_first_steps(not session.live.question_ids)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
@@ -386,6 +394,14 @@ The selected question is the current one on every screen: the Label screen opens
                 ),
             )
         )
+
+    def _show_first_steps(self, empty: bool) -> None:
+        """In a workspace without questions, what to do first instead of an empty table."""
+        steps = self.query_one("#first-steps", Static)
+        self.query_one("#questions", DataTable).display = not empty
+        steps.display = empty
+        if empty:
+            steps.update(first_steps(self.gp, self.gp.session.ws.doc_count()))
 
     def _overlap_cells(self, qid: str) -> tuple[Text, Text]:
         measured = self.overlap.get(qid)
@@ -433,3 +449,31 @@ The selected question is the current one on every screen: the Label screen opens
     def action_cycle_tag(self) -> None:
         """Next tag filter."""
         self.tag_filter = self.next_tag(self.tag_filter)
+
+
+def first_steps(app: GoldpanApp, docs: int) -> Group:
+    """What a workspace without questions says: write one, or import from a terminal."""
+    write = by_id(app.ACTIONS, "write").keys
+    reload = by_id(app.ACTIONS, "reload").keys
+    name = app.workspace_path.name
+    head = Text("No questions yet.\n", style="bold")
+    if not docs:
+        head.append("The workspace has no documents yet: import your corpus first.\n", "yellow")
+    head.append("\nPress ")
+    head.append(write, style="bold reverse")
+    head.append(" to write your first question (blind: no document in sight).\n\n")
+    head.append("Or import from a terminal (", style="dim")
+    head.append(reload, style="bold")
+    head.append(" here then shows what was added):", style="dim")
+    commands = Table.grid(padding=(0, 2))
+    commands.add_column(no_wrap=True)
+    commands.add_column(style="dim")
+    for command, what in (
+        (f"goldpan import docs {name} PATH", "a folder of Markdown, JSONL or CSV"),
+        (f"goldpan import questions {name} FILE", "questions, with their gold"),
+        (f"goldpan import squad {name} FILE --onto", "SQuAD questions onto your documents"),
+        (f"goldpan import querylog {name} FILE", "users' queries to keep or rewrite"),
+        (f"goldpan docs {name} --search TEXT", "find a document"),
+    ):
+        commands.add_row(literal("  " + command, style="bold"), what)
+    return Group(head, commands)
