@@ -24,7 +24,7 @@ from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.lines import Lines
 from tui.widgets.progress import progress_text
-from tui.widgets.tables import RowTable, cut, fill, room, width
+from tui.widgets.tables import PADDING, RowTable, cut, fill, room, two_lines, width
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
@@ -45,6 +45,10 @@ QUESTION_COLUMN = 5
 a narrow terminal loses those columns off the right edge, never the question."""
 LEAST_QUESTION = 20
 """The question column's least width (a narrower terminal scrolls sideways)."""
+MOST_TAGS = 24
+"""The tags column's widest (longer tags are cut; the line under the table has them all)."""
+LEAST_TAGS = 10
+"""The tags column's least width beside the question on a narrow terminal."""
 
 
 class QuestionsScreen(GoldpanScreen):
@@ -355,19 +359,20 @@ The selected question is the current one on every screen: the Label screen opens
             )
         columns = (*COLUMNS[:2], "on", *COLUMNS[2:]) if served else COLUMNS
         lead = QUESTION_COLUMN + (1 if served else 0)
-        widths = [max([width(columns[i]), *(width(r[i]) for r in heads)]) for i in range(lead)]
+        tags = {qid: ", ".join(session.live.tags[qid]) for qid in shown}
+        widest = max([width(columns[lead + 1]), *(width(one_line(t)) for t in tags.values())])
         self._rows_width = self.size.width or self.app.size.width
-        space = room(self._rows_width, widths, LEAST_QUESTION)
+        labels, space, tag_space = self._fit(columns, heads, lead, min(widest, MOST_TAGS))
         rows = [
             [
                 *head,
                 cut(texts.get(qid, ""), space),
-                one_line(", ".join(session.live.tags[qid]), 24),
+                cut(tags[qid], tag_space),
                 one_line(", ".join(golds[qid].annotators), 14),
             ]
             for qid, head in zip(shown, heads, strict=True)
         ]
-        fill(table, columns, rows, shown, column_keys=columns)
+        fill(table, labels, rows, shown, column_keys=columns)
         self._show_first_steps(not session.live.question_ids)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()
@@ -394,6 +399,33 @@ The selected question is the current one on every screen: the Label screen opens
                 ),
             )
         )
+
+    def _fit(
+        self, columns: tuple[str, ...], heads: list[list[str | Text]], lead: int, tags: int
+    ) -> tuple[list[str | Text], int, int]:
+        """The headers, and the widths of the question and tags columns.
+
+        The tags stay on screen beside the question (``tags``: their widest cell): when
+        the question would get less than :data:`LEAST_QUESTION` beside them, the headers
+        wider than their cells go on two lines (``title ov.`` over ``title`` / ``ov.``),
+        and then the tags are cut to what is left (:data:`LEAST_TAGS` at least; less room
+        scrolls sideways).
+        """
+        table = self.query_one(DataTable)
+        cells = [max((width(r[i]) for r in heads), default=0) for i in range(lead)]
+        for split in (False, True):
+            labels: list[str | Text] = [
+                two_lines(c) if split and width(c) > cells[i] else c
+                for i, c in enumerate(columns[:lead])
+            ]
+            widths = [max(width(labels[i]), cells[i]) for i in range(lead)]
+            # the question and the tags share what the lead columns leave
+            both = room(self._rows_width, widths, 0) - PADDING
+            if both - tags >= LEAST_QUESTION or split:
+                table.header_height = 2 if labels != list(columns[:lead]) else 1
+                shown = max(LEAST_TAGS, min(tags, both - LEAST_QUESTION))
+                return [*labels, *columns[lead:]], max(LEAST_QUESTION, both - shown), shown
+        raise AssertionError("unreachable: the split headers always return")
 
     def _show_first_steps(self, empty: bool) -> None:
         """In a workspace without questions, what to do first instead of an empty table."""
