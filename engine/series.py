@@ -212,8 +212,8 @@ class Place:
     overview: bool
     """An overview post (front matter's ``overview``, else its title)."""
     overview_why: str
-    """What made it one (``title word 개요``, ``⓪: the series' 0th post``,
-    ``front matter``), empty when it is none."""
+    """What made it one: the title's word (``개요``), its 0th ordinal (``⓪``) or
+    ``front matter``; empty when it is none."""
 
     @property
     def mark(self) -> str | None:
@@ -230,9 +230,9 @@ def place(doc: Doc) -> Place:
         return Place(series, ordinal, said, "front matter" if said else "")
     word = overview_word(doc.title)
     if word is not None:
-        return Place(series, ordinal, True, f"title word {word}")
+        return Place(series, ordinal, True, word)
     if ordinal is not None and ordinal.number == 0:
-        return Place(series, ordinal, True, f"{ordinal.mark}: the series' 0th post")
+        return Place(series, ordinal, True, ordinal.mark)
     return Place(series, ordinal, False, "")
 
 

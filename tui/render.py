@@ -134,13 +134,21 @@ def _speed(v: float) -> str:
 
 
 def doc_cell(doc_id: str | None, title: str, title_width: int | None = None) -> Text:
-    """A document as its id (bold) and title; ``title_width`` cuts the title to one line."""
+    """A document as its id (bold) and title.
+
+    ``title_width`` cuts the title to one line of that many terminal cells (a Hangul
+    syllable takes two).
+    """
     if doc_id is None:
         return Text("-")
     out = Text.assemble((visible(doc_id), "bold"))
     if title:
+        shown = literal(title)
+        if title_width is not None:
+            shown = one_line(title)
+            shown.truncate(title_width, overflow="ellipsis")
         out.append(" ")
-        out.append_text(literal(title) if title_width is None else one_line(title, title_width))
+        out.append_text(shown)
     return out
 
 

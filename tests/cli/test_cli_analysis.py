@@ -421,7 +421,7 @@ def test_failures_of_posts_name_the_title_series_and_both_titles(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "neighbour in series 'PET 원리' (⑤ vs ⑥)" in done.stdout
     assert "pet-5 PET 원리 ⑤ 감쇠" in done.stdout and "pet-6 PET 원리 ⑥ 산란" in done.stdout
-    assert "overview of series '오개념' (title word 개요)" in done.stdout
+    assert "overview of series '오개념' (개요)" in done.stdout
     done = goldpan(tmp_path, "failures", ws, "--retriever", "bm25-word", "--json")
     rows = {r["question"]: r for r in json.loads(done.stdout)}
     assert (rows["q1"]["relation"], rows["q1"]["series"]) == ("neighbour", "PET 원리")

@@ -247,7 +247,7 @@ def test_failures_name_a_title_series_and_both_titles(tmp_path: Path):
         "p6",
         "PET 원리 ⑥ 산란",
     )
-    assert (q2.relation, q2.detail) == ("overview", "overview of series '오개념' (title word 개요)")
+    assert (q2.relation, q2.detail) == ("overview", "overview of series '오개념' (개요)")
     ws.close()
 
 

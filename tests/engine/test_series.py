@@ -126,9 +126,9 @@ def test_overview_of_the_gold_series_and_of_another():
     gold = Doc("g", "오개념 ③ 틀린 믿음", "")
     said = relation(Doc("o", "오개념 ⓪ 개요", ""), gold)
     assert said.kind == "overview"
-    assert said.detail == "overview of series '오개념' (title word 개요)"
+    assert said.detail == "overview of series '오개념' (개요)"
     said = relation(Doc("o", "PET 원리 ⓪", ""), gold)
-    assert said.detail == "overview (⓪: the series' 0th post)"
+    assert said.detail == "overview (⓪)"
 
 
 def test_an_overview_quotes_the_gold_title():

@@ -88,12 +88,71 @@ async def test_tags_panel_shows_easy_and_hard_side_by_side(app_factory, demo_ws)
         screen = await open_panel(pilot, "tags")
         table = screen.query_one("#tags-table", DataTable)
         headers = [str(c.label) for c in table.columns.values()]
-        assert headers[:5] == ["retriever", "easy Hit@1", "easy MRR", "hard Hit@1", "hard MRR"]
+        assert headers[:5] == [
+            "retriever",
+            "easy\nHit@1",
+            "easy\nMRR",
+            "hard\nHit@1",
+            "hard\nMRR",
+        ]
         ws = Workspace.open(demo_ws)
         hard = score_workspace(ws, tag="hard").retrievers["bm25-word"].means["mrr"]
         row = table.get_row_at(0)
         assert str(row[0]) == "bm25-word" and str(row[4]) == f"{hard:.3f}"
         assert "scored questions: easy" in text(screen.query_one("#tags-note", Static))
+
+
+async def test_tags_panel_offers_every_tag_and_shows_a_dash_where_none_is_scored(
+    app_factory, demo_ws
+):
+    """The panel knew only easy and hard and showed 0.000 where no question had the tag:
+    `1` and `2` pick the pair from every tag of the workspace, and a tag whose questions
+    are none of them scored (no-answer) shows `-`."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "tags")
+        table = screen.query_one("#tags-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4)
+        tags = app.session.live.all_tags()
+        assert {"easy", "hard", "no-answer", "paraphrase"} <= set(tags)
+
+        def pair() -> tuple[str, str]:
+            labels = [str(c.label).split("\n")[0] for c in table.ordered_columns]
+            return labels[1], labels[3]
+
+        assert pair() == ("easy", "hard")
+        firsts = []
+        for _ in tags:
+            await pilot.press("1")
+            firsts.append(pair()[0])
+        assert set(firsts) == set(tags) - {"hard"}  # every tag but the second one
+        while pair()[1] != "no-answer":
+            await pilot.press("2")
+        ws = Workspace.open(demo_ws)
+        assert score_workspace(ws, tag="no-answer").counts["scored"] == 0
+        row = table.get_row_at(0)
+        assert [str(c) for c in row[3:5]] == ["-", "-"]  # not 0.000
+        assert "no-answer 0" in text(screen.query_one("#tags-note", Static))
+        title = text(screen.query_one("#panel-title", Static))
+        assert f"by tag {pair()[0]} vs no-answer" in title and "1/2 tags" in title
+        await pilot.press("p")  # another panel: 1 and 2 do nothing there
+        assert screen.check_action("next_tag1", ()) is False
+
+
+async def test_tags_panel_without_tags_says_how_to_get_them(app_factory, tmp_path):
+    path = tmp_path / "untagged.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions([q.__class__(q.id, q.text) for q in TINY_QUESTIONS])
+    ws.write_labels([Label("q1", "d1", "mina", 1)])
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "tags")
+        note = screen.query_one("#tags-note", Static)
+        await wait_for(pilot, lambda: "No question has a tag yet" in text(note))
+        labels = [str(c.label) for c in screen.query_one("#tags-table", DataTable).columns.values()]
+        assert labels[1:] == ["hi-ov\nHit@1", "hi-ov\nMRR", "lo-ov\nHit@1", "lo-ov\nMRR"]
 
 
 async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
@@ -107,7 +166,7 @@ async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
         assert str(first[0]) == expected[0].question_id
         assert str(first[2]) == expected[0].detail
         # q01: the gold pet-qc-01 lost to its series' summary post, both titles shown
-        assert str(first[2]) == "overview of series 'pet-qc' (title word 총정리)"
+        assert str(first[2]) == "overview of series 'pet-qc' (총정리)"
         assert str(first[3]).startswith("pet-qc-01 PET/CT 일일 QC (1)")
         assert str(first[4]) == "pet-qc-00 PET/CT 품질관리 시리즈 총정리"
 

@@ -139,6 +139,26 @@ async def test_a_dialog_wraps_its_lines_at_80x24_instead_of_cutting_them(app_fac
         assert not isinstance(app.screen, ConfirmScreen)
 
 
+async def test_every_review_column_is_on_screen_at_80x24(app_factory):
+    """ms p50, ms p95 and q/s were off the right edge: the metrics table takes one cell of
+    padding and puts a header wider than its numbers on two lines."""
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("r")
+        metrics = app.screen.query_one("#metrics", DataTable)
+        await wait_for(pilot, lambda: metrics.row_count == 4)
+        for column in metrics.ordered_columns:
+            assert on_screen(metrics, column.key.value), column.label
+        assert [str(c.label) for c in metrics.ordered_columns][-3:] == [
+            "ms\np50",
+            "ms\np95",
+            "q/s",
+        ]
+        await pilot.resize_terminal(120, 40)  # room again: one line, as it was
+        await wait_for(pilot, lambda: metrics.header_height == 1)
+        assert str(metrics.ordered_columns[-2].label) == "ms p95"
+
+
 async def test_the_tags_are_beside_the_question_at_80x24(app_factory):
     """The tags column was off the right edge: it stays on screen, cut only as far as the
     question column needs its least width."""
