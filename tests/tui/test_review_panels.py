@@ -371,3 +371,29 @@ async def test_questions_measure_overlap_again_only_after_a_change(app_factory):
             await wait_for(pilot, lambda: len(runs) == 2)
     finally:
         QuestionsScreen._measure_overlap = real
+
+
+async def test_failures_panel_shows_the_selected_failures_whole_titles_and_opens_it(
+    app_factory, demo_ws
+):
+    """The table cuts titles; the line under it shows the selected failure's gold and
+    winner whole, the arrow keys move in it, and enter judges that question."""
+    from tui.screens.judge import JudgeScreen
+
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, "failures")
+        table = screen.query_one("#failures", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        expected = failures(Workspace.open(demo_ws), "bm25-word")
+        detail = screen.query_one("#failure-detail", Static)
+        assert table.has_focus
+        await pilot.press("down")
+        second = expected[1]
+        shown = " ".join(text(detail).split())
+        assert f"{second.question_id} gold: {second.gold_doc} {second.gold_title}" in shown
+        assert f"rank 1: {second.top_doc} {second.top_title}" in shown
+        assert app.current_question == second.question_id
+        await pilot.press("enter")
+        assert isinstance(app.screen, JudgeScreen)
+        assert app.screen.question_id == second.question_id
