@@ -206,9 +206,11 @@ COMMAND = CliCommand(
             f"{RELEVANT}) of the questions asked on it. SQuAD 2.0 (KorQuAD 2.0's shape too): "
             'a question marked "is_impossible": true, or with no "answers" beside '
             '"plausible_answers", gets a no_answer verdict of --annotator and no gold, and '
-            "`score` counts it as no answer.",
+            "`score` counts it as no answer. With --onto no article is imported: its "
+            "questions are attached to the workspace's documents by title.",
             run=RUN,
             options=_squad,
+            see="[docs/analysis.md](docs/analysis.md#questions-onto-your-own-corpus-goldpan-import-squad---onto)",
         ),
         CliCommand(
             "querylog",
