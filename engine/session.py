@@ -171,10 +171,10 @@ class LabelingSession:
         """Per-question rows read since the last reload, kept current by own writes."""
         self._live: LiveScores | None = None
         self._judged: dict[str, bool] | None = None
-        self._gold_imported: set[str] = set()
-        """The questions a gold import judged as this annotator (read with ``_judged``)."""
         """Question id -> judged by this annotator (read once, then kept by own writes, by
         :meth:`catch_up` and by :meth:`take_rankings`)."""
+        self._gold_imported: set[str] = set()
+        """The questions a gold import judged as this annotator (read with ``_judged``)."""
 
     # -- loading -------------------------------------------------------------------------
 

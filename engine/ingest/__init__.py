@@ -291,7 +291,7 @@ def import_squad(
     ``no_answer`` verdict of ``annotator``: it is scored as a no-answer question.
 
     With ``onto`` the articles are not imported: each question's gold is the workspace's
-    document titled as its article (:func:`attach_by_title`), and the import is refused,
+    document titled as its article (:func:`_attach_by_title`), and the import is refused,
     with nothing written, unless every article that has an answerable question names
     exactly one document.
     """
@@ -301,7 +301,7 @@ def import_squad(
             "an article, not one of its paragraphs: use --level article"
         )
     squad = read_squad(path, level)
-    attached = attach_by_title(ws, path, squad) if onto else {}
+    attached = _attach_by_title(ws, path, squad) if onto else {}
     report = ImportReport()
     with ws.transaction():
         if not onto:
@@ -326,12 +326,12 @@ ONTO_PROBLEMS_SHOWN = 5
 """How many articles without one document of their title an ``--onto`` error names."""
 
 
-def title_key(title: str) -> str:
+def _title_key(title: str) -> str:
     """A title as ``--onto`` compares it: ``_`` as a space, case and spacing folded."""
     return fold(title.replace("_", " "))
 
 
-def attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str]:
+def _attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str]:
     """Each article with an answerable question -> the workspace document of its title.
 
     Raises:
@@ -341,7 +341,7 @@ def attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str
     by_title: dict[str, list[str]] = {}
     shown: dict[str, str] = {}
     for doc_id, title in ws.doc_titles():
-        key = title_key(title)
+        key = _title_key(title)
         by_title.setdefault(key, []).append(doc_id)
         shown.setdefault(key, title)
     needed = {doc for _, doc in squad.gold}
@@ -350,7 +350,7 @@ def attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str
     for i, article in enumerate(squad.docs):  # one per article, in the file's order
         if article.id not in needed:
             continue
-        found = by_title.get(title_key(article.title), [])
+        found = by_title.get(_title_key(article.title), [])
         if len(found) == 1:
             attached[article.id] = found[0]
         else:
@@ -370,7 +370,7 @@ def attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str
                 "the title does not say which one"
             )
             continue
-        near = difflib.get_close_matches(title_key(title), list(by_title), n=1)
+        near = difflib.get_close_matches(_title_key(title), list(by_title), n=1)
         hint = f" (the nearest: {shown[near[0]]!r})" if near else ""
         problems.append(f"data[{i}]: no document is titled {title!r}{hint}")
     more = len(unattached) - len(problems)

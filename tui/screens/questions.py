@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -487,7 +488,7 @@ def first_steps(app: GoldpanApp, docs: int) -> Group:
     """What a workspace without questions says: write one, or import from a terminal."""
     write = by_id(app.ACTIONS, "write").keys
     reload = by_id(app.ACTIONS, "reload").keys
-    name = app.workspace_path.name
+    name = shlex.quote(app.workspace_path.name)  # a name with a space, as a shell takes it
     head = Text("No questions yet.\n", style="bold")
     if not docs:
         head.append("The workspace has no documents yet: import your corpus first.\n", "yellow")

@@ -297,9 +297,6 @@ rank-1 document that beat it.
     def _next_tag(self, mine: str | None, other: str | None) -> str | None:
         """The tag after ``mine`` in the workspace's, never ``other`` when there are two."""
         tags = self.gp.session.live.all_tags()
-        if not tags:
-            self.notify("No question has a tag yet: tag questions on Write.", markup=False)
-            return mine
         i = tags.index(mine) if mine in tags else -1
         for step in range(1, len(tags) + 1):
             candidate = tags[(i + step) % len(tags)]
