@@ -167,8 +167,8 @@ async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
         assert str(first[2]) == expected[0].detail
         # q01: the gold pet-qc-01 lost to its series' summary post, both titles shown
         assert str(first[2]) == "overview of series 'pet-qc' (총정리)"
-        assert str(first[3]).startswith("pet-qc-01 PET/CT 일일 QC (1)")
-        assert str(first[4]) == "pet-qc-00 PET/CT 품질관리 시리즈 총정리"
+        assert str(first[3]).startswith("pet-qc-01 PET/CT 일일 QC")  # cut to fit
+        assert str(first[4]).startswith("pet-qc-00 PET/CT 품질관리")
 
 
 async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app_factory, demo_ws):
@@ -397,3 +397,18 @@ async def test_failures_panel_shows_the_selected_failures_whole_titles_and_opens
         await pilot.press("enter")
         assert isinstance(app.screen, JudgeScreen)
         assert app.screen.question_id == second.question_id
+
+
+async def test_failures_panel_over_no_scored_question_says_so(app_factory, tmp_path):
+    """No failure because nothing is scored is not "every gold at rank 1"."""
+    path = tmp_path / "unlabeled.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions(TINY_QUESTIONS)
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "failures")
+        detail = screen.query_one("#failure-detail", Static)
+        await wait_for(pilot, lambda: text(detail) == NO_SCORED)
+        assert screen.query_one("#failures", DataTable).row_count == 0

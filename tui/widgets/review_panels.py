@@ -367,9 +367,17 @@ class FailuresPanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """A's failures, with the gold's and the winner's titles."""
+        """A's failures (with both titles) and how many questions are scored."""
 
-        result: list[Failure]
+        result: tuple[list[Failure], int]
+
+    def __init__(self, *, id: str) -> None:  # noqa: A002 - Textual's own keyword
+        """A panel with this DOM id."""
+        super().__init__(id=id)
+        self.failures: list[Failure] = []
+        """The failures drawn (the line under the table shows the selected one's)."""
+        self.scored = 0
+        """How many questions they are of."""
 
     def key(self, request: PanelRequest) -> Hashable:
         """B does not matter."""
@@ -383,10 +391,12 @@ class FailuresPanel(AnalysisPanel):
     def analyse(self, request: PanelRequest) -> object:
         """Failures of A (reads every scored question's cached ranking)."""
         from engine.analysis import failures
+        from engine.gold import question_counts
 
         ws = _open(request.path)
         try:
-            return failures(ws, request.a, tag=request.tag)
+            scored = question_counts(ws, request.tag)["scored"]
+            return failures(ws, request.a, tag=request.tag), scored
         finally:
             ws.close()
 
@@ -396,7 +406,7 @@ class FailuresPanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The failures table (titles cut to one line)."""
-        self.failures = cast("list[Failure]", result)
+        self.failures, self.scored = cast("tuple[list[Failure], int]", result)
         table = self.query_one("#failures", DataTable)
         keys = [f.question_id for f in self.failures]
         fill(table, failures_grid(self.failures, FAILURE_TITLE_WIDTH), keys)
@@ -408,12 +418,11 @@ class FailuresPanel(AnalysisPanel):
 
     def _detail(self, row: int) -> None:
         """The failure on ``row``: the gold and the winner with their whole titles."""
-        failures: list[Failure] = getattr(self, "failures", [])
         detail = self.query_one("#failure-detail", Static)
-        if not 0 <= row < len(failures):
-            detail.update(Text(NO_FAILURE if self.shown else "", style="dim"))
+        if not 0 <= row < len(self.failures):
+            detail.update(Text(NO_FAILURE if self.scored else NO_SCORED, style="dim"))
             return
-        f = failures[row]
+        f = self.failures[row]
         out = Text.assemble((visible(f.question_id), "bold"), ("  gold: ", "dim"))
         out.append_text(doc_cell(f.gold_doc, f.gold_title))
         out.append(f" (rank {f.gold_rank or '-'})  ", style="dim")
