@@ -28,6 +28,7 @@ TITLES = [
     ("Linear Algebra II", "Linear Algebra", 2, "II"),
     ("Compilers — Chapter IV: Parsing", "Compilers", 4, "Chapter IV"),
     ("Go 동시성 Episode 7", "Go 동시성", 7, "Episode 7"),
+    ("Rust 입문 Part I", "Rust 입문", 1, "Part I"),  # a lone I after a keyword
     # near-misses: no ordinal
     ("2024 회고", None, None, None),  # a year
     ("회고 (2024)", None, None, None),  # a year in parentheses: an ordinal has <= 3 digits
