@@ -369,7 +369,7 @@ class LabelingSession:
         """
         live = self.live
         if self._judged is None:
-            self._gold_imported = {q for q, a in self.ws.gold_imported() if a == self.annotator}
+            self._gold_imported = {q for q, _ in self.ws.gold_imported(self.annotator)}
             mine = judged_by(
                 live.question_ids,
                 live.rankings,

@@ -106,12 +106,16 @@ class EventLog(WorkspaceFile):
         sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
         return [decode.event(self.path, r) for r in self.conn.execute(sql)]
 
-    def gold_imported(self) -> set[tuple[str, str]]:
-        """(question id, annotator) pairs whose judgments a gold import wrote."""
+    def gold_imported(self, annotator: str | None = None) -> set[tuple[str, str]]:
+        """(question id, annotator) pairs whose judgments a gold import wrote.
+
+        Of one ``annotator`` only, when given (a labeling session asks for its own).
+        """
+        who = "" if annotator is None else " AND annotator = ?"
         rows = self.conn.execute(
             "SELECT DISTINCT question_id, annotator FROM events WHERE kind = ? "
-            "AND question_id IS NOT NULL",
-            (GOLD_IMPORT_EVENT,),
+            f"AND question_id IS NOT NULL{who}",
+            (GOLD_IMPORT_EVENT,) if annotator is None else (GOLD_IMPORT_EVENT, annotator),
         )
         return {
             (
