@@ -87,10 +87,8 @@ rank-1 document that beat it.
 - **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
   only when it excludes 0), and how many questions a difference needs.
 - **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
-- **failures**: where A misses rank 1 and what won.
-- **no-answer**: A's top-1 scores and the best threshold.
-- **sweep**: A's MRR over k1 x b; a check, not a knob.
-- **pool**: what only each retriever found.
+- **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
+- **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
 `review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
 """
