@@ -391,11 +391,11 @@ class FailuresPanel(AnalysisPanel):
     def analyse(self, request: PanelRequest) -> object:
         """Failures of A (reads every scored question's cached ranking)."""
         from engine.analysis import failures
-        from engine.gold import question_counts
+        from engine.scoring import scored_set
 
         ws = _open(request.path)
         try:
-            scored = question_counts(ws, request.tag)["scored"]
+            scored = len(scored_set(ws, [request.a], request.tag).question_ids)
             return failures(ws, request.a, tag=request.tag), scored
         finally:
             ws.close()
