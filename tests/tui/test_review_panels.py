@@ -117,8 +117,13 @@ async def test_tags_panel_offers_every_tag_and_shows_a_dash_where_none_is_scored
         assert {"easy", "hard", "no-answer", "paraphrase"} <= set(tags)
 
         def pair() -> tuple[str, str]:
+            pair = screen._tags()
+            assert pair is not None
             labels = [str(c.label).split("\n")[0] for c in table.ordered_columns]
-            return labels[1], labels[3]
+            # the columns' names: each tag, cut to fit (the title names them whole)
+            assert labels[1].rstrip("…") == pair[0][: len(labels[1].rstrip("…"))]
+            assert labels[3].rstrip("…") == pair[1][: len(labels[3].rstrip("…"))]
+            return pair
 
         assert pair() == ("easy", "hard")
         firsts = []

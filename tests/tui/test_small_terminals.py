@@ -199,3 +199,27 @@ async def test_no_footer_is_cut_at_80x24(app_factory):
         await pilot.pause()
         footer = app.screen.query_one(Footer)
         assert not footer.compact and footer.query(".-command-palette")
+
+
+async def test_the_by_tag_panel_fits_80_columns_with_long_tags(app_factory):
+    """Two long tags (english-name, partial-id) pushed the overlap columns off the edge
+    of an 80-column table nobody can scroll: a tag's name is cut over its columns (the
+    panel's title names both whole)."""
+    from textual.widgets import Static
+
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("r", "p", "p")
+        screen = app.screen
+        table = screen.query_one("#tags-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4)
+        while screen._tags()[0] != "english-name":
+            await pilot.press("1")
+        while screen._tags()[1] != "partial-id":
+            await pilot.press("2")
+        await pilot.pause()
+        for column in table.ordered_columns:
+            assert on_screen(table, column.key.value), column.label
+        title = str(screen.query_one("#panel-title", Static).render())
+        assert "english-name vs partial-id" in title
+        assert str(table.ordered_columns[1].label) == "englis…\nHit@1"

@@ -33,6 +33,7 @@ from tui.render import (
     histogram_text,
     sweep_grid,
 )
+from tui.widgets.tables import cut
 from tui.widgets.tables import fill as fill_table
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ NO_SCORED = "No scored question yet: label some in the judge screen (l)."
 NO_FAILURE = "Every scored question has its gold at rank 1."
 """What a panel over the scored questions shows when there is none (not means of 0)."""
 HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
+TAG_HEADER = 7
+"""The by-tag panel cuts a tag's name to this many cells over its columns (its title and
+note name it whole): eight columns of two tags and the overlap groups fit 80 columns."""
 FAILURE_TITLE_WIDTH = 16
 """The failures panel's table cuts titles to this many cells (the line under it and the
 CLI show them whole)."""
@@ -330,7 +334,10 @@ class TagsPanel(AnalysisPanel):
         labels: list[str | Text] = ["retriever"]
         for name, _, _ in groups:
             for m in ("hit@1", "mrr"):
-                labels.append(Text.assemble(visible(name), f"\n{HEADERS[m]}", justify="right"))
+                head = cut(name, TAG_HEADER)  # whole in the panel's title and the note
+                head.append(f"\n{HEADERS[m]}")
+                head.justify = "right"
+                labels.append(head)
         rows = []
         for r in retrievers:
             cells: list[str | Text] = [literal(r)]
