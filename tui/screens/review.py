@@ -24,6 +24,7 @@ from tui.widgets.review_panels import (
     PoolPanel,
     SweepPanel,
     TagsPanel,
+    tag_pair,
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
@@ -32,13 +33,15 @@ from tui.widgets.snapshot_diff import (
     since_text,
     snapshot_choices,
 )
-from tui.widgets.tables import fill
+from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
     from engine.compare import FloatArray
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+METRICS_PADDING = 2
+"""The metrics table's cell padding where it fits (a narrow terminal takes less)."""
 
 
 def holes_text(means: dict[str, dict[str, float]], scored: int) -> Text:
@@ -101,11 +104,9 @@ rank-1 document that beat it.
 
 - **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
   only when it excludes 0), and how many questions a difference needs.
-- **by tag**: `easy` vs `hard`, high vs low title overlap.
-- **failures**: where A misses rank 1 and what won.
-- **no-answer**: A's top-1 scores and the best threshold.
-- **sweep**: A's MRR over k1 x b; a check, not a knob.
-- **pool**: what only each retriever found.
+- **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
+- **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
+- **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
 `review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
 """
@@ -153,6 +154,26 @@ rank-1 document that beat it.
             title="Review: choose retriever B",
         ),
         Command(
+            "1",
+            "next_tag1",
+            "Tag 1",
+            "By tag: the first tag compared (cycles through every tag)",
+            "review.tag1",
+            title="Review: by tag, choose the first tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
+            "2",
+            "next_tag2",
+            "Tag 2",
+            "By tag: the second tag compared (cycles through every tag)",
+            "review.tag2",
+            title="Review: by tag, choose the second tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
             "s",
             "next_since",
             "Since",
@@ -172,16 +193,27 @@ rank-1 document that beat it.
     """Index of retriever A."""
     b: reactive[int] = reactive(1)
     """Index of retriever B."""
+    tag1: reactive[str | None] = reactive(None)
+    """The first tag the by-tag panel compares (None: :func:`tag_pair`'s choice)."""
+    tag2: reactive[str | None] = reactive(None)
+    """The second tag the by-tag panel compares."""
     since: reactive[int] = reactive(0)
     """Index of the snapshot compared with, newest first (past the last: none)."""
     _baseline_cache: Baseline | None = None
+    _fitted_width = 0
+    """The width the metrics table was last fitted to (:func:`tui.widgets.tables.fitted`)."""
     _snapshot_count = 0
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
         yield Header()
         yield Static(id="review-counts")
-        yield DataTable(id="metrics", cursor_type="none", show_cursor=False, cell_padding=2)
+        yield DataTable(
+            id="metrics",
+            cursor_type="none",
+            show_cursor=False,
+            cell_padding=METRICS_PADDING,
+        )
         yield Static(id="panel-title")
         with ContentSwitcher(initial="scores", id="panels"):
             with Horizontal(id="scores"):
@@ -208,6 +240,11 @@ rank-1 document that beat it.
         super().redraw()
         self._baseline_cache = None  # a snapshot may have been taken meanwhile
         self.refresh_scores()
+
+    def on_resize(self) -> None:
+        """Another width: fit the metrics table to it."""
+        if (self.size.width or self.app.size.width) != self._fitted_width:
+            self.refresh_scores()
 
     def follow_current(self) -> None:
         """Rest the grid's cursor on the current question when it is scored."""
@@ -246,11 +283,67 @@ rank-1 document that beat it.
         return cached, len(choices)
 
     def watch_panel(self) -> None:
-        """Show another panel."""
+        """Show another panel (the by-tag panel's keys come and go with it).
+
+        The arrow keys go to what is on screen: the grid, or a panel's list of rows
+        (failures, pool).
+        """
+        self.refresh_bindings()
         self.query_one(ContentSwitcher).current = (
             "scores" if self.panel == "scores" else f"panel-{self.panel}"
         )
+        panel = self.current_panel()
+        rows = (
+            [self.query_one("#grid", DataTable)]
+            if panel is None
+            else [t for t in panel.query(DataTable) if t.cursor_type == "row"]
+        )
+        if rows:
+            rows[0].focus()
         self.refresh_panel()
+
+    @property
+    def on_tags_panel(self) -> bool:
+        """The by-tag panel is on screen (its keys choose the tags it compares)."""
+        return self.panel == "tags"
+
+    def _tags(self) -> tuple[str, str] | None:
+        return tag_pair(self.gp.session.live.all_tags(), self.tag1, self.tag2)
+
+    def _next_tag(self, mine: str | None, other: str | None) -> str | None:
+        """The tag after ``mine`` in the workspace's, never ``other`` when there are two."""
+        tags = self.gp.session.live.all_tags()
+        i = tags.index(mine) if mine in tags else -1
+        for step in range(1, len(tags) + 1):
+            candidate = tags[(i + step) % len(tags)]
+            if candidate != other or len(tags) == 1:
+                return candidate
+        return mine
+
+    def action_next_tag1(self) -> None:
+        """Compare another first tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = self._next_tag(pair[0], pair[1]), pair[1]
+
+    def action_next_tag2(self) -> None:
+        """Compare another second tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = pair[0], self._next_tag(pair[1], pair[0])
+
+    def watch_tag1(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def watch_tag2(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def _tags_chosen(self) -> None:
+        if self.is_mounted:
+            self.query_one(TagsPanel).redraw()
+            self.refresh_panel()
 
     def watch_a(self) -> None:
         """Retriever A changed."""
@@ -299,11 +392,12 @@ rank-1 document that beat it.
         a, b = self._names()
         panel = self.current_panel()
         title = "scores per question" if panel is None else panel.TITLE
+        tags = " vs ".join(dict.fromkeys(self._tags() or ("no tags",)))
         self.query_one("#panel-title", Static).update(
             Text.assemble(
                 ("panel: ", "dim"),
-                (visible(title.format(a=a or "-", b=b or "-")), "bold"),
-                ("   p next · a/b retrievers", "dim"),
+                (visible(title.format(a=a or "-", b=b or "-", tags=tags)), "bold"),
+                (f"   p next · {AnalysisPanel.HINT if panel is None else panel.HINT}", "dim"),
             )
         )
         if panel is None or not a:
@@ -324,23 +418,19 @@ rank-1 document that beat it.
 
     def _group_means(
         self, high: list[str], low: list[str]
-    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
-        """Live means on easy / hard / high-overlap / low-overlap questions."""
+    ) -> tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]]:
+        """Live means on the two tags compared and on high / low title overlap questions."""
         live = self.gp.session.live
-        groups = {
-            "easy": live.means("easy"),
-            "hard": live.means("hard"),
-            "hi-ov": live.means_for(high),
-            "lo-ov": live.means_for(low),
-        }
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
-        counts = {
-            "easy": live.counts("easy")["scored"],
-            "hard": live.counts("hard")["scored"],
-            "hi-ov": len(scored & set(high)),
-            "lo-ov": len(scored & set(low)),
-        }
-        return groups, list(live.retrievers), counts
+        groups = [
+            (tag, live.means(tag), live.counts(tag)["scored"])
+            for tag in dict.fromkeys(self._tags() or ())
+        ]
+        groups += [
+            ("hi-ov", live.means_for(high), len(scored & set(high))),
+            ("lo-ov", live.means_for(low), len(scored & set(low))),
+        ]
+        return groups, list(live.retrievers)
 
     def refresh_scores(self) -> None:
         """Redraw the metrics table, counts and grid from the live scores."""
@@ -383,7 +473,12 @@ rank-1 document that beat it.
                 diff = changes.get(r, {}).get(m)
                 if diff is not None:  # the change since the snapshot, beside the value
                     row[j] = metric_cell(means[r][m], diff, str(row[j].style))
-        fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
+        metrics = self.query_one("#metrics", DataTable)
+        self._fitted_width = self.size.width or self.app.size.width
+        labels, metrics.cell_padding, metrics.header_height = fitted(
+            grid.headers(), grid.rows, self._fitted_width, METRICS_PADDING
+        )
+        fill(metrics, labels, grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
@@ -444,10 +539,12 @@ rank-1 document that beat it.
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Follow the grid's cursor."""
+        """Follow the grid's cursor (and the failures panel's: its question is current)."""
         if event.data_table.id == "grid":
             self.cursor_moved(event.data_table)
             self._show_detail()
+        elif event.data_table.id == "failures" and event.data_table.has_focus:
+            self.cursor_moved(event.data_table)
 
     def selected_question(self) -> str | None:
         """The question under the grid's cursor."""
@@ -502,6 +599,12 @@ rank-1 document that beat it.
             self.gp.judge(qid, order)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on the grid."""
+        """Enter on the grid, or on a failure: judge that question."""
         event.stop()
+        table = event.data_table
+        if table.id == "failures":
+            qid = cursor_key(table)
+            if qid is not None:
+                self.gp.judge(qid, [str(k.value) for k in table.rows])
+            return
         self.action_judge()

@@ -285,19 +285,16 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
-    from engine.analysis import failures
+    from engine.analysis import analysed_retriever, failures
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "failures")
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        rows = failures(ws, args.retriever, tag=args.tag)
-        titles: dict[str | None, str] = {}
-        for f in rows:
-            doc = ws.doc(f.top_doc) if f.top_doc else None
-            titles[f.top_doc] = doc.title if doc else ""
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        rows = failures(ws, name, tag=args.tag)
     if args.json:
         print_json(
             [
@@ -307,31 +304,36 @@ def cmd_failures(args: argparse.Namespace) -> None:
                     "gold_rank": f.gold_rank,
                     "top_doc": f.top_doc,
                     "relation": f.relation,
+                    "relation_detail": f.detail,
+                    "series": f.series,
+                    "gold_doc": f.gold_doc,
+                    "gold_title": f.gold_title,
+                    "top_title": f.top_title,
                 }
                 for f in rows
             ]
         )
         return
-    grid = failures_grid(rows, {d or "": t for d, t in titles.items()})
-    out.print(grid.rich_table(literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})")))
+    grid = failures_grid(rows)
+    out.print(grid.rich_table(literal(f"{name}: gold not at rank 1 ({len(rows)})")))
 
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
-    from engine.analysis import noanswer_calibration
+    from engine.analysis import analysed_retriever, noanswer_calibration
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        cal = noanswer_calibration(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        cal = noanswer_calibration(ws, name)
     if args.json:
         print_json(cal.to_json())
         return
     out.print(
         literal(
-            f"{args.retriever}: {len(cal.answerable)} answerable, "
-            f"{len(cal.no_answer)} no-answer questions"
+            f"{name}: {len(cal.answerable)} answerable, {len(cal.no_answer)} no-answer questions"
         )
     )
     if cal.best is None:
@@ -488,4 +490,12 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    out.print(overlap_grid(rows).rich_table("question overlap (share of the question's words)"))
+    from engine.overlap import EASY_THRESHOLD
+
+    out.print(
+        overlap_grid(rows).rich_table(
+            "question overlap (share of the question's words)",
+            f"likely easy: {EASY_THRESHOLD:.0%} or more of the question's words are in one "
+            "title (whole words or Hangul bigrams)",
+        )
+    )
