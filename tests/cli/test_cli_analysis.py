@@ -54,10 +54,13 @@ def test_compare_json_by_hand(split_ws, capsys):
 def test_compare_table(split_ws, capsys):
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--samples", 500)
     assert code == 0
-    assert "bm25-bigram vs bm25-word on mrr" in out
-    assert "win / tie / loss (A)" in out and "2 / 3 / 0" in out
-    assert "+0.4000" in out and "randomization p-value" in out
-    assert "the interval includes 0" in out and "500 resamples, seed 0" in out
+    assert "A bm25-bigram  vs  B bm25-word" in out
+    assert "W/T/L" in out and "2/3/0" in out and "verdict" in out
+    assert "+0.400" in out and "[+0.000, +0.800]" in out and "too few (2)" in out
+    flat = " ".join(out.split())
+    assert "mrr: 2 questions differ: no test on 2 can reach p < 0.05 (the least p is 0.5)" in flat
+    assert "500 paired bootstrap resamples and sign flips (seed 0)" in flat
+    assert "excludes 0" not in flat.replace("the 95% interval excludes 0)", "")
     assert "pooled (questions run)" in err  # pooled on the way; --json stays quiet
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
     assert code == 0 and err == ""
@@ -75,14 +78,16 @@ def test_compare_tag_and_metric(split_ws, capsys):
     assert code == 0 and data["metric"] == "hit@1" and data["wins"] == 2
 
 
-def test_compare_interval_excludes_0(tiny_ws, capsys):
+def test_compare_calls_a_difference_real_when_both_tests_agree(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     # twelve questions bm25-word misses and bm25-bigram answers (gold d1 each time)
     ws.write_questions([Question(f"x{i:02d}", "계수 구하기") for i in range(12)])
     ws.write_labels([Label(f"x{i:02d}", "d1", "mina", 1) for i in range(12)])
     ws.close()
     code, out, _ = run(capsys, "compare", tiny_ws, "bm25-bigram", "bm25-word")
-    assert code == 0 and "the interval excludes 0" in out
+    flat = " ".join(out.split())
+    assert code == 0 and "mrr: real: bm25-bigram is higher (p = " in flat
+    assert "12 questions differ)" in flat
 
 
 # -- failures -------------------------------------------------------------------------------

@@ -362,10 +362,15 @@ def test_sweep_own_cell_equals_score_on_korquad(tmp_path):
 def test_compare_retrievers_and_wins_of(apple_ws):
     apple_ws.add_retriever(bm25_spec("bm25-b0", "word", b=0.0))
     refresh_runs(apple_ws, ["bm25-word", "bm25-b0"])
-    c = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "mrr", samples=100)
+    [c] = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "mrr", samples=100)
     assert (c.n, c.wins, c.ties, c.losses) == (1, 1, 0, 0)
     assert (c.mean_a, c.mean_b, c.diff) == (1.0, 0.5, 0.5)
     assert c.ci95 == (0.5, 0.5) and c.p_value == 1.0  # one question: nothing to test
+    assert c.verdict.status == "too_few_discordant" and c.verdict.discordant == 1
+    # several metrics at once, each once, in the order asked
+    both = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", ["hit@1", "MRR", "mrr"])
+    assert [x.metric for x in both] == ["hit@1", "mrr"]
+    assert both[1].to_json() == compare_retrievers(apple_ws, "bm25-word", "bm25-b0")[0].to_json()
     assert wins_of(apple_ws, "bm25-word", "bm25-b0") == {"bm25-word": ["q1"], "bm25-b0": []}
     with pytest.raises(ValueError, match="unknown metric"):
         compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "map")

@@ -102,13 +102,13 @@ rank-1 document that beat it.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
-- **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
-  only when it excludes 0), and how many questions a difference needs.
+- **compare**: win / tie / loss, the bootstrap 95% interval, the randomization p-value
+  and the verdict: real only when both agree, none when too few questions differ.
 - **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
 - **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
 - **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
-`review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
+`review.since`: changes since a snapshot (▼ worse ▲ better; coloured: a real change).
 """
 
     AREA = "Review"

@@ -1,0 +1,80 @@
+"""Pilot tests: Review presents the engine's verdict and evidence rules, never its own.
+
+The workspace is issue 47's study (:mod:`tests.verdict_study`): imported runs ``bigram``,
+``word`` (4 of 31 questions differ), ``second`` (all 31 differ) and ``twin`` (none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from engine.analysis import compare_retrievers
+from engine.ingest import import_docs, import_questions, import_run
+from engine.workspace import Workspace
+from tests.tui.conftest import APP_SIZE, wait_for
+from tests.verdict_study import study_files
+
+
+def text(widget: Static) -> str:
+    return " ".join(str(widget.render()).split())
+
+
+@pytest.fixture
+def study_ws(tmp_path: Path) -> Path:
+    """The study as a workspace with its four imported runs and no other retriever."""
+    path = tmp_path / "study.db"
+    docs, questions, runs = study_files(tmp_path)
+    ws = Workspace.create(path)
+    try:
+        import_docs(ws, docs)
+        import_questions(ws, questions)
+        for name, run in runs.items():
+            import_run(ws, run, name)
+    finally:
+        ws.close()
+    return path
+
+
+async def compare_panel(pilot, a: str, b: str) -> str:
+    """Review's compare panel for A and B, once it has drawn their comparison."""
+    await pilot.press("r")
+    screen = pilot.app.screen
+    names = list(screen.gp.session.live.retrievers)
+    screen.a, screen.b = names.index(a), names.index(b)
+    while screen.panel != "compare":
+        await pilot.press("p")
+    body = screen.query_one("#compare-body", Static)
+    await wait_for(pilot, lambda: f"A {a} vs B {b}" in text(body) and "W/T/L" in text(body))
+    return text(body)
+
+
+async def test_the_issue_case_shows_no_verdict(app_factory, study_ws):
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        shown = await compare_panel(pilot, "bigram", "word")
+    assert (
+        "mrr: 4 questions differ: no test on 4 can reach p < 0.05 (the least p is 0.125)" in shown
+    )
+    assert "[+0.016, +0.186]" in shown and "too few (4)" in shown
+    assert "excludes 0 (" not in shown
+    ws = Workspace.open(study_ws, readonly=True)
+    ref = compare_retrievers(ws, "bigram", "word", ["mrr", "hit@1", "hit@5", "ndcg@10"])
+    ws.close()
+    for c in ref:  # every metric's verdict is the engine's, word for word
+        assert f"{c.metric}: {c.verdict.says('bigram', 'word')}" in shown
+
+
+async def test_no_question_differs(app_factory, study_ws):
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        shown = await compare_panel(pilot, "bigram", "twin")
+    assert "mrr: bigram and twin are equal on every question" in shown
+    assert "0/31/0" in shown and "too few (0)" in shown
+
+
+async def test_every_question_differs(app_factory, study_ws):
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        shown = await compare_panel(pilot, "second", "bigram")
+    assert "mrr: real: bigram is higher (p = 0.0001 < 0.05" in shown
+    assert "31 questions differ)" in shown and "0/0/31" in shown
