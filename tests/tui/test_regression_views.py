@@ -38,7 +38,7 @@ def change_word_retriever(path: Path) -> None:
 async def test_review_marks_cells_that_moved_since_the_snapshot(app_factory, demo_ws):
     change_word_retriever(demo_ws)
     ws = Workspace.open(demo_ws)
-    diff = diff_against(ws, ws.snapshot("base") or {}, samples=10).retrievers["bm25-word"]
+    diff = diff_against(ws, ws.snapshot("base") or {}, samples=20).retrievers["bm25-word"]
     ws.close()
     assert diff.regressed and diff.improved
     app = app_factory()

@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static
+from rich.text import Text
+from textual.widgets import DataTable, Static
 
 from engine.analysis import compare_retrievers
 from engine.ingest import import_docs, import_questions, import_run
+from engine.score_snapshots import save_snapshot
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 from tests.verdict_study import study_files
@@ -78,3 +80,30 @@ async def test_every_question_differs(app_factory, study_ws):
         shown = await compare_panel(pilot, "second", "bigram")
     assert "mrr: real: bigram is higher (p = 0.0001 < 0.05" in shown
     assert "31 questions differ)" in shown and "0/0/31" in shown
+
+
+def _delta_style(cell: Text) -> str:
+    """The style of the change drawn after a metric's value (the cell's last span)."""
+    return str(cell.spans[-1].style) if cell.spans else ""
+
+
+async def test_changes_since_a_snapshot_are_coloured_only_when_real(app_factory, study_ws):
+    ws = Workspace.open(study_ws)
+    save_snapshot(ws, "base")
+    # word now ranks the gold 2nd everywhere: MRR changes on all 31 questions (real),
+    # Hit@5 on q03 only (ranked 6th then), too few to test
+    import_run(ws, study_ws.parent / "second.run", "word", replace=True)
+    ws.close()
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        screen = pilot.app.screen
+        metrics = screen.query_one("#metrics", DataTable)
+        columns = [str(c.label) for c in metrics.ordered_columns]
+
+        def cell(metric: str) -> Text:
+            return metrics.get_cell("word", metrics.ordered_columns[columns.index(metric)].key)
+
+        await wait_for(pilot, lambda: _delta_style(cell("MRR")) == "red")
+        assert str(cell("MRR")).split()[1] == "-.407"  # 0.907 then, 0.500 now
+        assert _delta_style(cell("Hit@5")) == "dim" and str(cell("Hit@5")).split()[1] == "+.032"
+        assert _delta_style(cell("Hit@1")) == "red"  # 27 of 31 questions lost rank 1

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
 from tui.actions import Command, bindings
+from tui.crash import failure_notice
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -28,6 +31,9 @@ from tui.widgets.review_panels import (
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
+    ChangesJudged,
+    Verdicts,
+    judge_changes,
     marked_rank,
     metric_cell,
     since_text,
@@ -37,6 +43,9 @@ from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
     from engine.compare import FloatArray
+
+    ChangesNow = dict[str, tuple[list[str], dict[str, FloatArray]]]
+    """Per retriever: the scored question ids and each metric's values in their order."""
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
@@ -203,6 +212,10 @@ rank-1 document that beat it.
     _fitted_width = 0
     """The width the metrics table was last fitted to (:func:`tui.widgets.tables.fitted`)."""
     _snapshot_count = 0
+    _verdicts: Verdicts | None = None
+    """The verdicts of the changes since the snapshot, for :attr:`_verdicts_key`."""
+    _verdicts_key: Hashable = None
+    """What the verdicts shown (or being computed) are for: change token, snapshot, tag."""
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
@@ -468,11 +481,13 @@ rank-1 document that beat it.
         grid = scores_grid(
             {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
         )
+        verdicts = self._judge_changes(baseline)
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):
                 diff = changes.get(r, {}).get(m)
                 if diff is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
+                    verdict = verdicts.get((r, m))
+                    row[j] = metric_cell(means[r][m], diff, str(row[j].style), verdict)
         metrics = self.query_one("#metrics", DataTable)
         self._fitted_width = self.size.width or self.app.size.width
         labels, metrics.cell_padding, metrics.header_height = fitted(
@@ -507,6 +522,38 @@ rank-1 document that beat it.
             now = now_over[since.compared][r]
             out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
         return out
+
+    def _judge_changes(self, baseline: Baseline | None) -> Verdicts:
+        """The verdicts known for the changes since ``baseline``; start them when new."""
+        if baseline is None:
+            return {}
+        key = (self._token(), baseline.name, self.tag)
+        if key != self._verdicts_key:
+            self._verdicts_key, self._verdicts = key, None
+            live = self.gp.session.live
+            now: ChangesNow = {}
+            for r in live.retrievers:
+                values = {m: live.values(r, m, self.tag) for m in REVIEW_METRICS}
+                ids = next(iter(values.values()))[0]
+                now[r] = (ids, {m: v for m, (_, v) in values.items()})
+            self._judge(key, baseline.data, now)
+        return self._verdicts or {}
+
+    @work(thread=True, exclusive=True, group="since-verdicts", exit_on_error=False)
+    def _judge(self, key: Hashable, data: Mapping[str, Any], now: ChangesNow) -> None:
+        try:
+            verdicts = judge_changes(data, now)
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            notice = f"The verdicts since the snapshot failed: {failure_notice(exc)}"
+            self.app.call_from_thread(self.notify, notice, severity="error", markup=False)
+            return
+        self.post_message(ChangesJudged(key, verdicts))
+
+    @on(ChangesJudged)
+    def _judged(self, message: ChangesJudged) -> None:
+        if message.key == self._verdicts_key:
+            self._verdicts = message.verdicts
+            self.refresh_scores()
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live
