@@ -214,10 +214,23 @@ def histogram_text(cal: Calibration, bins: int = 12, width: int = 30) -> Text:
         "(cyan): top-1 score\n\n",
         style="dim",
     )
+    if cal.answerable and cal.no_answer:
+        _histogram(out, cal, bins, width)
+    best = cal.best
+    if best is not None:
+        out.append(
+            f"\nbest threshold {best.threshold:.3f}: rejects {best.answerable_rejected} of "
+            f"{len(cal.answerable)} answerable, catches {best.no_answer_caught} of "
+            f"{len(cal.no_answer)} no-answer (balanced accuracy {best.balanced_accuracy:.3f})\n"
+        )
+    warning = cal.warning()
+    if warning is not None:
+        out.append(f"\n{warning[0].upper()}{warning[1:]}.", style="bold yellow")
+    return out
+
+
+def _histogram(out: Text, cal: Calibration, bins: int, width: int) -> None:
     values = cal.answerable + cal.no_answer
-    if not cal.answerable or not cal.no_answer:
-        out.append("Needs both answerable and no-answer questions to calibrate.")
-        return out
     lo, hi = min(values), max(values)
     step = (hi - lo) / bins or 1.0
     counts_a = [0] * bins
@@ -235,19 +248,6 @@ def histogram_text(cal: Calibration, bins: int = 12, width: int = 30) -> Text:
         out.append(" " * 9)
         out.append(BAR * round(counts_n[i] / top * width), style="cyan")
         out.append(f" {counts_n[i]}\n" if counts_n[i] else "\n")
-    best = cal.best
-    assert best is not None
-    out.append(
-        f"\nbest threshold {best.threshold:.3f}: rejects {best.answerable_rejected} of "
-        f"{len(cal.answerable)} answerable, catches {best.no_answer_caught} of "
-        f"{len(cal.no_answer)} no-answer (balanced accuracy {best.balanced_accuracy:.3f})\n"
-    )
-    if not cal.usable:
-        out.append(
-            "The two distributions overlap so much that no threshold separates them.",
-            style="bold yellow",
-        )
-    return out
 
 
 def heat_style(value: float, lo: float, hi: float) -> str:

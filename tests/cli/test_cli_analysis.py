@@ -168,7 +168,7 @@ def test_failures_none(tiny_ws, capsys):
 # -- noanswer -------------------------------------------------------------------------------
 
 
-def test_noanswer_json(tiny_ws, capsys):
+def test_noanswer_json_names_no_threshold_from_one_no_answer_question(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
     ws.close()
@@ -181,6 +181,8 @@ def test_noanswer_json(tiny_ws, capsys):
         "no_answer",
         "answerable_top1",
         "no_answer_top1",
+        "established",
+        "needs",
         "thresholds",
         "best",
         "usable",
@@ -193,26 +195,25 @@ def test_noanswer_json(tiny_ws, capsys):
     assert (data["retriever"], data["answerable"], data["no_answer"]) == ("bm25-word", 3, 1)
     assert data["answerable_top1"] == top1
     assert data["no_answer_top1"] == [0.0]  # q4 retrieves nothing
-    # thresholds: 0, the three answerable scores, one above the highest
-    assert [r["threshold"] for r in data["thresholds"]] == [0.0, *top1, top1[-1] + 1]
-    assert data["best"] == {
-        "threshold": top1[0],
-        "answerable_rejected": 0,
-        "no_answer_caught": 1,
-        "balanced_accuracy": 1.0,
+    # the scores separate perfectly, and 3 + 1 questions establish no threshold
+    assert data["established"] is False
+    assert data["needs"] == {
+        "no_answer": {"have": 1, "least": 5, "more": 4},
+        "answerable": {"have": 3, "least": 5, "more": 2},
     }
-    assert data["usable"] is True and data["warning"] is None
+    assert data["thresholds"] == [] and data["best"] is None and data["usable"] is False
+    assert data["warning"].endswith(
+        "4 more no-answer questions and 2 more answerable questions needed"
+    )
 
 
 def test_noanswer_table_and_without_no_answer_questions(tiny_ws, capsys):
     code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
+    flat = " ".join(out.split())
     assert code == 0
-    assert "3 answerable, 0 no-answer" in out and "needs both" in out
-    ws = Workspace.open(tiny_ws)
-    ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
-    ws.close()
-    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
-    assert code == 0 and "best threshold" in out and "warning" not in out
+    assert "3 answerable, 0 no-answer" in flat
+    assert "found 0 no-answer questions and 3 answerable questions" in flat
+    assert "best threshold" not in flat
 
 
 # -- sweep ----------------------------------------------------------------------------------

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.verdict_study import study_files
+from tests.verdict_study import no_answer_questions, study_files
 
 
 def goldpan(home: Path, *argv: object) -> subprocess.CompletedProcess[str]:
@@ -127,3 +128,27 @@ def test_level_and_resamples_are_checked(study):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "10 resamples cannot give a p-value below 0.05" in done.stderr
     assert "use at least 20" in done.stderr
+
+
+@pytest.mark.parametrize(("no_answer", "named"), [(4, False), (5, True)])
+def test_noanswer_names_a_threshold_from_5_and_5(study, tmp_path, no_answer, named):
+    ws, home = study
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(ws, copy)
+    ok(home, "import", "questions", copy, no_answer_questions(tmp_path, no_answer))
+    data = json.loads(ok(home, "noanswer", copy, "--retriever", "bigram", "--json"))
+    assert (data["answerable"], data["no_answer"], data["established"]) == (31, no_answer, named)
+    out = " ".join(ok(home, "noanswer", copy, "--retriever", "bigram").split())
+    if named:
+        # answerable top-1 scores are 100, no-answer questions are not ranked (0)
+        assert data["best"]["threshold"] == 100.0 and data["warning"] is None
+        assert "best threshold 100.0000 (balanced accuracy 1.000)" in out
+        assert "warning" not in out
+    else:
+        assert data["best"] is None and data["thresholds"] == []
+        assert data["needs"]["no_answer"] == {"have": 4, "least": 5, "more": 1}
+        assert "best threshold" not in out
+        assert out.endswith(
+            "found 4 no-answer questions and 31 answerable questions: 1 more no-answer "
+            "question needed"
+        )

@@ -17,7 +17,7 @@ from engine.ingest import import_docs, import_questions, import_run
 from engine.score_snapshots import save_snapshot
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
-from tests.verdict_study import study_files
+from tests.verdict_study import no_answer_questions, study_files
 
 
 def text(widget: Static) -> str:
@@ -80,6 +80,34 @@ async def test_every_question_differs(app_factory, study_ws):
         shown = await compare_panel(pilot, "second", "bigram")
     assert "mrr: real: bigram is higher (p = 0.0001 < 0.05" in shown
     assert "31 questions differ)" in shown and "0/0/31" in shown
+
+
+@pytest.mark.parametrize(("no_answer", "named"), [(4, False), (5, True)])
+async def test_noanswer_panel_names_a_threshold_from_5_and_5(
+    app_factory, study_ws, tmp_path, no_answer, named
+):
+    ws = Workspace.open(study_ws)
+    import_questions(ws, no_answer_questions(tmp_path, no_answer))
+    ws.close()
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        screen = pilot.app.screen
+        screen.a = list(screen.gp.session.live.retrievers).index("bigram")
+        while screen.panel != "noanswer":
+            await pilot.press("p")
+        body = screen.query_one("#noanswer-body", Static)
+        await wait_for(pilot, lambda: f"31 answerable (green), {no_answer} no-answer" in text(body))
+        shown = text(body)
+    if named:
+        assert "best threshold 100.000: rejects 0 of 31 answerable, catches 5 of 5" in shown
+        assert "needed" not in shown
+    else:
+        assert "best threshold" not in shown
+        assert shown.endswith(
+            "A no-answer threshold needs at least 5 no-answer questions and 5 answerable "
+            "questions; found 4 no-answer questions and 31 answerable questions: 1 more "
+            "no-answer question needed."
+        )
 
 
 def _delta_style(cell: Text) -> str:

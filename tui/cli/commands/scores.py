@@ -334,23 +334,17 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
             f"{name}: {len(cal.answerable)} answerable, {len(cal.no_answer)} no-answer questions"
         )
     )
-    if cal.best is None:
-        out.print(Text("needs both answerable and no-answer questions to calibrate"))
-        return
-    out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
-    out.print(
-        Text(
-            f"best threshold {cal.best.threshold:.4f} "
-            f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
-        )
-    )
-    if not cal.usable:
+    if cal.best is not None:
+        out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
         out.print(
             Text(
-                "warning: the two distributions overlap so much that no threshold separates them",
-                style="bold yellow",
+                f"best threshold {cal.best.threshold:.4f} "
+                f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
             )
         )
+    warning = cal.warning()
+    if warning is not None:
+        out.print(Text(f"warning: {warning}", style="bold yellow"))
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
