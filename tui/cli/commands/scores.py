@@ -441,8 +441,8 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{result.single} ({result.single_value:.3f}), the better single retriever"
         ),
     )
-    for col in ("setting", metric, f"vs {result.single}", "95% CI"):
-        table.add_column(literal(col), justify="left" if col == "setting" else "right")
+    for col in ("setting", metric, f"vs {result.single}", "95% CI", "verdict"):
+        table.add_column(literal(col), justify="left" if col in ("setting", "verdict") else "right")
     for i, st in enumerate(result.settings):
         lo, hi = st.ci95
         table.add_row(
@@ -450,18 +450,24 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{st.value:.3f}",
             f"{st.diff:+.3f}",
             f"{lo:+.3f} to {hi:+.3f}",
+            st.verdict.short(),
             style="bold" if i == result.best else None,
         )
     out.print(table)
     c = result.held_out_vs_single
     lo, hi = c.ci95
+    tuned = (
+        "no tuned setting (too few questions)"
+        if result.tuned is None
+        else f"tuned (* best on all {result.n} questions): {result.tuned:.3f}"
+    )
     out.print(
         Text(
-            f"tuned (* best on all {result.n} questions): {result.tuned:.3f}; held out "
-            f"({result.folds} folds, seed {result.seed}, each scored by the setting picked "
-            f"on the others): {result.held_out:.3f} vs {result.held_out_single:.3f} for the "
-            f"single retriever picked the same way ({c.diff:+.3f}, 95% CI {lo:+.3f} to "
-            f"{hi:+.3f}); folds picked {', '.join(result.picks)}"
+            f"{tuned}; held out ({result.folds} folds, seed {result.seed}, each scored by the "
+            f"setting picked on the others): {result.held_out:.3f} vs "
+            f"{result.held_out_single:.3f} for the single retriever picked the same way "
+            f"({c.diff:+.3f}, 95% CI {lo:+.3f} to {hi:+.3f}, {c.verdict.short()}); folds "
+            f"picked {', '.join(result.picks)}"
         )
     )
     for w in result.warnings:

@@ -326,6 +326,7 @@ def cmd_power(args: argparse.Namespace) -> None:
     table.add_row("questions", str(p.n))
     table.add_row("difference (A - B)", f"{p.diff:+.4f}")
     table.add_row("sd of the differences", f"{p.sd:.4f}")
+    table.add_row("questions that differ", f"{p.discordant} (a test needs {p.least_discordant})")
     table.add_row("minimum detectable difference", "-" if p.mde is None else f"{p.mde:.4f}")
     table.add_row(
         "questions needed for the difference", "-" if p.n_needed is None else str(p.n_needed)
