@@ -35,8 +35,8 @@ async def test_panels_cycle_and_retrievers_change(app_factory):
             await pilot.press("p")
             seen.append(screen.panel)
         assert seen == ["compare", "tags", "failures", "noanswer", "sweep", "pool", "scores"]
-        await pilot.press("a")  # B is bm25-bigram: A skips it
-        assert screen._names() == ("bm25-word+bigram", "bm25-bigram")
+        await pilot.press("a")  # B is bm25-bigram: A takes it, and B takes A's
+        assert screen._names() == ("bm25-bigram", "bm25-word")
         for key in "abababab":  # never A = B, whichever is cycled
             await pilot.press(key)
             a, b = screen._names()

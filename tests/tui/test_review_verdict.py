@@ -17,7 +17,7 @@ from engine.ingest import import_docs, import_questions, import_run
 from engine.score_snapshots import save_snapshot
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
-from tests.verdict_study import no_answer_questions, study_files
+from tests.verdict_study import RANK_OF_GOLD, no_answer_questions, study_files
 
 
 def text(widget: Static) -> str:
@@ -80,6 +80,28 @@ async def test_every_question_differs(app_factory, study_ws):
         shown = await compare_panel(pilot, "second", "bigram")
     assert "mrr: real: bigram is higher (p = 0.0001 < 0.05" in shown
     assert "31 questions differ)" in shown and "0/0/31" in shown
+
+
+async def test_a_reaches_every_retriever_and_swaps_with_b(app_factory, study_ws):
+    # issue 47: `a` skipped whatever `b` held (with two retrievers it could not move at all)
+    async with app_factory(study_ws).run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        screen = pilot.app.screen
+        names = list(screen.gp.session.live.retrievers)
+        assert sorted(names) == sorted(RANK_OF_GOLD)
+        for key, side in (("a", 0), ("b", 1)):
+            seen = set()
+            for _ in names:
+                before = screen._names()
+                await pilot.press(key)
+                now = screen._names()
+                assert now[0] != now[1]
+                seen.add(now[side])
+                if now[side] == before[1 - side]:  # landed on the other's: it took ours
+                    assert now[1 - side] == before[side]
+                else:
+                    assert now[1 - side] == before[1 - side]
+            assert seen == set(names)
 
 
 @pytest.mark.parametrize(("no_answer", "named"), [(4, False), (5, True)])

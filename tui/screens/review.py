@@ -376,21 +376,29 @@ rank-1 document that beat it.
         """Cycle the panels."""
         self.panel = PANELS[(PANELS.index(self.panel) + 1) % len(PANELS)]
 
-    def _next_other(self, index: int, other: int) -> int:
-        """The retriever after ``index``, never ``other`` (A and B always differ)."""
+    def _cycled(self, index: int, other: int) -> tuple[int, int]:
+        """The retriever after ``index``, and what ``other`` becomes.
+
+        Landing on ``other``'s retriever, the two swap: each key reaches every retriever
+        and A and B always differ (with two retrievers, ``a`` swaps them).
+        """
         n = len(self.gp.session.live.retrievers)
         if n < 2:
-            return 0
+            return index, other
         nxt = (index + 1) % n
-        return (nxt + 1) % n if nxt == other % n else nxt
+        return nxt, (index % n if nxt == other % n else other)
 
     def action_next_a(self) -> None:
-        """Next retriever as A (skipping B)."""
-        self.a = self._next_other(self.a, self.b)
+        """Next retriever as A (B takes A's when A lands on it)."""
+        a, b = self._cycled(self.a, self.b)
+        self.set_reactive(ReviewScreen.b, b)  # one refresh, for the new pair: watch_a's
+        self.a = a
 
     def action_next_b(self) -> None:
-        """Next retriever as B (skipping A)."""
-        self.b = self._next_other(self.b, self.a)
+        """Next retriever as B (A takes B's when B lands on it)."""
+        b, a = self._cycled(self.b, self.a)
+        self.set_reactive(ReviewScreen.a, a)
+        self.b = b
 
     def current_panel(self) -> AnalysisPanel | None:
         """The analysis panel on screen (None on the scores panel)."""
