@@ -4,7 +4,7 @@ On a few dozen questions a difference of means alone misleads. For two retriever
 on the same questions (one value per question and metric) this module gives:
 
 * **win / tie / loss**: questions where A's value is higher / equal (up to rounding,
-  :func:`engine.verdict.is_tie`) / lower than B's; wins and losses are the
+  :data:`engine.verdict.TIE`) / lower than B's; wins and losses are the
   **discordant** questions;
 * a **paired bootstrap** 95% percentile interval of mean(A) - mean(B) (Efron & Tibshirani
   1993): questions are resampled with replacement, ``samples`` times, with a seeded
@@ -156,6 +156,12 @@ def question_wins(
     a_wins = [q for q, w in zip(question_ids, up, strict=True) if w]
     b_wins = [q for q, w in zip(question_ids, down, strict=True) if w]
     return a_wins, b_wins
+
+
+def discordant(a: npt.ArrayLike, b: npt.ArrayLike) -> int:
+    """How many questions A and B differ on (more than rounding: :data:`TIE`)."""
+    up, down = _signs(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    return int((up | down).sum())
 
 
 def _signs(a: FloatArray, b: FloatArray) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:

@@ -39,13 +39,12 @@ import math
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
-import numpy as np
 import numpy.typing as npt
 
-from engine.compare import paired_diffs
+from engine.compare import discordant, paired_diffs
 from engine.metrics import DEFAULT_METRIC
 from engine.scoring import paired_values
-from engine.verdict import LEVEL, is_tie, least_discordant
+from engine.verdict import LEVEL, least_discordant
 from engine.workspace import Workspace
 
 ALPHA = LEVEL
@@ -119,7 +118,7 @@ def power_of(
     diff = float(d.mean()) if n else 0.0
     sd = float(d.std(ddof=1)) if n >= 2 else 0.0
     varies = n >= 2 and sd > STILL
-    k = sum(1 for x, y in zip(np.ravel(a), np.ravel(b), strict=True) if not is_tie(x, y))
+    k = discordant(a, b)
     least = least_discordant(alpha)
     needed = n_needed(diff, sd, alpha, power) if varies else None
     if needed is not None and k:

@@ -62,11 +62,6 @@ def least_discordant(level: float = LEVEL) -> int:
     return k
 
 
-def is_tie(a: float, b: float) -> bool:
-    """Whether two values are equal up to rounding (:data:`TIE`)."""
-    return abs(a - b) <= TIE * max(1.0, abs(a), abs(b))
-
-
 def _excludes_0(lo: float, hi: float) -> bool:
     """Whether the interval lies above or below 0 by more than rounding.
 
