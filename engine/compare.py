@@ -227,8 +227,8 @@ def paired_tests(
     """Bootstrap and sign-flip tests of A − B, per column (same questions, same order).
 
     ``a`` and ``b`` are one value per question, or questions x columns; every column is
-    resampled and flipped the same way. Values of any finite size are tested (the
-    differences are scaled by a power of two, which is exact, so that no resampled sum
+    resampled and flipped the same way. Values of any finite size are tested (differences
+    past 1 are scaled by a power of two, which is exact, so that no resampled sum
     overflows).
 
     Raises:
@@ -247,7 +247,8 @@ def paired_tests(
         )
     up, down = _signs(va, vb)
     largest = float(np.abs(d).max()) if d.size else 0.0
-    scale = 1.0 if largest <= 1.0 else 2.0 ** math.ceil(math.log2(largest))
+    # a power of two: |d / scale| < 2 (2 ** ceil(log2) of a value past 2 ** 1023 overflows)
+    scale = 1.0 if largest <= 1.0 else math.ldexp(1.0, math.frexp(largest)[1] - 1)
     return PairedTests(
         n=int(d.shape[0]),
         means=bootstrap_means(d / scale, samples, seed) * scale,

@@ -84,6 +84,11 @@ def test_huge_finite_values_get_a_verdict_not_an_overflow():
     assert v.status == "real" and v.higher == "a"
     lo, hi = v.interval
     assert 0 < lo < hi <= 1e307 and math.isfinite(hi)
+    # a difference past 2 ** 1023: its scale must not overflow either
+    a[0] = 1.5e308
+    assert verdict_of(a[:1], np.zeros(1)).status == "too_few_discordant"
+    w = verdict_of(np.r_[1.5e308, np.full(7, 1e306), np.zeros(23)], np.zeros(31))
+    assert w.real and math.isfinite(w.interval[1])
 
 
 @pytest.mark.parametrize("value", ["1e308", "-0.5", "1.5", "NaN"])
