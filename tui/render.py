@@ -125,10 +125,12 @@ def scores_grid(
     metrics: Sequence[str],
     latency: Mapping[str, Sequence[float]],
     latency_headers: Sequence[str],
+    compact: bool = False,
 ) -> Grid:
     """One row per retriever: means per metric, then its latency columns.
 
-    The best value of each metric column is bold green.
+    The best value of each metric column is bold green. ``compact`` gives the latency
+    three significant figures (``65.2``, ``158``), for a narrow terminal.
     """
     grid = Grid(
         [
@@ -145,7 +147,8 @@ def scores_grid(
             style = "bold green" if v == best[m] and v > 0 else ""
             row.append(Text(f"{v:.3f}", style=style, justify="right"))
         lat = latency.get(r, ())
-        row.extend(Text(_speed(v), justify="right") for v in lat)
+        speed = _speed_compact if compact else _speed
+        row.extend(Text(speed(v), justify="right") for v in lat)
         grid.rows.append(row)
     return grid
 
@@ -155,6 +158,13 @@ def _speed(v: float) -> str:
     if v != v:  # NaN: nothing was measured
         return "-"
     return f"{v:.2f}" if v < 1000 else f"{v:,.0f}"
+
+
+def _speed_compact(v: float) -> str:
+    """A latency or throughput cell in three significant figures (whole from 100), - unmeasured."""
+    if v != v:
+        return "-"
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:,.0f}"
 
 
 def doc_cell(doc_id: str | None, title: str, title_width: int | None = None) -> Text:

@@ -49,6 +49,10 @@ if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, no
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+NARROW_METRICS = REVIEW_METRICS[:-1]
+"""Below 100 columns the table leaves Judged@10 to the line above it, which names every
+retriever under the threshold, so that the latency columns stay on screen at 80."""
+NARROW_WIDTH = 100
 METRICS_PADDING = 2
 """The metrics table's cell padding where it fits (a narrow terminal takes less)."""
 
@@ -486,18 +490,21 @@ rank-1 document that beat it.
         from engine.scoring import LATENCY_HEADERS
 
         latency = {r: live.latency[r].cells() for r in live.retrievers if r in live.latency}
+        room = self.size.width or self.app.size.width
+        narrow = room < NARROW_WIDTH
+        shown = NARROW_METRICS if narrow else REVIEW_METRICS
         grid = scores_grid(
-            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
+            {r: means[r] for r in live.retrievers}, shown, latency, LATENCY_HEADERS, narrow
         )
         verdicts = self._judge_changes(baseline)
         for r, row in zip(live.retrievers, grid.rows, strict=True):
-            for j, m in enumerate(REVIEW_METRICS, start=1):
+            for j, m in enumerate(shown, start=1):
                 diff = changes.get(r, {}).get(m)
                 if diff is not None:  # the change since the snapshot, beside the value
                     verdict = verdicts.get((r, m))
                     row[j] = metric_cell(means[r][m], diff, str(row[j].style), verdict)
         metrics = self.query_one("#metrics", DataTable)
-        self._fitted_width = self.size.width or self.app.size.width
+        self._fitted_width = room
         labels, metrics.cell_padding, metrics.header_height = fitted(
             grid.headers(), grid.rows, self._fitted_width, METRICS_PADDING
         )
