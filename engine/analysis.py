@@ -7,7 +7,7 @@ and what each retriever adds to the pool (latency is in :mod:`engine.scoring`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,9 +39,16 @@ def compare_retrievers(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     tag: str | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> Comparison:
-    """Paired comparison of two retrievers on the scored questions (with ``tag``)."""
-    name, va, vb = paired_values(ws, a, b, metric, tag)
+    """Paired comparison of two retrievers on the scored questions (with ``tag``).
+
+    ``cannot_rank``: retrievers known not to rank now (:func:`engine.scoring.scored_set`).
+
+    Raises:
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
+    """
+    name, va, vb = paired_values(ws, a, b, metric, tag, cannot_rank)
     return compare(a, b, name, va, vb, samples=samples, seed=seed)
 
 
@@ -92,12 +99,16 @@ def relation(top: Doc, gold: Doc) -> str:
 
 
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
-    """Every scored question where ``retriever`` does not put a gold document first."""
+    """Every scored question where ``retriever`` does not put a gold document first.
+
+    Of the questions it has ranked: one it has not (it cannot rank now) is no failure.
+    """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever], tag)
-    runs = ws.runs(retriever, scope.question_ids)
+    ranked = scope.ranked_by(retriever)
+    runs = ws.runs(retriever, ranked)
     out = []
-    for qid in scope.question_ids:
+    for qid in ranked:
         g = scope.golds[qid]
         ranking = runs[qid].doc_ids if qid in runs else ()
         rank = first_gold_rank(ranking, g.gold)
@@ -121,8 +132,8 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
     """Top-1 scores of answerable vs no-answer questions and the threshold table.
 
-    Answerable: the scored questions; no-answer: the no-answer questions ``retriever``
-    has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
+    Answerable: the scored questions it has ranked; no-answer: the no-answer questions
+    it has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
     """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever])
@@ -133,7 +144,7 @@ def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
         run = runs.get(qid)
         return float(run.scores[0]) if run and run.scores else 0.0
 
-    answerable = [top1(q) for q in scope.question_ids]
+    answerable = [top1(q) for q in scope.ranked_by(retriever)]
     no_answer = [
         top1(q)
         for q, g in scope.golds.items()
@@ -261,8 +272,11 @@ def question_overlaps(ws: Workspace) -> list[QuestionOverlap]:
 
 def by_tag(
     ws: Workspace, tags: Sequence[str], metrics: Sequence[str] | None = None
-) -> Mapping[str, dict[str, dict[str, float]]]:
-    """Means per retriever for each tag (the seed's easy-test / hard-test table)."""
+) -> Mapping[str, dict[str, dict[str, float] | None]]:
+    """Means per retriever for each tag (the seed's easy-test / hard-test table).
+
+    None for a retriever that has not ranked some scored question with the tag.
+    """
     return {
         tag: {
             n: rs.means

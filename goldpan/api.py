@@ -133,7 +133,9 @@ class Evaluation:
         verdict = self.verdict()
         if verdict.refusals:
             raise GateRefused(verdict)
-        return dict(self.board.retrievers[self.name].means)
+        means = self.board.retrievers[self.name].means
+        assert means is not None  # the search was asked every question: none is unranked
+        return dict(means)
 
     def first_gold_rank(self) -> dict[str, int]:
         """Per scored question, the rank of its first gold document (0: not found)."""

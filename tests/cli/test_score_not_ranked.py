@@ -7,10 +7,12 @@ import subprocess
 import sys
 
 from engine.retrieve.runner import refresh_runs
+from engine.scoring import metric_names
 from engine.workspace import Workspace
 from tests.conftest import ROOT, write_jsonl
 
 FAST = ["bm25-word", "bm25-bigram"]
+METRICS = metric_names()
 
 
 def goldpan(*argv: object) -> subprocess.CompletedProcess[str]:
@@ -45,9 +47,15 @@ def test_score_no_pool_says_not_ranked_yet_and_its_means_leave_them_out(tiny_ws,
     assert now["questions"]["not_ranked"] == 2
     assert now["questions"]["scored"] == was["questions"]["scored"] == 3
     for name in FAST:
-        means = {k: v for k, v in now["retrievers"][name].items() if not k.startswith("ms_")}
-        old = {k: v for k, v in was["retrievers"][name].items() if not k.startswith("ms_")}
+        means, old = (
+            {k: v for k, v in board["retrievers"][name].items() if k in METRICS}
+            for board in (now, was)
+        )
         assert means == old  # the means leave them out: no miss pulls them down
+        assert (now["retrievers"][name]["not_ranked"], was["retrievers"][name]["not_ranked"]) == (
+            2,
+            0,
+        )
     table = goldpan("score", tiny_ws, "--no-pool")
     assert table.returncode == 0, table.stderr
     assert "3 scored · 2 not ranked yet ·" in " ".join(table.stdout.split())

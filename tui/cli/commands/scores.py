@@ -74,6 +74,36 @@ def score_table(
     return table
 
 
+def say_not_ranked(board: Scoreboard) -> None:
+    """On stderr: the questions each retriever has not ranked, and what the score did.
+
+    Those of a retriever that will rank them are left out of every mean; a retriever
+    that cannot rank now holds nothing out and has no means (``-``) while it lacks some.
+    """
+    held = {
+        n: len(rs.not_ranked)
+        for n, rs in board.retrievers.items()
+        if rs.not_ranked and n in board.holding
+    }
+    if held:
+        said = ", ".join(f"{n} {m}" for n, m in held.items())
+        err.print(
+            literal(
+                f"not ranked yet (left out of every retriever's means until ranked, "
+                f"never counted as misses; goldpan pool ranks them): {said}"
+            )
+        )
+    lacking = {n: len(rs.lacks) for n, rs in board.retrievers.items() if rs.lacks}
+    if lacking:
+        said = ", ".join(f"{n} {m} of {len(board.question_ids)}" for n, m in lacking.items())
+        err.print(
+            literal(
+                f"no means (-): has not ranked every scored question and cannot rank now "
+                f"(the others are scored without it): {said}"
+            )
+        )
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
     if getattr(args, "against", None):
@@ -107,7 +137,12 @@ def cmd_score(args: argparse.Namespace) -> None:
         check_tag(ws, args.tag)  # --retriever: checked with the --run names it may add
         rankings = gate.prepare(ws, args, given, quiet)
         board = score_workspace(
-            ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
+            ws,
+            metrics=names,
+            retrievers=args.retriever,
+            tag=args.tag,
+            given=rankings.given,
+            cannot_rank=rankings.cannot_rank(),
         )
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
         if floors or args.junit_xml or args.markdown:
@@ -153,15 +188,7 @@ def cmd_score(args: argparse.Namespace) -> None:
             )
         )
     if not args.json and args.markdown != "-":
-        unranked = {n: len(rs.not_ranked) for n, rs in board.retrievers.items() if rs.not_ranked}
-        if unranked:
-            said = ", ".join(f"{n} {m}" for n, m in unranked.items())
-            err.print(
-                literal(
-                    f"not ranked yet (left out of every retriever's means until ranked, "
-                    f"never counted as misses; goldpan pool ranks them): {said}"
-                )
-            )
+        say_not_ranked(board)
         absent = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         if absent:
             said = ", ".join(f"{n} {m}" for n, m in absent.items())
@@ -198,9 +225,18 @@ def cmd_compare(args: argparse.Namespace) -> None:
         check_retrievers(ws, [args.a, args.b], "compare")
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "compare")
-        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
+        report = pool_stale(
+            ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh
+        )
         result = compare_retrievers(
-            ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
+            ws,
+            args.a,
+            args.b,
+            args.metric,
+            samples=args.samples,
+            seed=args.seed,
+            tag=args.tag,
+            cannot_rank=report.cannot_rank() if report else (),
         )
     if args.json:
         print_json(result.to_json())
