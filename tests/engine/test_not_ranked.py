@@ -297,3 +297,53 @@ def test_a_snapshot_records_what_a_retriever_has_not_ranked_never_zeros(ws):
     d = diff.retrievers["tool"]
     assert d.paired == 1 and d.only_now == [] and d.only_then == []
     assert diff.retrievers["bm25-word"].paired == 3
+
+
+def test_the_live_scores_follow_which_retrievers_will_rank(tiny_ws):
+    """A retriever's first ranking holds its other questions out; unable to rank, it holds
+    none: at each step the live means and counts are the score's, kept exactly."""
+    with Workspace.open(tiny_ws) as w:
+        refresh_runs(w, FAST)
+        for spec in w.retrievers():
+            if spec.name not in FAST:
+                w.remove_retriever(spec.name)
+        w.add_retriever(TOOL)
+    session = LabelingSession(Workspace.open(tiny_ws), "kim")
+
+    def same(cannot: set[str] | frozenset[str] = frozenset()):
+        board = score_workspace(session.ws, cannot_rank=cannot)
+        assert session.live.means() == _means(board)
+        assert session.live.counts() == board.counts
+        assert session.live.holding == board.holding
+        return board
+
+    try:
+        live = session.live
+        first = same()  # never ranked: it holds nothing, and has no means
+        assert first.question_ids == ["q1", "q2", "q3"]
+        assert live.means()["tool"] is None and live.lacks("tool") == 3
+        assert [r.question_id for r in live.rows()] == first.question_ids
+        with Workspace.open(tiny_ws) as other:  # its first ranking, made elsewhere
+            _tool_ranks(other, "q1")
+        assert session.reload_if_changed() and session.live is live  # taken in, no reload
+        board = same()
+        assert board.question_ids == ["q1"] and live.held() == {"q2", "q3", "q4"}
+        assert [r.question_id for r in live.rows()] == ["q1", "q2", "q3"]  # q2, q3 wait
+        session.ranked_with({"tool"}, ())  # a pool found it cannot rank here
+        board = same({"tool"})
+        assert board.question_ids == ["q1", "q2", "q3"] and live.held() == set()
+        assert {n: live.means()[n] for n in FAST} == {n: first.retrievers[n].means for n in FAST}
+        assert live.means()["tool"] is None and live.lacks("tool") == 2
+        session.reload()  # ctrl+r: still known not to rank, nothing held out meanwhile
+        assert session.live is not live and session.live.cannot_rank == {"tool"}
+        same({"tool"})
+        with Workspace.open(tiny_ws) as other:
+            _tool_ranks(other, "q2", "q3")
+        assert session.reload_if_changed()
+        board = same({"tool"})
+        assert board.retrievers["tool"].ranked and session.live.means()["tool"] is not None
+        session.ranked_with((), {"tool"})  # it ranked again: it would hold what it lacks
+        assert session.live.cannot_rank == frozenset()
+        same()
+    finally:
+        session.ws.close()

@@ -306,7 +306,7 @@ rank-1 document that beat it.
 
     def _group_means(
         self, high: list[str], low: list[str]
-    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
+    ) -> tuple[dict[str, dict[str, dict[str, float] | None]], list[str], dict[str, int]]:
         """Live means on easy / hard / high-overlap / low-overlap questions."""
         live = self.gp.session.live
         groups = {
@@ -360,21 +360,23 @@ rank-1 document that beat it.
             {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
         )
         for r, row in zip(live.retrievers, grid.rows, strict=True):
+            now = means[r]
             for j, m in enumerate(REVIEW_METRICS, start=1):
                 diff = changes.get(r, {}).get(m)
-                if diff is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
+                if diff is not None and now is not None:  # the change since the snapshot
+                    row[j] = metric_cell(now[m], diff, str(row[j].style))
         fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
 
     def _changes(
-        self, baseline: Baseline, means: dict[str, dict[str, float]]
+        self, baseline: Baseline, means: dict[str, dict[str, float] | None]
     ) -> dict[str, dict[str, float]]:
         """Per retriever and metric, now minus then, over the same questions on both sides.
 
-        Those compared with the snapshot: scored both then and now (with the tag).
+        Those compared with the snapshot: scored both then and now (with the tag). A
+        retriever without means now (it has not ranked some of them) has no change.
         """
         live = self.gp.session.live
         if not live.retrievers:
@@ -382,7 +384,7 @@ rank-1 document that beat it.
         scored = live.values(live.retrievers[0], REVIEW_METRICS[0], self.tag)[0]
         # ``means`` is over every question scored now: when all of them are compared (no
         # question added since the snapshot), they are the means over those compared
-        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {tuple(scored): means}
+        now_over: dict[tuple[str, ...], dict[str, dict[str, float] | None]] = {tuple(scored): means}
         out: dict[str, dict[str, float]] = {}
         for r in live.retrievers:
             since = baseline.since(r, scored)
@@ -391,7 +393,8 @@ rank-1 document that beat it.
             if since.compared not in now_over:  # the retrievers usually share their questions
                 now_over[since.compared] = live.means_for(since.compared)
             now = now_over[since.compared][r]
-            out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
+            if now is not None:
+                out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
         return out
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
@@ -458,8 +461,8 @@ rank-1 document that beat it.
             out.append("\n")
             out.append_text(literal(r, style="bold"))
             out.append("  ")
-            if r in waiting:
-                out.append(f"{NOT_RANKED} yet", style="italic yellow")
+            if r in waiting:  # "yet" when it will rank it; else it cannot rank now
+                out.append(NOT_RANKED + (" yet" if r in live.holding else ""), "italic yellow")
                 continue
             out.append_text(rank_cell(first))
             if first != 1 and ranking:

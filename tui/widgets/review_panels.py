@@ -178,9 +178,13 @@ class ComparePanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """Comparisons per metric, MRR wins per retriever, and the power line."""
+        """Comparisons per metric, MRR wins per retriever, and the power line.
 
-        result: tuple[list[Comparison], dict[str, list[str]], str]
+        Or why there is nothing to compare: a retriever has not ranked some scored
+        question and cannot rank it now.
+        """
+
+        result: tuple[list[Comparison], dict[str, list[str]], str] | str
 
     def __init__(self, *, id: str, values: ValuesSource) -> None:  # noqa: A002
         """``values`` gives per-question metric values from the live scores."""
@@ -197,7 +201,18 @@ class ComparePanel(AnalysisPanel):
         if request.a == request.b:  # one retriever: nothing to compare it with
             self.post_message(self.Ready(key, ([], {request.a: []}, "")))
             return
+        import numpy as np
+
         values = {m: self.values(request.a, request.b, m, request.tag) for m in COMPARE_METRICS}
+        _, va, vb = values["mrr"]
+        lacking = [  # NaN: a question it has not ranked and cannot rank now
+            f"{r} has not ranked {n} of the scored questions"
+            for r, v in ((request.a, va), (request.b, vb))
+            if (n := int(np.isnan(v).sum()))
+        ]
+        if lacking:
+            self.post_message(self.Ready(key, "; ".join(lacking) + ": nothing to compare yet"))
+            return
         self._compare(key, request, values)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
@@ -227,8 +242,11 @@ class ComparePanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The comparison table and the wins."""
-        results, wins, power = cast("tuple[list[Comparison], dict[str, list[str]], str]", result)
         body = self.query_one("#compare-body", Static)
+        if isinstance(result, str):
+            body.update(literal(result, style="dim"))
+            return
+        results, wins, power = cast("tuple[list[Comparison], dict[str, list[str]], str]", result)
         if len(wins) < 2:
             body.update(
                 Text("Comparing needs two retrievers; this workspace has one.", style="dim")
@@ -297,8 +315,10 @@ class TagsPanel(AnalysisPanel):
         for r in retrievers:
             cells: list[str | Text] = [literal(r)]
             for means in groups.values():
+                values = means[r]  # None: it has not ranked every scored question there
                 for m in ("hit@1", "mrr"):
-                    cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
+                    shown = "-" if values is None else f"{values[m]:.3f}"
+                    cells.append(Text(shown, justify="right"))
             rows.append(cells)
         fill_table(self.query_one("#tags-table", DataTable), labels, rows)
         self.query_one("#tags-note", Static).update(
@@ -530,6 +550,6 @@ if TYPE_CHECKING:
     """(a, b, metric, tag) -> question ids and A's and B's per-question values."""
     MeansSource = Callable[
         [list[str], list[str]],
-        tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]],
+        tuple[dict[str, dict[str, dict[str, float] | None]], list[str], dict[str, int]],
     ]
     """(high-overlap ids, low-overlap ids) -> group means, retrievers, scored counts."""
