@@ -6,10 +6,11 @@ import json
 import subprocess
 import sys
 
+from engine.demo import build_demo
 from engine.retrieve.runner import refresh_runs
-from engine.scoring import metric_names
+from engine.scoring import metric_names, score_workspace
 from engine.workspace import Workspace
-from tests.conftest import ROOT, write_jsonl
+from tests.conftest import ROOT, run_cli, write_jsonl
 
 FAST = ["bm25-word", "bm25-bigram"]
 METRICS = metric_names()
@@ -64,3 +65,82 @@ def test_score_no_pool_says_not_ranked_yet_and_its_means_leave_them_out(tiny_ws,
     assert "Traceback" not in table.stderr
     pooled = goldpan("score", tiny_ws, "--json")  # without --no-pool: ranked, then scored
     assert json.loads(pooled.stdout)["questions"]["scored"] == 5
+
+
+BM25 = ["bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi"]
+"""The demo's retrievers."""
+
+
+def test_a_command_never_trusted_leaves_every_other_row_scored_on_every_question(
+    tmp_path, capsys, kiwi
+):
+    """The lead's case: the demo, a command added and never trusted here, `goldpan score`.
+
+    The command never runs, so it holds no question out: the four BM25 rows keep their
+    real means over every scored question, and its own row says it is not ranked.
+    """
+    path = tmp_path / "d.db"
+    with build_demo(path) as ws:
+        before = score_workspace(ws)
+    assert list(before.retrievers) == BM25 and before.counts["not_ranked"] == 0
+    code, _, err = run_cli(
+        capsys,
+        "retriever",
+        "add",
+        path,
+        "mine",
+        "--kind",
+        "command",
+        "--command",
+        "python3 -c pass",
+    )
+    assert code == 0, err
+    shown = goldpan("score", path, "--json")
+    assert shown.returncode == 0, shown.stderr
+    board = json.loads(shown.stdout)
+    assert board["questions"] == before.counts  # 35 scored, none held out
+    for name in BM25:
+        means = {m: board["retrievers"][name][m] for m in METRICS}
+        assert means == before.retrievers[name].means  # the same floats, not 0.000
+        assert board["retrievers"][name]["not_ranked"] == 0
+    scored = before.counts["scored"]
+    mine = board["retrievers"]["mine"]
+    assert [mine[m] for m in METRICS] == [None] * len(METRICS)  # no means: null, never 0
+    assert mine["not_ranked"] == scored
+    said = " ".join(shown.stderr.split())
+    assert "skipped retriever mine" in said and "Traceback" not in said
+    table = goldpan("score", path)
+    assert table.returncode == 0, table.stderr
+    rows = {line.split()[1]: line for line in table.stdout.splitlines() if line.startswith("│")}
+    for name in BM25:
+        assert f"{before.retrievers[name].means['mrr']:.3f}" in rows[name]
+    assert [c.strip() for c in rows["mine"].split("│")[2:-1]] == ["-"] * 11  # 8 metrics, 3 speeds
+    flat = " ".join(table.stdout.split())
+    assert f"{scored} scored · 5 no answer" in flat and "not ranked yet" not in flat
+    assert f"mine {scored} of {scored}" in " ".join(table.stderr.split())
+
+
+def test_a_floor_on_a_retriever_that_has_not_ranked_is_refused(tiny_ws, capsys):
+    """Added and never pooled, scored with --no-pool: a floor on it compares nothing."""
+    with Workspace.open(tiny_ws) as ws:
+        refresh_runs(ws, FAST)
+        for spec in ws.retrievers():
+            if spec.name not in FAST:
+                ws.remove_retriever(spec.name)
+    code, _, err = run_cli(capsys, "retriever", "add", tiny_ws, "bm25-new", "--kind", "bm25")
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "score", tiny_ws, "--no-pool", "--fail-under", "mrr=0.1")
+    assert code == 2, (out, err)
+    flat = " ".join(err.split())
+    assert (
+        "bm25-new has not ranked 3 of the scored questions: a floor on it compares nothing" in flat
+    )
+    assert "Traceback" not in err
+    code, out, err = run_cli(  # a floor on the others alone is a gate like any
+        capsys, "score", tiny_ws, "--no-pool", "--fail-under", "bm25-word:mrr=0.1"
+    )
+    assert code == 0, (out, err)
+    code, _, err = run_cli(capsys, "compare", tiny_ws, "bm25-word", "bm25-new", "--samples", "10")
+    assert code == 0, err  # compare pools it first: ranked now, compared
+    code, out, err = run_cli(capsys, "score", tiny_ws, "--no-pool", "--fail-under", "mrr=0.1")
+    assert code in (0, 1) and "has not ranked" not in err
