@@ -28,7 +28,8 @@ COMMAND = CliCommand(
     "paired comparison of two retrievers (bootstrap, p-value)",
     "Per-question win / tie / loss of A against B, both means, the difference with a paired "
     "bootstrap 95% interval (the same seeded resamples for every retriever and metric) and "
-    "a paired randomization p-value.",
+    "a paired randomization p-value. Refused (exit 2) when A or B has not ranked some scored "
+    "question and cannot rank it now (not trusted on this machine, failed).",
     run="scores:cmd_compare",
     options=_options,
     json=True,

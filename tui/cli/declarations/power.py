@@ -24,7 +24,8 @@ COMMAND = CliCommand(
     " questions needed to confirm the observed difference. Where the two score alike on"
     " every question (or one is ahead by the same amount on every one) the differences do"
     ' not vary and neither is given. --json prints {"a", "b", "metric", "n",'
-    ' "diff", "sd", "mde", "n_needed"} (mde and n_needed null where not given).',
+    ' "diff", "sd", "mde", "n_needed"} (mde and n_needed null where not given). Refused'
+    " (exit 2) when A or B has not ranked some scored question and cannot rank it now.",
     run="snapshots:cmd_power",
     options=_options,
     json=True,
