@@ -35,7 +35,7 @@ from engine.ranked import left_out
 from engine.ranks import is_worse
 from engine.score_rankings import Rankings
 from engine.score_snapshots import SnapshotDiff
-from engine.scoring import Scoreboard
+from engine.scoring import Scoreboard, lacking
 
 
 @dataclass(frozen=True)
@@ -362,8 +362,8 @@ def floor_verdict(
             verdict.refusals.append(
                 Refusal(
                     NOTHING_COMPARED,
-                    f"{r} has not ranked {len(lacks)} of the scored questions: a floor on it "
-                    "compares nothing; rank them first (goldpan pool)",
+                    lacking(r, lacks, "a floor on it compares nothing; rank them first")
+                    + " (goldpan pool)",
                 )
             )
 

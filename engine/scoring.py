@@ -174,11 +174,14 @@ class NotScored(Refused):
     """
 
 
-def not_scored(rs: RetrieverScores, consequence: str) -> NotScored:
-    """The refusal to use ``rs``'s absent means: who, how many, and what it would mean."""
-    return NotScored(
-        f"{rs.name} has not ranked {len(rs.lacks)} of the scored questions: {consequence}"
-    )
+def lacking(name: str, lacks: Collection[str], consequence: str) -> str:
+    """Why a retriever that ``lacks`` scored questions cannot be used: who, how many, why."""
+    return f"{name} has not ranked {len(lacks)} of the scored questions: {consequence}"
+
+
+def not_scored(name: str, lacks: Collection[str], consequence: str) -> NotScored:
+    """The refusal to use a retriever that ``lacks`` scored questions (:func:`lacking`)."""
+    return NotScored(lacking(name, lacks, consequence))
 
 
 @dataclass(frozen=True)
@@ -197,10 +200,15 @@ class ScoredSet:
     counts: dict[str, int]
     """How many questions fall in each :data:`engine.gold.COUNT_KEYS` bucket."""
 
+    def lacks(self, retriever: str) -> list[str]:
+        """The scored questions ``retriever`` has not ranked (it cannot rank them now)."""
+        unranked = self.not_ranked.get(retriever, set())
+        return [q for q in self.question_ids if q in unranked]
+
     def ranked_by(self, retriever: str) -> list[str]:
         """The scored questions ``retriever`` has ranked (all, unless it cannot rank now)."""
-        lacks = self.not_ranked.get(retriever, set())
-        return [q for q in self.question_ids if q not in lacks]
+        unranked = self.not_ranked.get(retriever, set())
+        return [q for q in self.question_ids if q not in unranked]
 
 
 def scored_set(
@@ -331,7 +339,9 @@ def paired_values(
     board = score_workspace(ws, metrics=[name], retrievers=[a, b], tag=tag, cannot_rank=cannot_rank)
     for rs in board.retrievers.values():
         if not rs.ranked:
-            raise not_scored(rs, "a comparison with it would pair questions it has no score on")
+            raise not_scored(
+                rs.name, rs.lacks, "a comparison with it would pair questions it has no score on"
+            )
     return (
         name,
         board.retrievers[a].per_question[name],
