@@ -22,7 +22,13 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import paired_values, score_workspace, scored_set, workspace_golds
+from engine.scoring import (
+    not_scored,
+    paired_values,
+    score_workspace,
+    scored_set,
+    workspace_golds,
+)
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
@@ -101,14 +107,18 @@ def relation(top: Doc, gold: Doc) -> str:
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
     """Every scored question where ``retriever`` does not put a gold document first.
 
-    Of the questions it has ranked: one it has not (it cannot rank now) is no failure.
+    Raises:
+        NotScored: it has not ranked some scored question and cannot rank it now (never
+            ranked here): which of them it fails is unknown, and an empty list would
+            read as none.
     """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever], tag)
-    ranked = scope.ranked_by(retriever)
-    runs = ws.runs(retriever, ranked)
+    if lacks := scope.lacks(retriever):
+        raise not_scored(retriever, lacks, "which of them it fails is unknown")
+    runs = ws.runs(retriever, scope.question_ids)
     out = []
-    for qid in ranked:
+    for qid in scope.question_ids:
         g = scope.golds[qid]
         ranking = runs[qid].doc_ids if qid in runs else ()
         rank = first_gold_rank(ranking, g.gold)

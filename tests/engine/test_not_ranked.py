@@ -267,7 +267,7 @@ def test_a_retriever_that_ranked_some_holds_the_rest_out_until_it_cannot_rank(ws
     )  # q1 rank 2, q2 missed, q3 rank 1
 
 
-def test_compare_power_and_fusion_refuse_a_retriever_that_has_not_ranked_the_scored(ws):
+def test_compare_power_fusion_failures_refuse_a_retriever_that_has_not_ranked(ws):
     ws.add_retriever(TOOL)
     with pytest.raises(NotScored, match=r"^tool has not ranked 3 of the scored questions"):
         paired_values(ws, "bm25-word", "tool", "mrr")
@@ -277,6 +277,8 @@ def test_compare_power_and_fusion_refuse_a_retriever_that_has_not_ranked_the_sco
         workspace_power(ws, "bm25-word", "tool")
     with pytest.raises(NotScored, match="tool has not ranked 3 .*: a fusion with it"):
         fusion_sweep(ws, ["bm25-word", "tool"], [0.5], None, folds=2, samples=50)
+    with pytest.raises(NotScored, match="tool has not ranked 3 .*: which of them it fails"):
+        failures(ws, "tool")  # never an empty list, which would read as none
     _tool_ranks(ws, "q1")
     with pytest.raises(NotScored, match="tool has not ranked 2"):
         compare_retrievers(ws, "tool", "bm25-word", samples=50, cannot_rank={"tool"})

@@ -23,6 +23,8 @@ from tests.tui.conftest import APP_SIZE, plain, wait_for
 from tests.tui.test_ranked_behind import grid_cells, shown_means
 from tui.screens.modals import TrustScreen
 from tui.screens.review import NOT_RANKED, REVIEW_METRICS, ReviewScreen
+from tui.served_app import Served
+from tui.widgets.review_panels import FailuresPanel
 
 
 def with_half_ranked_command(path: Path, tmp_path: Path) -> tuple[list[str], list[str], Path]:
@@ -79,3 +81,38 @@ async def test_declining_the_trust_dialog_scores_the_others_on_every_question(
         assert app.session.live.counts()["not_ranked"] == 0
         await app.workers.wait_for_complete()
     assert not marker.exists()  # declined: never run
+
+
+async def test_the_panels_say_a_retriever_has_not_ranked_never_an_empty_result(
+    app_factory, demo_ws
+):
+    """Compare with it, or its failures: "has not ranked", never a table of nothing."""
+    with Workspace.open(demo_ws) as ws:
+        ws.add_retriever(RetrieverSpec("mine", "command", {"command": "python3 -c pass"}))
+        scored = len(score_workspace(ws).question_ids)
+    said = f"mine has not ranked {scored} of the scored questions"
+    app = app_factory(served=Served())  # never asks, never runs it
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        mine = app.session.live.retrievers.index("mine")
+        review.b = mine
+        while review.panel != "compare":
+            await pilot.press("p")
+        body = review.query_one("#compare-body", Static)
+        await wait_for(pilot, lambda: said in plain(body))
+        assert plain(body) == f"{said}: nothing to compare yet"
+        review.b, review.a = 0, mine
+        while review.panel != "failures":
+            await pilot.press("p")
+        panel = review.query_one(FailuresPanel)
+        note = review.query_one("#failures-note", Static)
+        await wait_for(pilot, lambda: said in plain(note) and note.display)
+        assert review.query_one("#failures", DataTable).row_count == 0
+        assert "which of them it fails is unknown" in plain(note)
+        review.a = 0  # a retriever that ranked: its failures, and no note
+        await wait_for(pilot, lambda: not note.display)
+        await wait_for(pilot, lambda: review.query_one("#failures", DataTable).row_count > 0)
+        assert panel.computed >= 2

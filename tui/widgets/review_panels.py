@@ -339,25 +339,35 @@ class FailuresPanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """A's failures and the titles of the documents that beat the gold."""
+        """A's failures and the titles of the documents that beat the gold.
 
-        result: tuple[list[Failure], dict[str, str]]
+        Or why they are unknown: A has not ranked some scored question and cannot rank it.
+        """
+
+        result: tuple[list[Failure], dict[str, str]] | str
 
     def key(self, request: PanelRequest) -> Hashable:
         """B does not matter."""
         return (request.token, request.a, request.tag)
 
     def compose(self) -> ComposeResult:
-        """One table."""
+        """One table, and above it a note when A's failures are unknown."""
+        note = Static(id="failures-note")
+        note.display = False
+        yield note
         yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
 
     def analyse(self, request: PanelRequest) -> object:
         """Failures of A (ranks every scored question's cached ranking)."""
         from engine.analysis import failures
+        from engine.scoring import NotScored
 
         ws = _open(request.path)
         try:
-            rows = failures(ws, request.a, tag=request.tag)
+            try:
+                rows = failures(ws, request.a, tag=request.tag)
+            except NotScored as exc:  # never an empty table: that would read as none
+                return str(exc)
             titles = {}
             for f in rows:
                 doc = ws.doc(f.top_doc) if f.top_doc else None
@@ -372,6 +382,12 @@ class FailuresPanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The failures table (titles cut to one line)."""
+        note = self.query_one("#failures-note", Static)
+        note.display = isinstance(result, str)
+        if isinstance(result, str):
+            fill(self.query_one("#failures", DataTable), failures_grid([], {}, 40))
+            note.update(literal(result, style="dim"))
+            return
         rows, titles = cast("tuple[list[Failure], dict[str, str]]", result)
         fill(self.query_one("#failures", DataTable), failures_grid(rows, titles, 40))
 
