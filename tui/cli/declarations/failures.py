@@ -18,7 +18,8 @@ COMMAND = CliCommand(
     "Each question whose gold is not at rank 1: the gold rank, the rank-1 document and how "
     "it relates to the gold (an overview, or a neighbour of the same series). --json prints "
     '[{"question", "gold", "gold_rank", "top_doc", '
-    '"relation"}].',
+    '"relation"}]. Refused (exit 2) when the retriever has not ranked some scored question '
+    "and cannot rank it now (never ranked here).",
     run="scores:cmd_failures",
     options=_options,
     json=True,
