@@ -414,8 +414,8 @@ def diff_against(
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
     takes them (only they, and the workspace's ``retrievers``, are compared).
     ``cannot_rank``: retrievers known not to rank now (:func:`~engine.scoring.scored_set`):
-    a scored question one of them has not ranked is not scored now for it (``only_then``
-    when the snapshot has it), never a zero.
+    a scored question one of them has not ranked is not compared for it
+    (:attr:`RetrieverDiff.not_ranked_now`), never a zero.
     """
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
     board = score_workspace(

@@ -279,11 +279,12 @@ def score_workspace(
         values = {m.name: per_question(j, m) for m in parsed}
         first = first_relevant_rank(j)
         unranked = scope.not_ranked.get(name, set())
-        lacks = [i for i, q in enumerate(scored) if q in unranked]
+        lacks = scope.lacks(name)
         if lacks:  # it cannot rank them now (it would hold them out otherwise)
+            rows = np.isin(scored, lacks)
             for v in values.values():
-                v[lacks] = math.nan
-            first[lacks] = -1
+                v[rows] = math.nan
+            first[rows] = -1
         timing = Latency.of(
             [r.latency_ms for r in cached.values()],
             [r.alone_ms for r in cached.values() if r.alone_ms is not None],
@@ -296,7 +297,7 @@ def score_workspace(
             latency=timing,
             missing=sum(1 for q in scored if q not in cached and q not in unranked),
             not_ranked=tuple(sorted(unranked & with_gold)),
-            lacks=tuple(scored[i] for i in lacks),
+            lacks=tuple(lacks),
         )
     return board
 

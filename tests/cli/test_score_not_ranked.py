@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from engine.demo import build_demo
 from engine.retrieve.runner import refresh_runs
@@ -28,12 +29,17 @@ def goldpan(*argv: object) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_score_no_pool_says_not_ranked_yet_and_its_means_leave_them_out(tiny_ws, tmp_path):
-    with Workspace.open(tiny_ws) as ws:
+def pooled_fast(path: Path) -> None:
+    """The tiny workspace with only :data:`FAST`, both pooled."""
+    with Workspace.open(path) as ws:
         refresh_runs(ws, FAST)
         for spec in ws.retrievers():
             if spec.name not in FAST:
                 ws.remove_retriever(spec.name)
+
+
+def test_score_no_pool_says_not_ranked_yet_and_its_means_leave_them_out(tiny_ws, tmp_path):
+    pooled_fast(tiny_ws)
     before = goldpan("score", tiny_ws, "--no-pool", "--json")
     assert before.returncode == 0, before.stderr
     new = [  # two questions with gold, imported by another process, never pooled
@@ -122,11 +128,7 @@ def test_a_command_never_trusted_leaves_every_other_row_scored_on_every_question
 
 def test_a_floor_on_a_retriever_that_has_not_ranked_is_refused(tiny_ws, capsys):
     """Added and never pooled, scored with --no-pool: a floor on it compares nothing."""
-    with Workspace.open(tiny_ws) as ws:
-        refresh_runs(ws, FAST)
-        for spec in ws.retrievers():
-            if spec.name not in FAST:
-                ws.remove_retriever(spec.name)
+    pooled_fast(tiny_ws)
     code, _, err = run_cli(capsys, "retriever", "add", tiny_ws, "bm25-new", "--kind", "bm25")
     assert code == 0, err
     code, out, err = run_cli(capsys, "score", tiny_ws, "--no-pool", "--fail-under", "mrr=0.1")

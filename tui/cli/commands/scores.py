@@ -80,28 +80,22 @@ def say_not_ranked(board: Scoreboard) -> None:
     Those of a retriever that will rank them are left out of every mean; a retriever
     that cannot rank now holds nothing out and has no means (``-``) while it lacks some.
     """
-    held = {
-        n: len(rs.not_ranked)
-        for n, rs in board.retrievers.items()
-        if rs.not_ranked and n in board.holding
+    n = len(board.question_ids)
+    lines = {
+        "not ranked yet (left out of every retriever's means until ranked, never counted "
+        "as misses; goldpan pool ranks them)": [
+            f"{r} {len(rs.not_ranked)}"
+            for r, rs in board.retrievers.items()
+            if rs.not_ranked and r in board.holding
+        ],
+        "no means (-): has not ranked every scored question and cannot rank now (the "
+        "others are scored without it)": [
+            f"{r} {len(rs.lacks)} of {n}" for r, rs in board.retrievers.items() if rs.lacks
+        ],
     }
-    if held:
-        said = ", ".join(f"{n} {m}" for n, m in held.items())
-        err.print(
-            literal(
-                f"not ranked yet (left out of every retriever's means until ranked, "
-                f"never counted as misses; goldpan pool ranks them): {said}"
-            )
-        )
-    lacking = {n: len(rs.lacks) for n, rs in board.retrievers.items() if rs.lacks}
-    if lacking:
-        said = ", ".join(f"{n} {m} of {len(board.question_ids)}" for n, m in lacking.items())
-        err.print(
-            literal(
-                f"no means (-): has not ranked every scored question and cannot rank now "
-                f"(the others are scored without it): {said}"
-            )
-        )
+    for head, said in lines.items():
+        if said:
+            err.print(literal(f"{head}: {', '.join(said)}"))
 
 
 def cmd_score(args: argparse.Namespace) -> None:
