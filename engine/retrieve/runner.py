@@ -50,7 +50,7 @@ from engine.retrieve import (
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
 from engine.retrieve.rank_helper import RankHelper
-from engine.trust import TrustStore, is_untrusted_kind, what_runs
+from engine.trust import TrustStore, is_untrusted_kind, model_of, what_runs
 from engine.types import (
     BatchRun,
     CachedRun,
@@ -232,8 +232,9 @@ def refresh_runs(
             the others (those that read it are skipped) instead of raising.
         trust: the user's record of trusted retrievers (default: the one in the user's
             config folder). A retriever of a kind that runs a program or sends questions
-            out (:data:`engine.trust.UNTRUSTED_KINDS`) that this user has not trusted for
-            this workspace is never run: it is listed in :attr:`RunReport.untrusted`, and
+            out (:data:`engine.trust.UNTRUSTED_KINDS`), or that loads a model from the hub
+            (:data:`engine.trust.MODEL_KINDS`), that this user has not trusted for this
+            workspace is never run: it is listed in :attr:`RunReport.untrusted`, and
             the retrievers that read it are skipped.
         keep_top: keep each ranking's top ``keep_top`` doc ids in :attr:`RunReport.top`.
 
@@ -268,13 +269,20 @@ def refresh_runs(
                 batched.add(spec.name)
     counts = _CountsLater(ws)
     corpus_hash = ws.corpus_hash()
+    store = trust if trust is not None else TrustStore()
     run = _PoolRun(
         ws,
         questions,
         None if question_ids is None else [q.id for q in questions],
         force,
         corpus_hash,
-        PrepareEnv(store=ws, progress=progress, index_store=counts, corpus_hash=corpus_hash),
+        PrepareEnv(
+            store=ws,
+            progress=progress,
+            index_store=counts,
+            corpus_hash=corpus_hash,
+            hub_models=store.hub_models(ws) if any(model_of(s) for s in specs) else frozenset(),
+        ),
         prepared if prepared is not None else PreparedRetrievers(),
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
@@ -283,7 +291,6 @@ def refresh_runs(
         keep_top,
         frozenset(batched),
     )
-    store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
         report.untrusted[spec.name] = what_runs(spec)
         report.untrusted_kinds[spec.name] = spec.kind

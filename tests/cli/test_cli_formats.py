@@ -25,7 +25,7 @@ TIMING = set(Latency.of([], []).as_dict())
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.db"
-    ws = build_demo(path, pool=False)
+    ws = build_demo(path, pool=False, models=False)
     refresh_runs(ws, RETRIEVERS)
     ws.close()
     return path

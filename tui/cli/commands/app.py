@@ -49,9 +49,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.force or not path.exists():
         from engine.demo import build_demo  # the retrievers: not needed to reopen it
 
-        # opening, the app pools the Kiwi retrievers in a worker once it shows
+        # opening, the app pools the Kiwi and e5 retrievers in a worker once it shows
         with progress_bar(True) as progress:
-            build_demo(path, force=args.force, progress=progress, kiwi=args.no_open).close()
+            build_demo(path, force=args.force, progress=progress, slow=args.no_open).close()
         err.print(literal(f"built the demo workspace at {path}"))
     if not args.no_open:  # what is not ranked yet is ranked by the app, after its first paint
         _run_app(path, args.annotator)

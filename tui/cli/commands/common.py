@@ -249,8 +249,9 @@ def say_skipped(workspace: str, report: RunReport) -> None:
         err.print(
             literal(
                 f"goldpan: skipped retriever {name}: {clause} for {workspace}. goldpan runs "
-                "a workspace's commands, and sends its questions out, only once you have "
-                f"trusted them: review them with `goldpan trust {workspace}`"
+                "a workspace's commands, sends its questions out and loads its models from "
+                "the hub only once you have trusted them: review them with "
+                f"`goldpan trust {workspace}`"
             )
         )
     for lines in report.warnings.values():
