@@ -113,17 +113,33 @@ def test_a_command_never_trusted_leaves_every_other_row_scored_on_every_question
     mine = board["retrievers"]["mine"]
     assert [mine[m] for m in METRICS] == [None] * len(METRICS)  # no means: null, never 0
     assert mine["not_ranked"] == scored
+    warned = [w["retriever"] for w in board["warnings"]]
+    assert "bm25-word" in warned and "mine" not in warned  # no top 10 of it is unjudged
     said = " ".join(shown.stderr.split())
     assert "skipped retriever mine" in said and "Traceback" not in said
     table = goldpan("score", path)
     assert table.returncode == 0, table.stderr
-    rows = {line.split()[1]: line for line in table.stdout.splitlines() if line.startswith("│")}
+    scores, holes = table.stdout.split("incomplete judgments")
+
+    def rows(text: str) -> dict[str, str]:
+        return {line.split()[1]: line for line in text.splitlines() if line.startswith("│")}
+
     for name in BM25:
-        assert f"{before.retrievers[name].means['mrr']:.3f}" in rows[name]
-    assert [c.strip() for c in rows["mine"].split("│")[2:-1]] == ["-"] * 11  # 8 metrics, 3 speeds
+        assert f"{before.retrievers[name].means['mrr']:.3f}" in rows(scores)[name]
+        judged = f"{before.retrievers[name].means['judged@10']:.3f}"
+        assert judged in rows(holes)[name]
+    cells = [c.strip() for c in rows(scores)["mine"].split("│")[2:-1]]
+    assert cells == ["-"] * 11  # 8 metrics, 3 speeds
+    assert [c.strip() for c in rows(holes)["mine"].split("│")[2:-1]] == ["-"] * 4
     flat = " ".join(table.stdout.split())
     assert f"{scored} scored · 5 no answer" in flat and "not ranked yet" not in flat
-    assert f"mine {scored} of {scored}" in " ".join(table.stderr.split())
+    said = " ".join(table.stderr.split())
+    assert f"mine {scored} of {scored}" in said
+    warning = said.split("warning: ")[1].split("no means (-)")[0]
+    word = before.retrievers["bm25-word"].means
+    assert word is not None and "Judged@10 under 80%" in warning
+    assert f"bm25-word {word['judged@10']:.0%}" in warning  # the others are warned about
+    assert "mine" not in warning  # no top 10 of it to be unjudged: it has no scores
 
 
 def test_a_floor_on_a_retriever_that_has_not_ranked_is_refused(tiny_ws, capsys):
@@ -142,7 +158,40 @@ def test_a_floor_on_a_retriever_that_has_not_ranked_is_refused(tiny_ws, capsys):
         capsys, "score", tiny_ws, "--no-pool", "--fail-under", "bm25-word:mrr=0.1"
     )
     assert code == 0, (out, err)
-    code, _, err = run_cli(capsys, "compare", tiny_ws, "bm25-word", "bm25-new", "--samples", "10")
+    code, _, err = run_cli(capsys, "compare", tiny_ws, "bm25-word", "bm25-new", "--samples", "20")
     assert code == 0, err  # compare pools it first: ranked now, compared
     code, out, err = run_cli(capsys, "score", tiny_ws, "--no-pool", "--fail-under", "mrr=0.1")
     assert code in (0, 1) and "has not ranked" not in err
+
+
+def test_the_gate_on_the_demo_with_a_command_never_trusted(tmp_path, capsys, kiwi):
+    """The lead's case through the gate: a floor on a BM25 row reads its real mean; a floor
+    on every retriever covers the command, which did not run, and is refused (exit 2)."""
+    path = tmp_path / "d.db"
+    with build_demo(path) as ws:
+        word = score_workspace(ws).retrievers["bm25-word"].means
+    assert word is not None
+    add = ["retriever", "add", path, "mine", "--kind", "command", "--command", "python3 -c pass"]
+    code, _, err = run_cli(capsys, *add)
+    assert code == 0, err
+    junit = tmp_path / "gate.xml"
+    floor = f"bm25-word:mrr={word['mrr']}"  # met exactly: the mean over all 35, not 0.000
+    gated = goldpan("score", path, "--fail-under", floor, "--json", "--junit-xml", junit)
+    assert gated.returncode == 0, gated.stderr
+    gate = json.loads(gated.stdout)["gate"]
+    assert gate["passed"] and not gate["refusals"] and not gate["failures"]
+    assert gate["compared"]["bm25-word"] == len(score_workspace_ids(path))
+    assert "mine" not in gate["compared"] and not any("mine" in w for w in gate["warnings"])
+    assert "mine::" not in junit.read_text(encoding="utf-8")  # it did not run: no case of it
+    missed = goldpan("score", path, "--fail-under", f"bm25-word:mrr={word['mrr'] + 1e-6}")
+    assert missed.returncode == 1, missed.stderr  # the real mean, compared: just missed
+    every = goldpan("score", path, "--fail-under", "mrr=0.1")
+    assert every.returncode == 2, every.stderr  # covers mine, which did not run: refused
+    said = " ".join(every.stderr.split())
+    assert "the gate covers mine, which did not run here" in said and "Traceback" not in said
+
+
+def score_workspace_ids(path: Path) -> list[str]:
+    """The questions a score of the workspace's ranked retrievers is over."""
+    with Workspace.open(path, readonly=True) as ws:
+        return score_workspace(ws, retrievers=BM25).question_ids

@@ -282,7 +282,7 @@ def test_compare_power_fusion_failures_refuse_a_retriever_that_has_not_ranked(ws
     _tool_ranks(ws, "q1")
     with pytest.raises(NotScored, match="tool has not ranked 2"):
         compare_retrievers(ws, "tool", "bm25-word", samples=50, cannot_rank={"tool"})
-    assert compare_retrievers(ws, "tool", "bm25-word", samples=50).n == 1  # it will rank
+    assert compare_retrievers(ws, "tool", "bm25-word", samples=50)[0].n == 1  # it will rank
 
 
 def test_a_snapshot_records_what_a_retriever_has_not_ranked_never_zeros(ws):

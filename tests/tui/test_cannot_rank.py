@@ -116,3 +116,42 @@ async def test_the_panels_say_a_retriever_has_not_ranked_never_an_empty_result(
         await wait_for(pilot, lambda: not note.display)
         await wait_for(pilot, lambda: review.query_one("#failures", DataTable).row_count > 0)
         assert panel.computed >= 2
+
+
+async def test_the_demo_with_a_command_never_run_scores_every_question_in_review(
+    app_factory, demo_ws
+):
+    """The lead's case in the app: the demo and a command added, never trusted, never run.
+
+    It has ranked nothing here, so it holds nothing out, while its trust dialog is up and
+    after it is declined: Review's means are those of a score without it, over every scored
+    question; its row reads ``-`` in every column (Judged@10 too), and the warning about
+    unjudged top 10s names only the retrievers that have scores.
+    """
+    with Workspace.open(demo_ws) as ws:
+        alone = score_workspace(ws)
+        ws.add_retriever(RetrieverSpec("mine", "command", {"command": "python3 -c pass"}))
+    n = len(alone.question_ids)
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen))
+        live = app.session.live  # it never ranked here: nothing waits for it
+        assert live.holding == frozenset() and live.counts()["scored"] == n
+        assert live.means()["mine"] is None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        counts = plain(review.query_one("#review-counts", Static))
+        assert f"{n} scored ·" in counts and "not ranked" not in counts
+        means = shown_means(review)
+        for name, rs in alone.retrievers.items():
+            assert rs.means is not None
+            assert means[name] == [f"{rs.means[m]:.3f}" for m in REVIEW_METRICS], name
+        assert means["mine"] == ["-"] * len(REVIEW_METRICS)  # never 0.000
+        warned = counts.split("Judged@10 under")[1] if "Judged@10 under" in counts else ""
+        low = [r for r, rs in alone.retrievers.items() if rs.means and rs.means["judged@10"] < 0.8]
+        assert all(r.removeprefix("bm25-") in warned for r in low) and "mine" not in warned
+        await app.workers.wait_for_complete()
