@@ -121,7 +121,7 @@ def metric_header(name: str) -> str:
 
 
 def scores_grid(
-    means: Mapping[str, Mapping[str, float]],
+    means: Mapping[str, Mapping[str, float] | None],
     metrics: Sequence[str],
     latency: Mapping[str, Sequence[float]],
     latency_headers: Sequence[str],
@@ -129,8 +129,10 @@ def scores_grid(
 ) -> Grid:
     """One row per retriever: means per metric, then its latency columns.
 
-    The best value of each metric column is bold green. ``compact`` gives the latency
-    three significant figures (``65.2``, ``158``), for a narrow terminal.
+    The best value of each metric column is bold green. A retriever without means (it
+    has not ranked some scored question: :mod:`engine.ranked`) has ``-`` in each.
+    ``compact`` gives the latency three significant figures (``65.2``, ``158``), for a
+    narrow terminal.
     """
     grid = Grid(
         [
@@ -139,11 +141,15 @@ def scores_grid(
             *(Column(h, "right", no_wrap=True) for h in latency_headers),
         ]
     )
-    best = {m: max((means[r][m] for r in means), default=0.0) for m in metrics}
-    for r in means:
+    real = [v for v in means.values() if v is not None]
+    best = {m: max((v[m] for v in real), default=0.0) for m in metrics}
+    for r, values in means.items():
         row = [literal(r)]
         for m in metrics:
-            v = means[r][m]
+            if values is None:
+                row.append(Text("-", style="dim", justify="right"))
+                continue
+            v = values[m]
             style = "bold green" if v == best[m] and v > 0 else ""
             row.append(Text(f"{v:.3f}", style=style, justify="right"))
         lat = latency.get(r, ())
