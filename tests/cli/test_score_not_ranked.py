@@ -86,7 +86,7 @@ def test_a_command_never_trusted_leaves_every_other_row_scored_on_every_question
     real means over every scored question, and its own row says it is not ranked.
     """
     path = tmp_path / "d.db"
-    with build_demo(path) as ws:
+    with build_demo(path, models=False) as ws:  # the four BM25 retrievers
         before = score_workspace(ws)
     assert list(before.retrievers) == BM25 and before.counts["not_ranked"] == 0
     code, _, err = run_cli(
