@@ -4,9 +4,9 @@ The label and questions screens, the served (browser) app and ``goldpan info`` c
 with these functions, so a number means the same wherever it appears:
 
 * **judged by an annotator**: they gave the question a verdict (no answer, ambiguous,
-  skip, answerable), or graded every one of its candidates (the pooled documents plus
-  any document someone added from corpus search). One grade out of eighteen is not a
-  judged question.
+  skip, answerable), stopped it (:mod:`engine.stopping`), or graded every one of its
+  candidates (the pooled documents, any document someone added from corpus search and
+  any proposed beyond the pool). One grade out of eighteen is not a judged question.
 * **disputed**: the question needs an adjudicator: annotators disagree, or one flagged
   it ambiguous (:data:`engine.gold.NEEDS_ADJUDICATION`); an adjudicated question is not.
 """
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from engine.gold import NEEDS_ADJUDICATION, Gold, workspace_golds
 from engine.pooling import DEFAULT_POOL_DEPTH, pooled_docs
-from engine.types import Label, Verdict
+from engine.stopping import stopped_left
+from engine.types import Label, Proposal, Stop, Verdict
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
@@ -31,26 +32,32 @@ Rankings = Mapping[str, Mapping[str, Sequence[str]]]
 def candidate_ids(
     question_id: str,
     rankings: Rankings,
-    graded: Iterable[str] = (),
+    extra: Iterable[str] = (),
     depth: int = DEFAULT_POOL_DEPTH,
 ) -> set[str]:
     """The documents to judge on a question (the label screen's candidates).
 
     Every retriever's top ``depth`` (the question's pool, :func:`engine.pooling.pooled_docs`),
-    and every document anyone graded: the documents of :func:`engine.pooling.pool`, without
-    its blinded order (a hash per document), which a set does not need.
+    and ``extra``: every document anyone graded and every one proposed beyond the pool (the
+    documents of :func:`engine.pooling.pool`, without the judging order, which a set does
+    not need).
     """
-    return set(graded).union(pooled_docs(rankings, question_id, depth))
+    return set(extra).union(pooled_docs(rankings, question_id, depth))
 
 
-def is_judged(grades: Mapping[str, int], has_verdict: bool, candidates: Iterable[str]) -> bool:
-    """Whether one annotator has judged a question: a verdict, or every candidate graded.
+def is_judged(
+    grades: Mapping[str, int],
+    has_verdict: bool,
+    candidates: Iterable[str],
+    stopped: bool = False,
+) -> bool:
+    """Whether one annotator has judged a question: a verdict, a stop, or every candidate graded.
 
     ``grades`` are that annotator's (doc id -> grade), ``candidates`` the question's
-    documents to judge (:func:`candidate_ids`). A question with no candidate and no
-    verdict is not judged.
+    documents to judge (:func:`candidate_ids`), ``stopped`` whether they stopped it. A
+    question with no candidate and no verdict is not judged.
     """
-    if has_verdict:
+    if has_verdict or stopped:
         return True
     docs = set(candidates)
     return bool(docs) and docs <= grades.keys()
@@ -67,6 +74,9 @@ def judged_by(
     labels: Iterable[Label],
     verdicts: Iterable[Verdict],
     depth: int = DEFAULT_POOL_DEPTH,
+    *,
+    stops: Iterable[Stop] = (),
+    proposals: Iterable[Proposal] = (),
 ) -> dict[str, set[str]]:
     """Annotator -> the questions they judged (:func:`is_judged`), over every annotator."""
     grades: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
@@ -75,15 +85,22 @@ def judged_by(
     said: dict[str, set[str]] = defaultdict(set)
     for v in verdicts:
         said[v.question_id].add(v.annotator)
+    stopped: dict[str, set[str]] = defaultdict(set)
+    for s in stops:
+        stopped[s.question_id].add(s.annotator)
+    proposed: dict[str, set[str]] = defaultdict(set)
+    for p in proposals:
+        proposed[p.question_id].add(p.doc_id)
     out: dict[str, set[str]] = {}
     for q in question_ids:
         by = grades.get(q, {})
-        who = set(by) | said.get(q, set())
+        who = set(by) | said.get(q, set()) | stopped.get(q, set())
         if not who:
             continue
-        docs = candidate_ids(q, rankings, {d for g in by.values() for d in g}, depth)
+        extra = {d for g in by.values() for d in g} | proposed.get(q, set())
+        docs = candidate_ids(q, rankings, extra, depth)
         for a in who:
-            if is_judged(by.get(a, {}), a in said.get(q, set()), docs):
+            if is_judged(by.get(a, {}), a in said.get(q, set()), docs, a in stopped.get(q, ())):
                 out.setdefault(a, set()).add(q)
     return out
 
@@ -97,8 +114,66 @@ def workspace_counters(ws: Workspace) -> dict[str, object]:
     """What ``goldpan info`` shows: questions judged per annotator and disputed ones."""
     qids = ws.question_ids()
     golds = workspace_golds(ws)
-    judged = judged_by(qids, ws.all_runs(), ws.labels(), ws.verdicts())
+    runs = ws.all_runs()
+    labels, stops, proposals = ws.labels(), ws.stops(), ws.proposals()
+    judged = judged_by(qids, runs, labels, ws.verdicts(), stops=stops, proposals=proposals)
     return {
         "judged_by": {a: len(judged.get(a, set())) for a in sorted(ws.annotators())},
         "disputed": sum(1 for g in golds.values() if is_disputed(g)),
+        "stopped": stopped_counts(qids, runs, labels, stops, proposals),
     }
+
+
+def workspace_stopped(ws: Workspace, question_ids: Iterable[str] | None = None) -> dict[str, int]:
+    """Stopped question -> its candidates not judged (stopped), over the workspace.
+
+    Only ``question_ids`` when given (a tag's questions).
+    """
+    ids = ws.question_ids() if question_ids is None else list(question_ids)
+    stops = ws.stops(ids)
+    if not stops:
+        return {}
+    wanted = sorted({s.question_id for s in stops})
+    return stopped_per_question(
+        wanted, ws.all_runs(), ws.labels(wanted), stops, ws.proposals(wanted)
+    )
+
+
+def stopped_counts(
+    question_ids: Iterable[str],
+    rankings: Rankings,
+    labels: Iterable[Label],
+    stops: Iterable[Stop],
+    proposals: Iterable[Proposal],
+    depth: int = DEFAULT_POOL_DEPTH,
+) -> dict[str, int]:
+    """Stopped questions, and their candidates *not judged (stopped)*, counted.
+
+    ``{"questions", "candidates"}`` (:func:`engine.stopping.stopped_left`).
+    """
+    left = stopped_per_question(question_ids, rankings, labels, stops, proposals, depth)
+    return {"questions": len(left), "candidates": sum(left.values())}
+
+
+def stopped_per_question(
+    question_ids: Iterable[str],
+    rankings: Rankings,
+    labels: Iterable[Label],
+    stops: Iterable[Stop],
+    proposals: Iterable[Proposal],
+    depth: int = DEFAULT_POOL_DEPTH,
+) -> dict[str, int]:
+    """Stopped question -> its candidates nobody judged (:func:`engine.stopping.stopped_left`)."""
+    ids = set(question_ids)
+    stops = [s for s in stops if s.question_id in ids]
+    wanted = {s.question_id for s in stops}
+    judged: dict[str, set[str]] = defaultdict(set)
+    for lab in labels:
+        if lab.question_id in wanted:
+            judged[lab.question_id].add(lab.doc_id)
+    proposed: dict[str, set[str]] = defaultdict(set)
+    for p in proposals:
+        if p.question_id in wanted:
+            proposed[p.question_id].add(p.doc_id)
+    candidates = {q: candidate_ids(q, rankings, judged[q] | proposed[q], depth) for q in wanted}
+    return stopped_left(candidates, judged, stops)

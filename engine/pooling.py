@@ -36,6 +36,8 @@ class Candidate:
     """retriever name -> 1-based rank (only retrievers that found it in their top k)."""
     added_by_search: bool = False
     """Not in any retriever's top k: the annotator found it with corpus search."""
+    found_by_feedback: bool = False
+    """Proposed beyond the pool by relevance feedback (never shown: judged blind)."""
 
 
 def blind_key(question_id: str, doc_id: str) -> str:

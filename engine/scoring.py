@@ -1,7 +1,10 @@
 """Scores of every retriever on a workspace's resolved gold.
 
 Only questions whose status is ``labeled`` are scored with ranking metrics; the others
-are counted (no answer, disputed, needing re-check, unlabeled). Rankings come from the
+are counted (no answer, disputed, needing re-check, unlabeled). Stopped questions are
+counted too (``stopped``, and their candidates ``not_judged_stopped``,
+:mod:`engine.stopping`): a candidate left not judged by a stop scores as any unjudged
+document does, and the counts say how many there are. Rankings come from the
 cache: scoring never re-runs a retriever unless its cache is stale (see
 :mod:`engine.retrieve.runner`).
 """
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.counters import workspace_stopped
 from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
 from engine.gold import Gold, Status, count_golds
 from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
@@ -160,6 +164,9 @@ def score_workspace(
         tagged = {q.id for q in ws.questions() if tag in q.tags}
         golds = {q: g for q, g in golds.items() if q in tagged}
     counts = count_golds(golds.values())
+    stopped = workspace_stopped(ws, list(golds))
+    counts["stopped"] = len(stopped)
+    counts["not_judged_stopped"] = sum(stopped.values())
     scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
     board = Scoreboard(counts, scored, golds=golds)
     # imported here: the retriever modules (numpy, tokenizers) are not needed to score
