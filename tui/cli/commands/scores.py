@@ -56,6 +56,11 @@ def score_table(
         f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
+        + (
+            f" · {c['stopped']} stopped ({c['not_judged_stopped']} candidates not judged)"
+            if c.get("stopped")
+            else ""
+        )
     )
     shown = [
         n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
