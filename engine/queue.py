@@ -52,13 +52,13 @@ def judging_queue(
     k: int = DEFAULT_K,
     *,
     pools: Mapping[str, Set[str]] | None = None,
-    stopped: Set[str] = frozenset(),
+    stopped: Mapping[str, int] | None = None,
 ) -> list[QueueItem]:
     """Questions with unjudged pooled documents (most first), to adjudicate, then stopped.
 
     ``pools``: each question's pool at depth ``k`` when already known (see
-    :meth:`engine.live.LiveScores.pools`), else made from ``rankings``. ``stopped``: the
-    questions someone stopped.
+    :meth:`engine.live.LiveScores.pools`), else made from ``rankings``. ``stopped``: each
+    stopped question's candidates not judged (:func:`engine.counters.stopped_per_question`).
     """
     holes, settle, stops = _queue(golds, rankings, judged, k, pools, stopped)
     return (
@@ -75,7 +75,7 @@ def queue_order(
     k: int = DEFAULT_K,
     *,
     pools: Mapping[str, Set[str]] | None = None,
-    stopped: Set[str] = frozenset(),
+    stopped: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The question ids of :func:`judging_queue`, in its order (none of its items made).
 
@@ -92,7 +92,7 @@ def _queue(
     judged: Mapping[str, Set[str]],
     k: int,
     pools: Mapping[str, Set[str]] | None,
-    stopped: Set[str],
+    stopped: Mapping[str, int] | None,
 ) -> tuple[
     list[tuple[int, str, Status]], list[tuple[str, Status, int]], list[tuple[str, Status, int]]
 ]:
@@ -104,19 +104,22 @@ def _queue(
     holes: list[tuple[int, str, Status]] = []
     settle: list[tuple[str, Status, int]] = []
     stops: list[tuple[str, Status, int]] = []
+    stopped = stopped or {}
     for qid, gold in golds.items():
         status = gold.status
         if gold.adjudicated or status is Status.NO_ANSWER:
             continue
-        pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
-        seen = judged.get(qid)
-        missing = len(pooled - seen) if seen else len(pooled)
-        left = missing if qid in stopped else 0
-        if missing and not left:
-            holes.append((-missing, qid, status))  # ids are unique: status never compared
-        elif status in (Status.DISPUTED, Status.AMBIGUOUS):
-            settle.append((qid, status, left))
-        elif left:
+        left = stopped.get(qid)
+        if left is None:
+            pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
+            seen = judged.get(qid)
+            missing = len(pooled - seen) if seen else len(pooled)
+            if missing:
+                holes.append((-missing, qid, status))  # ids are unique: status never compared
+                continue
+        if status in (Status.DISPUTED, Status.AMBIGUOUS):
+            settle.append((qid, status, left or 0))
+        elif left is not None:
             stops.append((qid, status, left))
     holes.sort()  # most unjudged first, then by id
     settle.sort()

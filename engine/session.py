@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.counters import candidate_ids, is_judged, judged_by
+from engine.counters import candidate_ids, is_judged, judged_by, stopped_per_question
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.judging import JudgingSettings, workspace_judging
@@ -238,6 +238,7 @@ class LabelingSession:
         """Question id -> judged by this annotator (read once, then kept by own writes, by
         :meth:`catch_up` and by :meth:`take_ranking`)."""
         self._judging: JudgingSettings | None = None
+        self._stopped: tuple[tuple[int, int, int], dict[str, int]] | None = None
         self._records: dict[str, dict[str, Record]] | None = None
         """Question id -> each retriever's record on it, from this annotator's grades (read
         once, then kept by :meth:`_rejudge`): the judging order's cross-question prior."""
@@ -468,16 +469,37 @@ class LabelingSession:
                     total[name] = total.get(name, Record()) + rec
         return total
 
-    def stop_offer(self, question_id: str, depth: int = DEFAULT_POOL_DEPTH) -> Offer | None:
+    def stopped(self) -> dict[str, int]:
+        """Stopped question -> its candidates not judged (stopped) (read once per change)."""
+        token = self.change_token()
+        if self._stopped is None or self._stopped[0] != token:
+            live = self.live
+            ws = self.ws
+            stops = ws.stops()
+            wanted = sorted({s.question_id for s in stops})
+            left = stopped_per_question(
+                wanted, live.rankings, ws.labels(wanted), stops, ws.proposals(wanted)
+            )
+            self._stopped = (token, left)
+        return self._stopped[1]
+
+    def stop_offer(
+        self,
+        question_id: str,
+        order: Sequence[str] | None = None,
+        depth: int = DEFAULT_POOL_DEPTH,
+    ) -> Offer | None:
         """The stop the stopping rule offers on a question now, for this annotator (or None).
 
-        None once they stopped it or gave a verdict.
+        None once they stopped it or gave a verdict. ``order``: the question's candidates
+        as :meth:`candidates` just gave them (else they are ordered again).
         """
         state = self.state(question_id)
         if state.stop is not None or state.verdict is not None:
             return None
         view = self._view(question_id, depth)
-        order = [c.doc_id for c in self.candidates(question_id, depth)]
+        if order is None:
+            order = [c.doc_id for c in self.candidates(question_id, depth)]
         return offer(self.judging.rule, order, state.mine, view, self.records(question_id))
 
     def judged_questions(self) -> set[str]:

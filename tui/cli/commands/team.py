@@ -152,6 +152,7 @@ def cmd_merge(args: argparse.Namespace) -> None:
 
 def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
+    from engine.counters import workspace_stopped
     from engine.gold import workspace_golds
     from engine.queue import coverage_at_k, judged_docs, judging_queue
     from engine.retrieve import DEFAULT_DEPTH
@@ -164,7 +165,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in people])
         model = _model_grades(ws, args.model) if args.model else None
         beyond = _beyond_pool(ws, golds, people, args.beyond_pool) if args.beyond_pool else None
-        stopped = {s.question_id for s in ws.stops()}
+        stopped = workspace_stopped(ws)
     queue = judging_queue(golds, rankings, judged, args.k, stopped=stopped)
     coverage = coverage_at_k(rankings, judged, args.k)
     model_queues = None
