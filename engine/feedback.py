@@ -32,7 +32,7 @@ documents in 20 judgments per question than a deeper pool, 10 points more in 50)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -102,12 +102,35 @@ class Feedback:
 
     doc_ids: list[str]
     spaces: list[Space]
-    questions: Mapping[str, Mapping[str, FloatArray]] = field(default_factory=dict)
+    questions: dict[str, dict[str, FloatArray]] = field(default_factory=dict)
     """Space name -> question id -> every document's cosine with the question."""
+    corpus_hash: str = ""
+    """The corpus the spaces were made from (another one: load them again)."""
 
     def __post_init__(self) -> None:
         """Index the documents."""
         self._index = {d: i for i, d in enumerate(self.doc_ids)}
+        self._lexical: Callable[[Mapping[str, str]], dict[str, FloatArray]] | None = None
+        self._dense: dict[str, str] = {}
+        """Space name -> the dense retriever whose vectors it holds."""
+
+    def learn_questions(self, ws: Workspace, question_ids: Sequence[str]) -> None:
+        """Each question's cosine with every document, in every space, where not known yet.
+
+        The lexical space tokenizes the question's text; a dense space reads its
+        retriever's cached ranking of the question (no model is loaded).
+        """
+        names = [s.name for s in self.spaces]
+        lexical = self.questions.setdefault(names[0], {})
+        missing = [q for q in dict.fromkeys(question_ids) if q not in lexical]
+        if not missing:
+            return
+        texts = {q.id: q.text for q in ws.questions() if q.id in set(missing)}
+        if self._lexical is not None:
+            lexical.update(self._lexical(texts))
+        for space, retriever in self._dense.items():
+            known = self.questions.setdefault(space, {})
+            known.update(_cosines(ws, retriever, self.doc_ids, set(missing)))
 
     @property
     def method(self) -> str:
@@ -179,48 +202,53 @@ def relevant_left(rounds: Sequence[tuple[int, int]]) -> float | None:
     return last * ratio / (1 - ratio)
 
 
-def load_feedback(ws: Workspace, question_ids: Sequence[str] | None = None) -> Feedback:
-    """The workspace's feedback spaces (its tokens; each dense retriever's vectors)."""
+def load_feedback(ws: Workspace, question_ids: Sequence[str] = ()) -> Feedback:
+    """The workspace's feedback spaces (its tokens; each dense retriever's vectors).
+
+    ``question_ids``: the questions to learn at once (:meth:`Feedback.learn_questions`).
+    """
     from engine.retrieve import build_retriever
     from engine.retrieve.base import PrepareEnv
     from engine.retrieve.bm25 import BM25Retriever
     from engine.types import RetrieverSpec
 
     docs = ws.docs()
+    corpus = ws.corpus_hash()
     lexical = build_retriever(RetrieverSpec("feedback", "bm25", {"tokenizer": TOKENIZER}))
     assert isinstance(lexical, BM25Retriever)
-    lexical.prepare(docs, {}, PrepareEnv(index_store=_ReadOnly(ws), corpus_hash=ws.corpus_hash()))
+    lexical.prepare(docs, {}, PrepareEnv(index_store=_ReadOnly(ws), corpus_hash=corpus))
     doc_ids, counts = lexical.term_counts()
     matrix, idf = _tf_idf(counts)
     spaces = [Space(f"{TOKENIZER} tokens", matrix)]
-    wanted = set(question_ids) if question_ids is not None else None
-    by_space: dict[str, dict[str, FloatArray]] = {}
+    dense: dict[str, str] = {}
     for spec in ws.retrievers():
         if spec.kind == "dense":
             vectors = _dense_vectors(ws, spec, docs)
             if vectors is not None:
-                space = Space(f"{spec.name} embeddings", vectors)
-                spaces.append(space)
-                by_space[space.name] = _cosines(ws, spec.name, doc_ids, wanted)
-    texts = {q.id: q.text for q in ws.questions() if wanted is None or q.id in wanted}
-    vocab = counts.vocab
-    questions: dict[str, FloatArray] = {}
-    by_space[spaces[0].name] = questions
-    for (qid, _), terms in zip(
-        texts.items(), lexical.question_terms(list(texts.values())), strict=True
-    ):
-        weights: dict[int, float] = {}
-        for t in terms:
-            at = vocab.get(t)
-            if at is not None:
-                weights[at] = weights.get(at, 0.0) + 1.0
-        if not weights:
-            continue
-        cols = np.fromiter(weights, dtype=np.int64)
-        w = np.log1p(np.fromiter(weights.values(), dtype=np.float64)) * idf[cols]
-        w /= np.linalg.norm(w)
-        questions[qid] = np.asarray(matrix[:, cols] @ w).reshape(-1)
-    return Feedback(list(doc_ids), spaces, by_space)
+                spaces.append(Space(f"{spec.name} embeddings", vectors))
+                dense[spaces[-1].name] = spec.name
+
+    def lexical_cosines(texts: Mapping[str, str]) -> dict[str, FloatArray]:
+        out = {}
+        vocab = counts.vocab
+        for qid, terms in zip(texts, lexical.question_terms(list(texts.values())), strict=True):
+            weights: dict[int, float] = {}
+            for t in terms:
+                at = vocab.get(t)
+                if at is not None:
+                    weights[at] = weights.get(at, 0.0) + 1.0
+            if weights:
+                cols = np.fromiter(weights, dtype=np.int64)
+                w = np.log1p(np.fromiter(weights.values(), dtype=np.float64)) * idf[cols]
+                w /= np.linalg.norm(w)
+                out[qid] = np.asarray(matrix[:, cols] @ w).reshape(-1)
+        return out
+
+    feedback = Feedback(list(doc_ids), spaces, corpus_hash=corpus)
+    feedback._lexical = lexical_cosines
+    feedback._dense = dense
+    feedback.learn_questions(ws, question_ids)
+    return feedback
 
 
 def _cosines(
