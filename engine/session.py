@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engine.counters import candidate_ids, is_judged, judged_by, stopped_per_question
@@ -500,7 +500,13 @@ class LabelingSession:
         view = self._view(question_id, depth)
         if order is None:
             order = [c.doc_id for c in self.candidates(question_id, depth)]
-        return offer(self.judging.rule, order, state.mine, view, self.records(question_id))
+        found = offer(self.judging.rule, order, state.mine, view, self.records(question_id))
+        if found is None:
+            return None
+        # what the stop would leave: the candidates nobody judged (another annotator's grade
+        # judges a document for the question, :func:`engine.stopping.stopped_left`)
+        anyone = set(state.judged)
+        return replace(found, left=sum(1 for d in order if d not in anyone))
 
     def judged_questions(self) -> set[str]:
         """The questions this annotator has judged: a verdict, or every candidate graded.

@@ -85,7 +85,8 @@ class Offer:
     reason: str
     """Why, in words: stored with the stop (``5 not relevant in a row``)."""
     left: int
-    """Candidates that would be left not judged."""
+    """Candidates that would be left not judged (the session counts them as every view
+    does: the ones nobody judged)."""
     estimate: float
     """The estimated relevant documents among them."""
 
