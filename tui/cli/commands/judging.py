@@ -31,7 +31,7 @@ def cmd_judging(args: argparse.Namespace) -> None:
     from engine.judging import set_judging, workspace_judging
 
     change = any(v is not None for v in (args.order, args.stop_after, args.stop_below))
-    with open_workspace(args.workspace, readonly=not change) as ws:
+    with open_workspace(args.workspace) as ws:
         if change:
             settings = set_judging(
                 ws,
@@ -83,7 +83,7 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     rule = None
     if args.stop is not None and args.stop != "workspace":
         rule = parse_stop(args.stop)
-    with open_workspace(args.workspace, readonly=True) as ws:
+    with open_workspace(args.workspace) as ws:  # an older workspace is upgraded, as by score
         if args.stop == "workspace":
             rule = workspace_judging(ws).rule
         setup = load(ws, args.assessor, args.depth)
