@@ -502,6 +502,8 @@ class Report:
     unique_relevant: dict[str, int]
     seconds: float
     feedback: str | None = None
+    real_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Metric -> the pairs of retrievers whose difference is real under full judgments."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document (names documented in docs/complete-gold.md)."""
@@ -521,6 +523,7 @@ class Report:
                 "relevant_share": _num(sum(pooled_rel) / total_rel if total_rel else math.nan),
             },
             "unique_relevant": self.unique_relevant,
+            "real_pairs": {m: [list(p) for p in pairs] for m, pairs in self.real_pairs.items()},
             "stop": None
             if self.rule is None
             else {"after": self.rule.after, "below": self.rule.below},
@@ -611,6 +614,10 @@ def simulate(
         unique_relevant(setup),
         time.perf_counter() - started,
         feedback,
+        {
+            m: [(check.names[i], check.names[j]) for i, j, _ in pairs]
+            for m, pairs in check.real.items()
+        },
     )
 
 

@@ -71,8 +71,10 @@ def test_simulate_prints_every_policy_under_its_stable_names(judged, capsys):
     data = json.loads(out)
     assert set(data) == {
         "assessor", "depth", "questions", "questions_with_pooled_relevant", "retrievers",
-        "pool", "unique_relevant", "stop", "feedback", "random_seeds", "policies", "seconds",
+        "pool", "unique_relevant", "real_pairs", "stop", "feedback", "random_seeds",
+        "policies", "seconds",
     }  # fmt: skip
+    assert set(data["real_pairs"]) == {"mrr", "ndcg@10"}
     names = [p["name"] for p in data["policies"]]
     assert names == ["random", "perfect", "maxmean", "fused", "mtf", "hash", "deeper-pool",
                      "beyond-pool"]  # fmt: skip

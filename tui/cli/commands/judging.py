@@ -186,6 +186,9 @@ def _print_report(data: dict[str, Any]) -> None:
     out.print(effort)
     unique = ", ".join(f"{k} {v}" for k, v in data["unique_relevant"].items()) or "-"
     out.print(literal(f"relevant documents only one retriever pooled: {unique}"))
+    for metric, pairs in data["real_pairs"].items():
+        said = ", ".join(f"{a} / {b}" for a, b in pairs) or "none"
+        out.print(literal(f"real differences under the full judgments ({metric}): {said}"))
     if data["feedback"]:
         out.print(literal(f"beyond the pool: {data['feedback']}"))
         for p in data["policies"]:
