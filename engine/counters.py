@@ -115,44 +115,33 @@ def workspace_counters(ws: Workspace) -> dict[str, object]:
     qids = ws.question_ids()
     golds = workspace_golds(ws)
     runs = ws.all_runs()
-    labels, stops, proposals = ws.labels(), ws.stops(), ws.proposals()
-    judged = judged_by(qids, runs, labels, ws.verdicts(), stops=stops, proposals=proposals)
+    stops, proposals = ws.stops(), ws.proposals()
+    judged = judged_by(qids, runs, ws.labels(), ws.verdicts(), stops=stops, proposals=proposals)
+    left = workspace_stopped(ws, qids, runs)
     return {
         "judged_by": {a: len(judged.get(a, set())) for a in sorted(ws.annotators())},
         "disputed": sum(1 for g in golds.values() if is_disputed(g)),
-        "stopped": stopped_counts(qids, runs, labels, stops, proposals),
+        "stopped": {"questions": len(left), "candidates": sum(left.values())},
     }
 
 
-def workspace_stopped(ws: Workspace, question_ids: Iterable[str] | None = None) -> dict[str, int]:
+def workspace_stopped(
+    ws: Workspace,
+    question_ids: Iterable[str] | None = None,
+    rankings: Rankings | None = None,
+) -> dict[str, int]:
     """Stopped question -> its candidates not judged (stopped), over the workspace.
 
-    Only ``question_ids`` when given (a tag's questions).
+    Only ``question_ids`` when given (a tag's questions); ``rankings``: the workspace's
+    cached ones when the caller holds them already (a session's live scores).
     """
     ids = ws.question_ids() if question_ids is None else list(question_ids)
     stops = ws.stops(ids)
     if not stops:
         return {}
     wanted = sorted({s.question_id for s in stops})
-    return stopped_per_question(
-        wanted, ws.all_runs(), ws.labels(wanted), stops, ws.proposals(wanted)
-    )
-
-
-def stopped_counts(
-    question_ids: Iterable[str],
-    rankings: Rankings,
-    labels: Iterable[Label],
-    stops: Iterable[Stop],
-    proposals: Iterable[Proposal],
-    depth: int = DEFAULT_POOL_DEPTH,
-) -> dict[str, int]:
-    """Stopped questions, and their candidates *not judged (stopped)*, counted.
-
-    ``{"questions", "candidates"}`` (:func:`engine.stopping.stopped_left`).
-    """
-    left = stopped_per_question(question_ids, rankings, labels, stops, proposals, depth)
-    return {"questions": len(left), "candidates": sum(left.values())}
+    runs = ws.all_runs() if rankings is None else rankings
+    return stopped_per_question(wanted, runs, ws.labels(wanted), stops, ws.proposals(wanted))
 
 
 def stopped_per_question(

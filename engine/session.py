@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from engine.counters import candidate_ids, is_judged, judged_by, stopped_per_question
+from engine.counters import candidate_ids, is_judged, judged_by, workspace_stopped
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.judging import JudgingSettings, workspace_judging
@@ -473,13 +473,7 @@ class LabelingSession:
         """Stopped question -> its candidates not judged (stopped) (read once per change)."""
         token = self.change_token()
         if self._stopped is None or self._stopped[0] != token:
-            live = self.live
-            ws = self.ws
-            stops = ws.stops()
-            wanted = sorted({s.question_id for s in stops})
-            left = stopped_per_question(
-                wanted, live.rankings, ws.labels(wanted), stops, ws.proposals(wanted)
-            )
+            left = workspace_stopped(self.ws, self.live.question_ids, self.live.rankings)
             self._stopped = (token, left)
         return self._stopped[1]
 
