@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from engine.ranked import input_hashes
 from engine.session import LabelingSession
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec
 from engine.workspace import Workspace
@@ -40,8 +41,13 @@ def build(path: Path, n_q: int, n_r: int, depth: int, seed: int = 0) -> None:
             labels.append(Label(f"q{i:04d}", d.id, "mina", rng.randint(1, 3)))
     ws.write_labels(labels)
     runs = []
+    questions = ws.questions()
     for r in range(n_r):
-        ws.add_retriever(RetrieverSpec(f"r{r}", "bm25", {"tokenizer": "word", "n": r}))
+        spec = RetrieverSpec(f"r{r}", "bm25", {"tokenizer": "word", "n": r})
+        ws.add_retriever(spec)
+        # made for the questions as they are: a ranking made for other inputs is not
+        # ranked yet, and its question is scored by no retriever (engine.ranked)
+        made_for = input_hashes(ws.corpus_hash(), spec, questions, {})
         for i in range(n_q):
             ranked = rng.sample(docs, depth)
             scores = sorted((rng.random() for _ in ranked), reverse=True)
@@ -52,7 +58,7 @@ def build(path: Path, n_q: int, n_r: int, depth: int, seed: int = 0) -> None:
                     tuple(d.id for d in ranked),
                     tuple(scores),
                     1.0,
-                    "h",
+                    made_for[f"q{i:04d}"],
                     depth,
                 )
             )

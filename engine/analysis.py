@@ -22,10 +22,29 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import paired_values, score_workspace, workspace_golds
+from engine.scoring import paired_values, score_workspace, scored_set, workspace_golds
+from engine.series import OTHER, Relation, RelationKind, relation
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
+
+# -- which retriever ---------------------------------------------------------------------
+
+
+def analysed_retriever(ws: Workspace, name: str | None) -> str:
+    """The retriever an analysis of one retriever looks at: ``name``, else the first.
+
+    The first in the order the retrievers were added (``goldpan retriever list``): the
+    Review screen's retriever A starts there too, so ``goldpan failures WS`` and the
+    failures panel show the same retriever unless one is named.
+    """
+    if name is not None:
+        return name
+    specs = ws.retrievers()
+    if not specs:
+        raise BadInput("the workspace has no retriever yet: add one with `goldpan retriever add`")
+    return specs[0].name
+
 
 # -- compare -------------------------------------------------------------------------------
 
@@ -61,10 +80,6 @@ def wins_of(
 
 # -- failures ------------------------------------------------------------------------------
 
-RELATION_FIELDS = ("series", "number", "version", "article")
-OVERVIEW_WORDS = ("overview", "summary", "index", "개요", "총정리", "목록", "모음")
-"""Title words of a post that sums up a series."""
-
 
 @dataclass(frozen=True)
 class Failure:
@@ -75,46 +90,59 @@ class Failure:
     gold_rank: int
     """Rank of the first gold document (0 = not in the cached ranking)."""
     top_doc: str | None
-    relation: str
-    """``overview`` (a summary post: its title says so, or it quotes the gold's title),
-    ``neighbour`` (same series or another shared field), or ``other``."""
+    relation: RelationKind
+    """``overview``, ``neighbour`` or ``other`` (:func:`engine.series.relation`)."""
+    detail: str = "other"
+    """The relation in words: ``neighbour in series 'PET 원리' (⑤ vs ⑥)``."""
+    gold_doc: str | None = None
+    """The gold document the winner is compared with (the most related one, else the
+    highest graded)."""
+    gold_title: str = ""
+    top_title: str = ""
+    series: str | None = None
+    """The series (or shared field value) the winner and the gold have in common."""
 
 
-def relation(top: Doc, gold: Doc) -> str:
-    """How the document that won relates to the gold one."""
-    title = top.title.lower()
-    if any(w in title for w in OVERVIEW_WORDS) or (gold.title and gold.title in top.text):
-        return "overview"
-    for key in RELATION_FIELDS:
-        if key in top.fields and top.fields.get(key) == gold.fields.get(key):
-            return "neighbour"
-    return "other"
+def _beaten(top: Doc, golds: Sequence[Doc]) -> tuple[Doc, Relation]:
+    """The gold document ``top`` relates to most (golds in order of grade), and how."""
+    related = [(g, relation(top, g)) for g in golds]
+    return next(((g, r) for g, r in related if r.kind != "other"), related[0])
 
 
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
     """Every scored question where ``retriever`` does not put a gold document first."""
     select_retrievers(ws, [retriever])
-    golds = workspace_golds(ws)
-    tagged = None if tag is None else {q.id for q in ws.questions() if tag in q.tags}
-    runs = ws.runs(retriever)
+    scope = scored_set(ws, [retriever], tag)
+    runs = ws.runs(retriever, scope.question_ids)
     out = []
-    for qid in sorted(golds):
-        g = golds[qid]
-        if g.status is not Status.LABELED or (tagged is not None and qid not in tagged):
-            continue
+    for qid in scope.question_ids:
+        g = scope.golds[qid]
         ranking = runs[qid].doc_ids if qid in runs else ()
         rank = first_gold_rank(ranking, g.gold)
         if rank == 1:
             continue
+        by_grade = sorted(g.gold, key=lambda d: (g.gold[d], d), reverse=True)
+        gold_docs = [d for d in (ws.doc(i) for i in by_grade) if d is not None]
         top = ranking[0] if ranking else None
-        rel = "other"
-        if top is not None:
-            top_doc = ws.doc(top)
-            best_gold = max(g.gold, key=lambda d: (g.gold[d], d))
-            gold_doc = ws.doc(best_gold)
-            if top_doc is not None and gold_doc is not None:
-                rel = relation(top_doc, gold_doc)
-        out.append(Failure(qid, tuple(sorted(g.gold)), rank, top, rel))
+        top_doc = ws.doc(top) if top is not None else None
+        gold_doc: Doc | None = gold_docs[0] if gold_docs else None
+        rel = OTHER
+        if top_doc is not None and gold_docs:
+            gold_doc, rel = _beaten(top_doc, gold_docs)
+        out.append(
+            Failure(
+                qid,
+                tuple(sorted(g.gold)),
+                rank,
+                top,
+                rel.kind,
+                rel.detail,
+                gold_doc.id if gold_doc else None,
+                gold_doc.title if gold_doc else "",
+                top_doc.title if top_doc else "",
+                rel.series,
+            )
+        )
     return out
 
 
@@ -122,17 +150,26 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 
 
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
-    """Top-1 scores of answerable vs no-answer questions and the threshold table."""
+    """Top-1 scores of answerable vs no-answer questions and the threshold table.
+
+    Answerable: the scored questions; no-answer: the no-answer questions ``retriever``
+    has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
+    """
     select_retrievers(ws, [retriever])
-    golds = workspace_golds(ws)
+    scope = scored_set(ws, [retriever])
+    unranked = scope.not_ranked.get(retriever, set())
     runs = ws.runs(retriever)
 
     def top1(qid: str) -> float:
         run = runs.get(qid)
         return float(run.scores[0]) if run and run.scores else 0.0
 
-    answerable = [top1(q) for q, g in golds.items() if g.status is Status.LABELED]
-    no_answer = [top1(q) for q, g in golds.items() if g.status is Status.NO_ANSWER]
+    answerable = [top1(q) for q in scope.question_ids]
+    no_answer = [
+        top1(q)
+        for q, g in scope.golds.items()
+        if g.status is Status.NO_ANSWER and q not in unranked
+    ]
     return calibrate(retriever, answerable, no_answer)
 
 
@@ -154,6 +191,18 @@ class SweepCell:
     value: float
 
 
+def sweepable(ws: Workspace, retriever: str) -> RetrieverSpec:
+    """The BM25 retriever named ``retriever``, whose k1 and b a sweep varies.
+
+    Raises:
+        WorkspaceError: no such retriever, or one of another kind.
+    """
+    (spec,) = select_retrievers(ws, [retriever])
+    if spec.kind != "bm25":
+        raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    return spec
+
+
 def sweep(
     ws: Workspace,
     retriever: str,
@@ -167,9 +216,7 @@ def sweep(
     Nothing is cached or stored: each cell ranks the scored questions again. The cell at
     the retriever's own parameters equals ``goldpan score``.
     """
-    (spec,) = select_retrievers(ws, [retriever])
-    if spec.kind != "bm25":
-        raise WorkspaceError(f"{retriever} is a {spec.kind} retriever; only bm25 has k1 and b")
+    spec = sweepable(ws, retriever)
     bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
     bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
     if bad:
@@ -177,13 +224,9 @@ def sweep(
     m = parse_metric(metric)
     # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
     depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)
-    golds = workspace_golds(ws)
+    scope = scored_set(ws, [retriever], tag)
+    golds, scored = scope.golds, scope.question_ids
     questions = {q.id: q for q in ws.questions()}
-    scored = sorted(
-        q
-        for q, g in golds.items()
-        if g.status is Status.LABELED and (tag is None or tag in questions[q].tags)
-    )
     docs = ws.docs()
     shared: dict[Any, Any] = {}
     cells = []
@@ -193,7 +236,7 @@ def sweep(
             r = BM25Retriever(RetrieverSpec(spec.name, "bm25", params))
             r.prepare(docs, shared)
             rankings = [r.search(questions[q].text, depth)[0] for q in scored]
-            j = judge(rankings, [golds[q].gold for q in scored])
+            j = judge(rankings, [golds[q].qrels for q in scored])
             cells.append(SweepCell(float(k1), float(b), mean(per_question(j, m))))
     return cells
 

@@ -246,25 +246,38 @@ def _kappa(model: Sequence[int], people: Sequence[int]) -> float | None:
     return cohen_kappa([int(is_relevant(m)) for m in model], [int(is_relevant(p)) for p in people])
 
 
-def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | None, int]:
-    """Kappa of each fold graded by thresholds fitted on the others (None: too few)."""
+def held_out_grades(items: Sequence[Item], folds: int = FOLDS, seed: int = 0) -> list[int] | None:
+    """Each item's grade by thresholds fitted on the other folds' items (None: too few).
+
+    The questions are dealt into ``folds`` seeded folds; an item is graded by the
+    thresholds :func:`fit` finds on the items of every other fold, so no grade is judged
+    by thresholds chosen on it. None when there are fewer than two questions, or a fold's
+    training part lacks relevant or not relevant grades.
+    """
     questions = sorted({i.question_id for i in items})
     k = min(folds, len(questions))
     if k < 2:
-        return None, 0
+        return None
     random.Random(seed).shuffle(questions)
     fold_of = {q: n % k for n, q in enumerate(questions)}
-    model: list[int] = []
-    people: list[int] = []
+    out = [0] * len(items)
     for f in range(k):
         train = [i for i in items if fold_of[i.question_id] != f]
-        test = [i for i in items if fold_of[i.question_id] == f]
         if len({is_relevant(i.grade) for i in train}) < 2:
-            return None, 0  # a fold's training part without both kinds of grade
+            return None  # a fold's training part without both kinds of grade
         t = fit([i.score for i in train], [i.grade for i in train])
-        model += [grade_of(i.score, t) for i in test]
-        people += [i.grade for i in test]
-    return _kappa(model, people), k
+        for n, i in enumerate(items):
+            if fold_of[i.question_id] == f:
+                out[n] = grade_of(i.score, t)
+    return out
+
+
+def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | None, int]:
+    """Kappa of each fold graded by thresholds fitted on the others (None: too few)."""
+    grades = held_out_grades(items, folds, seed)
+    if grades is None:
+        return None, 0
+    return _kappa(grades, [i.grade for i in items]), min(folds, len({i.question_id for i in items}))
 
 
 def calibrate(

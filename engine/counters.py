@@ -6,7 +6,10 @@ with these functions, so a number means the same wherever it appears:
 * **judged by an annotator**: they gave the question a verdict (no answer, ambiguous,
   skip, answerable), stopped it (:mod:`engine.stopping`), or graded every one of its
   candidates (the pooled documents, any document someone added from corpus search and
-  any proposed beyond the pool). One grade out of eighteen is not a judged question.
+  any proposed beyond the pool), or their grades of it came from a gold import (qrels,
+  a questions file's gold, BEIR, SQuAD: such a file states the question's whole gold,
+  :data:`engine.workspace.GOLD_IMPORT_EVENT`). One grade out of eighteen is not a
+  judged question.
 * **disputed**: the question needs an adjudicator: annotators disagree, or one flagged
   it ambiguous (:data:`engine.gold.NEEDS_ADJUDICATION`); an adjudicated question is not.
 """
@@ -14,7 +17,7 @@ with these functions, so a number means the same wherever it appears:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from engine.gold import NEEDS_ADJUDICATION, Gold, workspace_golds
@@ -49,15 +52,18 @@ def is_judged(
     grades: Mapping[str, int],
     has_verdict: bool,
     candidates: Iterable[str],
+    gold_imported: bool = False,
     stopped: bool = False,
 ) -> bool:
-    """Whether one annotator has judged a question: a verdict, a stop, or every candidate graded.
+    """Whether one annotator has judged a question (see the module doc).
 
+    A verdict, a stop, every candidate graded, or grades from a gold import.
     ``grades`` are that annotator's (doc id -> grade), ``candidates`` the question's
-    documents to judge (:func:`candidate_ids`), ``stopped`` whether they stopped it. A
-    question with no candidate and no verdict is not judged.
+    documents to judge (:func:`candidate_ids`), ``gold_imported`` whether a gold import
+    wrote their judgments of it, ``stopped`` whether they stopped it. A question with no
+    candidate and no verdict is not judged, nor one whose imported grades are all gone.
     """
-    if has_verdict or stopped:
+    if has_verdict or stopped or (gold_imported and grades):
         return True
     docs = set(candidates)
     return bool(docs) and docs <= grades.keys()
@@ -74,17 +80,23 @@ def judged_by(
     labels: Iterable[Label],
     verdicts: Iterable[Verdict],
     depth: int = DEFAULT_POOL_DEPTH,
+    gold_imported: Collection[tuple[str, str]] = (),
     *,
     stops: Iterable[Stop] = (),
     proposals: Iterable[Proposal] = (),
 ) -> dict[str, set[str]]:
-    """Annotator -> the questions they judged (:func:`is_judged`), over every annotator."""
+    """Annotator -> the questions they judged (:func:`is_judged`), over every annotator.
+
+    ``gold_imported`` holds the (question id, annotator) pairs a gold import wrote
+    (:meth:`engine.workspace.Workspace.gold_imported`).
+    """
     grades: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     for lab in labels:
         grades[lab.question_id][lab.annotator][lab.doc_id] = lab.grade
     said: dict[str, set[str]] = defaultdict(set)
     for v in verdicts:
         said[v.question_id].add(v.annotator)
+    imported = set(gold_imported)
     stopped: dict[str, set[str]] = defaultdict(set)
     for s in stops:
         stopped[s.question_id].add(s.annotator)
@@ -100,7 +112,14 @@ def judged_by(
         extra = {d for g in by.values() for d in g} | proposed.get(q, set())
         docs = candidate_ids(q, rankings, extra, depth)
         for a in who:
-            if is_judged(by.get(a, {}), a in said.get(q, set()), docs, a in stopped.get(q, ())):
+            judged = is_judged(
+                by.get(a, {}),
+                a in said.get(q, set()),
+                docs,
+                gold_imported=(q, a) in imported,
+                stopped=a in stopped.get(q, ()),
+            )
+            if judged:
                 out.setdefault(a, set()).add(q)
     return out
 
@@ -115,8 +134,15 @@ def workspace_counters(ws: Workspace) -> dict[str, object]:
     qids = ws.question_ids()
     golds = workspace_golds(ws)
     runs = ws.all_runs()
-    stops, proposals = ws.stops(), ws.proposals()
-    judged = judged_by(qids, runs, ws.labels(), ws.verdicts(), stops=stops, proposals=proposals)
+    judged = judged_by(
+        qids,
+        runs,
+        ws.labels(),
+        ws.verdicts(),
+        gold_imported=ws.gold_imported(),
+        stops=ws.stops(),
+        proposals=ws.proposals(),
+    )
     left = workspace_stopped(ws, qids, runs)
     return {
         "judged_by": {a: len(judged.get(a, set())) for a in sorted(ws.annotators())},

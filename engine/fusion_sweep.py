@@ -29,12 +29,11 @@ import numpy as np
 
 from engine.compare import DEFAULT_SAMPLES, Comparison, bootstrap_means, compare
 from engine.errors import BadInput
-from engine.gold import Status
 from engine.metrics import DEFAULT_METRIC, judge, mean, parse_metric, per_question
 from engine.retrieve import DEFAULT_DEPTH, Ranking
 from engine.retrieve.fusion import NORMS, FuseRetriever, RRFRetriever
 from engine.retrieve.runner import select_retrievers
-from engine.scoring import workspace_golds
+from engine.scoring import scored_set
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
 
@@ -168,13 +167,8 @@ def fusion_sweep(
     if folds < 2:
         raise BadInput("sweep --folds must be at least 2 (a held-out fold needs a tuning one)")
     m = parse_metric(metric)
-    golds = workspace_golds(ws)
-    questions = {q.id: q for q in ws.questions()}
-    scored = sorted(
-        q
-        for q, g in golds.items()
-        if g.status is Status.LABELED and (tag is None or tag in questions[q].tags)
-    )
+    scope = scored_set(ws, [a, b], tag)
+    golds, scored = scope.golds, scope.question_ids
     if len(scored) < folds:
         raise BadInput(
             f"{len(scored)} scored questions cannot make {folds} folds: label more or lower --folds"
@@ -188,7 +182,7 @@ def fusion_sweep(
         }
         for q in scored
     ]
-    gold = [golds[q].gold for q in scored]
+    gold = [golds[q].qrels for q in scored]
 
     def values(rankings: Sequence[Sequence[str]]) -> np.ndarray:
         return np.asarray(per_question(judge(rankings, gold), m), dtype=np.float64)

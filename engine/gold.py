@@ -22,12 +22,15 @@ The rules (the README's "How the numbers are made" says the same for users):
 5. Disagreement makes the question *disputed*. Ambiguous and disputed questions are left
    out of scores until adjudicated; "no gold yet" questions too (trec_eval would score
    them 0), so a half-labeled question never drags a score down silently.
+6. A labeled question that a retriever of the score has not ranked yet
+   (:mod:`engine.ranked`) is left out too, counted as ``not_ranked``: a missing
+   ranking is never scored as a miss (:func:`is_scored`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -53,16 +56,13 @@ class Status(StrEnum):
     it): nothing holds for the current text until someone judges it again."""
 
 
-SCORED = frozenset({Status.LABELED})
-"""Statuses scored with ranking metrics."""
-
 NEEDS_ADJUDICATION = frozenset({Status.DISPUTED, Status.AMBIGUOUS})
 """What every view counts as *disputed*: annotators disagree, or one flagged the question
 ambiguous; either way an adjudicator settles it (engine/counters.py)."""
 
 
-COUNT_KEYS = ("scored", "no_answer", "disputed", "recheck", "unlabeled")
-"""The buckets of the score counts, in their order (:attr:`Gold.count_as`)."""
+COUNT_KEYS = ("scored", "not_ranked", "no_answer", "disputed", "recheck", "unlabeled")
+"""The buckets of the score counts, in their order (:func:`counted_as`)."""
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,29 @@ class Gold:
     """doc id -> grade (>= 1) when the status is ``labeled``."""
     annotators: tuple[str, ...] = ()
     adjudicated: bool = False
+    judged: frozenset[str] = frozenset()
+    """Every document a person judged for the question's current text, grade 0 included
+    (labels of annotators who did not skip it, and the adjudication's documents). A model
+    judge's grades are never judgments here."""
+
+    @property
+    def qrels(self) -> dict[str, int]:
+        """Every judged document's grade: its gold grade, 0 when judged not relevant.
+
+        What the metrics read (:func:`engine.metrics.judge`): a document absent from it
+        is unjudged, which only Judged@k, bpref and the judged-only metrics tell from 0.
+        """
+        out = dict.fromkeys(sorted(self.judged), 0)
+        out.update(self.gold)
+        return out
 
     @property
     def count_as(self) -> str:
-        """The bucket of the score counts: scored, no_answer, disputed, recheck or unlabeled."""
+        """The bucket of the score counts by the gold alone (:func:`counted_as`).
+
+        scored (labeled: gold to score a ranking against), no_answer, disputed, recheck
+        or unlabeled.
+        """
         if self.status is Status.LABELED:
             return "scored"
         if self.status is Status.NO_ANSWER:
@@ -156,12 +175,15 @@ def resolve_one(
 ) -> Gold:
     """Resolve one question from ``annotator -> doc -> grade`` and ``annotator -> verdict``."""
     annotators = tuple(sorted(set(labels) | set(verdicts)))
+    judged = frozenset(
+        d for a, graded in labels.items() if verdicts.get(a) != "skip" for d in graded
+    )
     if adjudication is not None:
         if adjudication.no_answer:
             return Gold(question_id, Status.NO_ANSWER, {}, annotators, True)
         gold = {d: g for d, g in adjudication.gold.items() if is_relevant(g)}
         status = Status.LABELED if gold else Status.NO_GOLD_YET
-        return Gold(question_id, status, gold, annotators, True)
+        return Gold(question_id, status, gold, annotators, True, judged | set(adjudication.gold))
     if any(v == "ambiguous" for v in verdicts.values()):
         return Gold(question_id, Status.AMBIGUOUS, {}, annotators)
     opinions: dict[str, frozenset[str] | None] = {}  # None = no answer
@@ -191,21 +213,58 @@ def resolve_one(
     if any(z & agreed for z in zeros.values()):
         return Gold(question_id, Status.DISPUTED, {}, annotators)
     gold = {d: min(labels[a][d] for a in opinions) for d in sorted(agreed)}
-    return Gold(question_id, Status.LABELED, gold, annotators)
+    return Gold(question_id, Status.LABELED, gold, annotators, judged=judged)
 
 
 def question_counts(ws: Workspace, tag: str | None = None) -> dict[str, int]:
     """How many of the workspace's questions (with ``tag``) fall in each :data:`COUNT_KEYS`.
 
-    ``scored`` is what a score is over; the others are what it leaves out.
+    By the gold alone: ``scored`` counts the questions a score is over once every
+    retriever has ranked them (what a command checks before it pools); the others are
+    what it leaves out.
     """
     ids = None if tag is None else [q.id for q in ws.questions() if tag in q.tags]
     return count_golds(workspace_golds(ws, ids).values())
 
 
-def count_golds(golds: Iterable[Gold]) -> dict[str, int]:
-    """How many of ``golds`` fall in each of :data:`COUNT_KEYS` (:attr:`Gold.count_as`)."""
+def counted_as(gold: Gold, ranked: bool = True) -> str:
+    """The bucket of :data:`COUNT_KEYS` a question falls in.
+
+    :attr:`Gold.count_as`, except that a labeled question some retriever of the score
+    has not ranked (``ranked`` False, :mod:`engine.ranked`) is ``not_ranked``, never a
+    miss.
+    """
+    bucket = gold.count_as
+    return "not_ranked" if bucket == "scored" and not ranked else bucket
+
+
+def is_scored(gold: Gold, ranked: bool = True) -> bool:
+    """Whether a question is scored with ranking metrics: the one definition.
+
+    It has gold (its status is labeled) and every retriever of the score has ranked it
+    for its inputs now (``ranked``: :func:`engine.ranked.left_out` does not hold it).
+    Callers: :func:`scored_questions` (and through it :func:`engine.scoring.scored_set`:
+    ``goldpan score``, compare, power, snapshots, failures, noanswer, sweep, the fusion
+    sweep, the Python API), :class:`engine.live.LiveScores` (the review screen) and the
+    pytest plugin's collection.
+    """
+    return counted_as(gold, ranked) == "scored"
+
+
+def scored_questions(golds: Mapping[str, Gold], not_ranked: Collection[str] = ()) -> list[str]:
+    """The questions of ``golds`` a score is over (:func:`is_scored`), in code-point order.
+
+    ``not_ranked``: questions some retriever of the score has not ranked.
+    """
+    return sorted(q for q, g in golds.items() if is_scored(g, q not in not_ranked))
+
+
+def count_golds(golds: Iterable[Gold], not_ranked: Collection[str] = ()) -> dict[str, int]:
+    """How many of ``golds`` fall in each of :data:`COUNT_KEYS` (:func:`counted_as`).
+
+    ``not_ranked``: questions some retriever of the score has not ranked.
+    """
     counts = dict.fromkeys(COUNT_KEYS, 0)
     for g in golds:
-        counts[g.count_as] += 1
+        counts[counted_as(g, g.question_id not in not_ranked)] += 1
     return counts

@@ -13,9 +13,10 @@ document a person graded: what the Label screen lists) with one of three kinds:
   the command line is trusted by being typed (and recorded so), one read from the
   workspace is not run unless trusted.
 
-The model kinds load only from local files: the Hugging Face hub is switched off
-(``HF_HUB_OFFLINE``) before sentence-transformers is imported, so a name that is not a
-local folder or a cached model fails with the library's message instead of a download.
+The model kinds load a model as the retrievers do (:mod:`engine.retrieve.models`): a local
+folder with the hub off; a name from the hub only when it was typed now (``--model``,
+trusted by being typed, and recorded so) or the owner trusted it for this workspace; a
+stored judge's hub name that is not trusted is refused before anything is imported.
 
 A score becomes a grade by thresholds calibrated on what people graded
 (:mod:`engine.calibration`); the grades are stored as the judge's own annotator,
@@ -25,8 +26,6 @@ A score becomes a grade by thresholds calibrated on what people graded
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +45,10 @@ from engine.grades import GRADES
 from engine.judge_command import COMMAND_TIMEOUT_S, command_argv, command_grades
 from engine.names import MODEL_PREFIX, check_model_name, unknown_name
 from engine.retrieve.base import RetrieverError, check_fields, doc_text
-from engine.retrieve.dense import DenseRetriever, load_model, require_extra
-from engine.trust import COMMAND_KIND, TrustStore
+from engine.retrieve.dense import DenseRetriever, encode
+from engine.retrieve.embeddings import document_vectors
+from engine.retrieve.models import load_model, require_extra
+from engine.trust import COMMAND_KIND, TrustStore, is_local_model, what_runs
 from engine.types import MODEL_JUDGE_KINDS, Doc, ModelJudge, ModelLabel, Question, RetrieverSpec
 from engine.workspace import Workspace
 
@@ -56,7 +57,6 @@ Progress = Callable[[str, int, int], None]
 
 DEFAULT_FIELDS = ("title", "text")
 """The document fields a model reads (as the dense and rerank retrievers do)."""
-EMBED_BATCH = 64
 CROSS_BATCH = 32
 
 
@@ -76,19 +76,6 @@ class JudgeReport:
     """Judged questions with no candidate at all (no cached ranking, nothing graded)."""
 
 
-def offline() -> None:
-    """No network for models: the hub off before (or after) sentence-transformers loads.
-
-    The libraries' own progress bars are off too: goldpan shows its own.
-    """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    constants = sys.modules.get("huggingface_hub.constants")
-    if constants is not None:  # imported already: it read the variable at import
-        constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
-
-
 def default_annotator(kind: str, model: str) -> str:
     """``model:`` and the model folder's name; ``model:command`` for a command judge."""
     if kind == COMMAND_KIND:
@@ -101,6 +88,11 @@ def default_annotator(kind: str, model: str) -> str:
 def command_spec(judge: ModelJudge) -> RetrieverSpec:
     """A command judge as the trust record knows commands (by their exact text)."""
     return RetrieverSpec(judge.annotator, COMMAND_KIND, {"command": judge.model})
+
+
+def model_spec(judge: ModelJudge) -> RetrieverSpec:
+    """A model judge as the trust record knows models (by their exact name)."""
+    return RetrieverSpec(judge.annotator, judge.kind, {"model": judge.model})
 
 
 def make_judge(
@@ -168,54 +160,38 @@ def dense_scores(
     pairs: Sequence[tuple[Question, Doc]],
     cache: dict[Any, Any],
     progress: Progress | None = None,
+    *,
+    online: bool = False,
 ) -> list[float]:
-    """The cosine of each pair's embeddings (documents' vectors kept in the workspace)."""
+    """The cosine of each pair's embeddings (documents' vectors kept in the workspace).
+
+    ``online``: the model's name may be looked up on the hub (:func:`model_online`).
+    """
     import numpy as np
 
     fields = tuple(judge.params.get("fields", DEFAULT_FIELDS))
     require_extra()
-    offline()
     spec = RetrieverSpec(judge.annotator, "dense", {"model": judge.model, "fields": list(fields)})
     key = DenseRetriever(spec).store_key  # the same vectors as a dense retriever's
     _say(progress, f"{judge.annotator}: loading the model", 0, 1)
-    model = load_model(judge.model, cache)
+    model = load_model(judge.model, cache, online=online)
     docs = {d.id: d for _, d in pairs}
-    have = ws.embeddings(key)
-    todo = [d for d in docs.values() if have.get(d.id, ("", b""))[0] != d.hash]
-    vectors: dict[str, Any] = {
-        d: np.frombuffer(v, "<f4") for d, (h, v) in have.items() if d in docs and h == docs[d].hash
-    }
-    label = f"{judge.annotator}: embedding documents"
-    for start in range(0, len(todo), EMBED_BATCH):
-        _say(progress, label, start, len(todo))
-        batch = todo[start : start + EMBED_BATCH]
-        out = _encode(model, [doc_text(d, fields) for d in batch])
-        if not ws.readonly:
-            ws.write_embeddings(
-                key, [(d.id, d.hash, v.tolist()) for d, v in zip(batch, out, strict=True)]
-            )
-        vectors.update((d.id, v) for d, v in zip(batch, out, strict=True))
-    _say(progress, label, len(todo), len(todo))
+    vectors = document_vectors(
+        list(docs.values()),
+        key,
+        lambda d: doc_text(d, fields),
+        lambda texts: encode(model, texts),
+        ws,
+        progress=progress,
+        label=f"{judge.annotator}: embedding documents",
+    )
     texts = sorted({q.text for q, _ in pairs})
     _say(progress, f"{judge.annotator}: embedding questions", 0, len(texts))
-    qvec = dict(zip(texts, _encode(model, texts), strict=True)) if texts else {}
+    qvec = dict(zip(texts, encode(model, texts), strict=True)) if texts else {}
     _say(progress, f"{judge.annotator}: embedding questions", len(texts), len(texts))
     return [
         float(qvec[q.text].astype(np.float64) @ vectors[d.id].astype(np.float64)) for q, d in pairs
     ]
-
-
-def _encode(model: Any, texts: Sequence[str]) -> Any:
-    import numpy as np
-
-    out = model.encode(
-        list(texts),
-        batch_size=EMBED_BATCH,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return np.asarray(out, dtype=np.float32)
 
 
 def cross_scores(
@@ -223,15 +199,16 @@ def cross_scores(
     pairs: Sequence[tuple[Question, Doc]],
     cache: dict[Any, Any],
     progress: Progress | None = None,
+    *,
+    online: bool = False,
 ) -> list[float]:
     """The CrossEncoder's score of each (question, document) pair."""
     import numpy as np
 
     fields = tuple(judge.params.get("fields", DEFAULT_FIELDS))
     require_extra()
-    offline()
     _say(progress, f"{judge.annotator}: loading the model", 0, 1)
-    model = load_model(judge.model, cache, cross=True)
+    model = load_model(judge.model, cache, cross=True, online=online)
     label = f"{judge.annotator}: scoring pairs"
     out: list[float] = []
     for start in range(0, len(pairs), CROSS_BATCH):
@@ -277,6 +254,35 @@ def check_runnable(
         )
 
 
+def model_online(
+    ws: Workspace, judge: ModelJudge, *, typed: bool, trust: TrustStore | None
+) -> bool:
+    """Whether a model judge's name may be looked up on the hub; refuse it if it may not.
+
+    A local folder loads with the hub off, trusted or not. A hub name typed now is trusted
+    by being typed, and recorded so (the stored judge then runs again); one read from the
+    workspace loads only once this user trusted that name for it.
+
+    Raises:
+        Refused: a hub name read from the workspace that is not trusted here.
+    """
+    if is_local_model(judge.model):
+        return False
+    store = trust if trust is not None else TrustStore()
+    spec = model_spec(judge)
+    if typed:
+        store.trust(ws, [spec])
+        return True
+    if not store.trusts(ws, spec):
+        raise Refused(
+            f"{judge.annotator} loads {what_runs(spec)!r}, stored in {ws.path}: not a folder "
+            "holding a model on this machine, so it would come from the Hugging Face hub, "
+            "and goldpan loads a workspace's model from the hub only once you have trusted "
+            "that name. Give it with --model to load (and trust) it"
+        )
+    return True
+
+
 def run_judge(
     ws: Workspace,
     judge: ModelJudge,
@@ -298,7 +304,8 @@ def run_judge(
     Raises:
         BadInput: a person already has the judge's name, an unknown question, or too few
             people's grades to calibrate on (and no thresholds given).
-        Refused: a command judge from the workspace that is not trusted here.
+        Refused: a command judge, or a hub model name, from the workspace that is not
+            trusted here.
         RetrieverError: the model cannot be loaded or the command failed.
     """
     if ws.readonly:  # before any model is loaded: its grades could not be kept
@@ -312,7 +319,8 @@ def run_judge(
             "another --annotator model:NAME"
         )
     check_runnable(ws, judge, typed=typed, trust=trust)
-    qids = judged_questions(ws, questions)
+    qids = judged_questions(ws, questions)  # an unknown question: before any trust is kept
+    online = judge.kind != COMMAND_KIND and model_online(ws, judge, typed=typed, trust=trust)
     people = ws.labels()
     graded: dict[str, set[str]] = {}
     for lab in people:
@@ -345,9 +353,9 @@ def run_judge(
         params: dict[str, Any] = dict(judge.params)
     else:
         if judge.kind == "dense":
-            scores = dense_scores(ws, judge, resolved, cache, progress)
+            scores = dense_scores(ws, judge, resolved, cache, progress, online=online)
         else:
-            scores = cross_scores(judge, resolved, cache, progress)
+            scores = cross_scores(judge, resolved, cache, progress, online=online)
         score_of = dict(zip(keys, scores, strict=True))
         items = [
             Item(lab.question_id, score_of[(lab.question_id, lab.doc_id)], lab.grade)

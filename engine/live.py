@@ -21,11 +21,11 @@ start and updating after each label (the sums are exact).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.gold import Gold, Status, count_golds
+from engine.gold import Gold, Status, count_golds, is_scored
 from engine.pooling import pooled_docs
 
 if TYPE_CHECKING:  # numpy loads with the first score asked for (see LiveScores)
@@ -64,6 +64,9 @@ class QuestionRow:
     """retriever -> rank of the first gold document (0 = not retrieved)."""
     top1: dict[str, str | None]
     """retriever -> the document it ranked first."""
+    not_ranked: frozenset[str] = frozenset()
+    """The retrievers that have not ranked it yet (:mod:`engine.ranked`): then the
+    question is not scored, and their ranks mean nothing."""
 
 
 class LiveScores:
@@ -78,6 +81,7 @@ class LiveScores:
         tags: Mapping[str, Sequence[str]] | None = None,
         latency: Mapping[str, Latency] | Callable[[], Mapping[str, Latency]] | None = None,
         metrics: Sequence[str] | None = None,
+        not_ranked: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         """Take the gold and rankings; the scores are computed when first asked for.
 
@@ -89,6 +93,9 @@ class LiveScores:
             latency: retriever -> its latency (one question alone, and throughput), or a
                 function giving it on first use.
             metrics: metric names (default: those of ``goldpan score``).
+            not_ranked: retriever -> the questions it has not ranked
+                (:func:`engine.ranked.not_ranked`; default: none). A question one
+                retriever has not ranked is scored by none of them.
         """
         self.question_ids = sorted(question_ids)
         self._row = {q: i for i, q in enumerate(self.question_ids)}
@@ -100,6 +107,12 @@ class LiveScores:
         self.golds: dict[str, Gold] = {}
         for q in self.question_ids:
             self.golds[q] = golds.get(q) or Gold(q, Status.UNLABELED)
+        self.not_ranked: dict[str, frozenset[str]] = {}
+        """Question id -> the retrievers that have not ranked it (only such questions)."""
+        for r, qids in (not_ranked or {}).items():
+            for q in qids:
+                if q in self._row:
+                    self.not_ranked[q] = self.not_ranked.get(q, frozenset()) | {r}
         self._scored_once = False
         self._pools: dict[int, dict[str, frozenset[str]]] = {}
         """Depth -> question id -> its pool (dropped for a question ranked again)."""
@@ -140,8 +153,8 @@ class LiveScores:
         self._scored = np.zeros(n, dtype=bool)
         self._values = {r: np.zeros((n, len(self.metrics))) for r in self.retrievers}
         self._first = {r: np.zeros(n, dtype=np.int64) for r in self.retrievers}
-        self._scored[:] = [self.golds[q].status is Status.LABELED for q in self.question_ids]
-        gold_list = [self.golds[q].gold for q in self.question_ids]
+        self._scored[:] = [self._is_scored(q) for q in self.question_ids]
+        gold_list = [self.golds[q].qrels for q in self.question_ids]
         for r in self.retrievers:
             ranks = [list(self.rankings[r].get(q, ())) for q in self.question_ids]
             self._fill(r, slice(None), ranks, gold_list)
@@ -152,6 +165,10 @@ class LiveScores:
                 sum(_exact(v) for v in scored[:, k].tolist()) for k in range(len(self.metrics))
             ]
         self._scored_once = True
+
+    def _is_scored(self, question_id: str) -> bool:
+        """:func:`engine.gold.is_scored`: gold, and ranked by every retriever."""
+        return is_scored(self.golds[question_id], question_id not in self.not_ranked)
 
     def _take_out(self, i: int, retrievers: Sequence[str]) -> None:
         """Remove row ``i`` from the column sums (before it changes)."""
@@ -174,7 +191,7 @@ class LiveScores:
         retriever: str,
         rows: slice | int,
         ranks: list[list[str]],
-        gold: list[Mapping[str, int]],
+        gold: Sequence[Mapping[str, int]],
     ) -> None:
         import numpy as np
 
@@ -202,7 +219,7 @@ class LiveScores:
             return
         self._take_out(i, self.retrievers)
         self.golds[gold.question_id] = gold
-        self._scored[i] = gold.status is Status.LABELED
+        self._scored[i] = self._is_scored(gold.question_id)
         if self.retrievers:
             rankings = [list(self.rankings[r].get(gold.question_id, ())) for r in self.retrievers]
             self._fill_all(i, rankings, gold)
@@ -215,7 +232,7 @@ class LiveScores:
         from engine.metrics import first_relevant_rank, judge
         from engine.metrics import per_question as metric_values
 
-        j = judge(rankings, [gold.gold] * len(rankings))
+        j = judge(rankings, [gold.qrels] * len(rankings))
         cols = [metric_values(j, m) for m in self._parsed]
         values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(rankings), 0))
         first: IntArray = first_relevant_rank(j)
@@ -237,17 +254,32 @@ class LiveScores:
                     pools[q] = pooled_docs(self.rankings, q, k)
         return pools
 
-    def set_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
-        """A question was (re)pooled: take its new ranking and rescore its row."""
+    def set_ranking(
+        self, retriever: str, question_id: str, ranking: Sequence[str], ranked: bool = True
+    ) -> None:
+        """A question was (re)pooled: take its new ranking and rescore its row.
+
+        ``ranked``: whether the ranking is one of the question's inputs now
+        (:mod:`engine.ranked`); a question some retriever has not ranked is scored by
+        none, so its row leaves (or joins) every retriever's sums.
+        """
         self.rankings[retriever][question_id] = list(ranking)
         for pools in self._pools.values():
             pools.pop(question_id, None)
         i = self._row[question_id]
+        by = self.not_ranked.get(question_id, frozenset()) - {retriever}
+        if not ranked:
+            by |= {retriever}
+        if by:
+            self.not_ranked[question_id] = by
+        else:
+            self.not_ranked.pop(question_id, None)
         if not self._scored_once:
             return
-        self._take_out(i, [retriever])
-        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].gold])
-        self._put_back(i, [retriever])
+        self._take_out(i, self.retrievers)
+        self._scored[i] = self._is_scored(question_id)
+        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].qrels])
+        self._put_back(i, self.retrievers)
 
     def _mask(self, tag: str | None) -> BoolArray:
         import numpy as np
@@ -301,23 +333,44 @@ class LiveScores:
         }
 
     def counts(self, tag: str | None = None) -> dict[str, int]:
-        """Scored, no-answer, disputed and unlabeled questions (with ``tag``)."""
+        """How many questions (with ``tag``) fall in each :data:`engine.gold.COUNT_KEYS`."""
         return count_golds(
-            self.golds[q] for q in self.question_ids if tag is None or tag in self.tags[q]
+            (self.golds[q] for q in self.question_ids if tag is None or tag in self.tags[q]),
+            self.not_ranked,
         )
 
+    def unranked(self) -> list[str]:
+        """Every question some retriever has not ranked yet (any status), in id order."""
+        return sorted(self.not_ranked)
+
     def rows(self, tag: str | None = None) -> list[QuestionRow]:
-        """Scored questions, hardest first: most retrievers missing, then worst ranks."""
+        """Scored questions, hardest first: most retrievers missing, then worst ranks.
+
+        Then the questions with gold that are not scored because some retriever has not
+        ranked them yet, in id order (:attr:`QuestionRow.not_ranked` says which).
+        """
+        import numpy as np
+
         mask = self._mask(tag)
-        out = []
-        for i in mask.nonzero()[0].tolist():
+        waiting = np.array(  # with gold: scored once every retriever ranked it
+            [q in self.not_ranked and is_scored(self.golds[q]) for q in self.question_ids],
+            dtype=bool,
+        )
+        if tag is not None:
+            waiting &= np.array([tag in self.tags[q] for q in self.question_ids], dtype=bool)
+        out: list[QuestionRow] = []
+        later: list[QuestionRow] = []
+        for i in (mask | waiting).nonzero()[0].tolist():
             q = self.question_ids[i]
             ranks = {r: int(self._first[r][i]) for r in self.retrievers}
             top1: dict[str, str | None] = {}
             for r in self.retrievers:
                 ranking = self.rankings[r].get(q)
                 top1[r] = ranking[0] if ranking else None
-            out.append(QuestionRow(q, self.golds[q].status, ranks, top1))
+            row = QuestionRow(
+                q, self.golds[q].status, ranks, top1, self.not_ranked.get(q, frozenset())
+            )
+            (later if row.not_ranked else out).append(row)
 
         def hardness(row: QuestionRow) -> tuple[int, float, str]:
             missed = sum(1 for v in row.ranks.values() if v == 0)
@@ -325,7 +378,7 @@ class LiveScores:
             return (-missed, rr, row.question_id)
 
         out.sort(key=hardness)
-        return out
+        return out + later
 
     def all_tags(self) -> list[str]:
         """Every tag used by some question, sorted."""

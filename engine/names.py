@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from engine.errors import BadInput, UnknownName
 
@@ -155,3 +156,17 @@ def _check_name(name: str, given_to: str) -> None:
         raise BadInput(f"{given_to} {name!r}: a name must not start with '-'")
     if any(not ch.isprintable() for ch in name) or len(name) > PERSON_NAME_MAX:
         raise BadInput(f"{given_to} {name!r}: use up to {PERSON_NAME_MAX} printable characters")
+
+
+def param_list(value: Any, what: str) -> list[str]:
+    """A list of names from a JSON list or a comma-separated string."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, list | tuple):
+        items = [str(v).strip() for v in value]
+    else:
+        raise BadInput(f"{what}: expected a list of retriever names")
+    items = [i for i in items if i]
+    if not items:
+        raise BadInput(f"{what}: name at least one retriever")
+    return items

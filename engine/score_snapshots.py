@@ -7,11 +7,16 @@ configuration. :func:`diff_against` then compares the scores now with a snapshot
 
 * per retriever and metric, the mean now and then and their difference, with a paired
   bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
-  retriever and metric), all over the questions scored both now and then (a paired
-  comparison needs the same questions; ``only_now`` / ``only_then`` count the others);
+  retriever and metric), all over the questions scored both now and then
+  (:func:`paired_questions`; a question not ranked yet is not scored now, see
+  :mod:`engine.ranked`): a paired comparison needs the same questions; ``only_now``,
+  ``only_then`` and ``not_ranked`` list the others;
 * the questions whose first-gold rank got worse (``regressed``) or better (``improved``),
   with both ranks and the document that now ranks first; a rank of 0 means no gold in the
-  cached ranking (worse than any rank).
+  cached ranking (worse than any rank, :mod:`engine.ranks`).
+
+Whether that passes a gate is :mod:`engine.gate`'s to say (the tolerance, what must have
+been compared).
 
 Each moved question says **why** (``cause``): ``retriever`` when its gold is unchanged
 (the ranking moved), ``labels`` when the gold changed and the current ranking scored
@@ -28,7 +33,6 @@ The document format (the ``snapshots.data`` column and ``snapshot export`` files
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +44,10 @@ from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
-from engine.metrics import first_gold_rank, mean
+from engine.holes import DEFAULT_MIN_JUDGED, HoleWarning, check_min_judged, hole_warnings
+from engine.metrics import FloatArray, first_gold_rank, mean
+from engine.ranked import left_out
+from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
 from engine.workspace import Workspace, WorkspaceError, now
@@ -145,8 +152,12 @@ def _is_whole(value: Any, low: int, high: int) -> bool:
     return type(value) is int and low <= value <= high
 
 
-def _is_finite(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+def _is_metric_value(value: Any) -> bool:
+    """A number from 0 to 1, as every metric goldpan reports is (never NaN or infinite).
+
+    Compared, never converted: ``float(10**400)`` overflows where ``10**400 <= 1`` is False.
+    """
+    return type(value) in (int, float) and 0 <= value <= 1
 
 
 def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, Any]:
@@ -154,8 +165,8 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
 
     The error names the field (``retrievers.R.questions.Q.rank``) and, when ``text`` (the
     file's JSON) is given, the line. A rank is a whole number from 0 to :data:`MAX_RANK`,
-    a grade one of 0-3, a metric value a finite number: a value out of range is refused
-    here, never left to overflow the scoring later.
+    a grade one of 0-3, a metric value a number from 0 to 1 (every metric goldpan reports
+    is): a value out of range is refused here, never left to overflow the scoring later.
     """
 
     def bad(what: str, *keys: str) -> SnapshotError:
@@ -208,8 +219,9 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
                 )
             for m in metrics:
                 value = row["values"].get(m)
-                if not _is_finite(value):
-                    raise bad(f"{value!r}; expected a finite number", *keys, "values", m)
+                if not _is_metric_value(value):
+                    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+                    raise bad(f"{shown}; expected a number from 0 to 1", *keys, "values", m)
     return data
 
 
@@ -265,14 +277,8 @@ class Moved:
     """``retriever``, ``labels`` or ``both``."""
 
     def worse_by(self) -> float:
-        """How many ranks worse now (a lost gold counts as infinitely worse)."""
-        if self.rank_now == self.rank_then:
-            return 0.0
-        if self.rank_now == 0:
-            return math.inf
-        if self.rank_then == 0:
-            return -math.inf
-        return float(self.rank_now - self.rank_then)
+        """How many ranks worse now (:func:`engine.ranks.worse_by`: a lost gold is inf)."""
+        return worse_by(self.rank_then, self.rank_now)
 
 
 @dataclass
@@ -284,9 +290,20 @@ class RetrieverDiff:
     improved: list[Moved]
     changed_config: bool
     """The retriever's kind or parameters differ from the snapshot's."""
-    paired: int
+    compared: list[str]
+    """The questions compared (:func:`paired_questions`), in code-point order."""
     only_now: list[str]
     only_then: list[str]
+    not_ranked: list[str] = field(default_factory=list)
+    """Questions scored then that the score now leaves out as not ranked yet (by any
+    retriever scored, :mod:`engine.ranked`): not compared."""
+    ranks_now: dict[str, int] = field(default_factory=dict)
+    """Every question scored now -> its first-gold rank now (0: no gold ranked)."""
+
+    @property
+    def paired(self) -> int:
+        """How many questions were compared."""
+        return len(self.compared)
 
 
 @dataclass
@@ -300,15 +317,16 @@ class SnapshotDiff:
     """Retrievers of the snapshot that are not in the workspace any more."""
     labels_changed: list[str] = field(default_factory=list)
     """Questions scored both then and now whose gold differs."""
-
-    def regressions(self, tolerance: float = 0) -> dict[str, list[Moved]]:
-        """Per retriever, the questions that got more than ``tolerance`` ranks worse."""
-        out = {}
-        for r, d in self.retrievers.items():
-            worse = [m for m in d.regressed if m.worse_by() > tolerance]
-            if worse:
-                out[r] = worse
-        return out
+    snapshot_retrievers: list[str] = field(default_factory=list)
+    """Every retriever the snapshot holds."""
+    scored_now: list[str] = field(default_factory=list)
+    """Every retriever scored now (those of :attr:`retrievers` and the ones the snapshot
+    lacks)."""
+    not_ranking: list[str] = field(default_factory=list)
+    """The retrievers scored now whose questions not ranked yet leave questions out of
+    every retriever's comparison (:attr:`RetrieverDiff.not_ranked`)."""
+    warnings: list[HoleWarning] = field(default_factory=list)
+    """Retrievers whose top 10 is too little judged on the compared questions."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -327,6 +345,7 @@ class SnapshotDiff:
             "created": self.created,
             "labels_changed": self.labels_changed,
             "missing": self.missing,
+            "warnings": [w.to_json() for w in self.warnings],
             "retrievers": {
                 r: {
                     "metrics": {
@@ -340,6 +359,7 @@ class SnapshotDiff:
                         "paired": d.paired,
                         "only_now": d.only_now,
                         "only_then": d.only_then,
+                        "not_ranked": d.not_ranked,
                     },
                 }
                 for r, d in self.retrievers.items()
@@ -364,12 +384,16 @@ def diff_against(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     given: Mapping[str, Mapping[str, CachedRun]] | None = None,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> SnapshotDiff:
     """Compare the scores now (cached rankings, current labels) with a snapshot.
 
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
     takes them (only they, and the workspace's ``retrievers``, are compared).
+    ``min_judged``: the :func:`~engine.holes.hole_warnings` threshold on the questions
+    each retriever is compared on.
     """
+    min_judged = check_min_judged(min_judged)
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
     board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given)
     golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
@@ -385,13 +409,21 @@ def diff_against(
         for r in snap["retrievers"]
         if r not in board.retrievers and (wanted is None or r in wanted)
     )
+    # left out of every retriever's means now: not ranked yet (engine.ranked), with gold
+    left = left_out({r: rs.not_ranked for r, rs in board.retrievers.items()})
+    out.not_ranking = [r for r, rs in board.retrievers.items() if rs.not_ranked]
+    out.snapshot_retrievers = list(snap["retrievers"])
+    out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
+    compared: dict[str, list[str]] = {}
     for r, rs in board.retrievers.items():
         then = snap["retrievers"].get(r)
         if then is None:
             continue
         tq: Mapping[str, Any] = then["questions"]
-        pairs = [q for q in common if q in tq]
+        pairs = paired_questions(snap, r, common)
+        runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
+        compared[r] = pairs
         idx = [row_now[q] for q in pairs]
         now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
         then_vals = np.array(
@@ -403,7 +435,6 @@ def diff_against(
             a, b = now_vals[:, k], then_vals[:, k]
             ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
             changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
-        runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         regressed: list[Moved] = []
         improved: list[Moved] = []
         for q in pairs:
@@ -428,11 +459,43 @@ def diff_against(
             regressed=regressed,
             improved=improved,
             changed_config=spec is not None and spec.hash != then.get("hash"),
-            paired=len(pairs),
+            compared=pairs,
             only_now=[q for q in now_ids if q not in tq or q not in golds_then],
-            only_then=[q for q in then_ids if q in tq and q not in row_now],
+            only_then=[q for q in then_ids if q in tq and q not in row_now and q not in left],
+            not_ranked=[q for q in then_ids if q in tq and q in left],
+            ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
+    out.warnings = hole_warnings(board, compared, min_judged=min_judged)
     return out
+
+
+def paired_questions(snap: Mapping[str, Any], retriever: str, now_ids: Sequence[str]) -> list[str]:
+    """Of ``now_ids`` (the questions scored now), those ``retriever`` scored in ``snap``.
+
+    The one rule of what a comparison with a snapshot pairs: a question scored both then
+    and now, so that then and now are means over the same questions (``now_ids``' order
+    kept). Callers: :func:`diff_against` (which also leaves out what is not ranked now),
+    and the review screen's since-snapshot cells (``tui.widgets.snapshot_diff``).
+    """
+    body = snap["retrievers"].get(retriever)
+    if body is None:
+        return []
+    then: Mapping[str, Any] = body["questions"]
+    golds: Mapping[str, Any] = snap["golds"]
+    return [q for q in now_ids if q in then and q in golds]
+
+
+def snapshot_values(snap: Mapping[str, Any], retriever: str) -> tuple[list[str], FloatArray]:
+    """``retriever``'s questions in the snapshot, and their values (question x metric).
+
+    The columns are ``snap["metrics"]``, in order.
+    """
+    qs: Mapping[str, Any] = snap["retrievers"][retriever]["questions"]
+    metrics = snap["metrics"]
+    values = np.array(
+        [[float(row["values"][m]) for m in metrics] for row in qs.values()], dtype=np.float64
+    ).reshape(len(qs), len(metrics))
+    return list(qs), values
 
 
 def snapshot_means(
@@ -445,15 +508,11 @@ def snapshot_means(
     """
     out: dict[str, dict[str, float]] = {}
     wanted = None if question_ids is None else set(question_ids)
-    for r, body in snap["retrievers"].items():
-        qs: Mapping[str, Any] = body["questions"]
-        chosen = [q for q in qs if wanted is None or q in wanted]
-        if not chosen:
-            continue
-        out[r] = {
-            m: mean(np.array([float(qs[q]["values"][m]) for q in chosen], dtype=np.float64))
-            for m in snap["metrics"]
-        }
+    for r in snap["retrievers"]:
+        qids, values = snapshot_values(snap, r)
+        rows = [i for i, q in enumerate(qids) if wanted is None or q in wanted]
+        if rows:
+            out[r] = {m: mean(values[rows, k]) for k, m in enumerate(snap["metrics"])}
     return out
 
 

@@ -1,11 +1,11 @@
 """Scores of every retriever on a workspace's resolved gold.
 
-Only questions whose status is ``labeled`` are scored with ranking metrics; the others
-are counted (no answer, disputed, needing re-check, unlabeled). Stopped questions are
-counted too (``stopped``, and their candidates ``not_judged_stopped``,
-:mod:`engine.stopping`): a candidate left not judged by a stop scores as any unjudged
-document does, and the counts say how many there are. Rankings come from the
-cache: scoring never re-runs a retriever unless its cache is stale (see
+Only questions whose status is ``labeled`` and that every retriever scored has ranked
+(:func:`scored_set`) are scored with ranking metrics; the others are counted (not ranked
+yet, no answer, disputed, needing re-check, unlabeled), and so are stopped questions
+(``stopped``, their candidates ``not_judged_stopped``, :mod:`engine.stopping`: such a
+candidate scores as any unjudged document does). Rankings come from the cache:
+scoring never runs a retriever (``goldpan score`` pools first, see
 :mod:`engine.retrieve.runner`).
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.counters import workspace_stopped
 from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
-from engine.gold import Gold, Status, count_golds
+from engine.gold import Gold, count_golds, is_scored, scored_questions
 from engine.gold import workspace_golds as workspace_golds  # its home before engine.gold
 from engine.metrics import (
     FloatArray,
@@ -28,14 +28,24 @@ from engine.metrics import (
     Judged,
     first_relevant_rank,
     judge,
+    judged_at_k,
     mean,
     parse_metric,
     per_question,
 )
+from engine.ranked import NotRanked, left_out, workspace_not_ranked
 from engine.types import CachedRun
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
+
+HOLE_K = 10
+"""The depth at which a retriever's holes are measured: Judged@10, the share of its top
+10 a person judged (every board keeps it per question, whatever metrics were asked)."""
+
+HOLE_METRICS = (f"judged@{HOLE_K}", "bpref", "judged:mrr", "judged:ndcg@10")
+"""What ``goldpan score`` reports beside the plain metrics about incomplete judgments:
+Judged@10, bpref, and MRR and nDCG@10 over the judged documents only."""
 
 LATENCY_HEADERS = ("ms p50", "ms p95", "q/s")
 """The latency columns of ``goldpan score`` and the review screen (:meth:`Latency.cells`)."""
@@ -94,8 +104,9 @@ class Latency:
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10."""
+    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10, the holes'."""
     names = [f"hit@{k}" for k in ks] + ["mrr"] + [f"recall@{k}" for k in ks] + ["ndcg@10"]
+    names += HOLE_METRICS
     for n in names:
         parse_metric(n)
     return names
@@ -110,10 +121,17 @@ class RetrieverScores:
     per_question: dict[str, FloatArray]
     first_gold_rank: IntArray
     """Rank of the first gold document per scored question (0 = not retrieved)."""
+    judged: FloatArray
+    """Judged@:data:`HOLE_K` per scored question (the share of the top 10 a person judged)."""
     latency: Latency
     """Over every cached ranking of this retriever (not only the scored questions')."""
     missing: int
-    """Scored questions with no cached ranking (counted as misses)."""
+    """Scored questions its run has no ranking of, counted as misses: an imported run
+    (or a given one) that lacks them (a retriever goldpan ranks leaves them out instead,
+    :attr:`not_ranked`)."""
+    not_ranked: tuple[str, ...] = ()
+    """The questions with gold (in the score's tag) this retriever has not ranked yet
+    (:mod:`engine.ranked`): left out of every retriever's means, never misses."""
 
 
 @dataclass
@@ -140,6 +158,37 @@ class Scoreboard:
         }
 
 
+@dataclass(frozen=True)
+class ScoredSet:
+    """The questions a score over some retrievers is over, and what it leaves out."""
+
+    golds: dict[str, Gold]
+    """Every question's resolved gold (with the tag, when there is one)."""
+    not_ranked: NotRanked
+    """Per retriever of the score that goldpan ranks: the questions it has not ranked."""
+    question_ids: list[str]
+    """The scored questions (:func:`engine.gold.scored_questions`), in code-point order."""
+    counts: dict[str, int]
+    """How many questions fall in each :data:`engine.gold.COUNT_KEYS` bucket."""
+
+
+def scored_set(ws: Workspace, retrievers: Sequence[str], tag: str | None = None) -> ScoredSet:
+    """The questions (with ``tag``) a score of ``retrievers`` is over: one rule for all.
+
+    Labeled, and ranked by every one of ``retrievers`` (:mod:`engine.ranked`): a question
+    one of them has not ranked is left out of all their means (they stay paired) and
+    counted as ``not_ranked``. Every score, comparison, power estimate, snapshot and
+    analysis of the scored questions reads its questions here.
+    """
+    ids = None if tag is None else [q.id for q in ws.questions() if tag in q.tags]
+    golds = workspace_golds(ws, ids)
+    not_ranked = workspace_not_ranked(ws, retrievers, ids)
+    out = left_out(not_ranked)
+    return ScoredSet(
+        golds, not_ranked, scored_questions(golds, out), count_golds(golds.values(), out)
+    )
+
+
 def score_workspace(
     ws: Workspace,
     *,
@@ -159,28 +208,23 @@ def score_workspace(
 
     names = list(metrics) if metrics else metric_names()
     parsed = [parse_metric(m) for m in names]
-    golds = workspace_golds(ws)
-    if tag is not None:
-        tagged = {q.id for q in ws.questions() if tag in q.tags}
-        golds = {q: g for q, g in golds.items() if q in tagged}
-    counts = count_golds(golds.values())
-    stopped = workspace_stopped(ws, list(golds))
-    counts["stopped"] = len(stopped)
-    counts["not_judged_stopped"] = sum(stopped.values())
-    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
-    board = Scoreboard(counts, scored, golds=golds)
-    # imported here: the retriever modules (numpy, tokenizers) are not needed to score
-
     if given:
         stored = [n for n in retrievers or () if n not in given]
         chosen = [s.name for s in select_retrievers(ws, stored)] if stored else []
         chosen += [n for n in given if n not in chosen]
     else:
         chosen = [s.name for s in select_retrievers(ws, retrievers)]
+    scope = scored_set(ws, [n for n in chosen if not (given and n in given)], tag)
+    golds, scored = scope.golds, scope.question_ids
+    stopped = workspace_stopped(ws, list(golds))
+    counts = {**scope.counts, "stopped": len(stopped), "not_judged_stopped": sum(stopped.values())}
+    board = Scoreboard(counts, scored, golds=golds)
+    with_gold = {q for q, g in golds.items() if is_scored(g)}  # scored once ranked
+    qrels = [golds[q].qrels for q in scored]
     for name in chosen:
         cached = dict(given[name]) if given and name in given else ws.runs(name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
-        j: Judged = judge(rankings, [golds[q].gold for q in scored])
+        j: Judged = judge(rankings, qrels)
         values = {m.name: per_question(j, m) for m in parsed}
         timing = Latency.of(
             [r.latency_ms for r in cached.values()],
@@ -191,8 +235,10 @@ def score_workspace(
             means={name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first_relevant_rank(j),
+            judged=judged_at_k(j, HOLE_K),
             latency=timing,
             missing=sum(1 for q in scored if q not in cached),
+            not_ranked=tuple(sorted(scope.not_ranked.get(name, set()) & with_gold)),
         )
     return board
 

@@ -8,7 +8,7 @@ row in the live scores are updated at once. Undo walks back this session's own c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.judging import JudgingSettings, workspace_judging
 from engine.judging_order import PoolView, Record, candidate_order, record_of
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
+from engine.ranked import not_ranked
 from engine.stopping import Offer, offer
 from engine.types import VERDICTS, Adjudication, Label, Proposal, Question, Stop, Verdict
 from engine.workspace import (
@@ -236,7 +237,9 @@ class LabelingSession:
         self._live: LiveScores | None = None
         self._judged: dict[str, bool] | None = None
         """Question id -> judged by this annotator (read once, then kept by own writes, by
-        :meth:`catch_up` and by :meth:`take_ranking`)."""
+        :meth:`catch_up` and by :meth:`take_rankings`)."""
+        self._gold_imported: set[str] = set()
+        """The questions a gold import judged as this annotator (read with ``_judged``)."""
         self._judging: JudgingSettings | None = None
         self._stopped: tuple[tuple[int, int, int], dict[str, int]] | None = None
         self._records: dict[str, dict[str, Record]] | None = None
@@ -263,13 +266,15 @@ class LabelingSession:
         golds = workspace_golds(ws)
         latencies = ws.latencies()  # read now: the rankings below are of this moment
         latency = self._latency_later(lambda: latencies)
-
+        rankings = ws.all_runs()
+        unranked = not_ranked(ws.retrievers(), ws.corpus_hash(), questions, ws.input_hashes())
         return LiveScores(
             [q.id for q in questions],
             golds,
-            ws.all_runs(),
+            rankings,
             tags={q.id: q.tags for q in questions},
             latency=latency,
+            not_ranked=unranked,
         )
 
     @staticmethod
@@ -359,25 +364,36 @@ class LabelingSession:
             if self._live is not None:
                 self._live.update(state.gold)
             self._rejudge(qid, state)
-        if self._live is not None and ranked:
-            live = self._live
-            for name in live.retrievers:
-                runs = self.ws.runs(name, sorted(ranked))
-                for qid in ranked:
-                    run = runs.get(qid)
-                    live.set_ranking(name, qid, run.doc_ids if run is not None else ())
-            for qid in ranked:  # new candidates: judged again against them
-                self._rejudge(qid, self.state(qid))
-            self._latency_again()
+        if ranked:
+            self._take_rankings(ranked)
 
-    def take_ranking(self, retriever: str, question_id: str, ranking: Sequence[str]) -> None:
-        """A question was (re)pooled here: its new ranking into the live scores.
+    def take_rankings(self, question_id: str) -> None:
+        """A question was (re)pooled here: its new rankings into the live scores."""
+        self._take_rankings([question_id])
 
-        Whether this annotator has judged it is decided again against its new candidates.
+    def _take_rankings(self, question_ids: Collection[str]) -> None:
+        """Read these questions' rankings into the live scores (when loaded).
+
+        With whether each is made for the question's inputs now (:mod:`engine.ranked`).
+        Whether this annotator has judged them is decided again against their new
+        candidates.
         """
-        self.live.set_ranking(retriever, question_id, ranking)
+        live = self._live
+        if live is None:
+            return
+        ws, qids = self.ws, sorted(question_ids)
+        runs = {name: ws.runs(name, qids) for name in live.retrievers}
+        questions = [q for q in map(ws.question, qids) if q is not None]
+        stored = {name: {q: r.input_hash for q, r in found.items()} for name, found in runs.items()}
+        unranked = not_ranked(ws.retrievers(), ws.corpus_hash(), questions, stored)
+        for name in live.retrievers:
+            for qid in qids:
+                run = runs[name].get(qid)
+                ranking = run.doc_ids if run is not None else ()
+                live.set_ranking(name, qid, ranking, qid not in unranked.get(name, ()))
+        for qid in qids:  # new candidates: judged again against them
+            self._rejudge(qid, self.state(qid))
         self._latency_again()
-        self._rejudge(question_id, self.state(question_id))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -507,17 +523,19 @@ class LabelingSession:
 
         (:func:`engine.counters.is_judged`.)
         Read once in bulk, then kept by this session's writes, :meth:`catch_up` and
-        :meth:`take_ranking`: a question pooled again (by this app or another process) is
+        :meth:`take_rankings`: a question pooled again (by this app or another process) is
         judged again against its new candidates.
         """
         live = self.live
         if self._judged is None:
             ws = self.ws
+            self._gold_imported = {q for q, _ in ws.gold_imported(self.annotator)}
             mine = judged_by(
                 live.question_ids,
                 live.rankings,
                 ws.labels(),
                 ws.verdicts(),
+                gold_imported={(q, self.annotator) for q in self._gold_imported},
                 stops=ws.stops(),
                 proposals=ws.proposals(),
             )
@@ -537,7 +555,11 @@ class LabelingSession:
             return
         docs = candidate_ids(question_id, self.live.rankings, [*state.judged, *state.proposed])
         self._judged[question_id] = is_judged(
-            state.mine, state.verdict is not None, docs, state.stop is not None
+            state.mine,
+            state.verdict is not None,
+            docs,
+            gold_imported=question_id in self._gold_imported,
+            stopped=state.stop is not None,
         )
 
     # -- changing ------------------------------------------------------------------------
@@ -740,6 +762,7 @@ class LabelingSession:
         )
         if self._live is not None:
             self._live.tags[question_id] = done[0].tags
+            self._take_rankings([question_id])  # a new text: its rankings are of the old
         return done[0]
 
     @contextlib.contextmanager

@@ -7,7 +7,10 @@ named there, a ``postgres`` retriever runs the workspace's SQL on the database a
 environment variable it names connects to. A workspace arrives from a colleague as easily
 as a corpus from the web, so goldpan runs such a retriever only once this user has
 trusted exactly what it runs or sends for that workspace (:data:`UNTRUSTED_KINDS`,
-:func:`what_runs`). The record is kept outside every workspace, in the user's config folder
+:func:`what_runs`). A model named in a workspace (``dense``, ``rerank``, a model judge:
+:data:`MODEL_KINDS`) loads from a local folder with the hub off; a name that would come
+from the Hugging Face hub loads only once trusted (a beacon, and weights the sender
+chooses, otherwise). The record is kept outside every workspace, in the user's config folder
 (``$XDG_CONFIG_HOME/goldpan/trusted-commands.json``, else ``~/.config/goldpan/…``), where a
 received file cannot add to it. A served session (``goldpan serve``) never trusts.
 
@@ -62,7 +65,7 @@ UNTRUSTED_KINDS: dict[str, tuple[str, ...]] = {
     ),
     # the variable's name (never its value), the SQL template by its hash, and the
     # cache-key query, which runs there too
-    "postgres": ("dsn_env", "sql", "cache_key_sql"),
+    "postgres": ("dsn_env", "sql", "cache_key_sql", "embed_model", "query_prefix"),
     # Each kind that runs a program or sends questions out of this machine adds its entry
     # here, naming the parameters that say what runs or where questions and credentials
     # go (addresses, the *names* of environment variables, templates); nothing else may
@@ -71,6 +74,16 @@ UNTRUSTED_KINDS: dict[str, tuple[str, ...]] = {
     # that output depends on (``engine.retrieve.base.OutsideRetriever``).
 }
 """Kind -> the parameters whose exact values are what a user trusts (in this order)."""
+
+MODEL_KINDS: dict[str, str] = {"dense": "model", "rerank": "model", "cross-encoder": "model"}
+"""Kinds that load a model by name (retrievers, and the model judges' kinds) -> the
+parameter naming it. What is trusted is the name (:func:`what_runs`: ``model NAME``), so
+one trust covers a retriever and a judge of that model. An untrusted name loads only from
+a folder on this machine, the hub off (:mod:`engine.retrieve.models`); the ``postgres``
+kind's ``embed_model`` is part of what its retriever's trust covers."""
+
+MODEL_LINE = "model "
+"""How a trusted model name starts its line in the record (``model NAME``)."""
 
 CONTENT_PARAMS = frozenset({"template", "body", "sql"})
 """Parameters that hold a whole text (a request or query template, stored in the
@@ -128,6 +141,37 @@ def is_untrusted_kind(kind: str) -> bool:
     return kind in UNTRUSTED_KINDS
 
 
+def needs_trust(spec: RetrieverSpec) -> bool:
+    """Whether ``spec`` runs, sends or loads anything that the owner's trust decides.
+
+    Kinds that run a program or send questions out (:data:`UNTRUSTED_KINDS`), and kinds
+    that load a model by name (:data:`MODEL_KINDS`).
+    """
+    return spec.kind in UNTRUSTED_KINDS or spec.kind in MODEL_KINDS
+
+
+def model_of(spec: RetrieverSpec) -> str | None:
+    """The model name a model kind loads (None for other kinds)."""
+    param = MODEL_KINDS.get(spec.kind)
+    return str(spec.params.get(param) or "").strip() if param else None
+
+
+def is_local_model(name: str) -> bool:
+    """Whether ``name`` is a folder on this machine holding a model.
+
+    A sentence-transformers folder (``modules.json``) or a transformers one
+    (``config.json``): what loads with the hub off. Anything else (a hub name, a path that
+    is not there) would be looked up on the hub.
+    """
+    try:
+        folder = Path(name)
+        return folder.is_dir() and any(
+            (folder / f).is_file() for f in ("modules.json", "config.json")
+        )
+    except (OSError, ValueError):  # a name too long for a path, or with a NUL
+        return False
+
+
 def command_of(spec: RetrieverSpec) -> str:
     """The command line a command retriever runs, as stored.
 
@@ -154,6 +198,9 @@ def what_runs(spec: RetrieverSpec) -> str:
     """
     if spec.kind == COMMAND_KIND:
         return command_of(spec)
+    model = model_of(spec)
+    if model is not None:
+        return MODEL_LINE + model
     names = UNTRUSTED_KINDS.get(spec.kind)
     if names is None:
         return ""
@@ -180,6 +227,12 @@ def not_trusted(kind: str, what: str) -> str:
     """A clause naming what is not trusted: ``its command 'X' is not trusted``."""
     if kind == COMMAND_KIND:
         return f"its command {what!r} is not trusted"
+    if kind in MODEL_KINDS:
+        name = what.removeprefix(MODEL_LINE)
+        return (
+            f"its model {name!r} is not a folder holding a model on this machine (it would "
+            "come from the Hugging Face hub), and that name is not trusted"
+        )
     return f"what it sends questions to ({what}) is not trusted"
 
 
@@ -214,8 +267,15 @@ class TrustStore:
             ) from None
 
     def trusts(self, ws: HasIdentity, spec: RetrieverSpec) -> bool:
-        """Whether ``spec`` may run for this workspace (kinds that need no trust always may)."""
-        if not is_untrusted_kind(spec.kind):
+        """Whether ``spec`` may run for this workspace (kinds that need no trust always may).
+
+        A model kind may whenever its model is a local folder (it then loads with the hub
+        off); a model name from the hub only once trusted.
+        """
+        if not needs_trust(spec):
+            return True
+        model = model_of(spec)
+        if model is not None and is_local_model(model):
             return True
         ws_id, path = identity(ws)
         command = what_runs(spec)
@@ -226,10 +286,18 @@ class TrustStore:
 
     def untrusted(self, ws: HasIdentity, specs: Iterable[RetrieverSpec]) -> list[RetrieverSpec]:
         """The retrievers among ``specs`` that may not run for this workspace."""
-        commands = [s for s in specs if is_untrusted_kind(s.kind)]
+        commands = [s for s in specs if needs_trust(s)]
         if not commands:
             return []
         return [s for s in commands if not self.trusts(ws, s)]
+
+    def hub_models(self, ws: HasIdentity) -> frozenset[str]:
+        """The model names trusted for this workspace: they may load from the hub."""
+        return frozenset(
+            e.command.removeprefix(MODEL_LINE)
+            for e in self.for_workspace(ws)
+            if e.command.startswith(MODEL_LINE)
+        )
 
     def trust(self, ws: HasIdentity, specs: Sequence[RetrieverSpec]) -> None:
         """Record what ``specs`` run (:func:`what_runs`) as trusted for this workspace."""

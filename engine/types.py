@@ -32,6 +32,7 @@ order, and the stopping rule's run of not relevant judgments and estimate bound.
 RETRIEVER_KIND_NAMES = (
     "bm25",
     "dense",
+    "e5",
     "rerank",
     "rrf",
     "fuse",

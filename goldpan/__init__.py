@@ -11,8 +11,10 @@
 
 ``search(text)`` returns the document ids it finds, best first, or ``(doc_id, score)``
 pairs (ranked by score, ties by doc id descending, as trec_eval does). The workspace is
-only read: nothing is stored, no command is run. This package imports the engine, never
-the terminal UI.
+only read: nothing is stored, no command is run. A comparison that compared nothing (the
+snapshot has no retriever of that name, or is of another test set) raises
+:class:`GateRefused` rather than pass. This package imports the engine, never the
+terminal UI.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engine.gate import GateRefused
     from goldpan.api import Comparison, Evaluation, Search, TestSet, evaluate, open
 
-__all__ = ["Comparison", "Evaluation", "Search", "TestSet", "evaluate", "open"]
+__all__ = ["Comparison", "Evaluation", "GateRefused", "Search", "TestSet", "evaluate", "open"]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import BadInput
+from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
+from engine.holes import HoleWarning, hole_warnings
 from engine.retrieve import DEFAULT_DEPTH, trec_order
 from engine.score_snapshots import (
     Moved,
@@ -75,24 +77,36 @@ def _ranking(found: Iterable[Any], known: set[str], question: str, depth: int) -
 
 @dataclass
 class Comparison:
-    """What changed since a snapshot, for the evaluated search."""
+    """What changed since a snapshot, for the evaluated search, and the gate's verdict."""
 
     diff: SnapshotDiff
     name: str
     """The snapshot's retriever it was compared with."""
+    verdict: Verdict
+    """The gate's verdict (:func:`engine.gate.regression_verdict`); never refused here:
+    :meth:`Evaluation.compare_to` raises instead."""
     texts: dict[str, str] = field(default_factory=dict)
 
     @property
     def regressed(self) -> list[Moved]:
         """The questions whose first-gold rank got worse (rank 0: gold not found)."""
-        d = self.diff.retrievers.get(self.name)
-        return list(d.regressed) if d else []
+        failed = {q.question for q in self.verdict.failed_questions().get(self.name, [])}
+        return [m for m in self.diff.retrievers[self.name].regressed if m.question in failed]
 
     @property
     def improved(self) -> list[Moved]:
         """The questions whose first-gold rank got better."""
-        d = self.diff.retrievers.get(self.name)
-        return list(d.improved) if d else []
+        return list(self.diff.retrievers[self.name].improved)
+
+    @property
+    def compared(self) -> list[str]:
+        """The questions compared: scored both in the snapshot and now."""
+        return self.verdict.compared().get(self.name, [])
+
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`)."""
+        return [w for w in self.diff.warnings if w.retriever == self.name]
 
     def report(self) -> str:
         """One line per regressed question: ranks, what ranks first now, the question."""
@@ -116,13 +130,56 @@ class Evaluation:
 
     @property
     def means(self) -> dict[str, float]:
-        """Each metric's mean over the scored questions."""
+        """Each metric's mean over the scored questions.
+
+        Raises:
+            GateRefused: no question of the test set is scored: a mean over none would
+                read 0, and a floor asserted on it would be of nothing.
+        """
+        verdict = self.verdict()
+        if verdict.refusals:
+            raise GateRefused(verdict)
         return dict(self.board.retrievers[self.name].means)
+
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`).
+
+        Under 0.8 Judged@10 on the scored questions, its lower scores are unknown, not worse.
+        """
+        return hole_warnings(self.board)
 
     def first_gold_rank(self) -> dict[str, int]:
         """Per scored question, the rank of its first gold document (0: not found)."""
         ranks = self.board.retrievers[self.name].first_gold_rank
         return {q: int(ranks[i]) for i, q in enumerate(self.board.question_ids)}
+
+    def verdict(
+        self,
+        snapshot: str | Path | Mapping[str, Any] | None = None,
+        *,
+        retriever: str | None = None,
+        k: int = 10,
+    ) -> Verdict:
+        """The gate's verdict: against ``snapshot`` (no question worse), else a gold in the top k.
+
+        Never raises for a refusal: the verdict holds it (the pytest plugin presents it).
+        """
+        if snapshot is None:
+            return floor_verdict(self.board, [], k=k)
+        return self._against(snapshot, retriever or self.name)[1]
+
+    def _against(
+        self, snapshot: str | Path | Mapping[str, Any], name: str
+    ) -> tuple[SnapshotDiff, Verdict]:
+        snap = (
+            check_snapshot(dict(snapshot), "the snapshot given")
+            if isinstance(snapshot, Mapping)
+            else load_snapshot_file(Path(snapshot))
+        )
+        with TestSet(self.path) as ts:
+            diff = diff_against(ts.workspace, snap, given={name: self.rankings})
+        return diff, regression_verdict(diff, named=[name], workspace=str(self.path))
 
     def compare_to(
         self, snapshot: str | Path | Mapping[str, Any], *, retriever: str | None = None
@@ -131,16 +188,18 @@ class Evaluation:
 
         The search is compared with the snapshot's retriever ``retriever`` (default: the
         evaluation's name).
+
+        Raises:
+            GateRefused: nothing could be compared (the snapshot has no retriever of that
+                name, or no question is scored both in it and now: another test set, the
+                labels gone), so ``assert not worse.regressed`` can never pass on nothing.
+            SnapshotError: the snapshot cannot be read or is not a goldpan snapshot.
         """
-        snap = (
-            check_snapshot(dict(snapshot), "the snapshot given")
-            if isinstance(snapshot, Mapping)
-            else load_snapshot_file(Path(snapshot))
-        )
         name = retriever or self.name
-        with TestSet(self.path) as ts:
-            diff = diff_against(ts.workspace, snap, given={name: self.rankings})
-        return Comparison(diff, name, self.texts)
+        diff, verdict = self._against(snapshot, name)
+        if verdict.refusals:
+            raise GateRefused(verdict)
+        return Comparison(diff, name, verdict, self.texts)
 
     def save_snapshot(self, path: str | Path, name: str = "accepted") -> Path:
         """Write these scores as a snapshot file for :meth:`compare_to` and ``--against``."""

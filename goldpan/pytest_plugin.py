@@ -5,9 +5,14 @@
     pytest --goldpan tests/retrieval.db --goldpan-search mypkg.search:search
            [--goldpan-against tests/retrieval-snapshot.json] [--goldpan-k 10]
 
-collects one item per scored question (``goldpan[q017]``). With ``--goldpan-against`` an
-item fails when its question regressed against the snapshot; without, when no gold is in
+collects the gate's own item (``goldpan``) and one item per scored question
+(``goldpan[q017]``), and presents the gate's verdict (:mod:`engine.gate`). With
+``--goldpan-against`` an item fails when its question regressed against the snapshot
+(and is skipped when it was not compared: scored only now); without, when no gold is in
 the search's top k. The failure shows the question, the gold and what ranked first.
+Compared nothing is never a pass: when the gate is refused (no scored question, the
+snapshot has no retriever of the search's name, a snapshot of another test set), the
+``goldpan`` item fails with the reason and every question item with "not compared".
 
 Registered through the ``pytest11`` entry point. Without ``--goldpan`` it adds its
 options and nothing else: it imports no goldpan module and collects nothing.
@@ -22,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from goldpan.api import Comparison, Evaluation
+    from engine.gate import QuestionResult, Verdict
+    from goldpan.api import Evaluation
 
 _STATE = pytest.StashKey[dict[str, Any]]()
 
@@ -72,42 +78,86 @@ def _load(spec: str) -> Any:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Add one item per scored question of the ``--goldpan`` test set."""
+    """Add the gate's item and one item per scored question of the ``--goldpan`` test set."""
     path = config.getoption("goldpan")
     if not path:
         return
     if not config.getoption("goldpan_search"):
         raise pytest.UsageError("--goldpan needs --goldpan-search MODULE:FUNCTION")
-    from engine.gold import Status, workspace_golds
+    from engine.gold import scored_questions, workspace_golds
     from engine.workspace import Workspace
 
     with Workspace.open(Path(path), readonly=True) as ws:
         golds = workspace_golds(ws)
-    scored = sorted(q for q, g in golds.items() if g.status is Status.LABELED)
+    # the search function ranks every question: none is left out as not ranked
+    scored = scored_questions(golds)
     config.stash[_STATE] = {}
+    items.append(GateItem.from_parent(session, name="goldpan"))
     items.extend(QuestionItem.from_parent(session, name=f"goldpan[{q}]", qid=q) for q in scored)
 
 
 def _state(config: pytest.Config) -> dict[str, Any]:
-    """The evaluation (made once, by the first item that runs) and the comparison."""
+    """The evaluation and the gate's verdict, made once (by the first item that runs).
+
+    An error (the search failed, returned a document the test set lacks, a bad snapshot)
+    is kept too: every item reports it, and the search is not run again for each.
+    """
     state = config.stash[_STATE]
-    if "evaluation" not in state:
+    if "verdict" not in state and "error" not in state:
+        from engine.errors import GoldpanError
         from goldpan.api import evaluate
 
         search = _load(config.getoption("goldpan_search"))
         name = config.getoption("goldpan_name") or getattr(search, "__name__", "search")
-        evaluation = evaluate(search, config.getoption("goldpan"), name=name)
-        state["evaluation"] = evaluation
-        against = config.getoption("goldpan_against")
-        state["comparison"] = evaluation.compare_to(against) if against else None
+        try:
+            evaluation = evaluate(search, config.getoption("goldpan"), name=name)
+            state["evaluation"] = evaluation
+            verdict = evaluation.verdict(
+                config.getoption("goldpan_against"), k=int(config.getoption("goldpan_k"))
+            )
+            state["verdict"] = verdict
+            state["results"] = {q.question: q for q in verdict.questions}
+        except GoldpanError as exc:
+            state["error"] = str(exc)
     return state
 
 
-class QuestionFailed(Exception):
-    """A question regressed or missed its gold; the message says how."""
+def _compared(config: pytest.Config, why: str) -> dict[str, Any]:
+    """The state, when the gate compared something; else fail, ``why`` heading the reason."""
+    state = _state(config)
+    if "error" in state:
+        raise GateFailed(why + state["error"])
+    if state["verdict"].refusals:
+        raise GateFailed(why + state["verdict"].refusal_message())
+    return state
 
 
-class QuestionItem(pytest.Item):
+class GateFailed(Exception):
+    """A question regressed or missed its gold, or the gate was refused; the message says how."""
+
+
+class GateItem(pytest.Item):
+    """The gate itself: fails when it cannot vouch for what it compared (or compared nothing).
+
+    Without it, a test set with no scored question would collect nothing and pass.
+    """
+
+    def runtest(self) -> None:
+        """Fail with the refusals (or the error) that keep the gate from passing."""
+        _compared(self.config, "goldpan: the gate cannot pass: ")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """The reason, not a traceback."""
+        if isinstance(excinfo.value, GateFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from: the test set file."""
+        return Path(self.config.getoption("goldpan")), None, self.name
+
+
+class QuestionItem(GateItem):
     """One question of the test set."""
 
     def __init__(self, *, qid: str, **kwargs: Any) -> None:
@@ -116,38 +166,32 @@ class QuestionItem(pytest.Item):
         self.qid = qid
 
     def runtest(self) -> None:
-        """Fail when the question regressed (or, without a snapshot, missed its gold)."""
-        state = _state(self.config)
+        """Fail when the question regressed (or, without a snapshot, missed its gold).
+
+        A question the gate did not compare (scored only now) is skipped with the reason;
+        when the gate is refused, every question fails with it: none was compared.
+        """
+        state = _compared(self.config, "not compared: ")
+        verdict: Verdict = state["verdict"]
         evaluation: Evaluation = state["evaluation"]
-        comparison: Comparison | None = state["comparison"]
-        rank = evaluation.first_gold_rank()[self.qid]
+        result: QuestionResult = state["results"][self.qid]
+        if result.not_compared is not None:
+            pytest.skip(f"not compared: {result.not_compared}")
+        if not result.failed:
+            return
+        from engine.visible import visible_line  # a question never drives the terminal
+
         ranking = evaluation.rankings[self.qid].doc_ids
         gold = ", ".join(evaluation.board.golds[self.qid].gold) or "-"
-        facts = (
-            f"question {self.qid}: {evaluation.texts[self.qid]}\n"
-            f"gold: {gold}\nranked first: {ranking[0] if ranking else '-'}"
+        facts = visible_line(f"question {self.qid}: {evaluation.texts[self.qid]}") + (
+            f"\ngold: {visible_line(gold)}"
+            f"\nranked first: {visible_line(ranking[0]) if ranking else '-'}"
         )
-        if comparison is not None:
-            moved = [m for m in comparison.regressed if m.question == self.qid]
-            if moved:
-                m = moved[0]
-                raise QuestionFailed(
-                    f"got worse since snapshot {comparison.diff.against}: first gold at rank "
-                    f"{m.rank_then or '-'} then, {m.rank_now or '-'} now\n{facts}"
-                )
-            return
-        k = int(self.config.getoption("goldpan_k"))
-        if not 0 < rank <= k:
-            raise QuestionFailed(
-                f"no gold in the top {k} (first gold at rank {rank or '-'})\n{facts}"
+        if result.rank_then is not None:
+            raise GateFailed(
+                f"got worse since snapshot {verdict.against}: first gold at rank "
+                f"{result.rank_then or '-'} then, {result.rank_now or '-'} now\n{facts}"
             )
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        """The question's facts, not a traceback."""
-        if isinstance(excinfo.value, QuestionFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        """Where the item comes from: the test set file."""
-        return Path(self.config.getoption("goldpan")), None, self.name
+        raise GateFailed(
+            f"no gold in the top {verdict.k} (first gold at rank {result.rank_now or '-'})\n{facts}"
+        )

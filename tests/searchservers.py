@@ -33,7 +33,7 @@ from engine.workspace import Workspace
 
 def demo_with_word(path: Path) -> Path:
     """The demo workspace at ``path`` with only ``bm25-word``, pooled (tests copy it)."""
-    ws = build_demo(path, pool=False, kiwi=False)
+    ws = build_demo(path, pool=False, slow=False, models=False)
     for spec in ws.retrievers():
         if spec.name != "bm25-word":
             ws.remove_retriever(spec.name)

@@ -2,7 +2,8 @@
 
 A project folder (pytester's) holds a test set, its accepted snapshot and a package
 ``mypkg`` whose ``search`` reads a config file: which questions it gets wrong changes
-between runs. The README's example test file and plugin command line are run as written.
+between runs. The CI page's (docs/ci.md) example test file and plugin command line are run
+as written.
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ def search(text):
 
 
 def readme_block(heading: str, lang: str) -> str:
-    """The first ``lang`` code block after ``heading`` in README.md."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The first ``lang`` code block after ``heading`` in docs/ci.md (the CI page)."""
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     start = text.index(heading)
     m = re.compile(rf"```{lang}\n(.*?)```", re.S).search(text, start)
-    assert m, f"README.md has no {lang} block after {heading!r}"
+    assert m, f"docs/ci.md has no {lang} block after {heading!r}"
     return m.group(1)
 
 
@@ -105,18 +106,23 @@ def test_evaluate_scores_a_function_as_goldpan_score_does(project):
         ("q2", 1, 2, "d1")
     ]
     assert "q2: rank 1 -> 2, ranked first now: d1; 금속 때문에 생기는 문제" in worse.report()
+    # only the gold is judged here: the search's other documents are holes, and it is told
+    (warning,) = result.warnings
+    assert warning.retriever == "search" and warning.judged < 0.8
+    assert [w.retriever for w in worse.warnings] == ["search"]
     with pytest.raises(Exception, match="not a document of the test set"):
         goldpan.evaluate(lambda text: ["nope"], "tests/retrieval.db")
 
 
 def test_plugin_fails_exactly_the_regressed_questions(project):
     demote(project, "q1", "q5")
-    args = shlex.split(readme_block("### From Python and pytest", "console").split("$ ")[1])
+    args = shlex.split(readme_block("## From Python and pytest", "console").split("$ ")[1])
     assert args[0] == "pytest"
     result = project.runpytest("-p", "goldpan.pytest_plugin", *args[1:], "-v")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)  # the gate's own item passes: it compared
     result.stdout.fnmatch_lines(
         [
+            "*::goldpan PASSED*",
             "*goldpan[[]q1] FAILED*",
             "*goldpan[[]q2] PASSED*",
             "*goldpan[[]q3] PASSED*",
@@ -135,13 +141,13 @@ def test_plugin_without_a_snapshot_fails_the_questions_missing_their_gold(projec
         "-p", "goldpan.pytest_plugin", "--goldpan", "tests/retrieval.db",
         "--goldpan-search", "mypkg.search:search", "--goldpan-k", "1",
     )  # fmt: skip
-    result.assert_outcomes(passed=3, failed=1)
+    result.assert_outcomes(passed=4, failed=1)  # the gate's item and three questions
     assert "no gold in the top 1 (first gold at rank 2)" in result.stdout.str()
 
 
 def test_the_readme_test_file_runs_and_catches_a_regression(project):
     (project.path / "tests" / "test_retrieval.py").write_text(
-        readme_block("### From Python and pytest", "python"), encoding="utf-8"
+        readme_block("## From Python and pytest", "python"), encoding="utf-8"
     )
     project.runpytest("tests/test_retrieval.py").assert_outcomes(passed=2)
     demote(project, "q3")

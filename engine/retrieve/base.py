@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from engine.errors import BadInput, GoldpanError
+from engine.names import param_list as param_list  # its home is engine.names
 from engine.types import EXTERNAL_KIND as EXTERNAL_KIND  # their home is engine.types
 from engine.types import STORED_KINDS as STORED_KINDS
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
@@ -76,6 +77,9 @@ class PrepareEnv:
     """Where term counts are kept between runs (None: built in memory each time)."""
     corpus_hash: str | None = None
     """The hash of the documents handed to ``prepare`` (what a stored index must match)."""
+    hub_models: frozenset[str] = frozenset()
+    """Model names the owner trusted for this workspace: they may load from the hub
+    (:meth:`engine.trust.TrustStore.hub_models`); any other loads from a local folder."""
 
 
 class Retriever(Protocol):
@@ -188,17 +192,3 @@ def one_base(params: Mapping[str, Any], kind: str) -> tuple[str]:
     if len(bases) != 1:
         raise BadInput(f"{kind} reads exactly one base retriever (--of NAME)")
     return (bases[0],)
-
-
-def param_list(value: Any, what: str) -> list[str]:
-    """A list of names from a JSON list or a comma-separated string."""
-    if isinstance(value, str):
-        items = [v.strip() for v in value.split(",")]
-    elif isinstance(value, list | tuple):
-        items = [str(v).strip() for v in value]
-    else:
-        raise BadInput(f"{what}: expected a list of retriever names")
-    items = [i for i in items if i]
-    if not items:
-        raise BadInput(f"{what}: name at least one retriever")
-    return items

@@ -25,10 +25,11 @@ import hashlib
 import json
 import os
 import shlex
+import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.errors import BadInput
 from engine.formats.errors import IngestError
@@ -198,11 +199,14 @@ def cache_key(spec: RetrieverSpec) -> str | None:
 
     Files and folders are read as they are now (relative paths from the current folder,
     as the command itself runs); a folder's files are hashed with their relative paths,
-    leaving out ``__pycache__`` and version-control folders. The cache-key command runs
-    as the command does (no shell) and its standard output is hashed.
+    symbolic links followed, leaving out ``__pycache__`` and version-control folders.
+    The cache-key command runs as the command does (no shell) and its standard output
+    is hashed.
 
     Raises:
-        RetrieverError: a path that does not exist, or a cache-key command that failed.
+        RetrieverError: a path that does not exist; a file or folder that cannot be read
+            (a broken link, no permission); a FIFO or device among the files; or a
+            cache-key command that failed.
     """
     if not declares_cache_key(spec):
         return None
@@ -215,14 +219,9 @@ def cache_key(spec: RetrieverSpec) -> str | None:
                 f"{name}: its cache key file {raw!r} does not exist (from {Path.cwd()})"
             )
         h.update(b"path\0" + raw.encode("utf-8", "surrogatepass") + b"\0")
-        for file in _files(path):
+        for file in _files(path, name):
             h.update(str(file.relative_to(path)).encode("utf-8", "surrogatepass") + b"\0")
-            try:
-                h.update(hashlib.sha256(file.read_bytes()).digest())
-            except OSError as exc:
-                raise RetrieverError(
-                    f"{name}: cannot read its cache key file {file}: {exc.strerror}"
-                ) from None
+            h.update(_file_digest(file, name))
     command = spec.params.get("cache_key_command")
     if command:
         argv = shlex.split(str(command))
@@ -250,12 +249,67 @@ def cache_key(spec: RetrieverSpec) -> str | None:
     return h.hexdigest()
 
 
-def _files(path: Path) -> list[Path]:
-    """``path`` itself, or a folder's regular files in a stable order."""
+def _files(path: Path, name: str) -> list[Path]:
+    """``path`` itself, or a folder's files in a stable order, symbolic links followed.
+
+    The code a key names is often reached through a link (``src/mysearch -> ../lib``): a
+    linked folder is walked like any other, once (a link back up the tree is not walked
+    again). A folder that cannot be read is an error, never left out of the key.
+
+    Raises:
+        RetrieverError: a folder that cannot be listed.
+    """
     if not path.is_dir():
         return [path]
     found: list[Path] = []
-    for folder, dirs, files in os.walk(path):
+    seen: set[tuple[int, int]] = set()
+
+    def refuse(exc: OSError) -> NoReturn:
+        raise RetrieverError(
+            f"{name}: cannot read its cache key folder {exc.filename}: {exc.strerror}"
+        )
+
+    for folder, dirs, files in os.walk(path, onerror=refuse, followlinks=True):
+        try:
+            st = os.stat(folder)
+        except OSError as exc:
+            refuse(exc)
+        if (st.st_dev, st.st_ino) in seen:  # a link to a folder walked already
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_IN_CACHE_KEY)
         found += [Path(folder) / f for f in sorted(files) if not f.endswith(".pyc")]
     return found
+
+
+def _file_digest(file: Path, name: str) -> bytes:
+    """The SHA-256 of a regular file's contents (links followed).
+
+    A FIFO or a device is refused before it is read (reading one would block, or never
+    end); a file that vanished or cannot be read is an error: a key that silently left
+    it out would read as "unchanged" while the code changed.
+
+    Raises:
+        RetrieverError: not a regular file, missing (a broken link), or unreadable.
+    """
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise RetrieverError(
+            f"{name}: cannot read its cache key file {file}: {exc.strerror}"
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise RetrieverError(
+                f"{name}: its cache key file {file} is {kind}, not a regular file; name "
+                "the files the command's output depends on"
+            )
+        try:
+            return hashlib.file_digest(f, "sha256").digest()
+        except OSError as exc:
+            raise RetrieverError(
+                f"{name}: cannot read its cache key file {file}: {exc.strerror}"
+            ) from None

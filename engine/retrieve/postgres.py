@@ -250,7 +250,7 @@ class PostgresRetriever:
             )
         require_psycopg()
         if self.embed_model:
-            from engine.retrieve.dense import require_extra
+            from engine.retrieve.models import require_extra
 
             require_extra()
         self._docs: set[str] | None = None
@@ -262,11 +262,12 @@ class PostgresRetriever:
         """Remember the corpus's doc ids; load the embedding model when there is one."""
         self._docs = {d.id for d in docs}
         if self.embed_model:
-            from engine.retrieve.dense import load_model
+            from engine.retrieve.models import load_model
 
             if env is not None and env.progress:
                 env.progress(f"{self.spec.name}: loading the model", 0, 1)
-            self._model = load_model(self.embed_model, cache)
+            # runs only once trusted, and its trust covers embed_model (engine.trust)
+            self._model = load_model(self.embed_model, cache, online=True)
 
     def _dsn(self) -> str:
         dsn = os.environ.get(self.dsn_env)
@@ -345,18 +346,9 @@ class PostgresRetriever:
 
     def _embeddings(self, questions: Sequence[Question]) -> list[str]:
         """Each question's normalised embedding as pgvector text (float32, round-tripping)."""
-        import numpy as np
+        from engine.retrieve.dense import encode
 
-        vectors = np.asarray(
-            self._model.encode(
-                [self.query_prefix + q.text for q in questions],
-                batch_size=64,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ),
-            dtype=np.float32,
-        )
+        vectors = encode(self._model, [self.query_prefix + q.text for q in questions])
         # 9 significant digits give back the same float32 (pgvector stores float4)
         return ["[" + ",".join(f"{float(x):.9g}" for x in v) + "]" for v in vectors]
 

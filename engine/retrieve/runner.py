@@ -36,6 +36,7 @@ from typing import Any, overload
 from engine.arrays import spans
 from engine.names import check_known
 from engine.pooling import TopDocs
+from engine.ranked import input_hashes
 from engine.retrieve import (
     DEFAULT_DEPTH,
     STORED_KINDS,
@@ -49,14 +50,13 @@ from engine.retrieve import (
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
 from engine.retrieve.rank_helper import RankHelper
-from engine.trust import TrustStore, is_untrusted_kind, what_runs
+from engine.trust import TrustStore, is_untrusted_kind, model_of, what_runs
 from engine.types import (
     BatchRun,
     CachedRun,
     Doc,
     Question,
     RetrieverSpec,
-    TextHasher,
 )
 from engine.workspace import Workspace, WorkspaceError
 
@@ -108,6 +108,13 @@ class RunReport:
     top: dict[str, TopDocs] = field(default_factory=dict)
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
+
+    def failed(self) -> dict[str, str]:
+        """:attr:`errors` but those of retrievers skipped as not trusted (or reading one).
+
+        What the app says failed: a skipped command is said once, by the trust flow.
+        """
+        return {n: e for n, e in self.errors.items() if "not trusted" not in e}
 
 
 class PreparedRetrievers:
@@ -217,8 +224,9 @@ def refresh_runs(
             the others (those that read it are skipped) instead of raising.
         trust: the user's record of trusted retrievers (default: the one in the user's
             config folder). A retriever of a kind that runs a program or sends questions
-            out (:data:`engine.trust.UNTRUSTED_KINDS`) that this user has not trusted for
-            this workspace is never run: it is listed in :attr:`RunReport.untrusted`, and
+            out (:data:`engine.trust.UNTRUSTED_KINDS`), or that loads a model from the hub
+            (:data:`engine.trust.MODEL_KINDS`), that this user has not trusted for this
+            workspace is never run: it is listed in :attr:`RunReport.untrusted`, and
             the retrievers that read it are skipped.
         keep_top: keep each ranking's top ``keep_top`` doc ids in :attr:`RunReport.top`.
 
@@ -253,13 +261,20 @@ def refresh_runs(
                 batched.add(spec.name)
     counts = _CountsLater(ws)
     corpus_hash = ws.corpus_hash()
+    store = trust if trust is not None else TrustStore()
     run = _PoolRun(
         ws,
         questions,
         None if question_ids is None else [q.id for q in questions],
         force,
         corpus_hash,
-        PrepareEnv(store=ws, progress=progress, index_store=counts, corpus_hash=corpus_hash),
+        PrepareEnv(
+            store=ws,
+            progress=progress,
+            index_store=counts,
+            corpus_hash=corpus_hash,
+            hub_models=store.hub_models(ws) if any(model_of(s) for s in specs) else frozenset(),
+        ),
         prepared if prepared is not None else PreparedRetrievers(),
         report,
         {s.name: max(depth, need.get(s.name, depth)) for s in specs},
@@ -268,7 +283,6 @@ def refresh_runs(
         keep_top,
         frozenset(batched),
     )
-    store = trust if trust is not None else TrustStore()
     for spec in store.untrusted(ws, specs):
         report.untrusted[spec.name] = what_runs(spec)
         report.untrusted_kinds[spec.name] = spec.kind
@@ -506,9 +520,9 @@ class _PoolRun:
         spec_depth = self.depths[spec.name]
         bases = bases_of(spec)
         base_runs = {b: ws.runs(b, self.question_ids) for b in bases}
-        # what a cached ranking depends on: corpus, retriever, question text and (for
-        # fusion and rerank) the input hashes of its bases' rankings; for the team's own
-        # code (a command) or engine (a URL), what it says its output depends on (a
+        # what a cached ranking depends on (engine.ranked.input_hashes, the same hash
+        # that says which questions are not ranked yet); for the team's own code (a
+        # command) or engine (a URL), also what it says its output depends on (a
         # declared cache key, the index's identity), else nothing can vouch for a
         # cache: a one-off hash makes every ranking (and its readers') new
         force, volatile, key_words = self.force, "", ""
@@ -525,14 +539,8 @@ class _PoolRun:
                 force, volatile = True, f"volatile {uuid.uuid4()}"
             else:
                 volatile = f"cache key {key}"
-        hasher = TextHasher(corpus_hash, spec.hash, *([volatile] if volatile else []))
-        hashes = {
-            q.id: hasher(
-                q.text,
-                *[base_runs[b][q.id].input_hash if q.id in base_runs[b] else "" for b in bases],
-            )
-            for q in questions
-        }
+        base_hashes = {b: {q: r.input_hash for q, r in r_b.items()} for b, r_b in base_runs.items()}
+        hashes = input_hashes(corpus_hash, spec, questions, base_hashes, volatile)
         stale = [
             q
             for q in questions

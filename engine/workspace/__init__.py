@@ -78,6 +78,7 @@ from engine.workspace.corpus import CorpusTables
 from engine.workspace.held import BUSY_TIMEOUT_S, INTERACTIVE_BUSY_TIMEOUT_S
 from engine.workspace.identity import IDENTITY_VERSION, SQLITE_MAGIC, expected_tables, identify
 from engine.workspace.judgments import (
+    GOLD_IMPORT_EVENT,
     PROPOSAL_EVENT,
     RANKED_EVENT,
     STOP_EVENT,
@@ -101,6 +102,7 @@ from engine.workspace.snapshots import SnapshotTables
 from engine.workspace.team import LeaseState, TeamTables
 
 __all__ = [
+    "GOLD_IMPORT_EVENT",
     "PROPOSAL_EVENT",
     "RANKED_EVENT",
     "STOP_EVENT",

@@ -162,6 +162,29 @@ class RankingTables(EventLog):
             )
         return out
 
+    def input_hashes(
+        self, retrievers: Sequence[str] | None = None, question_ids: Sequence[str] | None = None
+    ) -> dict[str, dict[str, str]]:
+        """Retriever -> question id -> the input hash of its cached ranking.
+
+        Every cached ranking, or those of ``retrievers`` and ``question_ids`` only (what
+        :func:`engine.ranked.not_ranked` compares with the inputs now).
+        """
+        sql = "SELECT retriever, question_id, input_hash FROM runs WHERE true"
+        params: list[str] = []
+        for column, values in (("retriever", retrievers), ("question_id", question_ids)):
+            if values is not None:
+                sql += f" AND {column} IN (SELECT value FROM json_each(?))"
+                params.append(json.dumps(list(values)))
+        out: dict[str, dict[str, str]] = {}
+        for r in self.conn.execute(sql, params):
+            name = decode.text_column(self.path, "runs", "retriever", r[0])
+            qid = decode.text_column(self.path, "runs", "question_id", r[1])
+            out.setdefault(name, {})[qid] = decode.text_column(
+                self.path, "runs", "input_hash", r[2]
+            )
+        return out
+
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
         runs = list(runs)

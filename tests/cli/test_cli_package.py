@@ -22,7 +22,7 @@ from tui.cli import build_parser
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.db"
-    ws = build_demo(path, pool=False)
+    ws = build_demo(path, pool=False, models=False)
     refresh_runs(ws, ["bm25-word"])
     ws.close()
     return path

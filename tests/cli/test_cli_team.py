@@ -13,7 +13,7 @@ from tui.cli import main
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     path = tmp_path_factory.mktemp("team") / "demo.db"
-    build_demo(path).close()
+    build_demo(path, models=False).close()
     return path
 
 

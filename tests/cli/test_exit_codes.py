@@ -294,7 +294,7 @@ def test_a_gate_over_no_scored_question_is_bad_input_not_a_pass_or_a_missed_floo
     gate = ("score", tiny_ws, "--against", "base", "--fail-on-regression", "--quiet")
     code, _, err = run(capsys, *gate, "--tag", "no-answer")
     assert code == 2
-    assert "no question is scored both in base and now" in flat(err)
+    assert "bm25-word: no question is scored both in snapshot base and now" in flat(err)
     assert run(capsys, *gate)[0] == 0  # compared on the scored questions: none got worse
     # ungated, the comparison says there is nothing to compare (not a table of zeros)
     code, out, _ = run(capsys, "score", tiny_ws, "--against", "base", "--tag", "no-answer")

@@ -131,6 +131,20 @@ def snapshot_file(project: Project) -> Path:
     return snap
 
 
+def run_file(project: Project, path: Path) -> Path:
+    """The search program's TREC run as it behaves now (what a CI job writes), at ``path``."""
+    done = subprocess.run(
+        shlex.split(project.command),
+        input="".join(json.dumps({"id": q.id, "text": q.text}) + "\n" for q in QUESTIONS),
+        capture_output=True,
+        text=True,
+        cwd=project.root,
+        check=True,
+    )
+    path.write_text(done.stdout, encoding="utf-8")
+    return path
+
+
 def regressed(out: str) -> dict[str, list[str]]:
     """Per retriever, the regressed questions of `score --against --json`."""
     data = json.loads(out)
@@ -206,19 +220,8 @@ def digest(path: Path) -> str:
 def test_run_file_gates_and_leaves_the_workspace_byte_identical(tmp_path):
     project = make_project(tmp_path)
     snap = snapshot_file(project)
-    run = project.root / "today.trec"
     project.demote("q2")
-    run.write_text(
-        subprocess.run(
-            shlex.split(project.command),
-            input="".join(json.dumps({"id": q.id, "text": q.text}) + "\n" for q in QUESTIONS),
-            capture_output=True,
-            text=True,
-            cwd=project.root,
-            check=True,
-        ).stdout,
-        encoding="utf-8",
-    )
+    run = run_file(project, project.root / "today.trec")
     before = digest(project.ws)
     code, out, err = project.goldpan(
         "score", project.ws, "--run", f"{run}=mysearch", "--against", snap,

@@ -217,7 +217,7 @@ def test_demo_force_replaces_an_old_demo(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "demo.db"
-    ws = build_demo(path, pool=False)
+    ws = build_demo(path, pool=False, models=False)
     ws.write_questions([Question("old-only", "a question only the old demo has")])
     ws.close()
     code, _, err = run(capsys, "demo", "--path", path, "--force", "--no-open")

@@ -20,7 +20,7 @@ from tests.cranfield import cranfield_beir
 @pytest.fixture(scope="module")
 def demo_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sweep") / "demo.db"
-    build_demo(path, pool=True).close()
+    build_demo(path, pool=True, models=False).close()
     return path
 
 

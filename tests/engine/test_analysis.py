@@ -18,7 +18,6 @@ from engine.analysis import (
     latency,
     noanswer_calibration,
     question_overlaps,
-    relation,
     sweep,
     wins_of,
 )
@@ -29,6 +28,7 @@ from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import score_workspace
+from engine.series import relation
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
@@ -200,19 +200,75 @@ def test_failures_empty_when_every_gold_is_first(tiny_ws):
 
 def test_relation_overview_neighbour_other():
     gold = Doc("g", "감쇠 보정 원리", "본문", {"series": "ac", "number": "TD-1"})
+
+    def kind(top: Doc) -> str:
+        return relation(top, gold).kind
+
     # overview: a summary word in the title (any case), or the text quotes the gold's title
-    assert relation(Doc("o1", "감쇠 시리즈 총정리", "..."), gold) == "overview"
-    assert relation(Doc("o2", "PET Overview", "..."), gold) == "overview"
-    assert relation(Doc("o3", "공지", "앞 글: 감쇠 보정 원리 참고"), gold) == "overview"
+    assert kind(Doc("o1", "감쇠 시리즈 총정리", "...")) == "overview"
+    assert kind(Doc("o2", "PET Overview", "...")) == "overview"
+    assert kind(Doc("o3", "공지", "앞 글: 감쇠 보정 원리 참고")) == "overview"
     # neighbour: a shared series, number, version or article field
-    assert relation(Doc("n1", "감쇠 보정 금속", "...", {"series": "ac"}), gold) == "neighbour"
-    assert relation(Doc("n2", "다른 글", "...", {"number": "TD-1"}), gold) == "neighbour"
+    assert kind(Doc("n1", "감쇠 보정 금속", "...", {"series": "ac"})) == "neighbour"
+    assert kind(Doc("n2", "다른 글", "...", {"number": "TD-1"})) == "neighbour"
     # other: no shared field value, a field the gold lacks, or no fields at all
-    assert relation(Doc("x1", "다른 글", "...", {"series": "mr"}), gold) == "other"
-    assert relation(Doc("x2", "다른 글", "...", {"version": "2"}), gold) == "other"
-    assert relation(Doc("x3", "다른 글", "..."), gold) == "other"
+    assert kind(Doc("x1", "다른 글", "...", {"series": "mr"})) == "other"
+    assert kind(Doc("x2", "다른 글", "...", {"version": "2"})) == "other"
+    assert kind(Doc("x3", "다른 글", "...")) == "other"
     # an untitled gold is never "quoted"
-    assert relation(Doc("x4", "다른 글", "아무 내용"), Doc("g2", "", "본문")) == "other"
+    assert relation(Doc("x4", "다른 글", "아무 내용"), Doc("g2", "", "본문")).kind == "other"
+
+
+def test_failures_name_a_title_series_and_both_titles(tmp_path: Path):
+    """Posts whose front matter holds no series: the titles say it (the seed's posts)."""
+    ws = new_workspace(tmp_path / "posts.db")
+    ws.write_docs(
+        [
+            Doc("p5", "PET 원리 ⑤ 감쇠", "감쇠 보정은 CT로 한다"),
+            Doc("p6", "PET 원리 ⑥ 산란", "산란 보정 감쇠 보정 감쇠 보정 이야기"),
+            Doc("m0", "오개념 ⓪ 개요", "흔한 오개념 모음: 산란 보정 오해"),
+            Doc("m3", "오개념 ③ 산란 보정은 필요 없다", "틀린 믿음"),
+        ]
+    )
+    ws.write_questions([Question("q1", "감쇠 보정"), Question("q2", "산란 보정 오해")])
+    ws.write_labels([Label("q1", "p5", "mina", 2), Label("q2", "m3", "mina", 1)])
+    refresh_runs(ws, ["bm25-word"])
+    rows = {f.question_id: f for f in failures(ws, "bm25-word")}
+    assert [ws.runs("bm25-word")[q].doc_ids[0] for q in ("q1", "q2")] == ["p6", "m0"]
+    q1, q2 = rows["q1"], rows["q2"]
+    assert (q1.relation, q1.detail, q1.series) == (
+        "neighbour",
+        "neighbour in series 'PET 원리' (⑤ vs ⑥)",
+        "PET 원리",
+    )
+    assert (q1.gold_doc, q1.gold_title, q1.top_doc, q1.top_title) == (
+        "p5",
+        "PET 원리 ⑤ 감쇠",
+        "p6",
+        "PET 원리 ⑥ 산란",
+    )
+    assert (q2.relation, q2.detail) == ("overview", "overview of series '오개념' (개요)")
+    ws.close()
+
+
+def test_failures_compare_the_winner_with_the_gold_it_relates_to(tmp_path: Path):
+    """Two gold documents: the winner is named a neighbour of the one in its series,
+    though the other is graded higher."""
+    ws = new_workspace(tmp_path / "two.db")
+    ws.write_docs(
+        [
+            Doc("a", "감쇠 보정 정리 노트", "감쇠"),
+            Doc("b2", "SPECT QC (2) 회전 중심", "회전 중심"),
+            Doc("b3", "SPECT QC (3) 콜리메이터", "감쇠 감쇠 감쇠 회전"),
+        ]
+    )
+    ws.write_questions([Question("q", "감쇠 회전")])
+    ws.write_labels([Label("q", "a", "mina", 3), Label("q", "b2", "mina", 1)])
+    refresh_runs(ws, ["bm25-word"])
+    (f,) = failures(ws, "bm25-word")
+    assert f.top_doc == "b3" and f.gold == ("a", "b2")
+    assert (f.gold_doc, f.detail) == ("b2", "neighbour in series 'SPECT QC' (2) vs (3)")
+    ws.close()
 
 
 # -- sweep ----------------------------------------------------------------------------------
@@ -243,6 +299,8 @@ def test_sweep_grid_by_hand(apple_ws):
         assert _lucene(3, 12, avgdl, k1, 0.0) > _lucene(1, 1, avgdl, k1, 0.0)
         # b = 0.75: the long document is penalised: gold first, MRR 1
         assert _lucene(1, 1, avgdl, k1, 0.75) > _lucene(3, 12, avgdl, k1, 0.75)
+    refresh_runs(apple_ws, ["bm25-word"])  # the scored questions: those it has ranked
+    cached = apple_ws.runs("bm25-word")
     cells = sweep(apple_ws, "bm25-word", [1.2, 1.5], [0.0, 0.75])
     assert len(cells) == 4
     assert [(c.k1, c.b, c.value) for c in cells] == [
@@ -252,7 +310,7 @@ def test_sweep_grid_by_hand(apple_ws):
         (1.5, 0.75, 1.0),
     ]
     # sweeping ranks afresh: nothing is cached or stored
-    assert apple_ws.runs("bm25-word") == {}
+    assert apple_ws.runs("bm25-word") == cached
 
 
 def test_sweep_own_cell_equals_score(apple_ws, tiny_ws):
@@ -271,10 +329,8 @@ def test_sweep_own_cell_equals_score(apple_ws, tiny_ws):
             assert cell.value == board.retrievers[name].means[metric]
     # the tag filter matches score's
     (cell,) = sweep(ws, "bm25-word", [1.5], [0.75], "mrr", tag="easy")
-    assert (
-        cell.value
-        == score_workspace(ws, metrics=["mrr"], tag="easy").retrievers["bm25-word"].means["mrr"]
-    )
+    board = score_workspace(ws, metrics=["mrr"], retrievers=["bm25-word"], tag="easy")
+    assert cell.value == board.retrievers["bm25-word"].means["mrr"]
     ws.close()
 
 

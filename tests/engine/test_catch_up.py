@@ -88,8 +88,10 @@ def test_a_question_pooled_elsewhere_is_rescored_without_a_reload(pooled):
         before = view(b)
         reloads = b.reloads
         other = Workspace.open(pooled)
-        try:  # another process re-ranks one question: d4 now first
-            other.write_runs([CachedRun("bm25-word", "q2", ("d4", "d1"), (2.0, 1.0), 1.0, "h", 10)])
+        try:  # another process re-ranks one question: d4 now first (same inputs)
+            made_for = other.run_hashes("bm25-word")["q2"][0]
+            run = CachedRun("bm25-word", "q2", ("d4", "d1"), (2.0, 1.0), 1.0, made_for, 10)
+            other.write_runs([run])
         finally:
             other.close()
         assert b.reload_if_changed()

@@ -63,7 +63,10 @@ def test_questions_and_labels_shape(demo):
 
 def test_demo_is_pooled_and_scored(demo):
     board = score_workspace(demo)
-    assert set(board.retrievers) == {"bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi"}
+    assert set(board.retrievers) == {
+        *("bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi"),
+        *("e5", "hybrid", "hybrid+id"),  # vector, its hybrid with word+bigram, + id boost
+    }
     assert board.counts["scored"] >= 25
     for rs in board.retrievers.values():
         assert rs.missing == 0

@@ -65,7 +65,7 @@ def encode(model, texts: list[str]) -> np.ndarray:
 def pooled_demo(tmp_path_factory, model_path) -> Path:
     """The demo with `dense` (MiniLM) and `hybrid` (rrf of dense and bm25-bigram), pooled."""
     path = tmp_path_factory.mktemp("dense") / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     add = ["retriever", "add", str(path)]
     assert main([*add, "dense", "--kind", "dense", "--model", model_path]) == 0
     assert main([*add, "hybrid", "--kind", "rrf", "--of", "dense,bm25-bigram"]) == 0
@@ -274,7 +274,7 @@ def test_rerank_reorders_the_base_top_by_independent_cross_encoder_scores(
     from transformers import AutoTokenizer, BertForSequenceClassification
 
     path = tmp_path / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     code, _, err = run(
         capsys,
         "retriever",

@@ -95,7 +95,7 @@ def test_identical_rankings_agree_fully():
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fid") / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     return path
 
 

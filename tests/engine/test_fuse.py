@@ -33,7 +33,7 @@ def ranx() -> Iterator[Any]:
 def pooled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo workspace whose three BM25 retrievers are pooled (48 docs, 49 questions)."""
     path = tmp_path_factory.mktemp("fuse") / "demo.db"
-    build_demo(path, pool=True).close()
+    build_demo(path, pool=True, models=False).close()
     return path
 
 

@@ -66,7 +66,7 @@ def demo_file(tmp_path_factory) -> Path:
     from tui.cli import main
 
     path = tmp_path_factory.mktemp("demo") / "demo.db"
-    build_demo(path, kiwi=False).close()
+    build_demo(path, slow=False, models=False).close()
     assert main(["retriever", "remove", str(path), "bm25-kiwi"]) == 0
     return path
 
@@ -498,7 +498,7 @@ def test_a_schema_10_workspace_upgrades_and_keeps_every_row(tmp_path, monkeypatc
     with monkeypatch.context() as m:
         m.setattr(lifecycle, "MIGRATIONS", MIGRATIONS[:10])
         m.setattr(lifecycle, "SCHEMA_VERSION", 10)
-        build_demo(path, kiwi=False).close()
+        build_demo(path, slow=False, models=False).close()
     before = dump(path)
     assert "model_labels" not in before
     with Workspace.open(path) as ws:

@@ -169,7 +169,7 @@ def vectors(pglite_process, st_model, model_path, env, tmp_path_factory):
     the test's own: only the questions are embedded by goldpan), which keeps it quick.
     """
     path = tmp_path_factory.mktemp("pglite") / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     with Workspace.open(path, readonly=True) as ws:
         docs, questions = ws.docs(), ws.questions()
     with pytest.MonkeyPatch.context() as mp:

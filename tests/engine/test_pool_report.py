@@ -15,7 +15,7 @@ WORD_LEVEL = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
 
 
 def test_a_pool_keeps_each_new_ranking_top_and_the_report_reads_it(tmp_path: Path) -> None:
-    ws = build_demo(tmp_path / "demo.db", pool=False)
+    ws = build_demo(tmp_path / "demo.db", pool=False, models=False)
     try:
         ws.remove_retriever("bm25-kiwi")  # no Kiwi here: the word-level retrievers suffice
         report = refresh_runs(ws, depth=100, keep_top=10)
@@ -65,7 +65,7 @@ def test_the_gold_count_is_every_question_resolved_whatever_made_a_document_gold
     from engine.grades import is_relevant
     from engine.types import Adjudication, Label
 
-    ws = build_demo(tmp_path / "demo.db", pool=False)
+    ws = build_demo(tmp_path / "demo.db", pool=False, models=False)
     try:
         ws.remove_retriever("bm25-kiwi")
         report = refresh_runs(ws, depth=100, keep_top=10)
@@ -96,7 +96,7 @@ def test_maybe_relevant_pairs_keep_every_relevant_grade_and_every_value_not_a_gr
     from engine.grades import MAX_GRADE, NOT_RELEVANT, RELEVANT
     from engine.types import Label
 
-    ws = build_demo(tmp_path / "demo.db", pool=False)
+    ws = build_demo(tmp_path / "demo.db", pool=False, models=False)
     try:
         qid = ws.question_ids()[0]
         docs = [d for (d,) in ws.conn.execute("SELECT id FROM docs ORDER BY id LIMIT 4")]

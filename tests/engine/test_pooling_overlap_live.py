@@ -5,6 +5,7 @@ from engine.gold import resolve_one
 from engine.live import LiveScores
 from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.pooling import blind_key, only_found_by, pool
+from engine.ranked import workspace_not_ranked
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label, Verdict
@@ -37,27 +38,33 @@ def test_title_overlap_share_of_question_tokens():
     assert ov.overlap("").score == 0.0
 
 
+POOLED = ["bm25-word", "bm25-bigram"]
+"""The retrievers these tests pool (and score: the others have not ranked a question)."""
+
+
 def _live(ws: Workspace) -> LiveScores:
+    runs = ws.all_runs()
     return LiveScores(
         ws.question_ids(),
         workspace_golds(ws),
-        ws.all_runs(),
+        {n: runs[n] for n in POOLED},
         tags={q.id: q.tags for q in ws.questions()},
         latency=latency(ws),
+        not_ranked=workspace_not_ranked(ws, POOLED),
     )
 
 
 def test_live_scores_follow_labels_and_equal_goldpan_score(tiny_ws):
     ws = Workspace.open(tiny_ws)
-    refresh_runs(ws, ["bm25-word", "bm25-bigram"])
+    refresh_runs(ws, POOLED)
     live = _live(ws)
-    # retrievers without cached rankings score 0 in both
-    assert live.means() == {n: rs.means for n, rs in score_workspace(ws).retrievers.items()}
+    board = score_workspace(ws, retrievers=POOLED)
+    assert live.means() == {n: rs.means for n, rs in board.retrievers.items()}
     before = live.means()["bm25-bigram"]["mrr"]
     # a label change: q4 gets a gold doc; only that question's row is recomputed
     ws.write_labels([Label("q4", "d4", "mina", 1)])
     live.update(resolve_one("q4", {"mina": {"d4": 1}}, {}))
-    board = score_workspace(ws)
+    board = score_workspace(ws, retrievers=POOLED)
     assert live.counts() == board.counts
     for name, rs in board.retrievers.items():
         assert live.means()[name] == rs.means
@@ -76,7 +83,7 @@ def test_live_scores_asked_for_after_labels_equal_those_kept_from_the_start(tiny
     import sys
 
     ws = Workspace.open(tiny_ws)
-    refresh_runs(ws, ["bm25-word", "bm25-bigram"])
+    refresh_runs(ws, POOLED)
     kept, late = _live(ws), _live(ws)
     kept.means()
     ws.write_labels([Label("q4", "d4", "mina", 1)])
@@ -87,7 +94,8 @@ def test_live_scores_asked_for_after_labels_equal_those_kept_from_the_start(tiny
     assert late.means() == kept.means()
     assert late.rows() == kept.rows()
     assert late.values("bm25-word", "mrr")[0] == kept.values("bm25-word", "mrr")[0]
-    assert late.latency == latency(ws) and late.counts() == score_workspace(ws).counts
+    assert late.counts() == score_workspace(ws, retrievers=POOLED).counts
+    assert late.latency == latency(ws)
     code = (
         "import sys; from engine.session import LabelingSession; "
         "from engine.workspace import Workspace; "
@@ -103,7 +111,7 @@ def test_live_scores_asked_for_after_labels_equal_those_kept_from_the_start(tiny
 
 def test_live_rows_hardest_first_and_tag_filter(tiny_ws):
     ws = Workspace.open(tiny_ws)
-    refresh_runs(ws, ["bm25-word", "bm25-bigram"])
+    refresh_runs(ws, POOLED)
     live = _live(ws)
     rows = live.rows()
     assert {r.question_id for r in rows} == {"q1", "q2", "q3"}
@@ -112,6 +120,7 @@ def test_live_rows_hardest_first_and_tag_filter(tiny_ws):
     assert [r.question_id for r in live.rows(tag="easy")] == ["q1"]
     assert live.counts("easy") == {
         "scored": 1,
+        "not_ranked": 0,
         "no_answer": 0,
         "disputed": 0,
         "recheck": 0,

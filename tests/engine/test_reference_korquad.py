@@ -250,6 +250,7 @@ def test_metrics_match_reference(
     board = json.loads(capsys.readouterr().out)
     assert board["questions"] == {
         "scored": N_QUESTIONS,
+        "not_ranked": 0,
         "no_answer": 0,
         "disputed": 0,
         "recheck": 0,

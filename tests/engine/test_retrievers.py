@@ -42,7 +42,7 @@ def add_retriever(capsys, *argv: object) -> None:
 def demo_path(tmp_path: Path) -> Path:
     """A fresh, unpooled demo workspace (48 docs, 49 questions)."""
     path = tmp_path / "demo.db"
-    build_demo(path, pool=False).close()
+    build_demo(path, pool=False, models=False).close()
     return path
 
 
@@ -566,7 +566,7 @@ def test_a_changed_base_makes_the_fusion_stale(tiny_ws):
 
 def test_a_fused_ranking_does_not_depend_on_how_deep_its_bases_were_cached(tmp_path):
     def fused_at_depth_3(path: Path, deepen_first: bool) -> dict[str, tuple[str, ...]]:
-        with build_demo(path, pool=False) as ws:
+        with build_demo(path, pool=False, models=False) as ws:
             ws.add_retriever(RetrieverSpec("f", "rrf", {"of": ["bm25-word", "bm25-bigram"]}))
             if deepen_first:
                 refresh_runs(ws, ["bm25-word", "bm25-bigram"], depth=100)

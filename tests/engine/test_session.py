@@ -145,8 +145,7 @@ def test_live_latencies_follow_rankings_pooled_after_they_were_read(tiny_ws):
         session.catch_up()
         assert session.live.latency["bm25-word"].timed == 1
         refresh_runs(session.ws, ["bm25-word"], question_ids=["q4"], force=True)  # this one
-        run = session.ws.runs("bm25-word")["q4"]
-        session.take_ranking("bm25-word", "q4", run.doc_ids)
+        session.take_rankings("q4")
         assert session.live.latency == latency(session.ws)
         assert session.live.latency["bm25-word"].timed == 2
     finally:

@@ -423,7 +423,7 @@ def test_demo_force_checks_again_before_replacing_a_file_opened_during_its_build
     monkeypatch.setattr(engine.demo, "refresh_runs", pool_while_another_opens)
     try:
         with pytest.raises(WorkspaceError, match="open in another goldpan"):
-            engine.demo.build_demo(path, force=True, kiwi=False)
+            engine.demo.build_demo(path, force=True, slow=False, models=False)
         assert holders, "the build never pooled"
         assert path.read_bytes() == before
         assert not deleted_side_files(holders[0].pid)

@@ -24,7 +24,7 @@ APP_SIZE = (120, 40)
 def demo_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo workspace, built and pooled once per test session."""
     path = tmp_path_factory.mktemp("demo-master") / "demo.db"
-    build_demo(path).close()
+    build_demo(path, models=False).close()
     return path
 
 

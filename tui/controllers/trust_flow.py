@@ -4,8 +4,9 @@ A ``command``, ``http``, ``opensearch``/``elasticsearch`` or ``postgres`` retrie
 program or sends questions somewhere the workspace names; :mod:`engine.trust` runs one only
 once this user trusted exactly that. Before the first pool of a session the app asks about
 the untrusted ones in a dialog (:class:`~tui.screens.modals.TrustScreen`), holding back the
-questions to pool until it is answered. A served session (``goldpan serve``) never asks and
-never trusts: trust is the machine owner's, so it pools without them and says who can.
+pools (of a question, of the questions not ranked yet) until it is answered. A served
+session (``goldpan serve``) never asks and never trusts: trust is the machine owner's, so
+it pools without them and says who can.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ class TrustFlow:
         self.app = app
         self.store = TrustStore()
         """The user's record of trusted retrievers (outside the workspace)."""
-        self.pending: list[str] | None = None
-        """Questions waiting for the answer to the trust question (None: not asking)."""
+        self.pending: list[Callable[[], object]] | None = None
+        """Pools waiting for the answer to the trust question (None: not asking)."""
         self.asked = False
         """The trust question is asked once per session; unanswered commands are skipped."""
 
-    def pool(self, question_id: str, run: Callable[[str], object]) -> None:
-        """Pool ``question_id`` with ``run``; first ask, once, about untrusted retrievers.
+    def pool(self, run: Callable[[], object]) -> None:
+        """Start a pool (``run``); first ask, once, about untrusted retrievers.
 
         Served (a browser tab of ``goldpan serve``), nothing is asked: trust is for the
         person who owns this machine, so the session pools without the commands they have
@@ -44,7 +45,7 @@ class TrustFlow:
         """
         app = self.app
         if self.pending is not None:  # the question is on screen: pool after it
-            self.pending.append(question_id)
+            self.pending.append(run)
             return
         if not self.asked and app.readonly_reason is None:
             try:
@@ -56,14 +57,14 @@ class TrustFlow:
                 self.asked = True
                 if app.served is not None:
                     self.say_untrusted([s.name for s in untrusted])
-                    run(question_id)
+                    run()
                     return
-                self.pending = [question_id]
-                self._ask(untrusted, run)
+                self.pending = [run]
+                self._ask(untrusted)
                 return
-        run(question_id)
+        run()
 
-    def _ask(self, untrusted: list[RetrieverSpec], run: Callable[[str], object]) -> None:
+    def _ask(self, untrusted: list[RetrieverSpec]) -> None:
         """Show the dialog; its answer trusts (or skips) them and pools what waited."""
         app = self.app
         shown = [(s.name, command_shown(what_runs(s))) for s in untrusted]
@@ -77,8 +78,8 @@ class TrustFlow:
             else:
                 self.say_untrusted([n for n, _ in shown])
             pending, self.pending = self.pending or [], None
-            for qid in dict.fromkeys(pending):
-                run(qid)
+            for run in pending:
+                run()
 
         app.push_screen(TrustScreen(app.workspace_path.name, shown), answered)
 

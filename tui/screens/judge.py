@@ -17,7 +17,6 @@ from engine.counters import left_to_judge
 from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
 from engine.stopping import Offer
-from engine.types import STORED_KINDS
 from tui.actions import Command, bindings, with_keys
 from tui.crash import failure_notice
 from tui.literal import literal, visible
@@ -340,14 +339,8 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             model=self._model_marks(qid),
         )
         self.listed = qid
-        imported = {s.name for s in session.ws.retrievers() if s.kind in STORED_KINDS}
-        missing = [
-            r
-            for r in session.live.retrievers
-            if r not in imported and qid not in session.live.rankings[r]
-        ]
         pool = qid not in self.gp.pool_tried and self.gp.readonly_reason is None
-        if missing and not self.pooling and pool:
+        if qid in session.live.not_ranked and not self.pooling and pool:
             self.pooling = True
             self.gp.pool_question(qid)
         self.show_document()
@@ -397,7 +390,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         self.stoppable = self.offer is not None or (state.stop is not None and not self.is_viewer)
         text = Text.assemble(
             ("you: ", "dim"),
-            (mine.verdict if mine else "-", "bold"),
+            (self._you(state), "bold"),
             ("   gold: ", "dim"),
             (gold.status.value, "bold"),
             (f" ({len(gold.gold)} docs)" if gold.gold else "", ""),
@@ -406,10 +399,8 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         )
         if self.pooling:
             text.append("   pooling…", style="italic yellow")
-        elif self.gp.readonly_reason is not None and any(
-            qid not in session.live.rankings[r] for r in session.live.retrievers
-        ):
-            text.append("   not pooled (read-only)", style="italic yellow")
+        elif self.gp.readonly_reason is not None and qid in session.live.not_ranked:
+            text.append("   not ranked yet (read-only)", style="italic yellow")
         if self.show_model:
             names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
             shown = visible(", ".join(names)) if names else "none graded this question"
@@ -434,6 +425,21 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
         self.query_one("#status", Lines).show(text)
+
+    def _you(self, state: QuestionState) -> str:
+        """What you said of the question: your verdict, else what your grades add up to.
+
+        "judged" is :func:`engine.counters.is_judged`, as the progress line counts it.
+        """
+        if state.verdict is not None:
+            return state.verdict.verdict
+        if not state.mine:
+            return "-"
+        relevant = sum(1 for g in state.mine.values() if is_relevant(g))
+        found = f"{relevant} relevant" if relevant else "none relevant"
+        if state.question_id in self.gp.session.judged_questions():
+            return f"judged, {found}"
+        return f"{found} so far"
 
     # -- actions -------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from tui.widgets.review_panels import (
     PoolPanel,
     SweepPanel,
     TagsPanel,
+    tag_pair,
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
@@ -33,17 +34,46 @@ from tui.widgets.snapshot_diff import (
     since_text,
     snapshot_choices,
 )
-from tui.widgets.tables import fill
+from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
     from engine.compare import FloatArray
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
-REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
+REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+METRICS_PADDING = 2
+"""The metrics table's cell padding where it fits (a narrow terminal takes less)."""
 
 
-def rank_cell(rank: int) -> Text:
-    """A gold rank, coloured: 1 green, 2-3 yellow, 4-10 orange, deeper red, missed ``-``."""
+def holes_text(means: dict[str, dict[str, float]], scored: int) -> Text:
+    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line."""
+    from engine.holes import HOLE_METRIC, judged_warnings
+
+    warned = judged_warnings(
+        {r: (m[HOLE_METRIC], scored) for r, m in means.items() if HOLE_METRIC in m}
+    )
+    if not warned:
+        return Text()
+    figures = ", ".join(f"{w.retriever.removeprefix('bm25-')} {w.judged:.0%}" for w in warned)
+    return Text.assemble(
+        "\n",
+        (f"Judged@10 under {warned[0].min_judged:.0%}: ", "bold yellow"),
+        (visible(figures), "yellow"),
+        (" · lower scores there are unknown, not worse", "dim"),
+    )
+
+
+NOT_RANKED = "not ranked"
+"""A grid cell of a retriever that has not ranked the question yet (never a miss)."""
+
+
+def rank_cell(rank: int, ranked: bool = True) -> Text:
+    """A gold rank, coloured: 1 green, 2-3 yellow, 4-10 orange, deeper red, missed ``-``.
+
+    Not ``ranked`` yet (:mod:`engine.ranked`): :data:`NOT_RANKED`, whatever ``rank`` is.
+    """
+    if not ranked:
+        return Text(NOT_RANKED, style="italic yellow", justify="right")
     if rank == 0:
         return Text("-", style="bold red", justify="right")
     style = (
@@ -63,22 +93,21 @@ class ReviewScreen(GoldpanScreen):
 ## Review
 
 The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
-Recall@5, nDCG@10, rescored (never re-run) at every label, and speed: **ms p50** and
-**ms p95** of one question ranked alone (as a user's query waits), **q/s** the pool's
-throughput (questions per second in its batches); `-` where nothing was timed alone.
+Recall@5, nDCG@10, rescored (never re-run) at every label; **Judged@10**, the share of
+its top 10 a person judged (under 80%, its lower scores are unknown, not worse); **ms
+p50** / **p95** of one question ranked alone, **q/s** the pool's throughput.
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
-top 100), hardest first, and the rank-1 document that beat it.
+top 100; `not ranked`: not ranked yet, left out of every mean), hardest first, and the
+rank-1 document that beat it.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
 - **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
   only when it excludes 0), and how many questions a difference needs.
-- **by tag**: `easy` vs `hard`, high vs low title overlap.
-- **failures**: where A misses rank 1 and what won.
-- **no-answer**: A's top-1 scores and the best threshold.
-- **sweep**: A's MRR over k1 x b; a check, not a knob.
-- **pool**: what only each retriever found.
+- **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
+- **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
+- **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
 `review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
 """
@@ -126,6 +155,26 @@ top 100), hardest first, and the rank-1 document that beat it.
             title="Review: choose retriever B",
         ),
         Command(
+            "1",
+            "next_tag1",
+            "Tag 1",
+            "By tag: the first tag compared (cycles through every tag)",
+            "review.tag1",
+            title="Review: by tag, choose the first tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
+            "2",
+            "next_tag2",
+            "Tag 2",
+            "By tag: the second tag compared (cycles through every tag)",
+            "review.tag2",
+            title="Review: by tag, choose the second tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
             "s",
             "next_since",
             "Since",
@@ -145,16 +194,27 @@ top 100), hardest first, and the rank-1 document that beat it.
     """Index of retriever A."""
     b: reactive[int] = reactive(1)
     """Index of retriever B."""
+    tag1: reactive[str | None] = reactive(None)
+    """The first tag the by-tag panel compares (None: :func:`tag_pair`'s choice)."""
+    tag2: reactive[str | None] = reactive(None)
+    """The second tag the by-tag panel compares."""
     since: reactive[int] = reactive(0)
     """Index of the snapshot compared with, newest first (past the last: none)."""
     _baseline_cache: Baseline | None = None
+    _fitted_width = 0
+    """The width the metrics table was last fitted to (:func:`tui.widgets.tables.fitted`)."""
     _snapshot_count = 0
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
         yield Header()
         yield Static(id="review-counts")
-        yield DataTable(id="metrics", cursor_type="none", show_cursor=False, cell_padding=2)
+        yield DataTable(
+            id="metrics",
+            cursor_type="none",
+            show_cursor=False,
+            cell_padding=METRICS_PADDING,
+        )
         yield Static(id="panel-title")
         with ContentSwitcher(initial="scores", id="panels"):
             with Horizontal(id="scores"):
@@ -186,6 +246,11 @@ top 100), hardest first, and the rank-1 document that beat it.
         super().redraw()
         self._baseline_cache = None  # a snapshot may have been taken meanwhile
         self.refresh_scores()
+
+    def on_resize(self) -> None:
+        """Another width: fit the metrics table to it."""
+        if (self.size.width or self.app.size.width) != self._fitted_width:
+            self.refresh_scores()
 
     def follow_current(self) -> None:
         """Rest the grid's cursor on the current question when it is scored."""
@@ -224,11 +289,67 @@ top 100), hardest first, and the rank-1 document that beat it.
         return cached, len(choices)
 
     def watch_panel(self) -> None:
-        """Show another panel."""
+        """Show another panel (the by-tag panel's keys come and go with it).
+
+        The arrow keys go to what is on screen: the grid, or a panel's list of rows
+        (failures, pool).
+        """
+        self.refresh_bindings()
         self.query_one(ContentSwitcher).current = (
             "scores" if self.panel == "scores" else f"panel-{self.panel}"
         )
+        panel = self.current_panel()
+        rows = (
+            [self.query_one("#grid", DataTable)]
+            if panel is None
+            else [t for t in panel.query(DataTable) if t.cursor_type == "row"]
+        )
+        if rows:
+            rows[0].focus()
         self.refresh_panel()
+
+    @property
+    def on_tags_panel(self) -> bool:
+        """The by-tag panel is on screen (its keys choose the tags it compares)."""
+        return self.panel == "tags"
+
+    def _tags(self) -> tuple[str, str] | None:
+        return tag_pair(self.gp.session.live.all_tags(), self.tag1, self.tag2)
+
+    def _next_tag(self, mine: str | None, other: str | None) -> str | None:
+        """The tag after ``mine`` in the workspace's, never ``other`` when there are two."""
+        tags = self.gp.session.live.all_tags()
+        i = tags.index(mine) if mine in tags else -1
+        for step in range(1, len(tags) + 1):
+            candidate = tags[(i + step) % len(tags)]
+            if candidate != other or len(tags) == 1:
+                return candidate
+        return mine
+
+    def action_next_tag1(self) -> None:
+        """Compare another first tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = self._next_tag(pair[0], pair[1]), pair[1]
+
+    def action_next_tag2(self) -> None:
+        """Compare another second tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = pair[0], self._next_tag(pair[1], pair[0])
+
+    def watch_tag1(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def watch_tag2(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def _tags_chosen(self) -> None:
+        if self.is_mounted:
+            self.query_one(TagsPanel).redraw()
+            self.refresh_panel()
 
     def watch_a(self) -> None:
         """Retriever A changed."""
@@ -277,11 +398,12 @@ top 100), hardest first, and the rank-1 document that beat it.
         a, b = self._names()
         panel = self.current_panel()
         title = "scores per question" if panel is None else panel.TITLE
+        tags = " vs ".join(dict.fromkeys(self._tags() or ("no tags",)))
         self.query_one("#panel-title", Static).update(
             Text.assemble(
                 ("panel: ", "dim"),
-                (visible(title.format(a=a or "-", b=b or "-")), "bold"),
-                ("   p next · a/b retrievers", "dim"),
+                (visible(title.format(a=a or "-", b=b or "-", tags=tags)), "bold"),
+                (f"   p next · {AnalysisPanel.HINT if panel is None else panel.HINT}", "dim"),
             )
         )
         if panel is None or not a:
@@ -302,23 +424,19 @@ top 100), hardest first, and the rank-1 document that beat it.
 
     def _group_means(
         self, high: list[str], low: list[str]
-    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
-        """Live means on easy / hard / high-overlap / low-overlap questions."""
+    ) -> tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]]:
+        """Live means on the two tags compared and on high / low title overlap questions."""
         live = self.gp.session.live
-        groups = {
-            "easy": live.means("easy"),
-            "hard": live.means("hard"),
-            "hi-ov": live.means_for(high),
-            "lo-ov": live.means_for(low),
-        }
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
-        counts = {
-            "easy": live.counts("easy")["scored"],
-            "hard": live.counts("hard")["scored"],
-            "hi-ov": len(scored & set(high)),
-            "lo-ov": len(scored & set(low)),
-        }
-        return groups, list(live.retrievers), counts
+        groups = [
+            (tag, live.means(tag), live.counts(tag)["scored"])
+            for tag in dict.fromkeys(self._tags() or ())
+        ]
+        groups += [
+            ("hi-ov", live.means_for(high), len(scored & set(high))),
+            ("lo-ov", live.means_for(low), len(scored & set(low))),
+        ]
+        return groups, list(live.retrievers)
 
     def refresh_scores(self) -> None:
         """Redraw the metrics table, counts and grid from the live scores."""
@@ -328,16 +446,7 @@ top 100), hardest first, and the rank-1 document that beat it.
         means = live.means(self.tag)
         counts = live.counts(self.tag)
         baseline, n_snapshots = self._baseline()
-        then_means = (
-            baseline.means(
-                None
-                if self.tag is None
-                else [q for q in live.question_ids if self.tag in live.tags[q]],
-                key=self.tag,
-            )
-            if baseline
-            else {}
-        )
+        changes = self._changes(baseline, means) if baseline else {}
         self.query_one("#review-counts", Static).update(
             Text.assemble(
                 ("tag: ", "dim"),
@@ -345,6 +454,8 @@ top 100), hardest first, and the rank-1 document that beat it.
                 "   ",
                 (str(counts["scored"]), "bold green"),
                 " scored · ",
+                (str(counts["not_ranked"]) if counts["not_ranked"] else "", "bold yellow"),
+                " not ranked yet · " if counts["not_ranked"] else "",
                 (str(counts["no_answer"]), "bold cyan"),
                 " no answer · ",
                 (str(counts["disputed"]), "bold red"),
@@ -355,6 +466,7 @@ top 100), hardest first, and the rank-1 document that beat it.
                 " unlabeled",
                 stopped_text(self.gp.session.stopped(), self._tagged()),
                 since_text(baseline.name if baseline else None, n_snapshots),
+                holes_text(means, counts["scored"]),
             )
         )
         from engine.scoring import LATENCY_HEADERS
@@ -365,13 +477,43 @@ top 100), hardest first, and the rank-1 document that beat it.
         )
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):
-                then = then_means.get(r, {}).get(m)
-                if then is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], then, str(row[j].style))
-        fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
+                diff = changes.get(r, {}).get(m)
+                if diff is not None:  # the change since the snapshot, beside the value
+                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
+        metrics = self.query_one("#metrics", DataTable)
+        self._fitted_width = self.size.width or self.app.size.width
+        labels, metrics.cell_padding, metrics.header_height = fitted(
+            grid.headers(), grid.rows, self._fitted_width, METRICS_PADDING
+        )
+        fill(metrics, labels, grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
+
+    def _changes(
+        self, baseline: Baseline, means: dict[str, dict[str, float]]
+    ) -> dict[str, dict[str, float]]:
+        """Per retriever and metric, now minus then, over the same questions on both sides.
+
+        Those compared with the snapshot: scored both then and now (with the tag).
+        """
+        live = self.gp.session.live
+        if not live.retrievers:
+            return {}
+        scored = live.values(live.retrievers[0], REVIEW_METRICS[0], self.tag)[0]
+        # ``means`` is over every question scored now: when all of them are compared (no
+        # question added since the snapshot), they are the means over those compared
+        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {tuple(scored): means}
+        out: dict[str, dict[str, float]] = {}
+        for r in live.retrievers:
+            since = baseline.since(r, scored)
+            if since is None:
+                continue
+            if since.compared not in now_over:  # the retrievers usually share their questions
+                now_over[since.compared] = live.means_for(since.compared)
+            now = now_over[since.compared][r]
+            out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
+        return out
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live
@@ -385,7 +527,9 @@ top 100), hardest first, and the rank-1 document that beat it.
                 [
                     literal(row.question_id),
                     *(
-                        marked_rank(
+                        rank_cell(row.ranks[r], ranked=False)
+                        if r in row.not_ranked
+                        else marked_rank(
                             rank_cell(row.ranks[r]),
                             row.ranks[r],
                             baseline.rank(r, row.question_id) if baseline else None,
@@ -402,10 +546,12 @@ top 100), hardest first, and the rank-1 document that beat it.
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Follow the grid's cursor."""
+        """Follow the grid's cursor (and the failures panel's: its question is current)."""
         if event.data_table.id == "grid":
             self.cursor_moved(event.data_table)
             self._show_detail()
+        elif event.data_table.id == "failures" and event.data_table.has_focus:
+            self.cursor_moved(event.data_table)
 
     def selected_question(self) -> str | None:
         """The question under the grid's cursor."""
@@ -428,12 +574,16 @@ top 100), hardest first, and the rank-1 document that beat it.
         out.append("\n\ngold: ", style="dim")
         out.append_text(literal(", ".join(f"{d} ({g})" for d, g in gold.gold.items())))
         out.append("\n")
+        waiting = live.not_ranked.get(qid, frozenset())
         for r in live.retrievers:
             ranking = live.rankings[r].get(qid, ())
             first = first_gold_rank(ranking, gold.gold)
             out.append("\n")
             out.append_text(literal(r, style="bold"))
             out.append("  ")
+            if r in waiting:
+                out.append(f"{NOT_RANKED} yet", style="italic yellow")
+                continue
             out.append_text(rank_cell(first))
             if first != 1 and ranking:
                 top = ranking[0]
@@ -456,6 +606,12 @@ top 100), hardest first, and the rank-1 document that beat it.
             self.gp.judge(qid, order)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on the grid."""
+        """Enter on the grid, or on a failure: judge that question."""
         event.stop()
+        table = event.data_table
+        if table.id == "failures":
+            qid = cursor_key(table)
+            if qid is not None:
+                self.gp.judge(qid, [str(k.value) for k in table.rows])
+            return
         self.action_judge()

@@ -39,6 +39,8 @@ def progress_text(
     """``you: 12/49 questions judged · q05: 3/14 candidates · ] opens q06 · auto-advance on``.
 
     "Judged" is :func:`engine.counters.is_judged` (a verdict, or every candidate graded).
+    Questions some retriever has not ranked yet (:mod:`engine.ranked`: their candidates
+    are still to come) are counted after it, and the current one says so.
     ``advance`` is shown when given (the label screen, where `m` toggles it);
     ``handed_out``: served, `]` takes the next question the server hands out, not the next
     of ``order``; a ``viewer`` judges nothing, so the line says where they are instead.
@@ -52,6 +54,11 @@ def progress_text(
         (f"{mine}/{total}", "bold"),
         (" questions judged", "dim"),
     )
+    waiting = session.live.not_ranked
+    if waiting:
+        out.append(" · ", "dim")
+        out.append(str(len(waiting)), "bold yellow")
+        out.append(" not ranked yet", "dim")
     if current is not None and current in session.live.golds:
         pool = [c.doc_id for c in session.candidates(current)]
         graded = session.my_grades(current)
@@ -61,6 +68,8 @@ def progress_text(
         out.append(": ", "dim")
         out.append(f"{done}/{len(pool)}", "bold green" if pool and done == len(pool) else "bold")
         out.append(" candidates judged", "dim")
+        if current in waiting:
+            out.append(" (not ranked yet)", "yellow")
         verdict = session.my_verdict(current)
         if verdict is not None:
             out.append(f" ({verdict.verdict})", "dim")

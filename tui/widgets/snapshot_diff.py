@@ -1,19 +1,24 @@
 """The review screen's "since snapshot" view: metric changes and moved grid cells.
 
 Kept apart from the review screen so that it can be moved with the panels: the screen
-asks :class:`Baseline` for the snapshot's numbers and decorates its own cells with
-:func:`metric_cell` and :func:`marked_rank`.
+asks :class:`Baseline` what is compared with the snapshot (the questions scored both then
+and now, the engine's rule) and its numbers then, and decorates its own cells with
+:func:`metric_cell` and :func:`marked_rank` (a worse rank is :func:`engine.ranks.is_worse`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from engine.ranks import is_worse
 from engine.workspace import Workspace, WorkspaceError
+
+if TYPE_CHECKING:  # numpy loads when the screen first compares, not at start
+    from engine.metrics import FloatArray
 
 WORSE = "on #5f1f1f"
 BETTER = "on #1f4f2f"
@@ -27,7 +32,10 @@ class Baseline:
     name: str
     data: Mapping[str, Any]
     ranks: dict[str, dict[str, int]]
-    _means: dict[str | None, dict[str, dict[str, float]]] = field(default_factory=dict)
+    _values: dict[str, tuple[dict[str, int], FloatArray]] = field(default_factory=dict)
+    _since: dict[str, Since] = field(default_factory=dict)
+    """Per retriever, the last comparison made (kept while the questions compared are the
+    same: a label change rarely changes which questions are scored)."""
 
     @classmethod
     def load(cls, ws: Workspace, name: str) -> Baseline | None:
@@ -43,23 +51,48 @@ class Baseline:
             return None
         return cls(name, data, snapshot_ranks(data))
 
-    def means(
-        self, question_ids: Sequence[str] | None, key: str | None = None
-    ) -> dict[str, dict[str, float]]:
-        """Per retriever and metric, the mean over the snapshot's questions among these.
+    def since(self, retriever: str, now_ids: Sequence[str]) -> Since | None:
+        """What is compared for ``retriever`` among ``now_ids``, and its means then.
 
-        The snapshot never changes: the means are kept per ``key`` (the tag filter), so
-        a label change on the review screen does not re-average thousands of values.
+        The questions compared are those scored both in the snapshot and now
+        (:func:`engine.score_snapshots.paired_questions`, the rule every comparison with a
+        snapshot follows); the means are each metric's over them in the snapshot.
+        None when nothing is compared (then no change is shown: a change from a mean over
+        no question would be measured from 0). The snapshot never changes: its values
+        are read into arrays once per retriever, so a label change on the review screen
+        does not re-read thousands of values, and each comparison is kept while the
+        questions compared stay the same.
         """
-        if key not in self._means:
-            from engine.score_snapshots import snapshot_means
+        from engine.metrics import mean
+        from engine.score_snapshots import paired_questions, snapshot_values
 
-            self._means[key] = snapshot_means(self.data, question_ids)
-        return self._means[key]
+        compared = tuple(paired_questions(self.data, retriever, now_ids))
+        if not compared:
+            return None
+        last = self._since.get(retriever)
+        if last is not None and last.compared == compared:
+            return last
+        if retriever not in self._values:
+            qids, values = snapshot_values(self.data, retriever)
+            self._values[retriever] = ({q: i for i, q in enumerate(qids)}, values)
+        row_of, values = self._values[retriever]
+        rows = values[[row_of[q] for q in compared]]
+        metrics = self.data["metrics"]
+        since = Since(compared, {m: mean(rows[:, k]) for k, m in enumerate(metrics)})
+        self._since[retriever] = since
+        return since
 
     def rank(self, retriever: str, question_id: str) -> int | None:
         """The first-gold rank then (None: not in the snapshot)."""
         return self.ranks.get(retriever, {}).get(question_id)
+
+
+@dataclass(frozen=True)
+class Since:
+    """One retriever's comparison with the snapshot: the questions compared, means then."""
+
+    compared: tuple[str, ...]
+    then: dict[str, float]
 
 
 def snapshot_choices(ws: Workspace) -> list[str]:
@@ -73,12 +106,11 @@ def delta_text(diff: float) -> str:
     return " " + (text if len(text) <= 5 else f"{diff:+.2f}")
 
 
-def metric_cell(value: float, then: float | None, style: str = "") -> Text:
-    """A metric value, with its change since the snapshot when there is one."""
+def metric_cell(value: float, diff: float | None, style: str = "") -> Text:
+    """A metric value, with its change since the snapshot (over the questions compared)."""
     cell = Text(f"{value:.3f}", style=style, justify="right")
-    if then is None:
+    if diff is None:
         return cell
-    diff = value - then
     if abs(diff) < EPS:
         cell.append("     ", style="dim")
     else:
@@ -90,7 +122,7 @@ def marked_rank(cell: Text, now: int, then: int | None) -> Text:
     """A grid cell with a background when the rank got worse or better since then."""
     if then is None or then == now:
         return cell
-    worse = now == 0 or (then != 0 and now > then)
+    worse = is_worse(then, now)
     marked = cell.copy()
     marked.stylize(WORSE if worse else BETTER)
     marked.append("▼" if worse else "▲", style="red" if worse else "green")

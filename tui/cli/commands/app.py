@@ -20,9 +20,7 @@ from tui.cli.commands.common import (
 from tui.literal import literal
 
 
-def _run_app(
-    path: Path, annotator: str | None, *, readonly: bool = False, pool: bool = False
-) -> None:
+def _run_app(path: Path, annotator: str | None, *, readonly: bool = False) -> None:
     from tui.app import GoldpanApp
 
     # a clear error (exit 2) before the screen is taken over; an upgrade happens here
@@ -33,7 +31,6 @@ def _run_app(
         annotator=annotator_name(annotator),
         readonly=readonly,
         backup=backup,
-        pool_stale=pool,
         freeze_heap=True,  # this process is this one app
     )
     app.run()
@@ -52,12 +49,12 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.force or not path.exists():
         from engine.demo import build_demo  # the retrievers: not needed to reopen it
 
-        # opening, the app pools the Kiwi retrievers in a worker once it shows
+        # opening, the app pools the Kiwi and e5 retrievers in a worker once it shows
         with progress_bar(True) as progress:
-            build_demo(path, force=args.force, progress=progress, kiwi=args.no_open).close()
+            build_demo(path, force=args.force, progress=progress, slow=args.no_open).close()
         err.print(literal(f"built the demo workspace at {path}"))
-    if not args.no_open:  # what is stale is pooled by the app, after its first paint
-        _run_app(path, args.annotator, pool=True)
+    if not args.no_open:  # what is not ranked yet is ranked by the app, after its first paint
+        _run_app(path, args.annotator)
         return
     from engine.pooling import DEFAULT_DEPTH
     from engine.scoring import DEFAULT_KS, metric_names, score_workspace

@@ -23,6 +23,7 @@ from engine.errors import GoldpanError
 from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
+    from engine.gate import Floor
     from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
@@ -39,7 +40,7 @@ class UsageError(GoldpanError):
 
 
 class GateFailed(Exception):
-    """A ``--fail-under`` floor was missed; exit code 1."""
+    """A gate failed (a floor missed, a question worse than the snapshot); exit code 1."""
 
 
 class Unusable(GoldpanError):
@@ -50,10 +51,11 @@ EXIT_CODES = """exit codes:
   0    done
   1    only: a --fail-under floor was missed or --fail-on-regression found a question
        that got worse (score), so a CI gate can tell it apart from a crash
-  2    bad input, a bad command line, a workspace that cannot be used, or a write the
-       system refused (the workspace locked by another program, a full disk); the
-       message names the file and, where there is one, the line or the table and row;
-       nothing was written
+  2    bad input, a bad command line, a workspace that cannot be used, a gate that
+       compared nothing or cannot vouch for what it compared, or a write the system
+       refused (the workspace locked by another program, a full disk); the message
+       names the file and, where there is one, the line or the table and row; nothing
+       was written
   3    an internal error (a bug in goldpan): one line on the terminal, the full
        traceback in a log file whose path the line gives
   130  interrupted (ctrl+c); every committed change is kept"""
@@ -247,8 +249,9 @@ def say_skipped(workspace: str, report: RunReport) -> None:
         err.print(
             literal(
                 f"goldpan: skipped retriever {name}: {clause} for {workspace}. goldpan runs "
-                "a workspace's commands, and sends its questions out, only once you have "
-                f"trusted them: review them with `goldpan trust {workspace}`"
+                "a workspace's commands, sends its questions out and loads its models from "
+                "the hub only once you have trusted them: review them with "
+                f"`goldpan trust {workspace}`"
             )
         )
     for lines in report.warnings.values():
@@ -280,11 +283,12 @@ def parse_ks(raw: str) -> list[int]:
 _FLOOR = re.compile(r"^(?:(?P<retriever>[^:=]+):)?(?P<metric>[^:=]+)=(?P<value>.+)$")
 
 
-def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
-    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as (retriever or None, metric, floor).
+def parse_floors(raw: Sequence[str]) -> list[Floor]:
+    """``--fail-under [RETRIEVER:]METRIC=VALUE`` items as floors (retriever None: every one).
 
     A floor is a finite number: ``mrr=nan`` would be a gate that never fails.
     """
+    from engine.gate import Floor
     from tui.cli.values import finite_value
 
     floors = []
@@ -298,7 +302,7 @@ def parse_floors(raw: Sequence[str]) -> list[tuple[str | None, str, float]]:
             value = finite_value(m["value"])
         except ValueError as exc:
             raise UsageError(f"--fail-under {item!r}: {exc}") from None
-        floors.append((m["retriever"], m["metric"].strip().lower(), value))
+        floors.append(Floor(m["retriever"], m["metric"].strip().lower(), value))
     return floors
 
 

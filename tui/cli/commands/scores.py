@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
 from tui.cli.commands.common import (
-    GateFailed,
     UsageError,
     check_retrievers,
     check_scored,
     check_tag,
     err,
-    no_scored_question,
     open_workspace,
     out,
     parse_floats,
@@ -40,6 +39,7 @@ from tui.render import (
 )
 
 if TYPE_CHECKING:
+    from engine.holes import HoleWarning
     from engine.scoring import Scoreboard
 
 
@@ -53,7 +53,9 @@ def score_table(
     title = "scores" + (f" (tag {tag})" if tag else "")
     c = board.counts
     caption = (
-        f"{c['scored']} scored · {c['no_answer']} no answer · {c['disputed']} disputed · "
+        f"{c['scored']} scored · "
+        + (f"{c['not_ranked']} not ranked yet · " if c.get("not_ranked") else "")
+        + f"{c['no_answer']} no answer · {c['disputed']} disputed · "
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
         + (
@@ -62,10 +64,14 @@ def score_table(
             else ""
         )
     )
+    from engine.scoring import HOLE_METRICS, LATENCY_HEADERS
+
     shown = [
-        n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
+        n
+        for n in names
+        if n in asked
+        or not (n in HOLE_METRICS or n.startswith("recall@") and int(n.split("@")[1]) < 5)
     ]
-    from engine.scoring import LATENCY_HEADERS
 
     grid = scores_grid(
         {name: rs.means for name, rs in board.retrievers.items()},
@@ -78,6 +84,34 @@ def score_table(
     return table
 
 
+def holes_table(board: Scoreboard, names: Sequence[str], asked: Sequence[str] = ()) -> Table | None:
+    """How much of each retriever's scores rests on judgments: Judged@10, bpref, judged:.
+
+    The default hole metrics that :func:`score_table` leaves out (None when none is left).
+    """
+    from engine.scoring import HOLE_K, HOLE_METRICS
+
+    shown = [n for n in names if n in HOLE_METRICS and n not in asked]
+    if not shown or not board.retrievers:
+        return None
+    grid = scores_grid({name: rs.means for name, rs in board.retrievers.items()}, shown, {}, ())
+    table = grid.rich_table(
+        "incomplete judgments",
+        f"Judged@{HOLE_K}: the share of the top {HOLE_K} a person judged; bpref and "
+        "judged: metrics leave unjudged documents out, the others count them as not relevant",
+    )
+    table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
+    return table
+
+
+def say_warnings(warnings: Sequence[HoleWarning]) -> None:
+    """The gate's warnings about holes, in one line on stderr."""
+    from engine.holes import warnings_text
+
+    if warnings:
+        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
     if getattr(args, "against", None):
@@ -87,7 +121,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
-    from engine.retrieve import STORED_KINDS
+    from engine.gate import floor_verdict
+    from engine.holes import hole_warnings
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -95,73 +130,91 @@ def cmd_score(args: argparse.Namespace) -> None:
     asked = _metrics(args.metric or [])
     names = metric_names(ks)
     names += [m for m in asked if m not in names]
-    for _, metric, _ in floors:
-        if metric not in names:
+    for f in floors:
+        if f.metric not in names:
             raise UsageError(
-                f"--fail-under names {metric!r}; score reports {', '.join(names)} "
+                f"--fail-under names {f.metric!r}; score reports {', '.join(names)} "
                 "(add its k to --k, or the metric with --metric)"
             )
     from tui.cli.commands import gate
 
     given = gate.parse_given(args)
+    gate.check_report_paths(args, Path(args.workspace))
     quiet = args.json or args.quiet or args.markdown == "-"
+    verdict = None
     with open_workspace(args.workspace, readonly=bool(given)) as ws:
         check_tag(ws, args.tag)  # --retriever: checked with the --run names it may add
         rankings = gate.prepare(ws, args, given, quiet)
         board = score_workspace(
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
         )
-        imported = {s.name for s in ws.retrievers() if s.kind in STORED_KINDS} - given.names()
+        warnings = hole_warnings(board, min_judged=args.min_judged)
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
-        if args.junit_xml or args.markdown:
-            from engine.ci_reports import cases_at_k, markdown_scores
+        if floors or args.junit_xml or args.markdown:
+            verdict = floor_verdict(
+                board,
+                floors,
+                k=max(ks),
+                rankings=rankings,
+                tag=args.tag,
+                workspace=args.workspace,
+                min_judged=args.min_judged,
+            )
+        if verdict is not None and (args.junit_xml or args.markdown):
+            from engine.ci_reports import junit_xml, markdown_scores, question_cases
+            from engine.score_rankings import winners
 
-            k = max(ks)
             texts = {q.id: q.text for q in ws.questions()}
-            tops = gate.winners(ws, rankings, list(board.retrievers), board.question_ids)
-            cases = cases_at_k(board, k, texts, tops)
+            tops = winners(ws, rankings, verdict.retrievers, board.question_ids)
+            cases = question_cases(verdict, board, texts, tops)
             title = f"goldpan score {args.workspace}"
-            summary = markdown_scores(board, names, cases, how, title, k)
-            gate.write_reports(args, cases, summary, ws.path, k)
+            gate.write_reports(
+                args,
+                ws.path,
+                junit_xml(cases, f"goldpan {ws.path.name}", verdict),
+                markdown_scores(board, names, verdict, cases, how, title),
+            )
     if args.json:
-        print_json({**board.to_json(), "rankings": how})
+        gated = {"gate": verdict.to_json()} if verdict is not None and floors else {}
+        unjudged = {"warnings": [w.to_json() for w in warnings]}
+        print_json({**board.to_json(), "rankings": how, **gated, **unjudged})
     elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
+        holes = holes_table(board, names, asked)
+        if holes is not None:
+            out.print(holes)
     if not args.json:
         gate.say_how(rankings, board.retrievers)
+        if not (floors and verdict is not None):  # else the verdict says it (gate.present)
+            say_warnings(warnings)
     if not args.json and not board.question_ids and not floors:
+        todo = (
+            "rank them (goldpan pool)"
+            if board.counts["not_ranked"]
+            else "label gold documents (or import qrels) to score"
+        )
         err.print(
             literal(
                 f"no question{with_tag(args.tag)} is scored yet: the metric columns are means "
-                "over no question (shown as 0); label gold documents (or import qrels) to score"
+                f"over no question (shown as 0); {todo}"
             )
         )
     if not args.json and args.markdown != "-":
-        missing = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
-        unpooled = {n: m for n, m in missing.items() if n not in imported}
-        absent = {n: m for n, m in missing.items() if n in imported}
-        if unpooled:
-            err.print(literal(f"not pooled yet (counted as misses): {unpooled}"))
+        unranked = {n: len(rs.not_ranked) for n, rs in board.retrievers.items() if rs.not_ranked}
+        if unranked:
+            said = ", ".join(f"{n} {m}" for n, m in unranked.items())
+            err.print(
+                literal(
+                    f"not ranked yet (left out of every retriever's means until ranked, "
+                    f"never counted as misses; goldpan pool ranks them): {said}"
+                )
+            )
+        absent = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         if absent:
-            err.print(literal(f"not in the imported run (counted as misses): {absent}"))
-    for retriever, _, _ in floors:
-        if retriever is not None and retriever not in board.retrievers:
-            raise UsageError(f"--fail-under names unknown retriever {retriever!r}")
-    if floors and not board.question_ids:
-        # a mean over no question reads 0: the gate would say "below the floor" of a test
-        # set that is empty (no labels committed, a --tag that matches none), not of code
-        raise no_scored_question("--fail-under", args.tag, board.counts)
-    failures = []
-    if floors:
-        every = any(retriever is None for retriever, _, _ in floors)
-        covered = set(board.retrievers) if every else {r for r, _, _ in floors if r}
-        gate.check_covered(rankings, covered, args.workspace)
-    for retriever, metric, floor in floors:
-        for name, rs in board.retrievers.items():
-            if retriever in (None, name) and rs.means[metric] < floor:
-                failures.append(f"{name} {metric} {rs.means[metric]:.4f} < {floor:g}")
-    if failures:
-        raise GateFailed("below the floor: " + "; ".join(failures))
+            said = ", ".join(f"{n} {m}" for n, m in absent.items())
+            err.print(literal(f"not in the imported run (counted as misses): {said}"))
+    if floors and verdict is not None:
+        gate.present(verdict)
 
 
 def _metrics(raw: Sequence[str]) -> list[str]:
@@ -182,8 +235,10 @@ def _metrics(raw: Sequence[str]) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers."""
     from engine.analysis import compare_retrievers
+    from engine.holes import HOLE_METRIC, hole_warnings
     from engine.metrics import parse_metric
     from engine.retrieve import DEFAULT_DEPTH
+    from engine.scoring import score_workspace
 
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
@@ -196,8 +251,19 @@ def cmd_compare(args: argparse.Namespace) -> None:
         result = compare_retrievers(
             ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
         )
+        holes = score_workspace(
+            ws, metrics=[HOLE_METRIC], retrievers=[args.a, args.b], tag=args.tag
+        )
+    warnings = hole_warnings(holes, min_judged=args.min_judged)
+    judged = {name: rs.means[HOLE_METRIC] for name, rs in holes.retrievers.items()}
     if args.json:
-        print_json(result.to_json())
+        print_json(
+            {
+                **result.to_json(),
+                HOLE_METRIC: judged,
+                "warnings": [w.to_json() for w in warnings],
+            }
+        )
         return
     lo, hi = result.ci95
     table = comparison_facts(args.a, args.b, result).rich_table(
@@ -213,23 +279,27 @@ def cmd_compare(args: argparse.Namespace) -> None:
         else "the interval includes 0: no reliable difference on these questions"
     )
     out.print(Text(f"{verdict} ({args.samples} resamples, seed {args.seed})"))
+    out.print(
+        literal(
+            f"{HOLE_METRIC.capitalize()}: "
+            + ", ".join(f"{name} {share:.3f}" for name, share in judged.items())
+        )
+    )
+    say_warnings(warnings)
 
 
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
-    from engine.analysis import failures
+    from engine.analysis import analysed_retriever, failures
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "failures")
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        rows = failures(ws, args.retriever, tag=args.tag)
-        titles: dict[str | None, str] = {}
-        for f in rows:
-            doc = ws.doc(f.top_doc) if f.top_doc else None
-            titles[f.top_doc] = doc.title if doc else ""
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        rows = failures(ws, name, tag=args.tag)
     if args.json:
         print_json(
             [
@@ -239,31 +309,36 @@ def cmd_failures(args: argparse.Namespace) -> None:
                     "gold_rank": f.gold_rank,
                     "top_doc": f.top_doc,
                     "relation": f.relation,
+                    "relation_detail": f.detail,
+                    "series": f.series,
+                    "gold_doc": f.gold_doc,
+                    "gold_title": f.gold_title,
+                    "top_title": f.top_title,
                 }
                 for f in rows
             ]
         )
         return
-    grid = failures_grid(rows, {d or "": t for d, t in titles.items()})
-    out.print(grid.rich_table(literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})")))
+    grid = failures_grid(rows)
+    out.print(grid.rich_table(literal(f"{name}: gold not at rank 1 ({len(rows)})")))
 
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
-    from engine.analysis import noanswer_calibration
+    from engine.analysis import analysed_retriever, noanswer_calibration
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        cal = noanswer_calibration(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        cal = noanswer_calibration(ws, name)
     if args.json:
         print_json(cal.to_json())
         return
     out.print(
         literal(
-            f"{args.retriever}: {len(cal.answerable)} answerable, "
-            f"{len(cal.no_answer)} no-answer questions"
+            f"{name}: {len(cal.answerable)} answerable, {len(cal.no_answer)} no-answer questions"
         )
     )
     if cal.best is None:
@@ -287,8 +362,9 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A (k1, b) grid for one BM25 retriever, or a two-retriever fusion's weights."""
-    from engine.analysis import SWEEP_B, SWEEP_K1, sweep
+    from engine.analysis import SWEEP_B, SWEEP_K1, sweep, sweepable
     from engine.metrics import parse_metric
+    from engine.retrieve import DEFAULT_DEPTH
 
     if args.fusion is not None:
         if args.retriever is not None or args.k1 is not None or args.b is not None:
@@ -307,6 +383,9 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         check_retrievers(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "sweep")
+        sweepable(ws, args.retriever)  # before it is pooled for nothing
+        # the grid is over the questions `score` scores: those the retriever has ranked
+        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
         cells = sweep(ws, args.retriever, k1s, bs, metric, tag=args.tag)
         spec = ws.retriever(args.retriever)
     cells_word = "cell" if len(cells) == 1 else "cells"
@@ -416,4 +495,12 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    out.print(overlap_grid(rows).rich_table("question overlap (share of the question's words)"))
+    from engine.overlap import EASY_THRESHOLD
+
+    out.print(
+        overlap_grid(rows).rich_table(
+            "question overlap (share of the question's words)",
+            f"likely easy: {EASY_THRESHOLD:.0%} or more of the question's words are in one "
+            "title (whole words or Hangul bigrams)",
+        )
+    )

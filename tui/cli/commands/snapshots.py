@@ -22,7 +22,6 @@ from engine.score_snapshots import (
     save_snapshot,
 )
 from tui.cli.commands.common import (
-    GateFailed,
     UsageError,
     check_retrievers,
     check_tag,
@@ -162,9 +161,12 @@ def cmd_score_against(args: argparse.Namespace) -> None:
     if args.tolerance is not None and not args.fail_on_regression:
         raise UsageError("--tolerance goes with --fail-on-regression")
     tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
+    from engine.gate import regression_verdict
     from tui.cli.commands import gate
+    from tui.cli.commands.scores import say_warnings
 
     given = gate.parse_given(args)
+    gate.check_report_paths(args, Path(args.workspace))
     quiet = args.json or args.quiet or args.markdown == "-"
     with open_workspace(args.workspace, readonly=bool(given)) as ws:
         check_tag(ws, args.tag)
@@ -177,52 +179,45 @@ def cmd_score_against(args: argparse.Namespace) -> None:
             tag=args.tag,
             samples=args.samples,
             given=rankings.given,
+            min_judged=args.min_judged,
         )
-        how = {n: w for n, w in rankings.how.items() if n in diff.retrievers}
+        verdict = regression_verdict(
+            diff,
+            tolerance=tolerance,
+            rankings=rankings,
+            named=given.names() | set(args.retriever or ()),
+            workspace=args.workspace,
+        )
+        how = {n: w for n, w in rankings.how.items() if n in diff.scored_now}
         if args.junit_xml or args.markdown:
-            from engine.ci_reports import cases_against, markdown_against
+            from engine.ci_reports import junit_xml, markdown_against, question_cases
+            from engine.score_rankings import winners
             from engine.scoring import score_workspace
 
             board = score_workspace(
                 ws, metrics=["mrr"], retrievers=args.retriever, tag=args.tag, given=rankings.given
             )
             texts = {q.id: q.text for q in ws.questions()}
-            tops = gate.winners(ws, rankings, list(diff.retrievers), board.question_ids)
-            cases = cases_against(diff, board, texts, tops, tolerance=tolerance)
+            tops = winners(ws, rankings, verdict.retrievers, board.question_ids)
+            cases = question_cases(verdict, board, texts, tops)
             title = f"goldpan score {args.workspace} against {diff.against}"
-            summary = markdown_against(diff, cases, how, title)
-            gate.write_reports(args, cases, summary, ws.path, None)
+            gate.write_reports(
+                args,
+                ws.path,
+                junit_xml(cases, f"goldpan {ws.path.name}", verdict),
+                markdown_against(diff, verdict, cases, how, title),
+            )
     if args.json:
-        print_json({**diff.to_json(), "rankings": how})
+        gated = {"gate": verdict.to_json()} if args.fail_on_regression else {}
+        print_json({**diff.to_json(), "rankings": how, **gated})
     elif args.markdown != "-":
         _print_diff(diff)
     if not args.json:
-        gate.say_how(rankings, diff.retrievers)
+        gate.say_how(rankings, diff.scored_now)
+        if not args.fail_on_regression:  # else the verdict's warnings say it (gate.present)
+            say_warnings(diff.warnings)
     if args.fail_on_regression:
-        gate.check_covered(rankings, diff.retrievers, args.workspace)
-        if not any(d.paired for d in diff.retrievers.values()):
-            # no question scored both then and now (the labels gone, a --tag matching
-            # none of the snapshot's): "no question got worse" would be of nothing
-            then = max((len(d.only_then) for d in diff.retrievers.values()), default=0)
-            now = max((len(d.only_now) for d in diff.retrievers.values()), default=0)
-            raise UsageError(
-                f"--fail-on-regression: no question is scored both in {diff.against} and now "
-                f"({then} scored only then, {now} only now), so nothing was compared; "
-                "check the labels and --tag, or save a new snapshot"
-            )
-    if args.fail_on_regression:
-        bad = diff.regressions(tolerance)
-        if bad:
-            parts = []
-            for r, moved in bad.items():
-                shown = ", ".join(
-                    f"{m.question} {m.rank_then or '-'}->{m.rank_now or '-'}" for m in moved[:5]
-                )
-                more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
-                parts.append(f"{r}: {len(moved)} question(s) ({shown}{more})")
-            raise GateFailed(
-                f"regressed since {diff.against} (tolerance {tolerance} ranks): " + "; ".join(parts)
-            )
+        gate.present(verdict)
 
 
 def _rank(r: int) -> str:

@@ -7,7 +7,7 @@ import sys
 
 from rich.table import Table
 
-from engine.trust import TrustStore, is_untrusted_kind, what_runs
+from engine.trust import TrustStore, needs_trust, what_runs
 from engine.types import RetrieverSpec
 from tui.cli.commands.common import UsageError, err, open_workspace, out
 from tui.literal import command_shown as shown
@@ -18,7 +18,10 @@ WARNING = (
     "goldpan pools questions (pool, score, compare, queue, the judge screen); a search "
     "engine retriever (opensearch, elasticsearch, http) sends every question there, with "
     "the credentials held by the environment variables it names; a postgres retriever runs "
-    "the workspace's SQL on the database its environment variable connects to. Trust only "
+    "the workspace's SQL on the database its environment variable connects to; a dense or "
+    "rerank retriever whose model is not a folder on this machine downloads that model "
+    "from the Hugging Face hub (a request the hub sees, and weights the workspace chose). "
+    "Trust only "
     "what you have read and expect; a workspace from someone else may name anything."
 )
 
@@ -37,14 +40,15 @@ def cmd_trust(args: argparse.Namespace) -> None:
     """Show what each retriever runs or sends and ask whether to trust it."""
     store = TrustStore()
     with open_workspace(args.workspace) as ws:
-        specs = [s for s in ws.retrievers() if is_untrusted_kind(s.kind)]
+        specs = [s for s in ws.retrievers() if needs_trust(s)]
         if args.retriever:
             unknown = [n for n in args.retriever if n not in {s.name for s in specs}]
             if unknown:
                 names = ", ".join(s.name for s in specs) or "none"
                 raise UsageError(
                     f"{args.workspace} has no retriever {unknown[0]!r} that needs trust; "
-                    f"its retrievers that run a command or send questions out: {names}"
+                    "its retrievers that run a command, send questions out or load a model by "
+                    f"name: {names}"
                 )
             specs = [s for s in specs if s.name in args.retriever]
         if args.revoke:
@@ -62,8 +66,8 @@ def cmd_trust(args: argparse.Namespace) -> None:
             if not specs:
                 out.print(
                     literal(
-                        f"{args.workspace} has no retrievers that run a command or send "
-                        "questions out"
+                        f"{args.workspace} has no retrievers that run a command, send "
+                        "questions out or load a model by name"
                     )
                 )
             elif not untrusted and not args.list:

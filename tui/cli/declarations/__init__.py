@@ -46,6 +46,7 @@ NAMES = (
     "sweep",
     "overlap",
     "export",
+    "docs",
     "info",
     "check",
     "trust",

@@ -25,8 +25,10 @@ COMMAND = CliCommand(
     "build the demo workspace and open it",
     "Build the demo workspace from the bundled Korean corpus (once), pool it, and open it in "
     "the terminal UI. It opens as soon as the word-level retrievers are pooled; the app pools "
-    "bm25-kiwi (loading Kiwi, in a helper process: the screen never waits for it) in a worker "
-    "behind, the header showing how far, and the live scores take it in when done.",
+    "bm25-kiwi (loading Kiwi, in a helper process: the screen never waits for it), e5 "
+    "(multilingual-e5-small vectors), hybrid (RRF of e5 and bm25-word+bigram) and hybrid+id "
+    "in a worker behind, the header showing how far, and the live scores take them in when "
+    "done. With --no-open everything is pooled first and the scores printed.",
     run="app:cmd_demo",
     options=_options,
     workspace=False,

@@ -8,7 +8,12 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--retriever", required=True, metavar="NAME", help="whose top-1 scores")
+    s.add_argument(
+        "--retriever",
+        metavar="NAME",
+        help="whose top-1 scores (default: the first retriever, as `goldpan retriever list` lists "
+        "them; the Review screen's A starts there too)",
+    )
 
 
 COMMAND = CliCommand(

@@ -16,18 +16,22 @@ which rankings a gate scores:
   --refresh ranks every retriever again. score says on stderr, per retriever, which it
   was: "mysearch: ranked now (command, no cache key)", "bm25-word: cached, inputs
   unchanged" (--json: the "rankings" key).
-  A gate (--fail-under, --fail-on-regression) that covers a retriever which did not run
-  here (its command is not trusted on this machine, the workspace is read-only, or
-  --no-pool) exits 2 naming it: trust it in the job (`goldpan trust WS --yes`) or give
-  the code on the command line with --run / --run-command.
-  A gate over no scored question exits 2 too: --fail-under when no question (with --tag)
-  has gold, --fail-on-regression when no question is scored both in the snapshot and
-  now. An empty test set holds no floor and shows no regression.
+  A gate (--fail-under, --fail-on-regression) never passes on what it did not compare:
+  it exits 2, naming why, when it covers a retriever which did not run here (its command
+  is not trusted on this machine; a read-only workspace or --no-pool, for code that can
+  change): trust it in the job (`goldpan trust WS --yes`) or give the code on the
+  command line with --run / --run-command. A question not ranked yet for its inputs now
+  is left out of every score and not compared. It exits 2
+  too over no scored question (--fail-under), for a retriever with no question scored
+  both in the snapshot and now, a snapshot retriever the workspace no longer has, and a
+  name (--run/--run-command NAME, --retriever, a floor's) with nothing to compare. A
+  fusion of a ranking --run replaces is fused again from it; a reranker of one exits 2.
 """
 
 
 def _options(s: argparse.ArgumentParser) -> None:
     from engine.compare import DEFAULT_SAMPLES
+    from engine.holes import DEFAULT_MIN_JUDGED
     from engine.metrics import METRIC_FAMILIES
     from engine.scoring import DEFAULT_KS
 
@@ -49,6 +53,15 @@ def _options(s: argparse.ArgumentParser) -> None:
         action="append",
         metavar="[RETRIEVER:]METRIC=VALUE",
         help="exit 1 when a metric is below VALUE (repeatable)",
+    )
+    s.add_argument(
+        "--min-judged",
+        type=values.finite(0, 1),
+        default=DEFAULT_MIN_JUDGED,
+        metavar="SHARE",
+        help='warn (stderr, and --json "warnings") when a retriever\'s Judged@10, the '
+        "share of its top 10 a person judged, is below SHARE on the compared questions: "
+        f"its scores are unknown, not worse (default {DEFAULT_MIN_JUDGED:g}; 0: never)",
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -105,14 +118,22 @@ def _options(s: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--junit-xml",
         metavar="PATH",
-        help="JUnit XML, one test case per question and retriever (RETRIEVER::QUESTION_ID), "
-        "failed when it regressed against --against (else: no gold in the top --k)",
+        help="JUnit XML, one test case per question and retriever that ran "
+        "(RETRIEVER::QUESTION_ID), failed when it regressed against --against (else: no "
+        "gold in the top --k), skipped when not compared; a case per floor; a refused gate "
+        "is an error case (goldpan::gate)",
     )
     r.add_argument(
         "--markdown",
         metavar="PATH",
         help="a Markdown summary (metric table, failed questions); '-' for stdout "
         "(instead of the table), e.g. >> $GITHUB_STEP_SUMMARY",
+    )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --junit-xml or --markdown file (a symbolic link there is "
+        "replaced itself, never written through)",
     )
 
 
@@ -122,11 +143,17 @@ COMMAND = CliCommand(
     "Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, nDCG@10 (and any "
     "--metric), the time of one question ranked alone (ms p50, ms p95) and the pool's "
     "throughput (q/s), with the counts of scored, no-answer, disputed, need re-check and "
-    "unlabeled questions. --metric adds any metric goldpan knows (an unknown one is refused, "
+    "unlabeled questions; then how complete the gold is under each retriever: Judged@10 "
+    "(the share of its top 10 a person judged), bpref, and MRR and nDCG@10 over the judged "
+    "documents only (judged:mrr, judged:ndcg@10), with a warning when Judged@10 is under "
+    "--min-judged. --metric adds any metric goldpan knows (an unknown one is refused, "
     "exit 2) to the table and the JSON, and --fail-under can gate on it. --json prints "
     '{"questions": {"scored", "no_answer", "disputed", "unlabeled"}, "retrievers": {NAME: '
-    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}} (null:'
-    " not measured). Exit 1 when a --fail-under floor is missed. With --against: per "
+    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}, '
+    '"warnings": [{"warning": "unjudged", "retriever", "judged@10", "min_judged", '
+    '"questions", "scores": "unknown", "message"}]} (null: not measured; --against has the '
+    "same warnings). Exit 1 when a --fail-under floor is missed (a warning never fails). "
+    "With --against: per "
     "retriever, each metric then / now / difference with a paired bootstrap 95% interval, "
     "and the questions whose first-gold rank got worse or better (both ranks, the document "
     "that now ranks first, and whether the retriever or the labels changed).",
@@ -134,5 +161,6 @@ COMMAND = CliCommand(
     options=_options,
     json=True,
     epilog=GATE_HELP,
-    see="[Latency](#latency), [Use goldpan in CI](#use-goldpan-in-ci)",
+    see="[Latency](#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
+    "[Judged metrics](docs/judged-metrics.md)",
 )
