@@ -22,10 +22,11 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import paired_values, score_workspace, scored_set, workspace_golds
+from engine.scoring import score_workspace, scored_set, workspace_golds
 from engine.series import OTHER, Relation, RelationKind, relation
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
+from engine.verdict import LEVEL
 from engine.workspace import Workspace, WorkspaceError
 
 # -- which retriever ---------------------------------------------------------------------
@@ -53,15 +54,23 @@ def compare_retrievers(
     ws: Workspace,
     a: str,
     b: str,
-    metric: str = DEFAULT_METRIC,
+    metrics: str | Sequence[str] = DEFAULT_METRIC,
     *,
+    level: float = LEVEL,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     tag: str | None = None,
-) -> Comparison:
-    """Paired comparison of two retrievers on the scored questions (with ``tag``)."""
-    name, va, vb = paired_values(ws, a, b, metric, tag)
-    return compare(a, b, name, va, vb, samples=samples, seed=seed)
+) -> list[Comparison]:
+    """Paired comparisons of two retrievers on the scored questions (with ``tag``).
+
+    One per metric, in the order given (each metric once), each with its verdict at
+    ``level``; the same resamples for every metric.
+    """
+    asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = list(dict.fromkeys(parse_metric(m).name for m in asked))
+    board = score_workspace(ws, metrics=names, retrievers=[a, b], tag=tag)
+    va, vb = board.retrievers[a].per_question, board.retrievers[b].per_question
+    return [compare(a, b, m, va[m], vb[m], level=level, samples=samples, seed=seed) for m in names]
 
 
 def wins_of(

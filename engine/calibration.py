@@ -20,6 +20,9 @@ The fit is also checked out of sample: the questions are dealt into seeded folds
 fold's items are graded by thresholds fitted on the other folds, and kappa over those
 grades is the held-out figure shown beside the in-sample one (which is optimistic: the
 thresholds were chosen on the same grades).
+
+Thresholds are fitted only on enough grades (:data:`engine.evidence.JUDGE_THRESHOLDS`:
+30, of them 5 relevant and 5 not), the one rule every fitted number of goldpan follows.
 """
 
 from __future__ import annotations
@@ -34,12 +37,9 @@ import numpy as np
 
 from engine.agreement import cohen_kappa
 from engine.errors import BadInput
-from engine.grades import GRADES, MAX_GRADE, NOT_RELEVANT, RELEVANT, is_relevant
+from engine.evidence import JUDGE_THRESHOLDS, Evidence
+from engine.grades import GRADES, RELEVANT, is_relevant
 
-MIN_GRADES = 30
-"""The fewest people's grades thresholds are fitted on."""
-MIN_EACH = 5
-"""Of those, the fewest relevant (1-3) and the fewest not relevant (0)."""
 FOLDS = 5
 """Folds of the held-out check (over questions)."""
 
@@ -156,17 +156,11 @@ def check_thresholds(values: Sequence[float]) -> Thresholds:
     return (float(values[0]), float(values[1]), float(values[2]))
 
 
-def shortage(items: Sequence[Item]) -> str | None:
-    """Why ``items`` are too few to fit thresholds on (None: enough)."""
+def evidence(items: Sequence[Item]) -> Evidence:
+    """Whether ``items`` are enough to fit thresholds on (:data:`JUDGE_THRESHOLDS`)."""
     relevant = sum(1 for i in items if is_relevant(i.grade))
-    irrelevant = len(items) - relevant
-    if len(items) >= MIN_GRADES and relevant >= MIN_EACH and irrelevant >= MIN_EACH:
-        return None
-    return (
-        f"calibrating needs at least {MIN_GRADES} grades given by people, {MIN_EACH} or "
-        f"more of them relevant ({RELEVANT}-{MAX_GRADE}) and {MIN_EACH} or more not relevant "
-        f"({NOT_RELEVANT}); this "
-        f"workspace has {len(items)} ({relevant} relevant, {irrelevant} not relevant)"
+    return JUDGE_THRESHOLDS.check(
+        {"grades": len(items), "relevant": relevant, "not_relevant": len(items) - relevant}
     )
 
 
@@ -290,11 +284,11 @@ def calibrate(
     """Fit thresholds on ``items`` (or take the given ones) and describe the fit.
 
     Raises:
-        BadInput: no thresholds were given and the items are too few (:func:`shortage`).
+        BadInput: no thresholds were given and the items are too few (:func:`evidence`).
     """
     fitted = thresholds is None
     if thresholds is None:
-        why = shortage(items)
+        why = evidence(items).says()
         if why is not None:
             raise BadInput(why)
         thresholds = fit([i.score for i in items], [i.grade for i in items])

@@ -6,8 +6,9 @@ numbers were computed on (the gold of each scored question) and each retriever's
 configuration. :func:`diff_against` then compares the scores now with a snapshot:
 
 * per retriever and metric, the mean now and then and their difference, with a paired
-  bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
-  retriever and metric), all over the questions scored both now and then
+  bootstrap 95% interval, a randomization p-value and the verdict of
+  :mod:`engine.verdict` (:func:`metric_changes`, the same seeded resamples and sign flips
+  for every retriever and metric), all over the questions scored both now and then
   (:func:`paired_questions`; a question not ranked yet is not scored now, see
   :mod:`engine.ranked`): a paired comparison needs the same questions; ``only_now``,
   ``only_then`` and ``not_ranked`` list the others;
@@ -40,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
+from engine.compare import DEFAULT_SAMPLES, paired_tests
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
@@ -50,6 +51,7 @@ from engine.ranked import left_out
 from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
+from engine.verdict import LEVEL, Verdict, check_level
 from engine.workspace import Workspace, WorkspaceError, now
 
 FORMAT = 1
@@ -262,6 +264,20 @@ class MetricChange:
     then: float
     diff: float
     ci95: tuple[float, float]
+    p_value: float
+    verdict: Verdict
+    """Whether now differs from then for real (A is now, B then)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape of one metric's change."""
+        return {
+            "now": self.now,
+            "then": self.then,
+            "diff": self.diff,
+            "ci95": list(self.ci95),
+            "p_value": self.p_value,
+            "verdict": self.verdict.to_json("now", "then"),
+        }
 
 
 @dataclass(frozen=True)
@@ -348,10 +364,7 @@ class SnapshotDiff:
             "warnings": [w.to_json() for w in self.warnings],
             "retrievers": {
                 r: {
-                    "metrics": {
-                        m: {"now": c.now, "then": c.then, "diff": c.diff, "ci95": list(c.ci95)}
-                        for m, c in d.metrics.items()
-                    },
+                    "metrics": {m: c.to_json() for m, c in d.metrics.items()},
                     "regressed": [moved(m) for m in d.regressed],
                     "improved": [moved(m) for m in d.improved],
                     "changed_config": d.changed_config,
@@ -373,6 +386,57 @@ def _cause(
     if dict(gold_then) == dict(gold_now):
         return "retriever"
     return "labels" if first_gold_rank(ranking, gold_then) == then else "both"
+
+
+def paired_matrices(
+    then: Mapping[str, Any],
+    pairs: Sequence[str],
+    row_now: Mapping[str, int],
+    per_question: Mapping[str, FloatArray],
+    metrics: Sequence[str],
+) -> tuple[FloatArray, FloatArray]:
+    """The values now and in the snapshot of the ``pairs``, each questions x metrics.
+
+    ``then`` is one retriever's ``questions`` in the snapshot; ``per_question`` its values
+    now, per metric, at the rows ``row_now`` gives each question.
+    """
+    shape = (len(pairs), len(metrics))
+    idx = [row_now[q] for q in pairs]
+    now = np.array([per_question[m][idx] for m in metrics], dtype=np.float64).T.reshape(shape)
+    past = np.array(
+        [[float(then[q]["values"][m]) for m in metrics] for q in pairs], dtype=np.float64
+    ).reshape(shape)
+    return now, past
+
+
+def metric_changes(
+    metrics: Sequence[str],
+    now: FloatArray,
+    then: FloatArray,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+) -> dict[str, MetricChange]:
+    """Each metric's change over the paired questions (rows; one column per metric).
+
+    The means, the interval, the p-value and the verdict of ``score --against``
+    (:func:`diff_against`) and of Review's changes since a snapshot all come from here;
+    pass the questions in the order :func:`paired_questions` gives them, so that the
+    resamples are the same whoever asks.
+    """
+    check_level(LEVEL, samples)
+    tests = paired_tests(now, then, samples=samples, seed=seed)
+    return {
+        m: MetricChange(
+            mean(now[:, k]),
+            mean(then[:, k]),
+            mean(now[:, k] - then[:, k]),
+            tests.interval(k),
+            float(tests.p_values[k]),
+            tests.verdict(k),
+        )
+        for k, m in enumerate(metrics)
+    }
 
 
 def diff_against(
@@ -424,17 +488,8 @@ def diff_against(
         pairs = paired_questions(snap, r, common)
         runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         compared[r] = pairs
-        idx = [row_now[q] for q in pairs]
-        now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
-        then_vals = np.array(
-            [[float(tq[q]["values"][m]) for m in metrics] for q in pairs], dtype=np.float64
-        ).reshape(len(pairs), len(metrics))
-        boot = bootstrap_means(now_vals - then_vals, samples, seed)
-        changes = {}
-        for k, m in enumerate(metrics):
-            a, b = now_vals[:, k], then_vals[:, k]
-            ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
-            changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
+        now_vals, then_vals = paired_matrices(tq, pairs, row_now, rs.per_question, metrics)
+        changes = metric_changes(metrics, now_vals, then_vals, samples=samples, seed=seed)
         regressed: list[Moved] = []
         improved: list[Moved] = []
         for q in pairs:

@@ -20,7 +20,8 @@ For each policy the report gives, over the questions with a relevant pooled docu
   the policy's judgments and under the assessor's full judgments, with a 95% bootstrap
   interval (questions resampled, the same resamples for every policy);
 * ``real_pairs_swapped``: the pairs of retrievers whose difference is real under the
-  full judgments (:func:`real_difference`) whose order the policy's judgments reverse.
+  full judgments (:func:`engine.compare.verdict_of`, the verdict rule every front end
+  presents) whose order the policy's judgments reverse.
 
 The same figures are given for a random order (the mean over ``seeds`` seeds) and a
 perfect order (every pooled relevant document first); each order's ``gap_closed`` is
@@ -41,12 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.compare import (
-    DEFAULT_SAMPLES,
-    bootstrap_means,
-    percentile_interval,
-    randomization_p,
-)
+from engine.compare import DEFAULT_SAMPLES, percentile_interval, verdict_of
 from engine.errors import BadInput
 from engine.feedback import relevant_left
 from engine.grades import is_relevant
@@ -54,6 +50,7 @@ from engine.judging_order import ORDERS, PoolView, Record, walk
 from engine.metrics import judge, per_question
 from engine.pooling import DEFAULT_POOL_DEPTH, only_found
 from engine.stopping import StopRule, offer
+from engine.verdict import LEVEL, check_level
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
@@ -68,10 +65,6 @@ TAU_METRICS = ("mrr", "ndcg@10")
 
 DEFAULT_SEEDS = 20
 """Random orders averaged for the ``random`` row."""
-
-REAL_P = 0.05
-"""A difference is real when the paired randomization test's p and the bootstrap
-interval's tails are both under this (the design's rule: both must agree)."""
 
 Propose = Callable[[str, Mapping[str, int], set[str], int], list[str]]
 """Feedback: (question id, grades so far, documents to leave out, how many) -> documents."""
@@ -407,15 +400,6 @@ def _values(
     return out, mask
 
 
-def real_difference(diffs: FloatArray, samples: int, seed: int) -> bool:
-    """Whether a paired difference is real: the randomization test and the interval agree."""
-    if diffs.size == 0:
-        return False
-    p = randomization_p(diffs, samples, seed)
-    lo, hi = percentile_interval(bootstrap_means(diffs, samples, seed)[:, 0], 1 - REAL_P)
-    return p < REAL_P and (lo > 0 or hi < 0)
-
-
 def ranking_check(setup: Setup, samples: int, seed: int) -> RankingCheck:
     """The full judgments' scores, their real pairs, and the resamples."""
     from engine.compare import _resample_counts
@@ -429,9 +413,9 @@ def ranking_check(setup: Setup, samples: int, seed: int) -> RankingCheck:
     for metric, v in full.items():
         pairs = []
         for i, j in combinations(range(v.shape[1]), 2):
-            d = v[keep, i] - v[keep, j]
-            if real_difference(d, samples, seed):
-                pairs.append((i, j, float(d.mean())))
+            a, b = v[keep, i], v[keep, j]
+            if verdict_of(a, b, level=LEVEL, samples=samples, seed=seed).real:
+                pairs.append((i, j, float((a - b).mean())))
         real[metric] = pairs
     return RankingCheck(setup.retrievers, counts, full, mask, real)
 
@@ -567,6 +551,7 @@ def simulate(
         raise BadInput(f"unknown judging order {unknown[0]!r}; known: {', '.join(ORDERS)}")
     if seeds < 1:
         raise BadInput("--seeds must be at least 1")
+    check_level(LEVEL, samples)
     check = ranking_check(setup, samples, seed)
     stop = rule is not None
     policies = []

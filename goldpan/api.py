@@ -14,6 +14,7 @@ from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
 from engine.holes import HoleWarning, hole_warnings
 from engine.retrieve import DEFAULT_DEPTH, trec_order
 from engine.score_snapshots import (
+    MetricChange,
     Moved,
     SnapshotDiff,
     check_snapshot,
@@ -107,6 +108,14 @@ class Comparison:
     def warnings(self) -> list[HoleWarning]:
         """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`)."""
         return [w for w in self.diff.warnings if w.retriever == self.name]
+
+    @property
+    def changes(self) -> dict[str, MetricChange]:
+        """Each metric then and now over the questions compared, and the verdict on it.
+
+        ``changes["mrr"].verdict.real``: whether the change is real (:mod:`engine.verdict`).
+        """
+        return dict(self.diff.retrievers[self.name].metrics)
 
     def report(self) -> str:
         """One line per regressed question: ranks, what ranks first now, the question."""

@@ -110,6 +110,9 @@ def test_evaluate_scores_a_function_as_goldpan_score_does(project):
     (warning,) = result.warnings
     assert warning.retriever == "search" and warning.judged < 0.8
     assert [w.retriever for w in worse.warnings] == ["search"]
+    # MRR fell on one question: a change, and too few questions differ to call it real
+    mrr = worse.changes["mrr"]
+    assert mrr.now < mrr.then and mrr.verdict.status == "too_few_discordant"
     with pytest.raises(Exception, match="not a document of the test set"):
         goldpan.evaluate(lambda text: ["nope"], "tests/retrieval.db")
 

@@ -54,10 +54,13 @@ def test_compare_json_by_hand(split_ws, capsys):
 def test_compare_table(split_ws, capsys):
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--samples", 500)
     assert code == 0
-    assert "bm25-bigram vs bm25-word on mrr" in out
-    assert "win / tie / loss (A)" in out and "2 / 3 / 0" in out
-    assert "+0.4000" in out and "randomization p-value" in out
-    assert "the interval includes 0" in out and "500 resamples, seed 0" in out
+    assert "A bm25-bigram  vs  B bm25-word" in out
+    assert "W/T/L" in out and "2/3/0" in out and "verdict" in out
+    assert "+0.400" in out and "[+0.000, +0.800]" in out and "too few (2)" in out
+    flat = " ".join(out.split())
+    assert "mrr: 2 questions differ: no test on 2 can reach p < 0.05 (the least p is 0.5)" in flat
+    assert "500 paired bootstrap resamples and sign flips (seed 0)" in flat
+    assert "excludes 0" not in flat.replace("the 95% interval excludes 0)", "")
     assert "pooled (questions run)" in err  # pooled on the way; --json stays quiet
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
     assert code == 0 and err == ""
@@ -75,14 +78,16 @@ def test_compare_tag_and_metric(split_ws, capsys):
     assert code == 0 and data["metric"] == "hit@1" and data["wins"] == 2
 
 
-def test_compare_interval_excludes_0(tiny_ws, capsys):
+def test_compare_calls_a_difference_real_when_both_tests_agree(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     # twelve questions bm25-word misses and bm25-bigram answers (gold d1 each time)
     ws.write_questions([Question(f"x{i:02d}", "계수 구하기") for i in range(12)])
     ws.write_labels([Label(f"x{i:02d}", "d1", "mina", 1) for i in range(12)])
     ws.close()
     code, out, _ = run(capsys, "compare", tiny_ws, "bm25-bigram", "bm25-word")
-    assert code == 0 and "the interval excludes 0" in out
+    flat = " ".join(out.split())
+    assert code == 0 and "mrr: real: bm25-bigram is higher (p = " in flat
+    assert "12 questions differ)" in flat
 
 
 # -- failures -------------------------------------------------------------------------------
@@ -163,7 +168,7 @@ def test_failures_none(tiny_ws, capsys):
 # -- noanswer -------------------------------------------------------------------------------
 
 
-def test_noanswer_json(tiny_ws, capsys):
+def test_noanswer_json_names_no_threshold_from_one_no_answer_question(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
     ws.close()
@@ -176,6 +181,8 @@ def test_noanswer_json(tiny_ws, capsys):
         "no_answer",
         "answerable_top1",
         "no_answer_top1",
+        "established",
+        "needs",
         "thresholds",
         "best",
         "usable",
@@ -188,26 +195,25 @@ def test_noanswer_json(tiny_ws, capsys):
     assert (data["retriever"], data["answerable"], data["no_answer"]) == ("bm25-word", 3, 1)
     assert data["answerable_top1"] == top1
     assert data["no_answer_top1"] == [0.0]  # q4 retrieves nothing
-    # thresholds: 0, the three answerable scores, one above the highest
-    assert [r["threshold"] for r in data["thresholds"]] == [0.0, *top1, top1[-1] + 1]
-    assert data["best"] == {
-        "threshold": top1[0],
-        "answerable_rejected": 0,
-        "no_answer_caught": 1,
-        "balanced_accuracy": 1.0,
+    # the scores separate perfectly, and 3 + 1 questions establish no threshold
+    assert data["established"] is False
+    assert data["needs"] == {
+        "no_answer": {"have": 1, "least": 5, "more": 4},
+        "answerable": {"have": 3, "least": 5, "more": 2},
     }
-    assert data["usable"] is True and data["warning"] is None
+    assert data["thresholds"] == [] and data["best"] is None and data["usable"] is False
+    assert data["warning"].endswith(
+        "4 more no-answer questions and 2 more answerable questions needed"
+    )
 
 
 def test_noanswer_table_and_without_no_answer_questions(tiny_ws, capsys):
     code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
+    flat = " ".join(out.split())
     assert code == 0
-    assert "3 answerable, 0 no-answer" in out and "needs both" in out
-    ws = Workspace.open(tiny_ws)
-    ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
-    ws.close()
-    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
-    assert code == 0 and "best threshold" in out and "warning" not in out
+    assert "3 answerable, 0 no-answer" in flat
+    assert "found 0 no-answer questions and 3 answerable questions" in flat
+    assert "best threshold" not in flat
 
 
 # -- sweep ----------------------------------------------------------------------------------

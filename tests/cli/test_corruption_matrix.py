@@ -184,7 +184,7 @@ COMMANDS: dict[str, list[str]] = {
     "merge from it": ["merge", "{dir}/merged.db", "{ws}"],
     "judging": ["judging", "{ws}", "--json"],
     "judging --order": ["judging", "{ws}", "--order", "fused"],
-    "simulate": ["simulate", "{ws}", "--assessor", "mina", "--seeds", "1", "--samples", "10"],
+    "simulate": ["simulate", "{ws}", "--assessor", "mina", "--seeds", "1", "--samples", "20"],
     "queue --beyond-pool": ["queue", "{ws}", "--beyond-pool", "2", "--json"],
 }
 

@@ -8,7 +8,7 @@ from scipy.stats import kendalltau
 
 from engine.errors import BadInput
 from engine.judging_order import PoolView
-from engine.simulate import Question, Setup, kendall_tau_b, real_difference, replay, simulate
+from engine.simulate import Question, Setup, kendall_tau_b, replay, simulate
 from engine.stopping import StopRule
 
 
@@ -86,10 +86,23 @@ def test_tau_b_equals_scipys_on_rows_with_ties():
             assert ours[i] == pytest.approx(theirs, abs=1e-12)
 
 
-def test_a_real_difference_needs_the_test_and_the_interval():
-    assert real_difference(np.full(40, 0.2) + np.linspace(-0.01, 0.01, 40), 2000, 0)
-    assert not real_difference(np.array([0.3, -0.3, 0.2, -0.2, 0.1]), 2000, 0)
-    assert not real_difference(np.array([]), 2000, 0)
+def test_the_real_pairs_are_the_verdicts_and_too_few_differing_is_none():
+    # 30 questions, gold g: a ranks it 1st everywhere, b 2nd everywhere, c as b except
+    # 1st on 4 questions. a-b and a-c differ on 30 and 26 questions, b-c on only 4:
+    # no test on 4 reaches p < 0.05 (engine.verdict), so that pair is never "real"
+    rows = {}
+    for i in range(30):
+        a, b = ["g", "x", "y"], ["x", "g", "y"]
+        c = a if i < 4 else b
+        rows[f"q{i:02}"] = ({"a": a, "b": b, "c": c}, {"g": 1})
+    report = simulate(setup_of(rows, depth=3), ("fused",), seeds=1, samples=200)
+    assert report.real_pairs["mrr"] == [("a", "b"), ("a", "c")]
+    assert report.to_json()["real_pairs"]["ndcg@10"] == [["a", "b"], ["a", "c"]]
+
+
+def test_too_few_resamples_for_a_verdict_are_refused():
+    with pytest.raises(BadInput, match="resamples cannot give a p-value below 0.05"):
+        simulate(setup_of(ROWS), ("fused",), seeds=1, samples=10)
 
 
 def test_an_unknown_order_or_no_seed_is_refused():

@@ -170,7 +170,7 @@ def test_against_a_snapshot_of_other_questions_warns_of_nothing(judged_ws, tmp_p
 
 def test_compare_says_how_judged_each_side_is(judged_ws, tmp_path, capsys):
     code, out, err = run(
-        capsys, "compare", judged_ws, "bm25-word", "bm25-word", "--json", "--samples", "10",
+        capsys, "compare", judged_ws, "bm25-word", "bm25-word", "--json", "--samples", "20",
         "--metric", "judged:ndcg@10",
     )  # fmt: skip
     assert code == 0, err

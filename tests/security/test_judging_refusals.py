@@ -81,6 +81,7 @@ def test_simulate_refuses_an_assessor_who_judged_nothing(pooled, capsys):
         ["--beyond-pool", "1000000000000"],
         ["--seeds", "1000000000"],
         ["--depth", "0"],
+        ["--samples", "10"],  # too few for a verdict at 0.05: no p-value below 1/11
     ],
 )
 def test_simulate_refuses_non_finite_and_huge_numbers(pooled, capsys, args):

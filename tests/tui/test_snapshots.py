@@ -163,8 +163,9 @@ def _panel(name: str):
 
 def test_review_compare_panel(snap_compare, app_factory):
     """Review, compare panel: bm25-word (A) vs bm25-bigram (B) on MRR, Hit@1, Hit@5 and
-    nDCG@10 with differences, 95% bootstrap intervals, W/T/L and p-values, then the
-    questions each one wins."""
+    nDCG@10 with differences, 95% bootstrap intervals, W/T/L, p-values and the verdict
+    (not shown; too few (2) for Hit@5), a sentence per metric with its discordant count,
+    the rule, then the questions each one wins and the power line."""
     assert snap_compare(app_factory(), run_before=_panel("compare"), terminal_size=APP_SIZE)
 
 

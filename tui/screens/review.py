@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
 from tui.actions import Command, bindings
+from tui.crash import failure_notice
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -29,6 +32,9 @@ from tui.widgets.review_panels import (
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
+    ChangesJudged,
+    Verdicts,
+    judge_changes,
     marked_rank,
     metric_cell,
     since_text,
@@ -38,6 +44,9 @@ from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
     from engine.compare import FloatArray
+
+    ChangesNow = dict[str, tuple[list[str], dict[str, FloatArray]]]
+    """Per retriever: the scored question ids and each metric's values in their order."""
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
@@ -103,13 +112,13 @@ rank-1 document that beat it.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
-- **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
-  only when it excludes 0), and how many questions a difference needs.
+- **compare**: win / tie / loss, the bootstrap 95% interval, the randomization p-value
+  and the verdict: real only when both agree, none when too few questions differ.
 - **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
 - **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
 - **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
-`review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
+`review.since`: changes since a snapshot (▼ worse ▲ better; coloured: a real change).
 """
 
     AREA = "Review"
@@ -204,6 +213,10 @@ rank-1 document that beat it.
     _fitted_width = 0
     """The width the metrics table was last fitted to (:func:`tui.widgets.tables.fitted`)."""
     _snapshot_count = 0
+    _verdicts: Verdicts | None = None
+    """The verdicts of the changes since the snapshot, for :attr:`_verdicts_key`."""
+    _verdicts_key: Hashable = None
+    """What the verdicts shown (or being computed) are for: change token, snapshot, tag."""
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
@@ -369,21 +382,29 @@ rank-1 document that beat it.
         """Cycle the panels."""
         self.panel = PANELS[(PANELS.index(self.panel) + 1) % len(PANELS)]
 
-    def _next_other(self, index: int, other: int) -> int:
-        """The retriever after ``index``, never ``other`` (A and B always differ)."""
+    def _cycled(self, index: int, other: int) -> tuple[int, int]:
+        """The retriever after ``index``, and what ``other`` becomes.
+
+        Landing on ``other``'s retriever, the two swap: each key reaches every retriever
+        and A and B always differ (with two retrievers, ``a`` swaps them).
+        """
         n = len(self.gp.session.live.retrievers)
         if n < 2:
-            return 0
+            return index, other
         nxt = (index + 1) % n
-        return (nxt + 1) % n if nxt == other % n else nxt
+        return nxt, (index % n if nxt == other % n else other)
 
     def action_next_a(self) -> None:
-        """Next retriever as A (skipping B)."""
-        self.a = self._next_other(self.a, self.b)
+        """Next retriever as A (B takes A's when A lands on it)."""
+        a, b = self._cycled(self.a, self.b)
+        self.set_reactive(ReviewScreen.b, b)  # one refresh, for the new pair: watch_a's
+        self.a = a
 
     def action_next_b(self) -> None:
-        """Next retriever as B (skipping A)."""
-        self.b = self._next_other(self.b, self.a)
+        """Next retriever as B (A takes B's when B lands on it)."""
+        b, a = self._cycled(self.b, self.a)
+        self.set_reactive(ReviewScreen.a, a)
+        self.b = b
 
     def current_panel(self) -> AnalysisPanel | None:
         """The analysis panel on screen (None on the scores panel)."""
@@ -475,11 +496,13 @@ rank-1 document that beat it.
         grid = scores_grid(
             {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
         )
+        verdicts = self._judge_changes(baseline)
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):
                 diff = changes.get(r, {}).get(m)
                 if diff is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
+                    verdict = verdicts.get((r, m))
+                    row[j] = metric_cell(means[r][m], diff, str(row[j].style), verdict)
         metrics = self.query_one("#metrics", DataTable)
         self._fitted_width = self.size.width or self.app.size.width
         labels, metrics.cell_padding, metrics.header_height = fitted(
@@ -514,6 +537,38 @@ rank-1 document that beat it.
             now = now_over[since.compared][r]
             out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
         return out
+
+    def _judge_changes(self, baseline: Baseline | None) -> Verdicts:
+        """The verdicts known for the changes since ``baseline``; start them when new."""
+        if baseline is None:
+            return {}
+        key = (self._token(), baseline.name, self.tag)
+        if key != self._verdicts_key:
+            self._verdicts_key, self._verdicts = key, None
+            live = self.gp.session.live
+            now: ChangesNow = {}
+            for r in live.retrievers:
+                values = {m: live.values(r, m, self.tag) for m in REVIEW_METRICS}
+                ids = next(iter(values.values()))[0]
+                now[r] = (ids, {m: v for m, (_, v) in values.items()})
+            self._judge(key, baseline.data, now)
+        return self._verdicts or {}
+
+    @work(thread=True, exclusive=True, group="since-verdicts", exit_on_error=False)
+    def _judge(self, key: Hashable, data: Mapping[str, Any], now: ChangesNow) -> None:
+        try:
+            verdicts = judge_changes(data, now)
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            notice = f"The verdicts since the snapshot failed: {failure_notice(exc)}"
+            self.app.call_from_thread(self.notify, notice, severity="error", markup=False)
+            return
+        self.post_message(ChangesJudged(key, verdicts))
+
+    @on(ChangesJudged)
+    def _judged(self, message: ChangesJudged) -> None:
+        if message.key == self._verdicts_key:
+            self._verdicts = message.verdicts
+            self.refresh_scores()
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live

@@ -249,8 +249,10 @@ class ComparePanel(AnalysisPanel):
         if results and results[0].n == 0:  # means, intervals and p-values of no question
             body.update(Text(NO_SCORED, style="dim"))
             return
+        from engine.compare import DEFAULT_SAMPLES  # loaded by the worker already
+
         a, b = list(wins)
-        text = comparison_text(a, b, results, wins)
+        text = comparison_text(a, b, results, wins, samples=DEFAULT_SAMPLES, seed=0)
         text.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
         text.append(power)
         body.update(text)

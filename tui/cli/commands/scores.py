@@ -30,7 +30,7 @@ from tui.cli.commands.common import (
 )
 from tui.literal import literal
 from tui.render import (
-    comparison_facts,
+    comparison_text,
     failures_grid,
     overlap_grid,
     scores_grid,
@@ -233,23 +233,34 @@ def _metrics(raw: Sequence[str]) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
-    """Paired comparison of two retrievers."""
+    """Paired comparison of two retrievers on one metric or several, each with its verdict."""
     from engine.analysis import compare_retrievers
     from engine.holes import HOLE_METRIC, hole_warnings
-    from engine.metrics import parse_metric
+    from engine.metrics import DEFAULT_METRIC
     from engine.retrieve import DEFAULT_DEPTH
     from engine.scoring import score_workspace
+    from engine.verdict import check_level
 
-    if args.samples < 1:
-        raise UsageError("--samples must be at least 1")
-    parse_metric(args.metric)  # a bad metric fails before anything is pooled
+    # a bad metric or level fails before anything is pooled
+    asked = args.metric or [DEFAULT_METRIC]
+    metrics = _metrics([m.strip() for raw in asked for m in raw.split(",") if m.strip()])
+    if not metrics:
+        raise UsageError("--metric: name at least one metric, e.g. --metric mrr,hit@1")
+    check_level(args.level, args.samples)
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, [args.a, args.b], "compare")
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "compare")
         pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
-        result = compare_retrievers(
-            ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
+        results = compare_retrievers(
+            ws,
+            args.a,
+            args.b,
+            metrics,
+            level=args.level,
+            samples=args.samples,
+            seed=args.seed,
+            tag=args.tag,
         )
         holes = score_workspace(
             ws, metrics=[HOLE_METRIC], retrievers=[args.a, args.b], tag=args.tag
@@ -257,28 +268,15 @@ def cmd_compare(args: argparse.Namespace) -> None:
     warnings = hole_warnings(holes, min_judged=args.min_judged)
     judged = {name: rs.means[HOLE_METRIC] for name, rs in holes.retrievers.items()}
     if args.json:
-        print_json(
-            {
-                **result.to_json(),
-                HOLE_METRIC: judged,
-                "warnings": [w.to_json() for w in warnings],
-            }
-        )
+        shown = [
+            {**r.to_json(), HOLE_METRIC: judged, "warnings": [w.to_json() for w in warnings]}
+            for r in results
+        ]
+        print_json(shown[0] if len(shown) == 1 else shown)
         return
-    lo, hi = result.ci95
-    table = comparison_facts(args.a, args.b, result).rich_table(
-        literal(
-            f"{args.a} vs {args.b} on {result.metric}" + (f" (tag {args.tag})" if args.tag else "")
-        )
-    )
-    table.show_header = False
-    out.print(table)
-    verdict = (
-        "the interval excludes 0"
-        if lo > 0 or hi < 0
-        else "the interval includes 0: no reliable difference on these questions"
-    )
-    out.print(Text(f"{verdict} ({args.samples} resamples, seed {args.seed})"))
+    if args.tag:
+        out.print(literal(f"questions with tag {args.tag}", style="dim"))
+    out.print(comparison_text(args.a, args.b, results, samples=args.samples, seed=args.seed))
     out.print(
         literal(
             f"{HOLE_METRIC.capitalize()}: "
@@ -341,23 +339,17 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
             f"{name}: {len(cal.answerable)} answerable, {len(cal.no_answer)} no-answer questions"
         )
     )
-    if cal.best is None:
-        out.print(Text("needs both answerable and no-answer questions to calibrate"))
-        return
-    out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
-    out.print(
-        Text(
-            f"best threshold {cal.best.threshold:.4f} "
-            f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
-        )
-    )
-    if not cal.usable:
+    if cal.best is not None:
+        out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
         out.print(
             Text(
-                "warning: the two distributions overlap so much that no threshold separates them",
-                style="bold yellow",
+                f"best threshold {cal.best.threshold:.4f} "
+                f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
             )
         )
+    warning = cal.warning()
+    if warning is not None:
+        out.print(Text(f"warning: {warning}", style="bold yellow"))
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
@@ -454,8 +446,8 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{result.single} ({result.single_value:.3f}), the better single retriever"
         ),
     )
-    for col in ("setting", metric, f"vs {result.single}", "95% CI"):
-        table.add_column(literal(col), justify="left" if col == "setting" else "right")
+    for col in ("setting", metric, f"vs {result.single}", "95% CI", "verdict"):
+        table.add_column(literal(col), justify="left" if col in ("setting", "verdict") else "right")
     for i, st in enumerate(result.settings):
         lo, hi = st.ci95
         table.add_row(
@@ -463,18 +455,24 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{st.value:.3f}",
             f"{st.diff:+.3f}",
             f"{lo:+.3f} to {hi:+.3f}",
+            st.verdict.short(),
             style="bold" if i == result.best else None,
         )
     out.print(table)
     c = result.held_out_vs_single
     lo, hi = c.ci95
+    tuned = (
+        "no tuned setting (too few questions)"
+        if result.tuned is None
+        else f"tuned (* best on all {result.n} questions): {result.tuned:.3f}"
+    )
     out.print(
         Text(
-            f"tuned (* best on all {result.n} questions): {result.tuned:.3f}; held out "
-            f"({result.folds} folds, seed {result.seed}, each scored by the setting picked "
-            f"on the others): {result.held_out:.3f} vs {result.held_out_single:.3f} for the "
-            f"single retriever picked the same way ({c.diff:+.3f}, 95% CI {lo:+.3f} to "
-            f"{hi:+.3f}); folds picked {', '.join(result.picks)}"
+            f"{tuned}; held out ({result.folds} folds, seed {result.seed}, each scored by the "
+            f"setting picked on the others): {result.held_out:.3f} vs "
+            f"{result.held_out_single:.3f} for the single retriever picked the same way "
+            f"({c.diff:+.3f}, 95% CI {lo:+.3f} to {hi:+.3f}, {c.verdict.short()}); folds "
+            f"picked {', '.join(result.picks)}"
         )
     )
     for w in result.warnings:

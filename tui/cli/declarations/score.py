@@ -88,7 +88,7 @@ def _options(s: argparse.ArgumentParser) -> None:
         "--samples",
         type=values.samples,
         default=DEFAULT_SAMPLES,
-        help="bootstrap resamples (--against)",
+        help="bootstrap resamples and sign flips (--against)",
     )
 
     g = s.add_argument_group("the code under test (stored nowhere; the workspace is only read)")
@@ -155,12 +155,13 @@ COMMAND = CliCommand(
     "same warnings). Exit 1 when a --fail-under floor is missed (a warning never fails). "
     "With --against: per "
     "retriever, each metric then / now / difference with a paired bootstrap 95% interval, "
-    "and the questions whose first-gold rank got worse or better (both ranks, the document "
-    "that now ranks first, and whether the retriever or the labels changed).",
+    "a randomization p-value and the verdict (the same rule as compare's), and the "
+    "questions whose first-gold rank got worse or better (both ranks, the document that now "
+    "ranks first, and whether the retriever or the labels changed).",
     run="scores:cmd_score",
     options=_options,
     json=True,
     epilog=GATE_HELP,
-    see="[Latency](#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
+    see="[Latency](docs/numbers.md#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
     "[Judged metrics](docs/judged-metrics.md)",
 )

@@ -53,7 +53,11 @@ def _options(s: argparse.ArgumentParser) -> None:
         help=f"random orders averaged (default {DEFAULT_SEEDS})",
     )
     s.add_argument(
-        "--samples", type=values.samples, default=10_000, help="bootstrap resamples (default 10000)"
+        "--samples",
+        type=values.samples,
+        default=10_000,
+        help="bootstrap resamples and sign flips (default 10000; at least 20, the fewest a "
+        "verdict at 0.05 can be given with)",
     )
 
 
@@ -68,8 +72,8 @@ COMMAND = CliCommand(
     "the share of the pool judged and of its relevant documents found; the share of all "
     "of NAME's relevant documents found within 10, 20 and 50 judgments per question; "
     "Kendall's tau of the retrievers' order by MRR and nDCG@10 against NAME's full "
-    "judgments with a bootstrap interval, and the pairs whose real difference (randomization "
-    "test and interval at 0.05) changes order. --json: the names are documented in "
+    "judgments with a bootstrap interval, and the pairs whose difference the verdict calls "
+    "real (as compare does, at 0.05) that change order. --json: the names are documented in "
     "[How complete is the gold?](docs/complete-gold.md).",
     run="judging:cmd_simulate",
     options=_options,
