@@ -2,7 +2,9 @@
 
 Only questions whose status is ``labeled`` and that no retriever of the score will rank
 soon (:func:`scored_set`, :mod:`engine.ranked`) are scored with ranking metrics; the
-others are counted (not ranked yet, no answer, disputed, needing re-check, unlabeled). A
+others are counted (not ranked yet, no answer, disputed, needing re-check, unlabeled), and
+so are stopped questions (``stopped``, their candidates ``not_judged_stopped``,
+:mod:`engine.stopping`: such a candidate scores as any unjudged document does). A
 retriever that cannot rank now and lacks a ranking of some scored question has no means
 (:attr:`RetrieverScores.means` is None). Rankings come from the cache: scoring never runs
 a retriever (``goldpan score`` pools first, see :mod:`engine.retrieve.runner`).
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.counters import workspace_stopped
 from engine.errors import Refused
 from engine.gold import COUNT_KEYS as COUNT_KEYS  # its home is engine.gold
 from engine.gold import Gold, count_golds, is_scored, scored_questions
@@ -283,7 +286,9 @@ def score_workspace(
     stored = [n for n in chosen if not (given and n in given)]
     scope = scored_set(ws, stored, tag, cannot_rank)
     golds, scored = scope.golds, scope.question_ids
-    board = Scoreboard(scope.counts, scored, golds=golds, holding=scope.holding)
+    stopped = workspace_stopped(ws, list(golds))
+    counts = {**scope.counts, "stopped": len(stopped), "not_judged_stopped": sum(stopped.values())}
+    board = Scoreboard(counts, scored, golds=golds, holding=scope.holding)
     with_gold = {q for q, g in golds.items() if is_scored(g)}  # scored once ranked
     qrels = [golds[q].qrels for q in scored]
     for name in chosen:

@@ -17,6 +17,7 @@ from tui.crash import failure_notice
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
+from tui.widgets.progress import stopped_text
 from tui.widgets.review_panels import (
     NO_SCORED,
     AnalysisPanel,
@@ -260,6 +261,11 @@ rank-1 document that beat it.
             self.call_after_refresh(self.refresh_panel)
         self.query_one("#grid", DataTable).focus()
 
+    def _tagged(self) -> set[str] | None:
+        """The questions the tag filter keeps (None: every question)."""
+        tags = self.gp.session.live.tags
+        return None if self.tag is None else {q for q, t in tags.items() if self.tag in t}
+
     def redraw(self) -> None:
         """The workspace changed: rescore (cheap, cached rankings) and redraw."""
         super().redraw()
@@ -494,6 +500,7 @@ rank-1 document that beat it.
                 " need re-check · " if counts["recheck"] else "",
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
+                stopped_text(self.gp.session.stopped(), self._tagged()),
                 since_text(baseline.name if baseline else None, n_snapshots),
                 holes_text(means, counts["scored"]),
             )

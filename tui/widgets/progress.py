@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.text import Text
 
@@ -106,3 +106,15 @@ def _viewer_text(session: LabelingSession, order: Sequence[str], current: str | 
     out.append(" · ", "dim")
     _append_next(out, order, current)
     return out
+
+
+def stopped_text(stopped: Mapping[str, int], among: Collection[str] | None = None) -> str:
+    """`` · 3 stopped (21 not judged)``: stopped questions and their candidates not judged.
+
+    ``stopped`` is :meth:`engine.session.LabelingSession.stopped`; ``among``: only these
+    questions (a tag's). Empty when none is stopped.
+    """
+    left = [n for q, n in stopped.items() if among is None or q in among]
+    if not left:
+        return ""
+    return f" · {len(left)} stopped ({sum(left)} not judged)"

@@ -58,6 +58,11 @@ def score_table(
         + f"{c['no_answer']} no answer · {c['disputed']} disputed · "
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
+        + (
+            f" · {c['stopped']} stopped ({c['not_judged_stopped']} candidates not judged)"
+            if c.get("stopped")
+            else ""
+        )
     )
     from engine.scoring import HOLE_METRICS, LATENCY_HEADERS
 
