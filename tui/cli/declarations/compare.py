@@ -63,7 +63,7 @@ COMMAND = CliCommand(
     '"discordant", "least_p", "p_value", "interval", "says"}, "judged@10": {A, B}, '
     '"warnings": [...]}; status is real, not_shown, tests_disagree, too_few_discordant or '
     "no_questions.",
-    see="[Is a difference real?](docs/numbers.md#is-a-difference-real)",
+    see="[Is a difference real?](numbers.md#is-a-difference-real)",
     run="scores:cmd_compare",
     options=_options,
     json=True,

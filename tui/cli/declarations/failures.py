@@ -27,7 +27,7 @@ COMMAND = CliCommand(
     '[{"question", "gold", "gold_rank", "top_doc", "relation", "relation_detail", '
     '"series", "gold_doc", "gold_title", "top_title"}].',
     run="scores:cmd_failures",
-    see="[docs/analysis.md](docs/analysis.md#which-document-beat-the-gold-goldpan-failures)",
+    see="[docs/analysis.md](analysis.md#which-document-beat-the-gold-goldpan-failures)",
     options=_options,
     json=True,
 )
