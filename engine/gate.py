@@ -41,7 +41,7 @@ from engine.scoring import Scoreboard, lacking
 
 @dataclass(frozen=True)
 class Rule:
-    """One refusal: its key and the promise it keeps, as README's list words it."""
+    """One refusal: its key and the promise it keeps, as docs/ci.md's list words it."""
 
     key: str
     promise: str
@@ -78,7 +78,7 @@ REPLACED_INPUT = Rule(
     "given rankings, or refused when it cannot be (a reranker).",
 )
 REFUSALS: tuple[Rule, ...] = (NOTHING_COMPARED, MISSING_NOW, UNKNOWN_NAME, NOT_RUN, REPLACED_INPUT)
-"""Every refusal a gate makes, in the order README's "What a gate guarantees" lists them."""
+"""Every refusal a gate makes, in the order docs/ci.md's "What a gate guarantees" lists them."""
 
 
 class GateRefused(GoldpanError):

@@ -377,7 +377,7 @@ def test_bm25_defaults_are_the_declared_ones():
     }
     assert bm25_spec("x", "word") == new_spec("x", "bm25", {"tokenizer": "word"})
     r = BM25Retriever(spec)
-    assert (r.params.k1, r.params.b) == (1.5, 0.75)  # the README's defaults (Lucene BM25)
+    assert (r.params.k1, r.params.b) == (1.5, 0.75)  # docs/numbers.md's defaults (Lucene BM25)
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ COMMAND = CliCommand(
     '"warnings": [...]}; status is real, not_shown, tests_disagree, too_few_discordant or '
     "no_questions. Refused (exit 2) when A or B has not ranked some scored question and "
     "cannot rank it now (not trusted on this machine, failed).",
-    see="[Is a difference real?](docs/numbers.md#is-a-difference-real)",
+    see="[Is a difference real?](numbers.md#is-a-difference-real)",
     run="scores:cmd_compare",
     options=_options,
     json=True,

@@ -29,7 +29,7 @@ COMMAND = CliCommand(
     "retriever has not ranked some scored question and cannot rank it now (never ranked "
     "here).",
     run="scores:cmd_failures",
-    see="[docs/analysis.md](docs/analysis.md#which-document-beat-the-gold-goldpan-failures)",
+    see="[docs/analysis.md](analysis.md#which-document-beat-the-gold-goldpan-failures)",
     options=_options,
     json=True,
 )

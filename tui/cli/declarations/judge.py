@@ -137,5 +137,5 @@ COMMAND = CliCommand(
     run="judge:cmd_judge",
     options=_options,
     json=True,
-    see="[Model judges](docs/model-judges.md)",
+    see="[Model judges](model-judges.md)",
 )

@@ -166,6 +166,6 @@ COMMAND = CliCommand(
     options=_options,
     json=True,
     epilog=GATE_HELP,
-    see="[Latency](docs/numbers.md#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
-    "[Judged metrics](docs/judged-metrics.md)",
+    see="[Latency](numbers.md#latency), [Use goldpan in CI](ci.md), "
+    "[Judged metrics](judged-metrics.md)",
 )

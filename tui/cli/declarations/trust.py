@@ -30,5 +30,5 @@ COMMAND = CliCommand(
     "workspace, or a changed command, address or template, is asked about again.",
     run="trust:cmd_trust",
     options=_options,
-    see="[Running commands from a workspace](#running-commands-from-a-workspace)",
+    see="[Running commands from a workspace](retrievers.md#running-commands-from-a-workspace)",
 )
