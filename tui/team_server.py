@@ -28,10 +28,8 @@ import logging
 import os
 import re
 import secrets
-import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -41,6 +39,7 @@ from typing import Any, cast
 from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
+from engine.helper_process import helper_env, python_argv, python_shell_command
 from engine.trust import config_dir
 from tui.literal import visible
 from tui.served_app import ENDED_META, ROLES, STARTED_META, Served
@@ -474,26 +473,24 @@ def _server_class() -> type[Any]:
             textual-serve runs it through a shell: ``exec`` makes the app the process it
             watches (its exit code and signal are the app's, not a shell's). With the
             preloader running it is ``tui.tab``, which has the preloader fork the app (or
-            runs it itself when the preloader cannot).
+            runs it itself when the preloader cannot). Either is started as every Python
+            of goldpan's own is (:func:`~engine.helper_process.python_shell_command`):
+            never with the folder the server runs in first on its path.
             """
             start = ["tui.served_app"]
             if self.preload_dir is not None and self.preloader and self.preloader.poll() is None:
                 start = ["tui.tab", str(self.preload_dir / PRELOAD_SOCKET)]
-            return "exec " + shlex.join(
-                [
-                    sys.executable,
-                    "-m",
-                    *start,
-                    str(self.workspace),
-                    # one word: a name is never read as an option, whatever it starts with
-                    f"--annotator={person.name}",
-                    "--role",
-                    person.role,
-                    "--per-question",
-                    str(self.served.per_question),
-                    "--lease-seconds",
-                    str(self.served.lease_seconds),
-                ]
+            return python_shell_command(
+                *start,
+                str(self.workspace),
+                # one word: a name is never read as an option, whatever it starts with
+                f"--annotator={person.name}",
+                "--role",
+                person.role,
+                "--per-question",
+                str(self.served.per_question),
+                "--lease-seconds",
+                str(self.served.lease_seconds),
             )
 
         def initialize_logging(self) -> None:
@@ -563,10 +560,10 @@ def _server_class() -> type[Any]:
             env = AppService._build_environment(like_a_tab, 80, 24)
             try:
                 self.preloader = subprocess.Popen(
-                    [sys.executable, "-m", "tui.preload", str(folder / PRELOAD_SOCKET)],
+                    python_argv("tui.preload", str(folder / PRELOAD_SOCKET)),
                     stdin=subprocess.PIPE,  # it ends when this closes, however the server ends
                     stdout=subprocess.DEVNULL,
-                    env=env,
+                    env=helper_env(env),  # PYTHONPATH as the tabs' (see python_shell_command)
                 )
             except OSError as exc:
                 log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
