@@ -13,7 +13,12 @@ its ``LIMIT``.
 The connection string is read from the environment variable ``--dsn-env`` names, when
 the retriever runs; it is never stored. One connection per pool run, and every question
 in one read-only transaction (``SET TRANSACTION READ ONLY``, repeatable read: one
-snapshot of the data for the whole pool), so a template cannot write.
+snapshot of the data for the whole pool), so a template cannot write. SQL the workspace
+holds (the template, ``--cache-key-sql``) runs by the server's rule
+(:meth:`PostgresRetriever._run`): always with the extended query protocol, which takes one
+statement only (``SELECT 1; COMMIT; DROP TABLE t`` is refused by the server before
+anything runs), and a statement that ends the read-only transaction (``COMMIT``) stops
+the retriever before anything else is sent.
 
 The database can change while the corpus, questions and template stay the same, so a
 postgres retriever's rankings are made again on every pool (as a ``command``'s are)
@@ -211,9 +216,10 @@ class PostgresRetriever:
                 f"postgres --dsn-env: {self.dsn_env!r} is not an environment variable name "
                 "(letters, digits, _)"
             )
-        self.sql = p.get("sql")
-        if not isinstance(self.sql, str) or not self.sql.strip():
+        sql = p.get("sql")
+        if not isinstance(sql, str) or not sql.strip():
             raise BadInput("a postgres retriever needs --sql FILE (a SQL template)")
+        self.sql: str = sql
         embed = p.get("embed_model")
         self.embed_model = str(embed).strip() if embed else None
         self.query_prefix = str(p.get("query_prefix") or "")
@@ -325,6 +331,31 @@ class PostgresRetriever:
                 conn.rollback()  # read only: there is nothing to keep
             conn.close()
 
+    def _run(self, cur: Any, sql: str, params: Mapping[str, Any], what: str) -> None:
+        """Run SQL from the workspace on ``cur`` by the server's rule: one read-only statement.
+
+        In pipeline mode psycopg always sends the extended query protocol, whose one
+        statement the server parses alone (the simple protocol, which psycopg uses for a
+        query without parameters, runs ``SELECT 1; COMMIT; DROP TABLE t`` whole: the
+        ``COMMIT`` ends the read-only transaction and the ``DROP`` runs outside it). A
+        single statement that ends the transaction (``COMMIT``, ``ROLLBACK``) is caught
+        right after it: nothing else is sent on that connection.
+
+        Raises:
+            psycopg.Error: the server refused or failed the statement (the caller words it).
+            RetrieverError: the statement ended the read-only transaction.
+        """
+        from psycopg.pq import TransactionStatus
+
+        with cur.connection.pipeline():
+            cur.execute(sql, params)
+        if cur.connection.info.transaction_status != TransactionStatus.INTRANS:
+            raise RetrieverError(
+                f"{self.name}: {what} ended the read-only transaction it runs in (COMMIT, "
+                "ROLLBACK, ...); goldpan stopped before sending anything else. SQL from a "
+                "workspace is one statement that reads"
+            )
+
     def _sql_error(self, exc: Exception, question: str) -> RetrieverError:
         import psycopg
 
@@ -371,7 +402,7 @@ class PostgresRetriever:
                     values["embedding"] = vectors[i]
                 bound = {k: v for k, v in values.items() if k in self.uses}
                 try:
-                    cur.execute(self.sql, bound)
+                    self._run(cur, self.sql, bound, "the SQL template")
                     if cur.description is None:
                         raise RetrieverError(
                             f"{self.name}: the SQL template returned no rows at all for "
@@ -445,7 +476,7 @@ class PostgresRetriever:
             h.update(json.dumps([ident, name], default=str).encode() + b"\0")
             try:
                 # with (empty) parameters, so that %% means % as in the template
-                cur.execute(self.cache_key_sql, {})
+                self._run(cur, self.cache_key_sql, {}, "its --cache-key-sql")
                 rows = cur.fetchall() if cur.description is not None else []
             except psycopg.Error as exc:
                 words = _server_words(exc)

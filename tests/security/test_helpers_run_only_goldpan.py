@@ -118,9 +118,7 @@ async def _first_screen(port: int, token: str, db: Path) -> str:
         conn.close()
 
 
-def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(
-    hostile, tmp_path
-):
+def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(hostile, tmp_path):
     from tests.tui.test_serve_load import child_processes, load_bench
 
     path = tmp_path / "team.db"
