@@ -106,7 +106,7 @@ def test_evaluate_scores_a_function_as_goldpan_score_does(project):
         ("q2", 1, 2, "d1")
     ]
     assert "q2: rank 1 -> 2, ranked first now: d1; 금속 때문에 생기는 문제" in worse.report()
-    with pytest.raises(Exception, match="not a document of the test set"):
+    with pytest.raises(Exception, match="document .nope. is not in the workspace"):
         goldpan.evaluate(lambda text: ["nope"], "tests/retrieval.db")
 
 

@@ -37,22 +37,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from decimal import Decimal
 from typing import Any
 
 from engine.errors import BadInput
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
-from engine.retrieve.order import trec_order
-from engine.retrieve.params import Param, default_of
+from engine.retrieve.checked import checked_ranking
+from engine.retrieve.params import Param, resolve, timeout
 from engine.types import Doc, Question, RetrieverSpec
 
 INSTALL_HINT = "postgres retrievers need the optional extra: pip install 'goldpan[postgres]'"
 DEFAULT_TIMEOUT_S = 30.0
+TIMEOUT = timeout(DEFAULT_TIMEOUT_S, "one question's query may take (statement_timeout)")
+"""``--timeout``: each question's query (the server's statement_timeout)."""
 CONNECT_TIMEOUT_S = 10
 PLACEHOLDERS = ("query", "k", "embedding")
 """The named parameters a template may use."""
@@ -108,23 +108,6 @@ def template_names(sql: str, what: str) -> set[str]:
             )
         names.add(name)
     return names
-
-
-def _score(value: Any) -> float | None:
-    """A row's score as a float, or None when it is not a finite number."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        return None
-    out = float(value)
-    return out if math.isfinite(out) else None
-
-
-def _doc_id(value: Any) -> str | None:
-    """A row's doc id as text (a whole number too), or None."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
 
 
 def _server_words(exc: Exception) -> str:
@@ -187,14 +170,7 @@ class PostgresRetriever:
             "and pool)",
             metavar="SQL",
         ),
-        Param(
-            "timeout",
-            float,
-            DEFAULT_TIMEOUT_S,
-            "seconds one question's query may take (statement_timeout)",
-            check=lambda v: math.isfinite(v) and v > 0,
-            must="a positive number of seconds",
-        ),
+        TIMEOUT,
     )
     """The parameters of the ``postgres`` kind."""
 
@@ -239,12 +215,7 @@ class PostgresRetriever:
                 "with --embed-model): every question would get the same ranking"
             )
         self.uses = names
-        timeout = p.get("timeout", default_of(self.PARAMS, "timeout"))
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise BadInput(f"postgres timeout: expected a number, not {timeout!r}")
-        self.timeout = float(timeout)
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise BadInput("a postgres retriever's --timeout must be a positive number")
+        self.timeout: float = resolve((TIMEOUT,), p, "postgres")["timeout"]
         key_sql = p.get("cache_key_sql")
         self.cache_key_sql = str(key_sql) if key_sql and str(key_sql).strip() else None
         if self.cache_key_sql is not None and template_names(
@@ -412,43 +383,26 @@ class PostgresRetriever:
                     rows = cur.fetchall()
                 except psycopg.Error as exc:
                     raise self._sql_error(exc, q.id) from None
-                out.append(trec_order(self._scores(q.id, columns, rows), depth))
+                out.append(self._ranking(q.id, columns, rows, depth))
         return out
 
-    def _scores(self, qid: str, columns: list[str], rows: list[Any]) -> dict[str, float]:
-        """Doc id -> score from one question's rows, every row checked."""
+    def _ranking(self, qid: str, columns: list[str], rows: list[Any], depth: int) -> Ranking:
+        """One question's ranking from its rows (:func:`checked_ranking`'s rule)."""
         if len(columns) != 2:
             raise RetrieverError(
                 f"{self.name}: the SQL template returned {len(columns)} columns "
                 f"({', '.join(columns)}) for question {qid!r}; it must return two: "
                 "doc_id, score"
             )
-        scores: dict[str, float] = {}
-        for n, (raw_id, raw_score) in enumerate(rows, 1):
-            doc = _doc_id(raw_id)
-            if doc is None:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: the doc id {raw_id!r} "
-                    "is not text or a whole number"
-                )
-            score = _score(raw_score)
-            if score is None:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: the score {raw_score!r} "
-                    f"of document {doc!r} is not a finite number (the second column "
-                    "must be numeric)"
-                )
-            if self._docs is not None and doc not in self._docs:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: document {doc!r} is not "
-                    "in the workspace"
-                )
-            if doc in scores:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: document {doc!r} is listed twice"
-                )
-            scores[doc] = score
-        return scores
+        return checked_ranking(
+            (
+                (f"row {n} for question {qid!r}", doc, score)
+                for n, (doc, score) in enumerate(rows, 1)
+            ),
+            depth,
+            self._docs,
+            lambda what: RetrieverError(f"{self.name}: {what}"),
+        )
 
     def cache_key(self) -> str | None:
         """A hash of the data's state (``--cache-key-sql``), or None when none is declared.

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 import urllib.parse
@@ -492,27 +491,6 @@ def resolve(doc: Any, pointer: Pointer) -> Any:
 def pointer_text(pointer: Pointer) -> str:
     """A pointer as written."""
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in pointer)
-
-
-def doc_id_of(value: Any) -> str | None:
-    """A hit's id as goldpan's doc id: a string, or a whole number as its digits."""
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def score_of(value: Any) -> float | None:
-    """A hit's score: a finite number (not true/false)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            score = float(value)
-        except OverflowError:  # an integer beyond any float
-            return None
-        if math.isfinite(score):
-            return score
-    return None
 
 
 def encode(value: Any) -> bytes:

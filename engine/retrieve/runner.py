@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from engine.arrays import spans
+from engine.errors import BadInput
 from engine.names import check_known
 from engine.pooling import TopDocs
 from engine.ranked import input_hashes
@@ -62,6 +63,12 @@ from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
 """progress(retriever name, questions done, questions to do)."""
+
+CANNOT_RUN = (RetrieverError, BadInput)
+"""What a retriever that cannot run raises (it is then skipped with ``keep_going``): its
+kind's own error, or parameters it refuses. Never a built-in ``ValueError``: a bug in a
+retriever is a crash with its log, not a notice. A full disk or a lock held while its
+rankings are written is not the retriever's: it stops the pool."""
 
 ALONE_SAMPLE = 20
 """How many of a batched pool's questions are also timed ranked alone."""
@@ -233,6 +240,7 @@ def refresh_runs(
     Raises:
         RetrieverError: a retriever could not run (missing extra, bad command output);
             rankings written before it stay.
+        BadInput: a retriever's stored parameters are refused by its kind.
     """
     all_specs = ws.retrievers()
     specs = run_order(all_specs, select_retrievers(ws, names))
@@ -252,7 +260,7 @@ def refresh_runs(
     for spec in specs:
         try:
             reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
-        except (RetrieverError, ValueError):
+        except CANNOT_RUN:
             continue  # reported when its turn comes
         if reader is not None:
             for base in reader.bases:
@@ -304,7 +312,7 @@ def refresh_runs(
                 continue
             try:
                 run.refresh(spec)
-            except (RetrieverError, ValueError) as exc:
+            except CANNOT_RUN as exc:
                 if not keep_going:
                     run.flush()  # what ranked before it is kept, as if run one by one
                     raise
@@ -696,7 +704,7 @@ class _PoolRun:
             name, started, ranking = self._pending.pop(0)
             try:
                 batches = ranking.result()
-            except (RetrieverError, ValueError) as exc:
+            except CANNOT_RUN as exc:
                 if not self.keep_going:
                     self._pending.clear()
                     self._write_held()  # the counts are sound; only the ranking failed
