@@ -1,0 +1,147 @@
+"""Every number a workspace or an option holds is finite and in range, or refused (exit 2).
+
+A received workspace's retriever parameters can be edited to anything JSON holds, and an
+option can be typed as ``1e300``: each is refused where it is read, naming the retriever
+or the option, never an internal error. Scores from outside that are finite but huge
+(±1.7e308, as an engine may answer) fuse into a finite ranking, the one exact arithmetic
+gives.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from decimal import Decimal, getcontext
+from pathlib import Path
+
+import pytest
+
+from engine.workspace import Workspace
+from tests.conftest import run_cli
+
+
+def edit_params(ws: Path, name: str, **changes: object) -> None:
+    """Change a stored retriever's parameters by hand, as a received file may have them."""
+    with sqlite3.connect(ws) as conn:
+        params = json.loads(
+            conn.execute("SELECT params FROM retrievers WHERE name = ?", (name,)).fetchone()[0]
+        )
+        params.update(changes)
+        text = json.dumps(params).replace('"NaN"', "NaN").replace('"Infinity"', "Infinity")
+        conn.execute("UPDATE retrievers SET params = ? WHERE name = ?", (text, name))
+    conn.close()
+
+
+def add_rrf(capsys, ws: Path, *options: str) -> tuple[int, str]:
+    argv = ["retriever", "add", ws, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram"]
+    code, _, err = run_cli(capsys, *argv, *options)
+    return code, " ".join(err.split())
+
+
+def test_a_fusion_weight_beyond_a_million_is_refused_when_added(tiny_ws, capsys):
+    code, said = add_rrf(capsys, tiny_ws, "--weights", "1e308,1")
+    assert code == 2, said
+    assert "rrf weights must be finite and >= 0, at most 1,000,000 each" in said
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert "f" not in {s.name for s in ws.retrievers()}
+
+
+@pytest.mark.parametrize("weight", ["NaN", "Infinity", -1])
+def test_a_fusion_weight_not_finite_or_below_zero_in_the_file_is_refused(tiny_ws, capsys, weight):
+    assert add_rrf(capsys, tiny_ws)[0] == 0
+    edit_params(tiny_ws, "f", weights=[weight, 1])
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "f", "--quiet")
+    assert code == 2, err
+    assert "rrf weights must be finite and >= 0" in " ".join(err.split())
+    code, out, _ = run_cli(capsys, "check", tiny_ws)
+    assert code == 2 and "table retrievers, row name 'f'" in out
+
+
+def test_an_rrf_weight_of_1e308_in_the_file_is_refused_not_a_crash(tiny_ws, capsys):
+    """It overflowed Σ w/(k + rank) (k 0): an internal error."""
+    assert add_rrf(capsys, tiny_ws, "--k", "0")[0] == 0
+    edit_params(tiny_ws, "f", weights=[1.7e308, 1.7e308])
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "f", "--quiet")
+    assert code == 2, err
+    assert "at most 1,000,000 each" in " ".join(err.split()) and "internal error" not in err
+
+
+def test_a_fusion_depth_beyond_any_ranking_in_the_file_is_refused_not_a_crash(tiny_ws, capsys):
+    """A depth of 10**20 overflowed a C long: an internal error."""
+    assert add_rrf(capsys, tiny_ws)[0] == 0
+    edit_params(tiny_ws, "f", depth=10**20)
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "f", "--quiet")
+    assert code == 2, err
+    assert "rrf depth must be a whole number from 1 to 100,000" in " ".join(err.split())
+
+
+def test_a_command_timeout_of_1e300_in_the_file_is_refused_not_a_crash(tiny_ws, capsys):
+    """It overflowed the clock that waits for the command: an internal error."""
+    argv = ["retriever", "add", tiny_ws, "c", "--kind", "command", "--command", "cat"]
+    assert run_cli(capsys, *argv)[0] == 0
+    edit_params(tiny_ws, "c", timeout=1e300)
+    assert run_cli(capsys, "trust", tiny_ws, "--yes")[0] == 0
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "c", "--quiet")
+    assert code == 2, err
+    assert "command timeout must be from 0.1 to 604,800, not 1e+300" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("value", ["1e300", "0.001"])
+def test_a_retriever_timeout_out_of_range_is_refused_as_parsed(tiny_ws, capsys, value):
+    argv = ["retriever", "add", tiny_ws, "api", "--kind", "http", "--url", "http://127.0.0.1/"]
+    code, _, err = run_cli(capsys, *argv, "--hits-pointer", "/h", "--timeout", value)
+    assert code == 2
+    assert "argument --timeout" in err and "from 0.1 to 604,800" in err
+
+
+# -- huge scores from outside --------------------------------------------------------------
+
+RUN_A = {"d1": 1.7e308, "d3": 1e308, "d4": 0.5, "d2": -1.7e308}
+RUN_B = {"d2": 1.5e308, "d4": 1.0, "d1": -1e308, "d3": -1.6e308}
+
+
+def exact_fusion(norm: str, method: str, weights: tuple[int, int]) -> dict[str, Decimal]:
+    """ranx's normalizations and combinations in exact decimal arithmetic (80 digits)."""
+    getcontext().prec = 80
+    floor = Decimal("1e-9")
+    total: dict[str, Decimal] = {}
+    hits: dict[str, int] = {}
+    for run, w in zip((RUN_A, RUN_B), weights, strict=True):
+        s = {d: Decimal(v) for d, v in run.items()}  # each float exactly
+        lo, hi, n = min(s.values()), max(s.values()), len(s)
+        mean = sum(s.values()) / n
+        std = (sum((v - mean) ** 2 for v in s.values()) / n).sqrt()
+        for d, v in s.items():
+            normed = {
+                "min-max": (v - lo) / max(hi - lo, floor),
+                "max": v / max(hi, floor),
+                "sum": (v - lo) / max(sum(s.values()) - n * lo, floor),
+                "zmuv": (v - mean) / max(std, floor),
+                "none": v,
+            }[norm]
+            total[d] = total.get(d, Decimal(0)) + w * normed
+            hits[d] = hits.get(d, 0) + 1
+    return {d: t * (hits[d] if method == "mnz" else 1) for d, t in total.items()}
+
+
+@pytest.mark.parametrize("norm", ["min-max", "max", "sum", "zmuv", "none"])
+@pytest.mark.parametrize("method", ["sum", "mnz", "wsum"])
+def test_base_scores_of_1_7e308_fuse_to_a_finite_and_exact_ranking(
+    tiny_ws, tmp_path, capsys, norm, method
+):
+    for name, run in (("a", RUN_A), ("b", RUN_B)):
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"q1 Q0 {d} 0 {s!r} x\n" for d, s in run.items()))
+        assert run_cli(capsys, "import", "run", tiny_ws, path, "--name", name)[0] == 0
+    weights = (1, 2) if method == "wsum" else (1, 1)
+    options = ["--of", "a,b", "--norm", norm, "--method", method]
+    options += ["--weights", "1,2"] if method == "wsum" else []
+    code, _, err = run_cli(capsys, "retriever", "add", tiny_ws, "f", "--kind", "fuse", *options)
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "f", "--quiet")
+    assert code == 0, err
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        fused = ws.runs("f")["q1"]
+    exact = exact_fusion(norm, method, weights)
+    assert list(fused.doc_ids) == sorted(exact, key=lambda d: (-exact[d], [-ord(c) for c in d]))
+    assert all(abs(s) < float("inf") for s in fused.scores), fused.scores
