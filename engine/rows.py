@@ -38,6 +38,18 @@ class WorkspaceError(GoldpanError):
     """A workspace cannot be opened or changed as asked; the message says why."""
 
 
+class NotAWorkspace(WorkspaceError):
+    """The path is not a goldpan workspace at all.
+
+    Missing, a folder, a FIFO or device, not SQLite, or another program's SQLite file:
+    there is nothing to restore.
+    """
+
+
+class NewerWorkspace(WorkspaceError):
+    """A workspace written by a newer goldpan (a schema version this one does not know)."""
+
+
 class BadRow(WorkspaceError, Unusable):
     """A row whose values are not what goldpan writes; the message names table and row."""
 

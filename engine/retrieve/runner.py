@@ -176,24 +176,35 @@ def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[Retrie
 def run_order(
     all_specs: Sequence[RetrieverSpec], chosen: Sequence[RetrieverSpec]
 ) -> list[RetrieverSpec]:
-    """``chosen`` and every retriever they read, bases first (each once)."""
+    """``chosen`` and every retriever they read, bases first (each once).
+
+    Also what ``goldpan check`` asks of a workspace's retrievers (every one chosen).
+
+    Raises:
+        WorkspaceError: a retriever reads its own rankings, itself or through others (a
+            file edited by hand: ``retriever add`` refuses it), or reads one the
+            workspace no longer has; naming the retrievers.
+    """
     by_name = {s.name: s for s in all_specs}
     order: list[RetrieverSpec] = []
-    visiting: set[str] = set()
+    visiting: list[str] = []
 
     def visit(spec: RetrieverSpec) -> None:
         if spec in order:
             return
         if spec.name in visiting:
-            raise WorkspaceError(f"retriever {spec.name!r} reads its own rankings (a cycle)")
-        visiting.add(spec.name)
+            cycle = " -> ".join([*visiting[visiting.index(spec.name) :], spec.name])
+            raise WorkspaceError(
+                f"retriever {spec.name!r} reads its own rankings (a cycle: {cycle})"
+            )
+        visiting.append(spec.name)
         for base in bases_of(spec):
             if base not in by_name:
                 raise WorkspaceError(
                     f"{spec.name} reads {base!r}, which this workspace no longer has"
                 )
             visit(by_name[base])
-        visiting.discard(spec.name)
+        visiting.pop()
         order.append(spec)
 
     for spec in chosen:

@@ -78,6 +78,8 @@ from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, J
 from engine.workspace.lifecycle import (
     READ_ONLY_ASKED,
     BadRow,
+    NewerWorkspace,
+    NotAWorkspace,
     WorkspaceError,
     WorkspaceFile,
     backup_path,
@@ -101,6 +103,8 @@ __all__ = [
     "EventLog",
     "JudgmentTimes",
     "LeaseState",
+    "NewerWorkspace",
+    "NotAWorkspace",
     "Workspace",
     "WorkspaceError",
     "WorkspaceFile",
