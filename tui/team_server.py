@@ -554,10 +554,14 @@ def _server_class() -> type[Any]:
 
             if not hasattr(os, "fork") or not hasattr(socket, "AF_UNIX"):
                 return  # no fork, or no Unix socket to pass pipes through (Windows)
-            folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             # textual-serve's own recipe of an app's environment (it reads only ``debug``)
             like_a_tab = cast(AppService, SimpleNamespace(debug=self.debug))
             env = AppService._build_environment(like_a_tab, 80, 24)
+            try:
+                folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
+            except OSError as exc:  # a full or unwritable TMPDIR: tabs start their own apps
+                log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
+                return
             try:
                 self.preloader = subprocess.Popen(
                     python_argv("tui.preload", str(folder / PRELOAD_SOCKET)),
