@@ -12,6 +12,9 @@ tells it why.
 Used by :mod:`engine.retrieve.remote` (``http``, ``opensearch``, ``elasticsearch``): its
 connections watch their socket once it is connected, and a TLS socket once its handshake
 begins. A host name's lookup is bounded by the system resolver's own timeouts, not this.
+And by :mod:`engine.retrieve.postgres`, whose queries the server stops at their timeout:
+a deadline a little later watches the connection for a server (or something between)
+that does not.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -46,6 +47,7 @@ from typing import Any
 from engine.errors import BadInput
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
 from engine.retrieve.checked import checked_ranking
+from engine.retrieve.deadline import Deadline
 from engine.retrieve.params import Param, resolve, timeout
 from engine.types import Doc, Question, RetrieverSpec
 
@@ -54,6 +56,8 @@ DEFAULT_TIMEOUT_S = 30.0
 TIMEOUT = timeout(DEFAULT_TIMEOUT_S, "one question's query may take (statement_timeout)")
 """``--timeout``: each question's query (the server's statement_timeout)."""
 CONNECT_TIMEOUT_S = 10
+ROWS_MARGIN_S = 10.0
+"""How much longer than ``--timeout`` a question's whole answer may take to arrive."""
 PLACEHOLDERS = ("query", "k", "embedding")
 """The named parameters a template may use."""
 
@@ -305,6 +309,10 @@ class PostgresRetriever:
     def _run(self, cur: Any, sql: str, params: Mapping[str, Any], what: str) -> None:
         """Run SQL from the workspace on ``cur`` by the server's rule: one read-only statement.
 
+        Under a deadline: the server stops the query at ``--timeout``
+        (``statement_timeout``), and this side stops waiting for its whole answer
+        :data:`ROWS_MARGIN_S` later, whatever the server (or what is between) sends.
+
         In pipeline mode psycopg always sends the extended query protocol, whose one
         statement the server parses alone (the simple protocol, which psycopg uses for a
         query without parameters, runs ``SELECT 1; COMMIT; DROP TABLE t`` whole: the
@@ -316,11 +324,30 @@ class PostgresRetriever:
             psycopg.Error: the server refused or failed the statement (the caller words it).
             RetrieverError: the statement ended the read-only transaction.
         """
+        import psycopg
         from psycopg.pq import TransactionStatus
 
-        with cur.connection.pipeline():
-            cur.execute(sql, params)
-        if cur.connection.info.transaction_status != TransactionStatus.INTRANS:
+        conn = cur.connection
+        seconds = self.timeout + ROWS_MARGIN_S
+        # the connection's socket, watched by the deadline (a copy of its descriptor:
+        # closing it leaves the connection's own open)
+        with (
+            socket.socket(fileno=os.dup(conn.pgconn.socket)) as watched,
+            Deadline(seconds) as deadline,
+        ):
+            deadline.watch(watched)
+            try:
+                with conn.pipeline():  # every result is read in full as it ends
+                    cur.execute(sql, params)
+            except psycopg.Error:
+                if deadline.passed:
+                    raise RetrieverError(
+                        f"{self.name}: {what} gave no whole answer within {seconds:g} s "
+                        f"(--timeout {self.timeout:g} s for the query on the server, "
+                        f"{ROWS_MARGIN_S:g} s more for its rows to arrive)"
+                    ) from None
+                raise
+        if conn.info.transaction_status != TransactionStatus.INTRANS:
             raise RetrieverError(
                 f"{self.name}: {what} ended the read-only transaction it runs in (COMMIT, "
                 "ROLLBACK, ...); goldpan stopped before sending anything else. SQL from a "

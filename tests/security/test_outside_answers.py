@@ -205,3 +205,86 @@ def test_an_answer_with_a_broken_chunk_is_exit_2_naming_the_engine(ws, capsys):
         code, said, _ = pool_engine(capsys, ws, search_url(port))
     assert code == 2, said
     assert "http retriever api" in said and "its body ended after 0 bytes" in said
+
+
+# -- a database ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def trickling_relay(unix_socket: str, free_bytes: int, seconds: float) -> Iterator[int]:
+    """A TCP port relaying to a Unix socket: the server's first ``free_bytes`` pass as they
+    come (the login), the rest one byte at a time; the relay ends after ``seconds``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def pipe(src: socket.socket, dst: socket.socket, free: int | None) -> None:
+        sent, end = 0, time.monotonic() + seconds
+        with contextlib.suppress(OSError):
+            while not stop.is_set() and time.monotonic() < end:
+                slow = free is not None and sent >= free
+                data = src.recv(1 if slow else 65536)
+                if not data:
+                    break
+                dst.sendall(data)
+                sent += len(data)
+                if slow:
+                    time.sleep(0.05)
+        for end_of in (src, dst):  # both ways, so that the other side sees the end at once
+            with contextlib.suppress(OSError):
+                end_of.shutdown(socket.SHUT_RDWR)
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.is_set():
+                client, _ = listener.accept()
+                server = socket.socket(socket.AF_UNIX)
+                server.connect(unix_socket)
+                for args in ((client, server, None), (server, client, free_bytes)):
+                    threading.Thread(target=pipe, args=args, daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        listener.close()
+
+
+def test_a_database_that_trickles_its_rows_stops_at_the_deadline(ws, monkeypatch):
+    """The server answers within its statement timeout; what is between trickles the rows."""
+    psycopg = pytest.importorskip("psycopg", reason="needs psycopg")
+    from engine.retrieve import RetrieverError, new_spec
+    from engine.retrieve.runner import refresh_runs
+    from engine.trust import TrustStore
+    from engine.workspace import Workspace
+    from tests.pgserver import DATABASE, PASSWORD, SUPERUSER, start_server, stop_server
+
+    pg = start_server()
+    try:
+        with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+            conn.execute("CREATE TABLE docs AS SELECT 'd' || n AS id FROM generate_series(1, 4) n")
+        unix = f"{pg.root}/.s.PGSQL.5432"
+        with trickling_relay(unix, free_bytes=4096, seconds=TRICKLE_S * 2) as port:
+            monkeypatch.setenv(
+                "PG",
+                f"host=127.0.0.1 port={port} user={SUPERUSER} password={PASSWORD} "
+                f"dbname={DATABASE}",
+            )
+            sql = ws.parent / "rows.sql"  # 20,000 rows: far more than the login's bytes
+            sql.write_text(
+                "SELECT id, n::float FROM docs, generate_series(1, 5000) n WHERE %(query)s <> ''"
+            )
+            spec = new_spec("pg", "postgres", {"dsn_env": "PG", "sql": str(sql), "timeout": 1})
+            store = TrustStore(ws.parent / "trust.json")
+            with Workspace.open(ws) as opened:
+                opened.add_retriever(spec)
+                store.trust(opened, [spec])
+                start = time.monotonic()
+                with pytest.raises(RetrieverError) as caught:
+                    refresh_runs(opened, ["pg"], trust=store)
+                seconds = time.monotonic() - start
+    finally:
+        stop_server(pg)
+    said = " ".join(str(caught.value).split())
+    assert "postgres retriever pg: the SQL template gave no whole answer within 11 s" in said
+    assert seconds < TRICKLE_S * 1.5, f"{seconds:.0f} s: the pool waited for the trickle"
