@@ -11,6 +11,7 @@ error (and a line of ``goldpan check``), never a ``TypeError`` deep in the scori
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -302,7 +303,7 @@ def run_doc_ids(
 def run_scores(
     path: Path, retriever: str, question_id: Any, blob: Any, n: int
 ) -> tuple[float, ...]:
-    """A cached ranking's scores: ``n`` little-endian float64 values."""
+    """A cached ranking's scores: ``n`` little-endian float64 values, each finite."""
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     if type(blob) is not bytes:
         raise BadRow(path, "runs", row, f"scores is {show(blob)}, not a blob")
@@ -310,7 +311,15 @@ def run_scores(
         raise BadRow(
             path, "runs", row, f"scores holds {len(blob)} bytes; {n} documents need {8 * n}"
         )
-    return struct.unpack(f"<{n}d", blob)
+    scores: tuple[float, ...] = struct.unpack(f"<{n}d", blob)
+    # a finite sum has only finite terms (one C loop); a sum that overflowed is looked at
+    if not math.isfinite(sum(scores)):
+        bad = next((i for i, s in enumerate(scores) if not math.isfinite(s)), None)
+        if bad is not None:
+            raise BadRow(
+                path, "runs", row, f"score {bad + 1} is {scores[bad]!r}, not a finite number"
+            )
+    return scores
 
 
 def number(path: Path, table: str, row: str, column: str, value: Any) -> float:

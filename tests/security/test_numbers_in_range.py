@@ -145,3 +145,23 @@ def test_base_scores_of_1_7e308_fuse_to_a_finite_and_exact_ranking(
     exact = exact_fusion(norm, method, weights)
     assert list(fused.doc_ids) == sorted(exact, key=lambda d: (-exact[d], [-ord(c) for c in d]))
     assert all(abs(s) < float("inf") for s in fused.scores), fused.scores
+
+
+def test_a_stored_score_that_is_not_finite_is_refused_naming_table_and_row(tiny_ws, capsys):
+    """A received workspace's cached ranking holding NaN: every reader names the row."""
+    import struct
+
+    assert run_cli(capsys, "pool", tiny_ws, "--retriever", "bm25-word", "--quiet")[0] == 0
+    with sqlite3.connect(tiny_ws) as conn:
+        n = conn.execute("SELECT length(scores) / 8 FROM runs WHERE question_id = 'q1'").fetchone()[
+            0
+        ]
+        nan = struct.pack(f"<{n}d", *[float("nan")] * n)
+        conn.execute("UPDATE runs SET scores = ? WHERE question_id = 'q1'", (nan,))
+    conn.close()
+    code, _, err = run_cli(capsys, "score", tiny_ws, "--no-pool")
+    said = " ".join(err.split())
+    assert code == 2, err
+    assert "table runs, row (retriever 'bm25-word', question 'q1'): score 1 is nan" in said
+    code, out, _ = run_cli(capsys, "check", tiny_ws)
+    assert code == 2 and "score 1 is nan, not a finite number" in out
