@@ -564,9 +564,7 @@ def test_a_changed_base_makes_the_fusion_stale(tiny_ws):
         assert refresh_runs(ws, ["f"]).ran == {"bm25-word": 0, "bm25-bigram": 0, "f": 0}
 
 
-def test_a_bug_in_a_retriever_is_a_crash_not_a_retriever_that_could_not_run(
-    tiny_ws, monkeypatch
-):
+def test_a_bug_in_a_retriever_is_a_crash_not_a_retriever_that_could_not_run(tiny_ws, monkeypatch):
     """A pool that goes on past retrievers that cannot run (the terminal app's) still stops
     on a bug: a built-in ``ValueError`` is not "could not run", which would hide it in a
     notice without a crash log. A refused parameter is."""
