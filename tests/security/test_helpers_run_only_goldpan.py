@@ -24,8 +24,6 @@ from engine.retrieve import rank_helper
 from engine.retrieve.rank_helper import RankHelper
 from engine.retrieve.runner import refresh_runs
 from engine.workspace import Workspace
-from engine.workspace_setup import new_workspace
-from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 
 PACKAGES = ("engine", "tui", "goldpan")
 
@@ -65,13 +63,8 @@ def test_the_kiwi_helper_runs_goldpans_own_code_from_a_folder_of_lookalike_packa
 
 
 def test_the_ranking_helper_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(
-    hostile, tmp_path, monkeypatch
+    hostile, tiny_ws, monkeypatch
 ):
-    path = tmp_path / "pool.db"
-    ws = new_workspace(path)
-    ws.write_docs(TINY_DOCS)
-    ws.write_questions(TINY_QUESTIONS)
-    ws.close()
     used: list[RankHelper] = []
     real_rank = RankHelper.rank
 
@@ -81,7 +74,7 @@ def test_the_ranking_helper_runs_goldpans_own_code_from_a_folder_of_lookalike_pa
 
     monkeypatch.setattr(RankHelper, "rank", rank)
     monkeypatch.setattr(rank_helper, "HELPER_CELLS", 0)  # every batch goes to the helper
-    with Workspace.open(path) as ws:
+    with Workspace.open(tiny_ws) as ws:
         report = refresh_runs(ws, ["bm25-word", "bm25-bigram"], depth=10)
     assert report.ran == {"bm25-word": 4, "bm25-bigram": 4}
     helper = used[0]
@@ -118,18 +111,15 @@ async def _first_screen(port: int, token: str, db: Path) -> str:
         conn.close()
 
 
-def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(hostile, tmp_path):
+def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(
+    hostile, tiny_ws, tmp_path
+):
     from tests.tui.test_serve_load import child_processes, load_bench
 
-    path = tmp_path / "team.db"
-    ws = new_workspace(path)
-    ws.write_docs(TINY_DOCS)
-    ws.write_questions(TINY_QUESTIONS)
-    ws.close()
     bench = load_bench()
-    served = bench.start_server(path, ["--annotator", "ara"], tmp_path, cwd=Path.cwd())
+    served = bench.start_server(tiny_ws, ["--annotator", "ara"], tmp_path, cwd=Path.cwd())
     try:
-        shown = asyncio.run(_first_screen(served.port, served.tokens["ara"], path))
+        shown = asyncio.run(_first_screen(served.port, served.tokens["ara"], tiny_ws))
         started = [cmd for _, cmd in child_processes(served.proc.pid)]
     finally:
         served.stop()

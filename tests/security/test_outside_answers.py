@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.workspace_setup import new_workspace
-from tests.conftest import TINY_DOCS, TINY_QUESTIONS, run_cli
+from tests.conftest import run_cli
 
 Behave = Callable[[socket.socket], None]
 
@@ -33,12 +32,31 @@ TRICKLE_S = 30.0
 
 
 @contextlib.contextmanager
-def misbehaving(behave: Behave, wrap: ssl.SSLContext | None = None) -> Iterator[int]:
-    """A server on a local port that reads each request's head, then does ``behave``."""
+def listening(handle: Callable[[socket.socket, threading.Event], None]) -> Iterator[int]:
+    """A local port whose each connection ``handle(conn, stop)`` serves on a thread of its
+    own, until the block ends (``stop`` is set then)."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
-    def handle(conn: socket.socket) -> None:
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.is_set():
+                conn, _ = listener.accept()
+                threading.Thread(target=handle, args=(conn, stop), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        listener.close()
+
+
+@contextlib.contextmanager
+def misbehaving(behave: Behave, wrap: ssl.SSLContext | None = None) -> Iterator[int]:
+    """A server on a local port that reads each request's head, then does ``behave``."""
+
+    def handle(conn: socket.socket, stop: threading.Event) -> None:
         with conn, contextlib.suppress(OSError):
             if wrap is not None:
                 conn = wrap.wrap_socket(conn, server_side=True)
@@ -50,18 +68,8 @@ def misbehaving(behave: Behave, wrap: ssl.SSLContext | None = None) -> Iterator[
                 head += chunk
             behave(conn)
 
-    def accept() -> None:
-        while not stop.is_set():
-            with contextlib.suppress(OSError):
-                conn, _ = listener.accept()
-                threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        listener.close()
+    with listening(handle) as port:
+        yield port
 
 
 def trickle(data: bytes, seconds: float = TRICKLE_S) -> Behave:
@@ -82,16 +90,6 @@ def sends(data: bytes) -> Behave:
 
 BODY = b'{"hits": [{"id": "d1", "score": 1.0}]}'
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    made = new_workspace(path)
-    made.write_docs(TINY_DOCS)
-    made.write_questions(TINY_QUESTIONS)
-    made.close()
-    return path
 
 
 HTTP_GET = ("--kind", "http", "--http-method", "GET", "--hits-pointer", "/hits", "--timeout", "1")
@@ -118,20 +116,20 @@ def search_url(port: int, scheme: str = "http") -> str:
 # -- deadlines -----------------------------------------------------------------------------
 
 
-def test_an_engine_that_trickles_its_body_stops_at_the_deadline(ws, capsys):
+def test_an_engine_that_trickles_its_body_stops_at_the_deadline(tiny_ws, capsys):
     answer = OK_HEAD + b"Content-Length: %d\r\n\r\n" % (len(BODY) * 20) + BODY * 20
     with misbehaving(trickle(answer)) as port:
-        code, said, seconds = pool_engine(capsys, ws, search_url(port))
+        code, said, seconds = pool_engine(capsys, tiny_ws, search_url(port))
     assert code == 2, said
     assert "http retriever api, question q1" in said
     assert "no whole answer within 1 s (connecting, headers and body)" in said
     assert seconds < TRICKLE_S / 3, f"{seconds:.1f} s: the pool waited for the trickle"
 
 
-def test_an_engine_that_trickles_its_headers_stops_at_the_deadline(ws, capsys):
+def test_an_engine_that_trickles_its_headers_stops_at_the_deadline(tiny_ws, capsys):
     head = b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-Slow-%d: y\r\n" % i for i in range(90))
     with misbehaving(trickle(head)) as port:
-        code, said, seconds = pool_engine(capsys, ws, search_url(port))
+        code, said, seconds = pool_engine(capsys, tiny_ws, search_url(port))
     assert code == 2, said
     assert "http retriever api, question q1" in said
     assert "no whole answer within 1 s (connecting, headers and body)" in said
@@ -155,23 +153,23 @@ def tls_context(tmp_path: Path) -> ssl.SSLContext:
     return context
 
 
-def test_a_tls_engine_that_trickles_its_body_stops_at_the_deadline(ws, capsys, tls_context):
+def test_a_tls_engine_that_trickles_its_body_stops_at_the_deadline(tiny_ws, capsys, tls_context):
     answer = OK_HEAD + b"Content-Length: %d\r\n\r\n" % (len(BODY) * 20) + BODY * 20
     with misbehaving(trickle(answer), wrap=tls_context) as port:
         code, said, seconds = pool_engine(
-            capsys, ws, search_url(port, "https"), *HTTP_GET, "--insecure"
+            capsys, tiny_ws, search_url(port, "https"), *HTTP_GET, "--insecure"
         )
     assert code == 2, said
     assert "no whole answer within 1 s (connecting, headers and body)" in said
     assert seconds < TRICKLE_S / 3, f"{seconds:.1f} s: the pool waited for the trickle"
 
 
-def test_an_opensearch_engine_that_trickles_stops_at_the_deadline(ws, capsys):
+def test_an_opensearch_engine_that_trickles_stops_at_the_deadline(tiny_ws, capsys):
     answer = OK_HEAD + b"Content-Length: 2000\r\n\r\n" + b" " * 2000
     with misbehaving(trickle(answer)) as port:
         code, said, seconds = pool_engine(
             capsys,
-            ws,
+            tiny_ws,
             f"http://127.0.0.1:{port}",
             *("--kind", "opensearch", "--index", "docs", "--fields", "text", "--timeout", "1"),
         )
@@ -183,26 +181,26 @@ def test_an_opensearch_engine_that_trickles_stops_at_the_deadline(ws, capsys):
 # -- shapes --------------------------------------------------------------------------------
 
 
-def test_an_answer_that_is_not_http_is_exit_2_naming_the_engine(ws, capsys):
+def test_an_answer_that_is_not_http_is_exit_2_naming_the_engine(tiny_ws, capsys):
     with misbehaving(sends(b"SSH-2.0-OpenSSH_9.2\x1b]52;c;ZXZpbA==\x07\r\n")) as port:
-        code, said, _ = pool_engine(capsys, ws, search_url(port))
+        code, said, _ = pool_engine(capsys, tiny_ws, search_url(port))
     assert code == 2, said
     assert "http retriever api, question q1" in said and "the answer is not HTTP" in said
     assert "its first line is 'SSH-2.0-OpenSSH_9.2\\x1b]52;c;ZXZpbA==\\x07\\r\\n'" in said
 
 
-def test_an_answer_with_more_than_100_headers_is_exit_2_naming_the_engine(ws, capsys):
+def test_an_answer_with_more_than_100_headers_is_exit_2_naming_the_engine(tiny_ws, capsys):
     flood = b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: a\r\n" % i for i in range(150))
     with misbehaving(sends(flood + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY)) as port:
-        code, said, _ = pool_engine(capsys, ws, search_url(port))
+        code, said, _ = pool_engine(capsys, tiny_ws, search_url(port))
     assert code == 2, said
     assert "http retriever api" in said and "got more than 100 headers" in said
 
 
-def test_an_answer_with_a_broken_chunk_is_exit_2_naming_the_engine(ws, capsys):
+def test_an_answer_with_a_broken_chunk_is_exit_2_naming_the_engine(tiny_ws, capsys):
     chunked = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + BODY + b"\r\n0\r\n\r\n"
     with misbehaving(sends(chunked)) as port:
-        code, said, _ = pool_engine(capsys, ws, search_url(port))
+        code, said, _ = pool_engine(capsys, tiny_ws, search_url(port))
     assert code == 2, said
     assert "http retriever api" in said and "its body ended after 0 bytes" in said
 
@@ -214,10 +212,8 @@ def test_an_answer_with_a_broken_chunk_is_exit_2_naming_the_engine(ws, capsys):
 def trickling_relay(unix_socket: str, free_bytes: int, seconds: float) -> Iterator[int]:
     """A TCP port relaying to a Unix socket: the server's first ``free_bytes`` pass as they
     come (the login), the rest one byte at a time; the relay ends after ``seconds``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
 
-    def pipe(src: socket.socket, dst: socket.socket, free: int | None) -> None:
+    def pipe(src: socket.socket, dst: socket.socket, free: int | None, stop: threading.Event):
         sent, end = 0, time.monotonic() + seconds
         with contextlib.suppress(OSError):
             while not stop.is_set() and time.monotonic() < end:
@@ -233,24 +229,17 @@ def trickling_relay(unix_socket: str, free_bytes: int, seconds: float) -> Iterat
             with contextlib.suppress(OSError):
                 end_of.shutdown(socket.SHUT_RDWR)
 
-    def accept() -> None:
-        with contextlib.suppress(OSError):
-            while not stop.is_set():
-                client, _ = listener.accept()
-                server = socket.socket(socket.AF_UNIX)
-                server.connect(unix_socket)
-                for args in ((client, server, None), (server, client, free_bytes)):
-                    threading.Thread(target=pipe, args=args, daemon=True).start()
+    def relay(client: socket.socket, stop: threading.Event) -> None:
+        server = socket.socket(socket.AF_UNIX)
+        server.connect(unix_socket)
+        threading.Thread(target=pipe, args=(client, server, None, stop), daemon=True).start()
+        pipe(server, client, free_bytes, stop)
 
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        listener.close()
+    with listening(relay) as port:
+        yield port
 
 
-def test_a_database_that_trickles_its_rows_stops_at_the_deadline(ws, monkeypatch):
+def test_a_database_that_trickles_its_rows_stops_at_the_deadline(tiny_ws, monkeypatch):
     """The server answers within its statement timeout; what is between trickles the rows."""
     psycopg = pytest.importorskip("psycopg", reason="needs psycopg")
     from engine.retrieve import RetrieverError, new_spec
@@ -270,13 +259,13 @@ def test_a_database_that_trickles_its_rows_stops_at_the_deadline(ws, monkeypatch
                 f"host=127.0.0.1 port={port} user={SUPERUSER} password={PASSWORD} "
                 f"dbname={DATABASE}",
             )
-            sql = ws.parent / "rows.sql"  # 20,000 rows: far more than the login's bytes
+            sql = tiny_ws.parent / "rows.sql"  # 20,000 rows: far more than the login's bytes
             sql.write_text(
                 "SELECT id, n::float FROM docs, generate_series(1, 5000) n WHERE %(query)s <> ''"
             )
             spec = new_spec("pg", "postgres", {"dsn_env": "PG", "sql": str(sql), "timeout": 1})
-            store = TrustStore(ws.parent / "trust.json")
-            with Workspace.open(ws) as opened:
+            store = TrustStore(tiny_ws.parent / "trust.json")
+            with Workspace.open(tiny_ws) as opened:
                 opened.add_retriever(spec)
                 store.trust(opened, [spec])
                 start = time.monotonic()

@@ -66,7 +66,10 @@ async def junk_then_a_grade(port: int, token: str, db: Path) -> tuple[object, ob
                 await ws.send_str(text)
             await ws.send_json(["stdin", "1"])
             labels = await _until(
-                lambda: conn.execute("SELECT doc_id, grade FROM labels").fetchall(), 60
+                lambda: conn.execute(
+                    "SELECT doc_id, grade FROM labels WHERE annotator = 'ara'"
+                ).fetchall(),
+                60,
             )
             reader.cancel()
             return drawn, labels
@@ -77,7 +80,7 @@ async def junk_then_a_grade(port: int, token: str, db: Path) -> tuple[object, ob
 def test_junk_on_an_open_websocket_is_ignored_and_the_session_goes_on(tmp_path):
     from tests.tui.test_serve_load import load_bench
 
-    path = tmp_path / "team.db"
+    path = tmp_path / "team.db"  # nothing labeled yet: ara is handed a question at once
     ws = new_workspace(path)
     ws.write_docs(TINY_DOCS)
     ws.write_questions(TINY_QUESTIONS)

@@ -18,8 +18,7 @@ from engine.retrieve import RetrieverError, new_spec
 from engine.retrieve.runner import refresh_runs
 from engine.trust import TrustStore
 from engine.workspace import Workspace
-from engine.workspace_setup import new_workspace
-from tests.conftest import TINY_DOCS, TINY_QUESTIONS
+from tests.conftest import TINY_DOCS
 from tests.pgserver import PgServer, start_server, stop_server
 
 psycopg = pytest.importorskip("psycopg", reason="needs psycopg (pip install 'goldpan[postgres]')")
@@ -58,17 +57,14 @@ def victim_rows(pg: PgServer) -> int | None:
         return int(conn.execute("SELECT count(*) FROM victim").fetchone()[0])
 
 
-def pool_with(tmp_path: Path, template: str, **params: object) -> str:
-    """Pool a trusted postgres retriever; the error it stopped with."""
-    path = tmp_path / "ws.db"
-    ws = new_workspace(path)
-    ws.write_docs(TINY_DOCS)
-    ws.write_questions(TINY_QUESTIONS)
-    sql = tmp_path / "t.sql"
+def pool_with(path: Path, template: str, **params: object) -> str:
+    """Pool a trusted postgres retriever in workspace ``path``; the error it stopped with."""
+    ws = Workspace.open(path)
+    sql = path.parent / "t.sql"
     sql.write_text(template, encoding="utf-8")
     spec = new_spec("pg", "postgres", {"dsn_env": DSN_ENV, "sql": str(sql), **params})
     ws.add_retriever(spec)
-    store = TrustStore(tmp_path / "trust.json")
+    store = TrustStore(path.parent / "trust.json")
     store.trust(ws, [spec])  # the owner trusted it: the server's rule still holds
     ws.close()
     with Workspace.open(path) as ws, pytest.raises(RetrieverError) as caught:
@@ -78,28 +74,28 @@ def pool_with(tmp_path: Path, template: str, **params: object) -> str:
     return " ".join(str(caught.value).split())
 
 
-def test_a_cache_key_query_cannot_end_the_read_only_transaction_and_drop_a_table(victim, tmp_path):
-    said = pool_with(tmp_path, TEMPLATE, cache_key_sql="SELECT 1; COMMIT; DROP TABLE victim")
+def test_a_cache_key_query_cannot_end_the_read_only_transaction_and_drop_a_table(victim, tiny_ws):
+    said = pool_with(tiny_ws, TEMPLATE, cache_key_sql="SELECT 1; COMMIT; DROP TABLE victim")
     assert "postgres retriever pg: its --cache-key-sql failed" in said
     assert "cannot insert multiple commands" in said
     assert victim_rows(victim) == 3
 
 
-def test_a_cache_key_query_that_commits_is_stopped_before_anything_else_is_sent(victim, tmp_path):
-    said = pool_with(tmp_path, TEMPLATE, cache_key_sql="COMMIT")
+def test_a_cache_key_query_that_commits_is_stopped_before_anything_else_is_sent(victim, tiny_ws):
+    said = pool_with(tiny_ws, TEMPLATE, cache_key_sql="COMMIT")
     assert "its --cache-key-sql ended the read-only transaction" in said
     assert victim_rows(victim) == 3
 
 
-def test_a_template_of_several_statements_is_refused_before_any_runs(victim, tmp_path):
+def test_a_template_of_several_statements_is_refused_before_any_runs(victim, tiny_ws):
     template = TEMPLATE + "; COMMIT; DELETE FROM victim"
-    said = pool_with(tmp_path, template)
+    said = pool_with(tiny_ws, template)
     assert "the SQL template failed" in said and "cannot insert multiple commands" in said
     assert victim_rows(victim) == 3
 
 
-def test_a_template_cannot_write_even_in_one_statement(victim, tmp_path):
+def test_a_template_cannot_write_even_in_one_statement(victim, tiny_ws):
     template = "WITH gone AS (DELETE FROM victim RETURNING n) SELECT %(query)s, n FROM gone"
-    said = pool_with(tmp_path, template)
+    said = pool_with(tiny_ws, template)
     assert "tried to write" in said and "read-only transaction" in said
     assert victim_rows(victim) == 3
