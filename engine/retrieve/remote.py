@@ -166,6 +166,11 @@ def check_url(url: str, what: str) -> urllib.parse.SplitResult:
     """
     if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
         raise BadInput(f"{what}: an address has no spaces or control characters: {url!r}")
+    if not url.isascii():  # HTTP sends the address as ASCII
+        raise BadInput(
+            f"{what}: write the address in ASCII, its other characters percent-encoded "
+            f"(%EA%B2%80 for 검): {url!r}"
+        )
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(f"{what}: expected an http:// or https:// address with a host, not {url!r}")
@@ -201,7 +206,8 @@ def env_value(var: str, option: str, who: str) -> str:
     """The value of environment variable ``var``, read now and never kept.
 
     Raises:
-        RetrieverError: it is not set, is empty, or holds a line break.
+        RetrieverError: it is not set, is empty, or holds a line break or another
+            character an HTTP header cannot carry.
     """
     value = os.environ.get(var)
     if not value:
@@ -211,6 +217,11 @@ def env_value(var: str, option: str, who: str) -> str:
         )
     if "\r" in value or "\n" in value or "\0" in value:
         raise RetrieverError(f"{who}: environment variable {var} ({option}) holds a line break")
+    if any(ord(c) > 0xFF or (ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+        raise RetrieverError(
+            f"{who}: environment variable {var} ({option}) holds a character an HTTP header "
+            "cannot carry (a control character, or one beyond Latin-1)"
+        )
     return value
 
 
@@ -286,8 +297,6 @@ def send(
             if deadline.passed or isinstance(exc, TimeoutError):
                 raise RetrieverError(late) from None
             raise _failure(who, where, exc) from None
-        except ValueError as exc:  # urllib's words for a bad address or header value
-            raise RetrieverError(f"{who}: {where} failed: {_reason(exc)}") from None
         if deadline.passed:  # the body was cut off where the deadline found it
             raise RetrieverError(late)
     if len(data) > MAX_ANSWER_BYTES:

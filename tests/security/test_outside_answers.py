@@ -277,3 +277,23 @@ def test_a_database_that_trickles_its_rows_stops_at_the_deadline(tiny_ws, monkey
     said = " ".join(str(caught.value).split())
     assert "postgres retriever pg: the SQL template gave no whole answer within 11 s" in said
     assert seconds < TRICKLE_S * 1.5, f"{seconds:.0f} s: the pool waited for the trickle"
+
+
+def test_an_address_that_is_not_ascii_is_refused_when_added(tiny_ws, capsys):
+    url = "http://127.0.0.1:9/검색?q={{query}}"
+    code, _, err = run_cli(capsys, "retriever", "add", tiny_ws, "api", "--url", url, *HTTP_GET)
+    assert code == 2, err
+    assert "write the address in ASCII" in " ".join(err.split())
+
+
+def test_a_header_variable_an_http_header_cannot_carry_is_refused_naming_it(
+    tiny_ws, capsys, monkeypatch
+):
+    monkeypatch.setenv("SEARCH_TOKEN", "Bearer 토큰")
+    with misbehaving(sends(OK_HEAD + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY)) as port:
+        code, said, _ = pool_engine(
+            capsys, tiny_ws, search_url(port), *HTTP_GET, "--header-env", "X-Token=SEARCH_TOKEN"
+        )
+    assert code == 2, said
+    assert "environment variable SEARCH_TOKEN (--header-env X-Token=SEARCH_TOKEN)" in said
+    assert "a character an HTTP header cannot carry" in said
