@@ -11,7 +11,7 @@ from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.tabular import _csv_records, _grade, spreadsheet_safe
 from engine.grades import GRADE_RANGE, GRADES
-from engine.names import check_person_name
+from engine.names import check_person_role
 from engine.types import VERDICTS, Label, Verdict
 
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
@@ -61,13 +61,9 @@ def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
 
 
 def _person(name: str, path: Path, line: int) -> None:
-    """The annotator column holds a person's name, by the one rule for it.
-
-    Not a model judge's (``model:NAME``: a model's grade never becomes a person's label,
-    and so never gold by itself), nor one read as an option where it is passed on (``-x``).
-    """
+    """The annotator column names a person (:func:`~engine.names.check_person_role`)."""
     try:
-        check_person_name(name, "annotator")
+        check_person_role(name, "annotator")
     except BadInput as exc:
         raise IngestError(path, line, str(exc)) from None
 

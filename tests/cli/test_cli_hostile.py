@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.types import Label
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
 from tui.cli.commands import common
@@ -654,7 +653,7 @@ def markup_ws(tmp_path, capsys):
     with (tmp_path / "l.csv").open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["question_id", "doc_id", "annotator", "grade"])
-        writer.writerows(row for row in MARKUP_LABELS if row[2] != LEE)
+        writer.writerows(MARKUP_LABELS)
     (tmp_path / "v.csv").write_text(
         f"question_id,annotator,verdict,note\nq5,{KIM},no_answer,[b]why[/b]\n"
     )
@@ -667,9 +666,6 @@ def markup_ws(tmp_path, capsys):
         code, _, err = run(capsys, "import", what, ws, path)
         assert code == 0, err
     assert run(capsys, "retriever", "add", ws, RETRIEVER, "--tokenizer", "bigram")[0] == 0
-    # a name an import refuses (not printable) that a received workspace may still hold
-    with Workspace.open(ws) as opened:
-        opened.write_labels([Label(*row) for row in MARKUP_LABELS if row[2] == LEE])
     return ws
 
 

@@ -1,4 +1,4 @@
-"""Names in an imported file pass the same rule as names typed on the command line.
+"""Names in an imported file cannot pass for a model judge's or for an option.
 
 A labels or verdicts CSV names its annotators. A name under ``model:`` would put a
 person's labels among a model judge's (or a model's among people's, where it becomes
