@@ -59,6 +59,17 @@ def test_a_grade_beyond_any_float_is_refused_naming_the_line(ws, tmp_path, capsy
     assert nothing_stored(ws)
 
 
+# Runs a command and prints its peak memory (KiB) and exit code. A small process of its
+# own: a child forked from this one (a test worker that loaded torch) would count this
+# process's memory in its peak, from the fork to its exec.
+PEAK = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def test_a_line_of_300_megabytes_is_refused_without_being_held(ws, tmp_path):
     """Its own goldpan process, whose peak memory is measured (``wait4``)."""
     script = (
@@ -68,14 +79,17 @@ def test_a_line_of_300_megabytes_is_refused_without_being_held(ws, tmp_path):
     command = judge(tmp_path, script)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [sys.executable, "-P", "-m", "tui.cli", "judge", str(ws), "--command", command]
-    proc = subprocess.Popen(
-        [*argv, "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *argv, "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 2, err
-    assert "output line 1: expected a grade" in " ".join(err.split()), err
-    peak_mb = usage.ru_maxrss / 1024  # KiB on Linux
+    peak_kib, code = (int(x) for x in done.stdout.split())
+    assert code == 2, done.stderr
+    assert "output line 1: expected a grade" in " ".join(done.stderr.split()), done.stderr
+    peak_mb = peak_kib / 1024
     assert peak_mb < 250, f"goldpan held {peak_mb:.0f} MB reading a 300 MB line"
     assert nothing_stored(ws)
 
