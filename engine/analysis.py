@@ -22,10 +22,30 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import paired_values, score_workspace, scored_set, workspace_golds
+from engine.scoring import score_workspace, scored_set, workspace_golds
+from engine.series import OTHER, Relation, RelationKind, relation
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
+from engine.verdict import LEVEL
 from engine.workspace import Workspace, WorkspaceError
+
+# -- which retriever ---------------------------------------------------------------------
+
+
+def analysed_retriever(ws: Workspace, name: str | None) -> str:
+    """The retriever an analysis of one retriever looks at: ``name``, else the first.
+
+    The first in the order the retrievers were added (``goldpan retriever list``): the
+    Review screen's retriever A starts there too, so ``goldpan failures WS`` and the
+    failures panel show the same retriever unless one is named.
+    """
+    if name is not None:
+        return name
+    specs = ws.retrievers()
+    if not specs:
+        raise BadInput("the workspace has no retriever yet: add one with `goldpan retriever add`")
+    return specs[0].name
+
 
 # -- compare -------------------------------------------------------------------------------
 
@@ -34,15 +54,23 @@ def compare_retrievers(
     ws: Workspace,
     a: str,
     b: str,
-    metric: str = DEFAULT_METRIC,
+    metrics: str | Sequence[str] = DEFAULT_METRIC,
     *,
+    level: float = LEVEL,
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     tag: str | None = None,
-) -> Comparison:
-    """Paired comparison of two retrievers on the scored questions (with ``tag``)."""
-    name, va, vb = paired_values(ws, a, b, metric, tag)
-    return compare(a, b, name, va, vb, samples=samples, seed=seed)
+) -> list[Comparison]:
+    """Paired comparisons of two retrievers on the scored questions (with ``tag``).
+
+    One per metric, in the order given (each metric once), each with its verdict at
+    ``level``; the same resamples for every metric.
+    """
+    asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = list(dict.fromkeys(parse_metric(m).name for m in asked))
+    board = score_workspace(ws, metrics=names, retrievers=[a, b], tag=tag)
+    va, vb = board.retrievers[a].per_question, board.retrievers[b].per_question
+    return [compare(a, b, m, va[m], vb[m], level=level, samples=samples, seed=seed) for m in names]
 
 
 def wins_of(
@@ -61,10 +89,6 @@ def wins_of(
 
 # -- failures ------------------------------------------------------------------------------
 
-RELATION_FIELDS = ("series", "number", "version", "article")
-OVERVIEW_WORDS = ("overview", "summary", "index", "개요", "총정리", "목록", "모음")
-"""Title words of a post that sums up a series."""
-
 
 @dataclass(frozen=True)
 class Failure:
@@ -75,20 +99,23 @@ class Failure:
     gold_rank: int
     """Rank of the first gold document (0 = not in the cached ranking)."""
     top_doc: str | None
-    relation: str
-    """``overview`` (a summary post: its title says so, or it quotes the gold's title),
-    ``neighbour`` (same series or another shared field), or ``other``."""
+    relation: RelationKind
+    """``overview``, ``neighbour`` or ``other`` (:func:`engine.series.relation`)."""
+    detail: str = "other"
+    """The relation in words: ``neighbour in series 'PET 원리' (⑤ vs ⑥)``."""
+    gold_doc: str | None = None
+    """The gold document the winner is compared with (the most related one, else the
+    highest graded)."""
+    gold_title: str = ""
+    top_title: str = ""
+    series: str | None = None
+    """The series (or shared field value) the winner and the gold have in common."""
 
 
-def relation(top: Doc, gold: Doc) -> str:
-    """How the document that won relates to the gold one."""
-    title = top.title.lower()
-    if any(w in title for w in OVERVIEW_WORDS) or (gold.title and gold.title in top.text):
-        return "overview"
-    for key in RELATION_FIELDS:
-        if key in top.fields and top.fields.get(key) == gold.fields.get(key):
-            return "neighbour"
-    return "other"
+def _beaten(top: Doc, golds: Sequence[Doc]) -> tuple[Doc, Relation]:
+    """The gold document ``top`` relates to most (golds in order of grade), and how."""
+    related = [(g, relation(top, g)) for g in golds]
+    return next(((g, r) for g, r in related if r.kind != "other"), related[0])
 
 
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
@@ -103,15 +130,28 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
         rank = first_gold_rank(ranking, g.gold)
         if rank == 1:
             continue
+        by_grade = sorted(g.gold, key=lambda d: (g.gold[d], d), reverse=True)
+        gold_docs = [d for d in (ws.doc(i) for i in by_grade) if d is not None]
         top = ranking[0] if ranking else None
-        rel = "other"
-        if top is not None:
-            top_doc = ws.doc(top)
-            best_gold = max(g.gold, key=lambda d: (g.gold[d], d))
-            gold_doc = ws.doc(best_gold)
-            if top_doc is not None and gold_doc is not None:
-                rel = relation(top_doc, gold_doc)
-        out.append(Failure(qid, tuple(sorted(g.gold)), rank, top, rel))
+        top_doc = ws.doc(top) if top is not None else None
+        gold_doc: Doc | None = gold_docs[0] if gold_docs else None
+        rel = OTHER
+        if top_doc is not None and gold_docs:
+            gold_doc, rel = _beaten(top_doc, gold_docs)
+        out.append(
+            Failure(
+                qid,
+                tuple(sorted(g.gold)),
+                rank,
+                top,
+                rel.kind,
+                rel.detail,
+                gold_doc.id if gold_doc else None,
+                gold_doc.title if gold_doc else "",
+                top_doc.title if top_doc else "",
+                rel.series,
+            )
+        )
     return out
 
 
@@ -205,7 +245,7 @@ def sweep(
             r = BM25Retriever(RetrieverSpec(spec.name, "bm25", params))
             r.prepare(docs, shared)
             rankings = [r.search(questions[q].text, depth)[0] for q in scored]
-            j = judge(rankings, [golds[q].gold for q in scored])
+            j = judge(rankings, [golds[q].qrels for q in scored])
             cells.append(SweepCell(float(k1), float(b), mean(per_question(j, m))))
     return cells
 

@@ -20,6 +20,9 @@ The fit is also checked out of sample: the questions are dealt into seeded folds
 fold's items are graded by thresholds fitted on the other folds, and kappa over those
 grades is the held-out figure shown beside the in-sample one (which is optimistic: the
 thresholds were chosen on the same grades).
+
+Thresholds are fitted only on enough grades (:data:`engine.evidence.JUDGE_THRESHOLDS`:
+30, of them 5 relevant and 5 not), the one rule every fitted number of goldpan follows.
 """
 
 from __future__ import annotations
@@ -34,12 +37,9 @@ import numpy as np
 
 from engine.agreement import cohen_kappa
 from engine.errors import BadInput
-from engine.grades import GRADES, MAX_GRADE, NOT_RELEVANT, RELEVANT, is_relevant
+from engine.evidence import JUDGE_THRESHOLDS, Evidence
+from engine.grades import GRADES, RELEVANT, is_relevant
 
-MIN_GRADES = 30
-"""The fewest people's grades thresholds are fitted on."""
-MIN_EACH = 5
-"""Of those, the fewest relevant (1-3) and the fewest not relevant (0)."""
 FOLDS = 5
 """Folds of the held-out check (over questions)."""
 
@@ -156,17 +156,11 @@ def check_thresholds(values: Sequence[float]) -> Thresholds:
     return (float(values[0]), float(values[1]), float(values[2]))
 
 
-def shortage(items: Sequence[Item]) -> str | None:
-    """Why ``items`` are too few to fit thresholds on (None: enough)."""
+def evidence(items: Sequence[Item]) -> Evidence:
+    """Whether ``items`` are enough to fit thresholds on (:data:`JUDGE_THRESHOLDS`)."""
     relevant = sum(1 for i in items if is_relevant(i.grade))
-    irrelevant = len(items) - relevant
-    if len(items) >= MIN_GRADES and relevant >= MIN_EACH and irrelevant >= MIN_EACH:
-        return None
-    return (
-        f"calibrating needs at least {MIN_GRADES} grades given by people, {MIN_EACH} or "
-        f"more of them relevant ({RELEVANT}-{MAX_GRADE}) and {MIN_EACH} or more not relevant "
-        f"({NOT_RELEVANT}); this "
-        f"workspace has {len(items)} ({relevant} relevant, {irrelevant} not relevant)"
+    return JUDGE_THRESHOLDS.check(
+        {"grades": len(items), "relevant": relevant, "not_relevant": len(items) - relevant}
     )
 
 
@@ -246,25 +240,38 @@ def _kappa(model: Sequence[int], people: Sequence[int]) -> float | None:
     return cohen_kappa([int(is_relevant(m)) for m in model], [int(is_relevant(p)) for p in people])
 
 
-def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | None, int]:
-    """Kappa of each fold graded by thresholds fitted on the others (None: too few)."""
+def held_out_grades(items: Sequence[Item], folds: int = FOLDS, seed: int = 0) -> list[int] | None:
+    """Each item's grade by thresholds fitted on the other folds' items (None: too few).
+
+    The questions are dealt into ``folds`` seeded folds; an item is graded by the
+    thresholds :func:`fit` finds on the items of every other fold, so no grade is judged
+    by thresholds chosen on it. None when there are fewer than two questions, or a fold's
+    training part lacks relevant or not relevant grades.
+    """
     questions = sorted({i.question_id for i in items})
     k = min(folds, len(questions))
     if k < 2:
-        return None, 0
+        return None
     random.Random(seed).shuffle(questions)
     fold_of = {q: n % k for n, q in enumerate(questions)}
-    model: list[int] = []
-    people: list[int] = []
+    out = [0] * len(items)
     for f in range(k):
         train = [i for i in items if fold_of[i.question_id] != f]
-        test = [i for i in items if fold_of[i.question_id] == f]
         if len({is_relevant(i.grade) for i in train}) < 2:
-            return None, 0  # a fold's training part without both kinds of grade
+            return None  # a fold's training part without both kinds of grade
         t = fit([i.score for i in train], [i.grade for i in train])
-        model += [grade_of(i.score, t) for i in test]
-        people += [i.grade for i in test]
-    return _kappa(model, people), k
+        for n, i in enumerate(items):
+            if fold_of[i.question_id] == f:
+                out[n] = grade_of(i.score, t)
+    return out
+
+
+def _held_out(items: Sequence[Item], folds: int, seed: int) -> tuple[float | None, int]:
+    """Kappa of each fold graded by thresholds fitted on the others (None: too few)."""
+    grades = held_out_grades(items, folds, seed)
+    if grades is None:
+        return None, 0
+    return _kappa(grades, [i.grade for i in items]), min(folds, len({i.question_id for i in items}))
 
 
 def calibrate(
@@ -277,11 +284,11 @@ def calibrate(
     """Fit thresholds on ``items`` (or take the given ones) and describe the fit.
 
     Raises:
-        BadInput: no thresholds were given and the items are too few (:func:`shortage`).
+        BadInput: no thresholds were given and the items are too few (:func:`evidence`).
     """
     fitted = thresholds is None
     if thresholds is None:
-        why = shortage(items)
+        why = evidence(items).says()
         if why is not None:
             raise BadInput(why)
         thresholds = fit([i.score for i in items], [i.grade for i in items])

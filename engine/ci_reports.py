@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from engine.gate import Verdict
 from engine.score_snapshots import SnapshotDiff
 from engine.scoring import Scoreboard
+from engine.verdict import rule
 from engine.visible import visible_line
 
 
@@ -220,10 +221,12 @@ def markdown_against(
                     f"{c.now:.3f}",
                     f"{c.diff:+.3f}",
                     f"[{lo:+.3f}, {hi:+.3f}]",
+                    md(c.verdict.short()),
                 ]
             )
-    lines += _table(["retriever", "metric", "then", "now", "diff", "95% interval"], rows)
-    lines.append("")
+    header = ["retriever", "metric", "then", "now", "diff", "95% interval", "verdict"]
+    lines += _table(header, rows)
+    lines += ["", f"The verdict column: {rule()}.", ""]
     lines += _failed_table(cases, "Questions that got worse")
     return "\n".join(lines)
 

@@ -5,8 +5,10 @@ with these functions, so a number means the same wherever it appears:
 
 * **judged by an annotator**: they gave the question a verdict (no answer, ambiguous,
   skip, answerable), or graded every one of its candidates (the pooled documents plus
-  any document someone added from corpus search). One grade out of eighteen is not a
-  judged question.
+  any document someone added from corpus search), or their grades of it came from a gold
+  import (qrels, a questions file's gold, BEIR, SQuAD: such a file states the question's
+  whole gold, :data:`engine.workspace.GOLD_IMPORT_EVENT`). One grade out of eighteen is
+  not a judged question.
 * **disputed**: the question needs an adjudicator: annotators disagree, or one flagged
   it ambiguous (:data:`engine.gold.NEEDS_ADJUDICATION`); an adjudicated question is not.
 """
@@ -14,7 +16,7 @@ with these functions, so a number means the same wherever it appears:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from engine.gold import NEEDS_ADJUDICATION, Gold, workspace_golds
@@ -43,14 +45,21 @@ def candidate_ids(
     return set(graded).union(pooled_docs(rankings, question_id, depth))
 
 
-def is_judged(grades: Mapping[str, int], has_verdict: bool, candidates: Iterable[str]) -> bool:
-    """Whether one annotator has judged a question: a verdict, or every candidate graded.
+def is_judged(
+    grades: Mapping[str, int],
+    has_verdict: bool,
+    candidates: Iterable[str],
+    gold_imported: bool = False,
+) -> bool:
+    """Whether one annotator has judged a question (see the module doc).
 
+    A verdict, every candidate graded, or grades from a gold import.
     ``grades`` are that annotator's (doc id -> grade), ``candidates`` the question's
-    documents to judge (:func:`candidate_ids`). A question with no candidate and no
-    verdict is not judged.
+    documents to judge (:func:`candidate_ids`), ``gold_imported`` whether a gold import
+    wrote their judgments of it. A question with no candidate and no verdict is not
+    judged, nor one whose imported grades are all gone.
     """
-    if has_verdict:
+    if has_verdict or (gold_imported and grades):
         return True
     docs = set(candidates)
     return bool(docs) and docs <= grades.keys()
@@ -67,14 +76,20 @@ def judged_by(
     labels: Iterable[Label],
     verdicts: Iterable[Verdict],
     depth: int = DEFAULT_POOL_DEPTH,
+    gold_imported: Collection[tuple[str, str]] = (),
 ) -> dict[str, set[str]]:
-    """Annotator -> the questions they judged (:func:`is_judged`), over every annotator."""
+    """Annotator -> the questions they judged (:func:`is_judged`), over every annotator.
+
+    ``gold_imported`` holds the (question id, annotator) pairs a gold import wrote
+    (:meth:`engine.workspace.Workspace.gold_imported`).
+    """
     grades: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     for lab in labels:
         grades[lab.question_id][lab.annotator][lab.doc_id] = lab.grade
     said: dict[str, set[str]] = defaultdict(set)
     for v in verdicts:
         said[v.question_id].add(v.annotator)
+    imported = set(gold_imported)
     out: dict[str, set[str]] = {}
     for q in question_ids:
         by = grades.get(q, {})
@@ -83,7 +98,7 @@ def judged_by(
             continue
         docs = candidate_ids(q, rankings, {d for g in by.values() for d in g}, depth)
         for a in who:
-            if is_judged(by.get(a, {}), a in said.get(q, set()), docs):
+            if is_judged(by.get(a, {}), a in said.get(q, set()), docs, (q, a) in imported):
                 out.setdefault(a, set()).add(q)
     return out
 
@@ -97,7 +112,9 @@ def workspace_counters(ws: Workspace) -> dict[str, object]:
     """What ``goldpan info`` shows: questions judged per annotator and disputed ones."""
     qids = ws.question_ids()
     golds = workspace_golds(ws)
-    judged = judged_by(qids, ws.all_runs(), ws.labels(), ws.verdicts())
+    judged = judged_by(
+        qids, ws.all_runs(), ws.labels(), ws.verdicts(), gold_imported=ws.gold_imported()
+    )
     return {
         "judged_by": {a: len(judged.get(a, set())) for a in sorted(ws.annotators())},
         "disputed": sum(1 for g in golds.values() if is_disputed(g)),

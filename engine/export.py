@@ -106,8 +106,9 @@ def _export(
             line += f" (no ranking of a scored question: {', '.join(export.skipped)})"
         return line
     buf = io.StringIO(newline="")
-    if fmt == "trec-qrels":
-        n = write_trec_qrels(buf, gold)
+    if fmt == "trec-qrels":  # every judgment the scores read: bpref and -J need the 0s
+        judged = {q: golds[q].qrels for q in gold}
+        n = write_trec_qrels(buf, judged)
     elif fmt == "trec-run":
         n = write_trec_run(buf, [r for s in specs for r in ws.runs(s.name).values()])
     elif fmt in ("labels", "labels-csv"):

@@ -3,15 +3,21 @@
 Tuning hybrid weights on a few dozen questions overfits: the best cell of a grid is the
 best partly by luck. This sweep therefore reports, beside each setting's metric,
 
-* the paired bootstrap 95% interval of (setting − the better single retriever), on the
-  same resamples for every setting (:func:`engine.compare.bootstrap_means`);
+* the paired bootstrap 95% interval of (setting − the better single retriever), and the
+  verdict of :mod:`engine.verdict` on it, on the same resamples and sign flips for every
+  setting (:func:`engine.compare.paired_tests`);
 * a **held-out** figure: the questions are split into ``folds`` seeded folds; for each
   fold the setting (and the better single retriever) is picked on the other folds and
   scored on this one. Every question is thus scored by a setting chosen without it; the
-  mean of those values is what tuning would really buy, and its paired interval against
-  the single retriever picked the same way says whether it buys anything;
-* a warning, in words, when the best setting is not reliably better than its neighbours
-  in the grid (their paired interval includes 0): the peak is then noise.
+  mean of those values is what tuning would really buy, and its verdict against the
+  single retriever picked the same way says whether it buys anything;
+* a warning, in words, when the best setting is not really better than its neighbours
+  in the grid (the verdict does not call the difference real): the peak is then noise.
+
+The best setting is a fitted number: it is named (``best``, ``tuned``) only with
+:data:`engine.evidence.FUSION_PER_FOLD` scored questions per fold
+(:func:`engine.evidence.fusion_setting`); below that the grid and the held-out figure are
+shown and a warning says how many more questions are needed.
 
 Settings: weights ``(w, 1 − w)`` for the two bases, ``w`` from the grid; fused either as
 a weighted sum of normalized scores (the ``fuse`` kind, ``--norm``) or, when RRF offsets
@@ -27,14 +33,16 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, Comparison, bootstrap_means, compare
+from engine.compare import DEFAULT_SAMPLES, Comparison, compare, paired_tests
 from engine.errors import BadInput
+from engine.evidence import Evidence, fusion_setting
 from engine.metrics import DEFAULT_METRIC, judge, mean, parse_metric, per_question
 from engine.retrieve import DEFAULT_DEPTH, Ranking
 from engine.retrieve.fusion import NORMS, FuseRetriever, RRFRetriever
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import scored_set
 from engine.types import RetrieverSpec
+from engine.verdict import LEVEL, Verdict, check_level
 from engine.workspace import Workspace
 
 DEFAULT_WEIGHTS = tuple(i / 10 for i in range(11))
@@ -58,6 +66,8 @@ class FusionSetting:
     """value − the better single retriever's."""
     ci95: tuple[float, float]
     """Paired bootstrap 95% interval of ``diff``."""
+    verdict: Verdict
+    """Whether the setting differs from the single retriever for real."""
 
     def label(self) -> str:
         """``w=0.7`` or ``w=0.7 k=60``."""
@@ -72,6 +82,8 @@ class Neighbour:
     diff: float
     """best − neighbour."""
     ci95: tuple[float, float]
+    verdict: Verdict
+    """Whether the best setting is better than this neighbour for real."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +101,11 @@ class FusionSweep:
     """The better of the two bases on all the questions."""
     single_value: float
     settings: list[FusionSetting]
-    best: int
-    """Index of the best setting on all the questions (the tuned figure)."""
+    best: int | None
+    """Index of the best setting on all the questions (the tuned figure); None when too
+    few questions establish it (:attr:`evidence`)."""
+    evidence: Evidence
+    """Whether there are enough scored questions to name a tuned setting."""
     folds: int
     seed: int
     picks: list[str]
@@ -104,20 +119,34 @@ class FusionSweep:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def tuned(self) -> float:
+    def tuned(self) -> float | None:
         """The best setting's metric on the questions it was picked on (optimistic)."""
-        return self.settings[self.best].value
+        return None if self.best is None else self.settings[self.best].value
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON types."""
         out = asdict(self)
         out["settings"] = [
-            {**asdict(s), "weights": list(s.weights), "ci95": list(s.ci95)} for s in self.settings
+            {
+                **asdict(s),
+                "weights": list(s.weights),
+                "ci95": list(s.ci95),
+                "verdict": s.verdict.to_json(s.label(), self.single),
+            }
+            for s in self.settings
         ]
         out["bases"] = list(self.bases)
         out["tuned"] = self.tuned
+        evidence = self.evidence.to_json()
+        del out["evidence"]
+        out["established"] = evidence["established"]
+        out["needs"] = evidence["needs"]
         out["held_out_vs_single"] = self.held_out_vs_single.to_json()
-        out["neighbours"] = [{**asdict(nb), "ci95": list(nb.ci95)} for nb in self.neighbours]
+        best = "best" if self.best is None else self.settings[self.best].label()
+        out["neighbours"] = [
+            {**asdict(nb), "ci95": list(nb.ci95), "verdict": nb.verdict.to_json(best, nb.setting)}
+            for nb in self.neighbours
+        ]
         return out
 
 
@@ -166,6 +195,7 @@ def fusion_sweep(
         raise BadInput(f"sweep --norm {norm!r}: known values: {', '.join(NORMS)}")
     if folds < 2:
         raise BadInput("sweep --folds must be at least 2 (a held-out fold needs a tuning one)")
+    check_level(LEVEL, samples)
     m = parse_metric(metric)
     scope = scored_set(ws, [a, b], tag)
     golds, scored = scope.golds, scope.question_ids
@@ -182,7 +212,7 @@ def fusion_sweep(
         }
         for q in scored
     ]
-    gold = [golds[q].gold for q in scored]
+    gold = [golds[q].qrels for q in scored]
 
     def values(rankings: Sequence[Sequence[str]]) -> np.ndarray:
         return np.asarray(per_question(judge(rankings, gold), m), dtype=np.float64)
@@ -210,19 +240,21 @@ def fusion_sweep(
     every = np.arange(n)
     best_single = _pick(singles, every)
     single_name = (a, b)[best_single]
-    means = bootstrap_means(table - singles[:, [best_single]], samples, seed)
-    lo, hi = np.percentile(means, [2.5, 97.5], axis=0)
+    single = np.repeat(singles[:, [best_single]], len(grid), axis=1)
+    vs_single_tests = paired_tests(table, single, samples=samples, seed=seed)
     settings = [
         FusionSetting(
             (w, 1.0 - w),
             k,
             mean(table[:, c]),
             mean(table[:, c] - singles[:, best_single]),
-            (float(lo[c]), float(hi[c])),
+            vs_single_tests.interval(c),
+            vs_single_tests.verdict(c),
         )
         for c, (w, k) in enumerate(grid)
     ]
-    best = _pick(table, every)
+    evidence = fusion_setting(folds).check({"scored": n})
+    best = _pick(table, every) if evidence.established else None
 
     fold_of = _folds(n, folds, seed)
     held = np.empty(n)
@@ -244,23 +276,11 @@ def fusion_sweep(
         seed=seed,
     )
 
-    # the best setting against its neighbours in the grid (weight and k axes)
-    n_k = len(ks) if ks is not None else 1
-    wi, ki = divmod(best, n_k)
-    near = [
-        (wi + dw) * n_k + (ki + dk)
-        for dw, dk in ((-1, 0), (1, 0), (0, -1), (0, 1))
-        if 0 <= wi + dw < len(weights) and 0 <= ki + dk < n_k
-    ]
-    neighbours: list[Neighbour] = []
-    if near:
-        diffs = table[:, [best]] - table[:, near]
-        nb_means = bootstrap_means(diffs, samples, seed)
-        nlo, nhi = np.percentile(nb_means, [2.5, 97.5], axis=0)
-        for i, c in enumerate(near):
-            neighbours.append(
-                Neighbour(settings[c].label(), mean(diffs[:, i]), (float(nlo[i]), float(nhi[i])))
-            )
+    neighbours = (
+        []
+        if best is None
+        else _neighbours(table, best, settings, len(ks) if ks else 1, samples, seed)
+    )
     sweep = FusionSweep(
         bases=(a, b),
         metric=m.name,
@@ -271,6 +291,7 @@ def fusion_sweep(
         single_value=mean(singles[:, best_single]),
         settings=settings,
         best=best,
+        evidence=evidence,
         folds=folds,
         seed=seed,
         picks=picks,
@@ -283,35 +304,69 @@ def fusion_sweep(
     return sweep
 
 
-def _ci(lo_hi: Sequence[float]) -> str:
-    return f"95% CI {lo_hi[0]:+.3f} to {lo_hi[1]:+.3f}"
+def _neighbours(
+    table: np.ndarray,
+    best: int,
+    settings: Sequence[FusionSetting],
+    n_k: int,
+    samples: int,
+    seed: int,
+) -> list[Neighbour]:
+    """The best setting against its neighbours in the grid (weight and k axes)."""
+    wi, ki = divmod(best, n_k)
+    n_w = len(settings) // n_k
+    near = [
+        (wi + dw) * n_k + (ki + dk)
+        for dw, dk in ((-1, 0), (1, 0), (0, -1), (0, 1))
+        if 0 <= wi + dw < n_w and 0 <= ki + dk < n_k
+    ]
+    if not near:
+        return []
+    peak = np.repeat(table[:, [best]], len(near), axis=1)
+    tests = paired_tests(peak, table[:, near], samples=samples, seed=seed)
+    return [
+        Neighbour(
+            settings[c].label(),
+            mean(table[:, best] - table[:, c]),
+            tests.interval(i),
+            tests.verdict(i),
+        )
+        for i, c in enumerate(near)
+    ]
 
 
 def _warnings(s: FusionSweep) -> list[str]:
     """What a reader must not conclude from the grid, in words."""
     out = []
-    best = s.settings[s.best]
-    close = [nb for nb in s.neighbours if nb.ci95[0] <= 0]
-    if close:
-        names = ", ".join(f"{nb.setting} ({nb.diff:+.3f}, {_ci(nb.ci95)})" for nb in close)
+    if s.best is None:
+        out.append(f"no tuned setting is named: {s.evidence.says()}")
+    else:
+        best = s.settings[s.best]
+        close = [nb for nb in s.neighbours if not nb.verdict.real]
+        if close:
+            names = ", ".join(
+                f"{nb.setting} ({nb.diff:+.3f}, {nb.verdict.short()})" for nb in close
+            )
+            out.append(
+                f"the best setting ({best.label()}) is not really better than its "
+                f"neighbour{'s' if len(close) > 1 else ''} {names} on {s.n} questions: the "
+                "peak is within the noise; prefer a round setting in that range to the exact "
+                "peak"
+            )
+    held = s.held_out_vs_single
+    if held.verdict.higher != "a":
+        said = held.verdict.says("the tuned fusion", "the single retriever")
         out.append(
-            f"the best setting ({best.label()}) is not reliably better than its "
-            f"neighbour{'s' if len(close) > 1 else ''} {names} on {s.n} questions: the peak "
-            "is within the noise; prefer a round setting in that range to the exact peak"
-        )
-    lo, hi = s.held_out_vs_single.ci95
-    if lo <= 0:
-        out.append(
-            f"on held-out questions the tuned fusion is not reliably better than the single "
-            f"retriever ({s.held_out_vs_single.diff:+.3f}, {_ci((lo, hi))})"
+            "on held-out questions the tuned fusion is not really better than the single "
+            f"retriever ({held.diff:+.3f}): {said}"
         )
     if len(set(s.picks)) > 1:
         out.append(
             f"the folds picked different settings ({', '.join(dict.fromkeys(s.picks))}): "
             "the best setting depends on which questions it is tuned on"
         )
-    gap = s.tuned - s.held_out
-    if gap > 0:
+    gap = None if s.tuned is None else s.tuned - s.held_out
+    if gap is not None and gap > 0:
         out.append(
             f"the tuned figure ({s.tuned:.3f}) is {gap:.3f} above the held-out one "
             f"({s.held_out:.3f}): that much of it is the tuning fitting these questions"

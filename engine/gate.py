@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import GoldpanError
+from engine.holes import DEFAULT_MIN_JUDGED, hole_warnings
 from engine.ranked import left_out
 from engine.ranks import is_worse
 from engine.score_rankings import Rankings
@@ -302,6 +303,7 @@ def floor_verdict(
     rankings: Rankings | None = None,
     tag: str | None = None,
     workspace: str = "WS",
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> Verdict:
     """The verdict of ``score --fail-under``: each floor against the means now.
 
@@ -315,6 +317,7 @@ def floor_verdict(
         rankings: how the rankings were made (those not run are refused when covered).
         tag: the ``--tag`` the board was scored with (named in a refusal).
         workspace: the workspace as the user named it (in the fix a refusal gives).
+        min_judged: the least mean Judged@10 not warned about (:mod:`engine.holes`).
     """
     gate = "floors" if floors else "top k"
     every = not floors or any(f.retriever is None for f in floors)
@@ -356,6 +359,7 @@ def floor_verdict(
         for r, rs in board.retrievers.items():
             if f.retriever in (None, r) and r in ran and board.question_ids:
                 verdict.floors.append(FloorResult(r, f.metric, f.value, rs.means[f.metric]))
+    verdict.warnings += [w.message() for w in hole_warnings(board, min_judged=min_judged)]
     return verdict
 
 
@@ -443,4 +447,5 @@ def regression_verdict(
             )
         )
     verdict.refusals += _run_refusals(rankings, covered, workspace)
+    verdict.warnings += [w.message() for w in diff.warnings]  # its top 10 little judged
     return verdict

@@ -75,6 +75,21 @@ class Gold:
     """doc id -> grade (>= 1) when the status is ``labeled``."""
     annotators: tuple[str, ...] = ()
     adjudicated: bool = False
+    judged: frozenset[str] = frozenset()
+    """Every document a person judged for the question's current text, grade 0 included
+    (labels of annotators who did not skip it, and the adjudication's documents). A model
+    judge's grades are never judgments here."""
+
+    @property
+    def qrels(self) -> dict[str, int]:
+        """Every judged document's grade: its gold grade, 0 when judged not relevant.
+
+        What the metrics read (:func:`engine.metrics.judge`): a document absent from it
+        is unjudged, which only Judged@k, bpref and the judged-only metrics tell from 0.
+        """
+        out = dict.fromkeys(sorted(self.judged), 0)
+        out.update(self.gold)
+        return out
 
     @property
     def count_as(self) -> str:
@@ -160,12 +175,15 @@ def resolve_one(
 ) -> Gold:
     """Resolve one question from ``annotator -> doc -> grade`` and ``annotator -> verdict``."""
     annotators = tuple(sorted(set(labels) | set(verdicts)))
+    judged = frozenset(
+        d for a, graded in labels.items() if verdicts.get(a) != "skip" for d in graded
+    )
     if adjudication is not None:
         if adjudication.no_answer:
             return Gold(question_id, Status.NO_ANSWER, {}, annotators, True)
         gold = {d: g for d, g in adjudication.gold.items() if is_relevant(g)}
         status = Status.LABELED if gold else Status.NO_GOLD_YET
-        return Gold(question_id, status, gold, annotators, True)
+        return Gold(question_id, status, gold, annotators, True, judged | set(adjudication.gold))
     if any(v == "ambiguous" for v in verdicts.values()):
         return Gold(question_id, Status.AMBIGUOUS, {}, annotators)
     opinions: dict[str, frozenset[str] | None] = {}  # None = no answer
@@ -195,7 +213,7 @@ def resolve_one(
     if any(z & agreed for z in zeros.values()):
         return Gold(question_id, Status.DISPUTED, {}, annotators)
     gold = {d: min(labels[a][d] for a in opinions) for d in sorted(agreed)}
-    return Gold(question_id, Status.LABELED, gold, annotators)
+    return Gold(question_id, Status.LABELED, gold, annotators, judged=judged)
 
 
 def question_counts(ws: Workspace, tag: str | None = None) -> dict[str, int]:

@@ -154,7 +154,7 @@ class LiveScores:
         self._values = {r: np.zeros((n, len(self.metrics))) for r in self.retrievers}
         self._first = {r: np.zeros(n, dtype=np.int64) for r in self.retrievers}
         self._scored[:] = [self._is_scored(q) for q in self.question_ids]
-        gold_list = [self.golds[q].gold for q in self.question_ids]
+        gold_list = [self.golds[q].qrels for q in self.question_ids]
         for r in self.retrievers:
             ranks = [list(self.rankings[r].get(q, ())) for q in self.question_ids]
             self._fill(r, slice(None), ranks, gold_list)
@@ -191,7 +191,7 @@ class LiveScores:
         retriever: str,
         rows: slice | int,
         ranks: list[list[str]],
-        gold: list[Mapping[str, int]],
+        gold: Sequence[Mapping[str, int]],
     ) -> None:
         import numpy as np
 
@@ -232,7 +232,7 @@ class LiveScores:
         from engine.metrics import first_relevant_rank, judge
         from engine.metrics import per_question as metric_values
 
-        j = judge(rankings, [gold.gold] * len(rankings))
+        j = judge(rankings, [gold.qrels] * len(rankings))
         cols = [metric_values(j, m) for m in self._parsed]
         values: FloatArray = np.column_stack(cols) if cols else np.zeros((len(rankings), 0))
         first: IntArray = first_relevant_rank(j)
@@ -278,7 +278,7 @@ class LiveScores:
             return
         self._take_out(i, self.retrievers)
         self._scored[i] = self._is_scored(question_id)
-        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].gold])
+        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].qrels])
         self._put_back(i, self.retrievers)
 
     def _mask(self, tag: str | None) -> BoolArray:

@@ -2,9 +2,11 @@
 
 Every metric is computed per question from ``rel``, an integer matrix with one row per
 question and one column per rank (the grade of the document at that rank, 0 when it is
-not relevant or unjudged, and 0 past the end of a short ranking), plus the question's
-gold grades. A document is relevant when its grade is >= 1. The definitions are
-trec_eval's (``trec_eval -c``: a question in the gold whose ranking is empty scores 0):
+not relevant or unjudged, and 0 past the end of a short ranking), ``judged`` (whether a
+person judged the document at that rank, grade 0 included), plus the question's judged
+grades (its qrels: the gold grades, and 0 for a document judged not relevant). A
+document is relevant when its grade is >= 1. The definitions are trec_eval's
+(``trec_eval -c``: a question in the gold whose ranking is empty scores 0):
 
 * ``hit@k`` = trec_eval ``success.k``: 1 if a relevant document is in the top k.
 * ``mrr`` = trec_eval ``recip_rank``: 1 / rank of the first relevant document over the
@@ -16,6 +18,23 @@ trec_eval's (``trec_eval -c``: a question in the gold whose ranking is empty sco
   ``DCG = sum_{i<=k} grade(i) / log2(i + 1)``; the ideal DCG sorts every gold grade
   descending and cuts at k.
 
+Three more say how much of a score rests on judgments (incomplete gold: a document nobody
+judged counts as not relevant above, and a retriever that ranks unjudged documents high
+is then scored low whether they are relevant or not):
+
+* ``judged@k`` = ir_measures ``Judged@k``: the share of the top ``min(k, n)`` documents
+  (n the ranking's length) that a person judged; 0 for an empty ranking (ir_measures
+  counts a question missing from the run as 0).
+* ``bpref`` = trec_eval ``bpref`` (Buckley & Voorhees 2004, as corrected in trec_eval
+  8.0): ``1/R * sum over the relevant retrieved r of (1 - min(n_r, R) / min(N, R))``,
+  n_r the judged non-relevant documents ranked above r (the term is 1 when n_r is 0), R
+  the relevant and N the judged non-relevant documents of the question; unjudged
+  documents are skipped; 0 when R is 0. Over the whole (cached) ranking.
+* ``judged:M`` for M one of the metrics above the line (``judged:mrr``,
+  ``judged:ndcg@10``): M on the *condensed* ranking, the ranking with every unjudged
+  document removed (Sakai 2007), as ``trec_eval -J`` computes it; a cutoff is applied to
+  the condensed ranking (``judged:ndcg@10`` is the first 10 judged documents).
+
 Question means are plain arithmetic means, as trec_eval's.
 """
 
@@ -25,6 +44,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -34,10 +54,19 @@ from engine.grades import RELEVANT, is_relevant
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
-_METRIC = re.compile(r"^(hit|mrr|recall|p|ndcg)(?:@([1-9][0-9]*))?$")
-METRIC_FAMILIES = ("hit@k", "mrr", "mrr@k", "recall@k", "p@k", "ndcg@k")
-"""Every metric family :func:`parse_metric` takes (``k`` a cutoff); help texts list these."""
+JUDGED_ONLY = "judged:"
+"""The prefix of a judged-only metric (``judged:ndcg@10``): the ranking condensed to the
+documents a person judged. A word, not Sakai's prime (``nDCG'``), so that nobody reads it
+for the plain metric and a shell needs no quotes around it."""
+
+_METRIC = re.compile(r"^(judged:)?(hit|mrr|recall|p|ndcg|judged|bpref)(?:@([1-9][0-9]*))?$")
+_NEEDS_K = frozenset({"hit", "recall", "p", "ndcg", "judged"})
+_CONDENSABLE = ("hit@k", "mrr", "mrr@k", "recall@k", "p@k", "ndcg@k")
+METRIC_FAMILIES = (*_CONDENSABLE, "judged@k", "bpref", f"{JUDGED_ONLY}M")
+"""Every metric family :func:`parse_metric` takes (``k`` a cutoff, ``M`` one of the first
+six); help texts list these."""
 
 DEFAULT_METRIC = "mrr"
 """The metric a comparison, a sweep or a power figure uses when none is named."""
@@ -45,42 +74,67 @@ DEFAULT_METRIC = "mrr"
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric name such as ``ndcg@10``."""
+    """A parsed metric name such as ``ndcg@10`` or ``judged:mrr``."""
 
     family: str
     k: int | None
+    judged_only: bool = False
+    """Computed on the ranking condensed to judged documents (``judged:`` names)."""
 
     @property
     def name(self) -> str:
         """The canonical name."""
-        return self.family if self.k is None else f"{self.family}@{self.k}"
+        plain = self.family if self.k is None else f"{self.family}@{self.k}"
+        return JUDGED_ONLY + plain if self.judged_only else plain
 
 
-_LABELS = {"hit": "Hit", "mrr": "MRR", "recall": "R", "p": "P", "ndcg": "nDCG"}
+_LABELS = {
+    "hit": "Hit",
+    "mrr": "MRR",
+    "recall": "R",
+    "p": "P",
+    "ndcg": "nDCG",
+    "judged": "Judged",
+    "bpref": "bpref",
+}
 
 
 def metric_label(name: str) -> str:
     """A metric's column header in the CLI's and the TUI's tables.
 
-    ``Hit@5``, ``MRR``, ``MRR@10``, ``R@10`` (recall), ``P@5``, ``nDCG@10``.
+    ``Hit@5``, ``MRR``, ``MRR@10``, ``R@10`` (recall), ``P@5``, ``nDCG@10``,
+    ``Judged@10``, ``bpref``, ``judged:nDCG@10``.
     """
     m = parse_metric(name)
-    return _LABELS[m.family] + ("" if m.k is None else f"@{m.k}")
+    plain = _LABELS[m.family] + ("" if m.k is None else f"@{m.k}")
+    return JUDGED_ONLY + plain if m.judged_only else plain
 
 
 def parse_metric(name: str) -> Metric:
-    """Parse ``hit@5``, ``mrr``, ``mrr@10``, ``recall@5``, ``p@5`` or ``ndcg@10``.
+    """Parse a metric name: ``hit@5``, ``ndcg@10``, ``judged@10``, ``bpref``, ``judged:mrr``.
+
+    The families are :data:`METRIC_FAMILIES`; ``judged:`` goes before one of the first
+    six (``hit@k``, ``mrr``, ``mrr@k``, ``recall@k``, ``p@k``, ``ndcg@k``).
 
     Raises:
         UnknownName: naming the metric families goldpan knows.
     """
     m = _METRIC.match(name.strip().lower().replace("success@", "hit@"))
-    if not m or (m.group(1) != "mrr" and m.group(2) is None):
+    prefix, family, k = (m.group(1), m.group(2), m.group(3)) if m else (None, "", None)
+    why = ""
+    if m is not None and prefix and family in ("judged", "bpref"):
+        why = (
+            f"; {family}{'@k' if family == 'judged' else ''} has no judged-only variant "
+            f"({JUDGED_ONLY} goes before {', '.join(_CONDENSABLE)})"
+        )
+    cutoff_wrong = family != "mrr" and (family in _NEEDS_K) != (k is not None)
+    if m is None or why or cutoff_wrong:
         raise UnknownName(
             f"unknown metric {name!r}; known metrics: {', '.join(METRIC_FAMILIES)} "
-            "(k a positive whole number)"
+            f"(k a positive whole number; {JUDGED_ONLY}M is M over the judged documents "
+            f"only, M one of {', '.join(_CONDENSABLE)}){why}"
         )
-    return Metric(m.group(1), int(m.group(2)) if m.group(2) else None)
+    return Metric(family, int(k) if k else None, bool(prefix))
 
 
 @dataclass(frozen=True)
@@ -93,35 +147,64 @@ class Judged:
     """questions x depth: each question's gold grades sorted descending, 0-padded."""
     n_rel: IntArray
     """Number of relevant (grade >= 1) gold documents of each question."""
+    judged: BoolArray
+    """questions x depth: a person judged the document at each rank (False past it)."""
+    n_ret: IntArray
+    """Length of each question's ranking."""
+    n_nonrel: IntArray
+    """Number of documents of each question judged not relevant (grade 0)."""
 
     @property
     def depth(self) -> int:
         """Columns of the matrices."""
         return int(self.rel.shape[1])
 
+    @cached_property
+    def condensed(self) -> Judged:
+        """The same questions with every unjudged document taken out of the rankings.
+
+        The judged documents keep their order (``trec_eval -J``, Sakai's condensed lists).
+        """
+        rows, cols = np.nonzero(self.judged)
+        to = np.cumsum(self.judged, axis=1)[rows, cols] - 1  # its rank among the judged
+        rel = np.zeros_like(self.rel)
+        rel[rows, to] = self.rel[rows, cols]
+        judged = np.zeros_like(self.judged)
+        judged[rows, to] = True
+        n_ret = self.judged.sum(axis=1).astype(np.int64)
+        return Judged(rel, self.ideal, self.n_rel, judged, n_ret, self.n_nonrel)
+
 
 def judge(
-    rankings: Sequence[Sequence[str]], gold: Sequence[Mapping[str, int]], depth: int | None = None
+    rankings: Sequence[Sequence[str]], qrels: Sequence[Mapping[str, int]], depth: int | None = None
 ) -> Judged:
-    """Build the relevance matrices for rankings and gold sets given in the same order."""
-    if len(rankings) != len(gold):
-        raise ValueError("rankings and gold must have one entry per question")
+    """Build the relevance matrices for rankings and qrels given in the same order.
+
+    ``qrels``: per question, every judged document's grade (a relevant one's gold grade,
+    0 for one judged not relevant); a document absent from it is unjudged.
+    """
+    if len(rankings) != len(qrels):
+        raise ValueError("rankings and qrels must have one entry per question")
     longest = max((len(r) for r in rankings), default=0)
-    most_gold = max((len(g) for g in gold), default=0)
-    width = max(depth or 0, longest, most_gold, 1)
+    most_judged = max((len(g) for g in qrels), default=0)
+    width = max(depth or 0, longest, most_judged, 1)
     n = len(rankings)
-    rel = np.zeros((n, width), dtype=np.int64)
+    raw = np.full((n, width), -1, dtype=np.int64)  # -1: unjudged, or past the ranking
     ideal = np.zeros((n, width), dtype=np.int64)
     n_rel = np.zeros(n, dtype=np.int64)
-    for i, (ranking, g) in enumerate(zip(rankings, gold, strict=True)):
+    n_nonrel = np.zeros(n, dtype=np.int64)
+    n_ret = np.fromiter((len(r) for r in rankings), dtype=np.int64, count=n)
+    for i, (ranking, g) in enumerate(zip(rankings, qrels, strict=True)):
         if g:
-            row = [g.get(d, 0) for d in ranking]
+            row = [g.get(d, -1) for d in ranking]
             if row:
-                rel[i, : len(row)] = row
+                raw[i, : len(row)] = row
             grades = sorted((v for v in g.values() if is_relevant(v)), reverse=True)
             ideal[i, : len(grades)] = grades
             n_rel[i] = len(grades)
-    return Judged(rel, ideal, n_rel)
+            n_nonrel[i] = sum(1 for v in g.values() if 0 <= v < RELEVANT)
+    judged = raw >= 0
+    return Judged(np.maximum(raw, 0), ideal, n_rel, judged, n_ret, n_nonrel)
 
 
 def _discounts(k: int) -> FloatArray:
@@ -174,12 +257,43 @@ def ndcg_at_k(j: Judged, k: int) -> FloatArray:
     return out
 
 
+def judged_at_k(j: Judged, k: int) -> FloatArray:
+    """ir_measures ``Judged@k`` per question: judged share of the top min(k, n); 0 if n = 0."""
+    shown = np.minimum(j.n_ret, min(k, j.depth)).astype(np.float64)  # k may pass int64
+    judged = j.judged[:, :k].sum(axis=1).astype(np.float64)
+    out: FloatArray = np.zeros_like(judged)
+    np.divide(judged, shown, out=out, where=shown > 0)
+    return out
+
+
+def bpref(j: Judged) -> FloatArray:
+    """trec_eval ``bpref`` per question (see the module's description); 0 when R is 0."""
+    relevant = j.rel >= RELEVANT  # a relevant grade is a judgment
+    nonrel = j.judged & ~relevant
+    above: IntArray = np.cumsum(nonrel, axis=1) - nonrel  # judged non-relevant ranked above
+    r = j.n_rel[:, None].astype(np.float64)
+    denom = np.minimum(j.n_nonrel[:, None], j.n_rel[:, None]).astype(np.float64)
+    wrong = np.zeros(above.shape)
+    np.divide(np.minimum(above, r), denom, out=wrong, where=relevant & (above > 0))
+    terms = np.where(relevant, 1.0 - wrong, 0.0)
+    total = np.cumsum(terms, axis=1)[:, -1]  # rank by rank, in order, as trec_eval adds
+    out: FloatArray = np.zeros_like(total)
+    np.divide(total, j.n_rel, out=out, where=j.n_rel > 0)
+    return out
+
+
 def per_question(j: Judged, metric: Metric | str) -> FloatArray:
     """Per-question values of one metric."""
     m = parse_metric(metric) if isinstance(metric, str) else metric
+    if m.family == "bpref":
+        return bpref(j)
+    if m.judged_only:
+        j = j.condensed
     if m.family == "mrr":
         return reciprocal_rank(j, m.k)
     assert m.k is not None
+    if m.family == "judged":
+        return judged_at_k(j, m.k)
     if m.family == "hit":
         return hit_at_k(j, m.k)
     if m.family == "recall":

@@ -10,12 +10,18 @@ and answerable kept), which does not reward a threshold for the larger class's s
 When even the best threshold stays below :data:`USABLE_BALANCED_ACCURACY`, the two
 distributions overlap too much for any threshold to work (the seed studies' reranker
 case), and the result says so.
+
+A threshold is named only on enough questions of both kinds
+(:data:`engine.evidence.NO_ANSWER_THRESHOLD`: 5 and 5): below that the result has no
+table and no best threshold, and says how many more questions are needed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from engine.evidence import NO_ANSWER_THRESHOLD, Evidence
 
 USABLE_BALANCED_ACCURACY = 0.75
 """Below this best balanced accuracy, no threshold separates the two groups usefully."""
@@ -42,38 +48,55 @@ class Calibration:
     best: ThresholdRow | None = None
 
     @property
+    def evidence(self) -> Evidence:
+        """Whether there are enough questions of both kinds to name a threshold."""
+        return NO_ANSWER_THRESHOLD.check(
+            {"no_answer": len(self.no_answer), "answerable": len(self.answerable)}
+        )
+
+    @property
     def usable(self) -> bool:
-        """True when the best threshold separates the groups well enough."""
+        """True when a threshold is established and separates the groups well enough."""
         return self.best is not None and self.best.balanced_accuracy >= USABLE_BALANCED_ACCURACY
 
+    def warning(self) -> str | None:
+        """Why no threshold can be used (None: the best one can)."""
+        if self.usable:
+            return None
+        return self.evidence.says() or (
+            "the top-1 scores of answerable and no-answer questions overlap so much "
+            "that no threshold separates them"
+        )
+
     def to_json(self) -> dict[str, object]:
-        """Plain JSON types."""
+        """Plain JSON types (``established`` false: no threshold is named)."""
+        evidence = self.evidence.to_json()
         return {
             "retriever": self.retriever,
             "answerable": len(self.answerable),
             "no_answer": len(self.no_answer),
             "answerable_top1": self.answerable,
             "no_answer_top1": self.no_answer,
+            "established": evidence["established"],
+            "needs": evidence["needs"],
             "thresholds": [row.__dict__ for row in self.table],
             "best": None if self.best is None else self.best.__dict__,
             "usable": self.usable,
-            "warning": None
-            if self.usable
-            else (
-                "the top-1 scores of answerable and no-answer questions overlap so much "
-                "that no threshold separates them"
-            ),
+            "warning": self.warning(),
         }
 
 
 def calibrate(
     retriever: str, answerable: Sequence[float], no_answer: Sequence[float]
 ) -> Calibration:
-    """The threshold table over every distinct top-1 score (and one above them all)."""
+    """The threshold table over every distinct top-1 score (and one above them all).
+
+    Empty (no table, no best) until :data:`~engine.evidence.NO_ANSWER_THRESHOLD` is met.
+    """
     ans = sorted(float(x) for x in answerable)
     na = sorted(float(x) for x in no_answer)
     cal = Calibration(retriever, ans, na)
-    if not ans or not na:
+    if not cal.evidence.established:
         return cal
     candidates = sorted(set(ans) | set(na))
     candidates.append(candidates[-1] + 1.0)  # reject everything

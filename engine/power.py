@@ -18,8 +18,15 @@ systematic review of SIGIR and TOIS, 2006-2015", SIGIR; Webber, Moffat & Zobel 2
 
 With ``alpha`` = 0.05 and power 0.8, ``z_{0.975} + z_{0.8}`` = 1.960 + 0.842 = 2.802. The
 ``sd`` is the one observed on the current questions: new questions are assumed to vary as
-much as these. The paired bootstrap interval of :mod:`engine.compare` excludes 0 at about
-the same ``n`` (tests/engine/test_power.py checks it by simulation).
+much as these. The verdict of :mod:`engine.verdict` (the randomization test and the
+bootstrap interval agreeing) calls such a difference real at about the same ``n``
+(tests/engine/test_power.py checks it by simulation).
+
+A verdict also needs enough **discordant** questions (where A and B differ): with ``k``
+of them no test goes below ``p = 2 ** (1 - k)``, so at 5% at least 6
+(:func:`engine.verdict.least_discordant`). When the questions needed at the current
+share of discordant questions, ``ceil(6 * n / k)``, are more than the formula's, those
+are the questions needed.
 
 When the differences do not vary at all (``sd`` = 0: the two score alike on every question,
 or one is ahead by the same amount on every question) there is nothing to estimate from, and
@@ -34,12 +41,13 @@ from statistics import NormalDist
 
 import numpy.typing as npt
 
-from engine.compare import paired_diffs
+from engine.compare import discordant, paired_diffs
 from engine.metrics import DEFAULT_METRIC
 from engine.scoring import paired_values
+from engine.verdict import LEVEL, least_discordant
 from engine.workspace import Workspace
 
-ALPHA = 0.05
+ALPHA = LEVEL
 POWER = 0.8
 
 STILL = 1e-12
@@ -70,6 +78,10 @@ class Power:
     the differences do not vary: ``sd`` 0)."""
     n_needed: int | None
     """Questions needed to detect ``diff`` (None when ``diff`` or ``sd`` is 0, or ``n`` < 2)."""
+    discordant: int
+    """Questions where A and B differ."""
+    least_discordant: int
+    """The fewest discordant questions a verdict at ``alpha`` needs."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON types."""
@@ -106,6 +118,11 @@ def power_of(
     diff = float(d.mean()) if n else 0.0
     sd = float(d.std(ddof=1)) if n >= 2 else 0.0
     varies = n >= 2 and sd > STILL
+    k = discordant(a, b)
+    least = least_discordant(alpha)
+    needed = n_needed(diff, sd, alpha, power) if varies else None
+    if needed is not None and k:
+        needed = max(needed, math.ceil(least * n / k))
     return Power(
         a=a_name,
         b=b_name,
@@ -114,7 +131,9 @@ def power_of(
         diff=diff,
         sd=sd,
         mde=mde(sd, n, alpha, power) if varies else None,
-        n_needed=n_needed(diff, sd, alpha, power) if varies else None,
+        n_needed=needed,
+        discordant=k,
+        least_discordant=least,
     )
 
 
@@ -138,7 +157,13 @@ def power_sentence(p: Power) -> str:
         return head + f"; the observed {p.metric} difference is 0"
     if p.n_needed <= p.n:
         return head + f"; the observed {abs(p.diff):.2f} is within reach"
-    return head + f"; to confirm {abs(p.diff):.2f} you need ~{p.n_needed}"
+    line = head + f"; to confirm {abs(p.diff):.2f} you need ~{p.n_needed}"
+    if p.discordant < p.least_discordant:
+        line += (
+            f" (a test needs {p.least_discordant} questions where they differ; "
+            f"{p.discordant} of {p.n} do now)"
+        )
+    return line
 
 
 def workspace_power(

@@ -128,6 +128,16 @@ def doc(path: Path, r: Sequence[Any]) -> Doc:
     return Doc(doc_id, title, text, _json(r[3], path, "docs", row, "fields", dict))
 
 
+def doc_text_row(path: Path, r: Sequence[Any]) -> tuple[str, str, str]:
+    """(id, title, text) of a document, without its fields (a listing of the corpus)."""
+    row = f"id {show(r[0])}"
+    return (
+        _text(r[0], path, "docs", row, "id"),
+        _text(r[1], path, "docs", row, "title"),
+        _text(r[2], path, "docs", row, "text"),
+    )
+
+
 Q_COLUMNS = "id, text, tags, author, written_blind, note"
 """The columns a question is read from, in :func:`question`'s order."""
 

@@ -6,8 +6,9 @@ numbers were computed on (the gold of each scored question) and each retriever's
 configuration. :func:`diff_against` then compares the scores now with a snapshot:
 
 * per retriever and metric, the mean now and then and their difference, with a paired
-  bootstrap 95% interval (:mod:`engine.compare`, the same seeded resamples for every
-  retriever and metric), all over the questions scored both now and then
+  bootstrap 95% interval, a randomization p-value and the verdict of
+  :mod:`engine.verdict` (:func:`metric_changes`, the same seeded resamples and sign flips
+  for every retriever and metric), all over the questions scored both now and then
   (:func:`paired_questions`; a question not ranked yet is not scored now, see
   :mod:`engine.ranked`): a paired comparison needs the same questions; ``only_now``,
   ``only_then`` and ``not_ranked`` list the others;
@@ -40,15 +41,17 @@ from typing import Any
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, bootstrap_means, percentile_interval
+from engine.compare import DEFAULT_SAMPLES, paired_tests
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, MAX_GRADE, MIN_GRADE
+from engine.holes import DEFAULT_MIN_JUDGED, HoleWarning, check_min_judged, hole_warnings
 from engine.metrics import FloatArray, first_gold_rank, mean
 from engine.ranked import left_out
 from engine.ranks import worse_by
 from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
+from engine.verdict import LEVEL, Verdict, check_level
 from engine.workspace import Workspace, WorkspaceError, now
 
 FORMAT = 1
@@ -261,6 +264,20 @@ class MetricChange:
     then: float
     diff: float
     ci95: tuple[float, float]
+    p_value: float
+    verdict: Verdict
+    """Whether now differs from then for real (A is now, B then)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape of one metric's change."""
+        return {
+            "now": self.now,
+            "then": self.then,
+            "diff": self.diff,
+            "ci95": list(self.ci95),
+            "p_value": self.p_value,
+            "verdict": self.verdict.to_json("now", "then"),
+        }
 
 
 @dataclass(frozen=True)
@@ -324,6 +341,8 @@ class SnapshotDiff:
     not_ranking: list[str] = field(default_factory=list)
     """The retrievers scored now whose questions not ranked yet leave questions out of
     every retriever's comparison (:attr:`RetrieverDiff.not_ranked`)."""
+    warnings: list[HoleWarning] = field(default_factory=list)
+    """Retrievers whose top 10 is too little judged on the compared questions."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -342,12 +361,10 @@ class SnapshotDiff:
             "created": self.created,
             "labels_changed": self.labels_changed,
             "missing": self.missing,
+            "warnings": [w.to_json() for w in self.warnings],
             "retrievers": {
                 r: {
-                    "metrics": {
-                        m: {"now": c.now, "then": c.then, "diff": c.diff, "ci95": list(c.ci95)}
-                        for m, c in d.metrics.items()
-                    },
+                    "metrics": {m: c.to_json() for m, c in d.metrics.items()},
                     "regressed": [moved(m) for m in d.regressed],
                     "improved": [moved(m) for m in d.improved],
                     "changed_config": d.changed_config,
@@ -371,6 +388,57 @@ def _cause(
     return "labels" if first_gold_rank(ranking, gold_then) == then else "both"
 
 
+def paired_matrices(
+    then: Mapping[str, Any],
+    pairs: Sequence[str],
+    row_now: Mapping[str, int],
+    per_question: Mapping[str, FloatArray],
+    metrics: Sequence[str],
+) -> tuple[FloatArray, FloatArray]:
+    """The values now and in the snapshot of the ``pairs``, each questions x metrics.
+
+    ``then`` is one retriever's ``questions`` in the snapshot; ``per_question`` its values
+    now, per metric, at the rows ``row_now`` gives each question.
+    """
+    shape = (len(pairs), len(metrics))
+    idx = [row_now[q] for q in pairs]
+    now = np.array([per_question[m][idx] for m in metrics], dtype=np.float64).T.reshape(shape)
+    past = np.array(
+        [[float(then[q]["values"][m]) for m in metrics] for q in pairs], dtype=np.float64
+    ).reshape(shape)
+    return now, past
+
+
+def metric_changes(
+    metrics: Sequence[str],
+    now: FloatArray,
+    then: FloatArray,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+) -> dict[str, MetricChange]:
+    """Each metric's change over the paired questions (rows; one column per metric).
+
+    The means, the interval, the p-value and the verdict of ``score --against``
+    (:func:`diff_against`) and of Review's changes since a snapshot all come from here;
+    pass the questions in the order :func:`paired_questions` gives them, so that the
+    resamples are the same whoever asks.
+    """
+    check_level(LEVEL, samples)
+    tests = paired_tests(now, then, samples=samples, seed=seed)
+    return {
+        m: MetricChange(
+            mean(now[:, k]),
+            mean(then[:, k]),
+            mean(now[:, k] - then[:, k]),
+            tests.interval(k),
+            float(tests.p_values[k]),
+            tests.verdict(k),
+        )
+        for k, m in enumerate(metrics)
+    }
+
+
 def diff_against(
     ws: Workspace,
     snap: Mapping[str, Any],
@@ -380,12 +448,16 @@ def diff_against(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     given: Mapping[str, Mapping[str, CachedRun]] | None = None,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> SnapshotDiff:
     """Compare the scores now (cached rankings, current labels) with a snapshot.
 
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
     takes them (only they, and the workspace's ``retrievers``, are compared).
+    ``min_judged``: the :func:`~engine.holes.hole_warnings` threshold on the questions
+    each retriever is compared on.
     """
+    min_judged = check_min_judged(min_judged)
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
     board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given)
     golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
@@ -407,6 +479,7 @@ def diff_against(
     out.snapshot_retrievers = list(snap["retrievers"])
     out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
+    compared: dict[str, list[str]] = {}
     for r, rs in board.retrievers.items():
         then = snap["retrievers"].get(r)
         if then is None:
@@ -414,17 +487,9 @@ def diff_against(
         tq: Mapping[str, Any] = then["questions"]
         pairs = paired_questions(snap, r, common)
         runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
-        idx = [row_now[q] for q in pairs]
-        now_vals = np.column_stack([rs.per_question[m][idx] for m in metrics])
-        then_vals = np.array(
-            [[float(tq[q]["values"][m]) for m in metrics] for q in pairs], dtype=np.float64
-        ).reshape(len(pairs), len(metrics))
-        boot = bootstrap_means(now_vals - then_vals, samples, seed)
-        changes = {}
-        for k, m in enumerate(metrics):
-            a, b = now_vals[:, k], then_vals[:, k]
-            ci = percentile_interval(boot[:, k]) if pairs else (0.0, 0.0)
-            changes[m] = MetricChange(mean(a), mean(b), mean(a - b), ci)
+        compared[r] = pairs
+        now_vals, then_vals = paired_matrices(tq, pairs, row_now, rs.per_question, metrics)
+        changes = metric_changes(metrics, now_vals, then_vals, samples=samples, seed=seed)
         regressed: list[Moved] = []
         improved: list[Moved] = []
         for q in pairs:
@@ -455,6 +520,7 @@ def diff_against(
             not_ranked=[q for q in then_ids if q in tq and q in left],
             ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
+    out.warnings = hole_warnings(board, compared, min_judged=min_judged)
     return out
 
 

@@ -25,6 +25,7 @@ from engine.metrics import (
     Judged,
     first_relevant_rank,
     judge,
+    judged_at_k,
     mean,
     parse_metric,
     per_question,
@@ -34,6 +35,14 @@ from engine.types import CachedRun
 from engine.workspace import Workspace
 
 DEFAULT_KS = (1, 3, 5, 10)
+
+HOLE_K = 10
+"""The depth at which a retriever's holes are measured: Judged@10, the share of its top
+10 a person judged (every board keeps it per question, whatever metrics were asked)."""
+
+HOLE_METRICS = (f"judged@{HOLE_K}", "bpref", "judged:mrr", "judged:ndcg@10")
+"""What ``goldpan score`` reports beside the plain metrics about incomplete judgments:
+Judged@10, bpref, and MRR and nDCG@10 over the judged documents only."""
 
 LATENCY_HEADERS = ("ms p50", "ms p95", "q/s")
 """The latency columns of ``goldpan score`` and the review screen (:meth:`Latency.cells`)."""
@@ -92,8 +101,9 @@ class Latency:
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10."""
+    """The metrics ``goldpan score`` reports: hit@k, mrr, recall@k, ndcg@10, the holes'."""
     names = [f"hit@{k}" for k in ks] + ["mrr"] + [f"recall@{k}" for k in ks] + ["ndcg@10"]
+    names += HOLE_METRICS
     for n in names:
         parse_metric(n)
     return names
@@ -108,6 +118,8 @@ class RetrieverScores:
     per_question: dict[str, FloatArray]
     first_gold_rank: IntArray
     """Rank of the first gold document per scored question (0 = not retrieved)."""
+    judged: FloatArray
+    """Judged@:data:`HOLE_K` per scored question (the share of the top 10 a person judged)."""
     latency: Latency
     """Over every cached ranking of this retriever (not only the scored questions')."""
     missing: int
@@ -203,10 +215,11 @@ def score_workspace(
     golds, scored = scope.golds, scope.question_ids
     board = Scoreboard(scope.counts, scored, golds=golds)
     with_gold = {q for q, g in golds.items() if is_scored(g)}  # scored once ranked
+    qrels = [golds[q].qrels for q in scored]
     for name in chosen:
         cached = dict(given[name]) if given and name in given else ws.runs(name)
         rankings = [list(cached[q].doc_ids) if q in cached else [] for q in scored]
-        j: Judged = judge(rankings, [golds[q].gold for q in scored])
+        j: Judged = judge(rankings, qrels)
         values = {m.name: per_question(j, m) for m in parsed}
         timing = Latency.of(
             [r.latency_ms for r in cached.values()],
@@ -217,6 +230,7 @@ def score_workspace(
             means={name: mean(v) for name, v in values.items()},
             per_question=values,
             first_gold_rank=first_relevant_rank(j),
+            judged=judged_at_k(j, HOLE_K),
             latency=timing,
             missing=sum(1 for q in scored if q not in cached),
             not_ranked=tuple(sorted(scope.not_ranked.get(name, set()) & with_gold)),

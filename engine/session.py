@@ -173,6 +173,8 @@ class LabelingSession:
         self._judged: dict[str, bool] | None = None
         """Question id -> judged by this annotator (read once, then kept by own writes, by
         :meth:`catch_up` and by :meth:`take_rankings`)."""
+        self._gold_imported: set[str] = set()
+        """The questions a gold import judged as this annotator (read with ``_judged``)."""
 
     # -- loading -------------------------------------------------------------------------
 
@@ -367,7 +369,14 @@ class LabelingSession:
         """
         live = self.live
         if self._judged is None:
-            mine = judged_by(live.question_ids, live.rankings, self.ws.labels(), self.ws.verdicts())
+            self._gold_imported = {q for q, _ in self.ws.gold_imported(self.annotator)}
+            mine = judged_by(
+                live.question_ids,
+                live.rankings,
+                self.ws.labels(),
+                self.ws.verdicts(),
+                gold_imported={(q, self.annotator) for q in self._gold_imported},
+            )
             self._judged = {q: q in mine.get(self.annotator, set()) for q in live.question_ids}
         return {q for q, judged in self._judged.items() if judged}
 
@@ -376,7 +385,8 @@ class LabelingSession:
         if self._judged is None:
             return
         docs = candidate_ids(question_id, self.live.rankings, state.judged)
-        self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs)
+        imported = question_id in self._gold_imported
+        self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs, imported)
 
     # -- changing ------------------------------------------------------------------------
 

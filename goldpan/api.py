@@ -11,9 +11,11 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
+from engine.holes import HoleWarning, hole_warnings
 from engine.retrieve import DEFAULT_DEPTH
 from engine.retrieve.checked import checked_ranking
 from engine.score_snapshots import (
+    MetricChange,
     Moved,
     SnapshotDiff,
     check_snapshot,
@@ -100,6 +102,19 @@ class Comparison:
         """The questions compared: scored both in the snapshot and now."""
         return self.verdict.compared().get(self.name, [])
 
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`)."""
+        return [w for w in self.diff.warnings if w.retriever == self.name]
+
+    @property
+    def changes(self) -> dict[str, MetricChange]:
+        """Each metric then and now over the questions compared, and the verdict on it.
+
+        ``changes["mrr"].verdict.real``: whether the change is real (:mod:`engine.verdict`).
+        """
+        return dict(self.diff.retrievers[self.name].metrics)
+
     def report(self) -> str:
         """One line per regressed question: ranks, what ranks first now, the question."""
         return "\n".join(
@@ -132,6 +147,14 @@ class Evaluation:
         if verdict.refusals:
             raise GateRefused(verdict)
         return dict(self.board.retrievers[self.name].means)
+
+    @property
+    def warnings(self) -> list[HoleWarning]:
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`).
+
+        Under 0.8 Judged@10 on the scored questions, its lower scores are unknown, not worse.
+        """
+        return hole_warnings(self.board)
 
     def first_gold_rank(self) -> dict[str, int]:
         """Per scored question, the rank of its first gold document (0: not found)."""

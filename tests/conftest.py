@@ -142,6 +142,15 @@ TINY_QUESTIONS = [
 ]
 
 
+TINY_LABELS = [
+    Label("q1", "d1", "mina", 2),
+    Label("q1", "d2", "mina", 0),
+    Label("q2", "d2", "mina", 1),
+    Label("q3", "d3", "mina", 3),
+]
+"""tiny_ws's labels."""
+
+
 @pytest.fixture(autouse=True)
 def user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own user config and state folders: the trust record of command
@@ -159,14 +168,7 @@ def tiny_ws(tmp_path: Path) -> Path:
     ws = new_workspace(path)
     ws.write_docs(TINY_DOCS)
     ws.write_questions(TINY_QUESTIONS)
-    ws.write_labels(
-        [
-            Label("q1", "d1", "mina", 2),
-            Label("q1", "d2", "mina", 0),
-            Label("q2", "d2", "mina", 1),
-            Label("q3", "d3", "mina", 3),
-        ]
-    )
+    ws.write_labels(TINY_LABELS)
     ws.close()
     return path
 

@@ -106,6 +106,13 @@ def test_evaluate_scores_a_function_as_goldpan_score_does(project):
         ("q2", 1, 2, "d1")
     ]
     assert "q2: rank 1 -> 2, ranked first now: d1; 금속 때문에 생기는 문제" in worse.report()
+    # only the gold is judged here: the search's other documents are holes, and it is told
+    (warning,) = result.warnings
+    assert warning.retriever == "search" and warning.judged < 0.8
+    assert [w.retriever for w in worse.warnings] == ["search"]
+    # MRR fell on one question: a change, and too few questions differ to call it real
+    mrr = worse.changes["mrr"]
+    assert mrr.now < mrr.then and mrr.verdict.status == "too_few_discordant"
     with pytest.raises(Exception, match="document .nope. is not in the workspace"):
         goldpan.evaluate(lambda text: ["nope"], "tests/retrieval.db")
 

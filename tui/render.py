@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from rich.table import Table
 from rich.text import Text
 
+from engine.verdict import rule
 from tui.literal import literal, one_line, visible
 
 if TYPE_CHECKING:  # the analyses' modules load numpy and the retrievers: not at import
@@ -57,36 +58,59 @@ class Grid:
 
 
 def comparison_text(
-    a: str, b: str, results: Sequence[Comparison], wins: Mapping[str, list[str]]
+    a: str,
+    b: str,
+    results: Sequence[Comparison],
+    wins: Mapping[str, list[str]] | None = None,
+    *,
+    samples: int,
+    seed: int,
 ) -> Text:
-    """A vs B on several metrics, and the questions each one wins."""
+    """A vs B on several metrics with each one's verdict, and the questions each one wins.
+
+    ``goldpan compare`` prints it and Review's compare panel shows it (with ``wins``).
+    """
     out = Text.assemble(
         ("A ", "dim"), (visible(a), "bold"), ("  vs  B ", "dim"), (visible(b), "bold"), "\n\n"
     )
+    w = max([7, *(len(c.metric) + 1 for c in results)])
     out.append(
-        f"{'metric':<9}{'A':>8}{'B':>8}{'A-B':>9}   {'95% interval':<19}{'W/T/L':>11}{'p':>8}\n",
+        f"{'metric':<{w}}{'A':>7}{'B':>7}{'A-B':>8}  {'95% interval':<18}{'W/T/L':>8}"
+        f"{'p':>7}  verdict\n",
         style="bold",
     )
     for c in results:
         lo, hi = c.ci95
-        sure = lo > 0 or hi < 0
-        out.append(f"{c.metric:<9}{c.mean_a:>8.3f}{c.mean_b:>8.3f}")
-        out.append(f"{c.diff:>+9.3f}", style="bold green" if sure else "")
-        out.append(f"   [{lo:+.3f}, {hi:+.3f}]  ")
-        out.append(f"{f'{c.wins}/{c.ties}/{c.losses}':>11}{c.p_value:>8.3f}\n")
+        out.append(f"{c.metric:<{w}}{c.mean_a:>7.3f}{c.mean_b:>7.3f}")
+        out.append(f"{c.diff:>+8.3f}", style="bold green" if c.verdict.real else "")
+        out.append(f"  [{lo:+.3f}, {hi:+.3f}]  ")
+        out.append(f"{f'{c.wins}/{c.ties}/{c.losses}':>8}{c.p_value:>7.3f}  ")
+        out.append(c.verdict.short(), style=VERDICT_STYLE.get(c.verdict.status, ""))
+        out.append("\n")
     n = results[0].n if results else 0
     out.append(
-        f"\n{n} scored questions; 10,000 paired bootstrap resamples (seed 0). "
-        "A difference whose interval includes 0 is not reliable.\n",
+        f"\n{n} scored questions; {samples:,} paired bootstrap resamples and sign flips "
+        f"(seed {seed}).\n",
         style="dim",
     )
-    for name in (a, b):
-        qs = wins.get(name, [])
+    for c in results:
+        out.append(f"{c.metric}: ", style="bold")
+        out.append_text(literal(c.verdict.says(a, b)))
         out.append("\n")
-        out.append_text(literal(name, style="bold"))
-        out.append(f" wins on MRR ({len(qs)}): ", style="dim")
-        out.append_text(literal(", ".join(qs) if qs else "-"))
+    if results:
+        out.append(f"The rule: {rule(results[0].verdict.level)}.\n", style="dim")
+    if wins is not None:
+        for name in (a, b):
+            qs = wins.get(name, [])
+            out.append("\n")
+            out.append_text(literal(name, style="bold"))
+            out.append(f" wins on MRR ({len(qs)}): ", style="dim")
+            out.append_text(literal(", ".join(qs) if qs else "-"))
     return out
+
+
+VERDICT_STYLE = {"real": "bold green", "tests_disagree": "yellow", "too_few_discordant": "dim"}
+"""How a verdict's cell is drawn, by :attr:`engine.verdict.Verdict.status`."""
 
 
 def metric_header(name: str) -> str:
@@ -133,32 +157,50 @@ def _speed(v: float) -> str:
     return f"{v:.2f}" if v < 1000 else f"{v:,.0f}"
 
 
-def failures_grid(
-    failures: Sequence[Failure], titles: Mapping[str, str], title_width: int | None = None
-) -> Grid:
-    """Questions whose gold is not at rank 1: gold rank, the rank-1 doc, its title, relation.
+def doc_cell(doc_id: str | None, title: str, title_width: int | None = None) -> Text:
+    """A document as its id (bold) and title.
+
+    ``title_width`` cuts the title to one line of that many terminal cells (a Hangul
+    syllable takes two).
+    """
+    if doc_id is None:
+        return Text("-")
+    out = Text.assemble((visible(doc_id), "bold"))
+    if title:
+        shown = literal(title)
+        if title_width is not None:
+            shown = one_line(title)
+            shown.truncate(title_width, overflow="ellipsis")
+        out.append(" ")
+        out.append_text(shown)
+    return out
+
+
+RELATION_STYLE = {"overview": "magenta", "neighbour": "yellow", "other": ""}
+
+
+def failures_grid(failures: Sequence[Failure], title_width: int | None = None) -> Grid:
+    """Questions whose gold is not at rank 1: gold rank, how the winner relates, both titles.
 
     ``title_width`` cuts titles to one line of that many cells (None: whole titles).
     """
-    style = {"overview": "magenta", "neighbour": "yellow", "other": ""}
     grid = Grid(
         [
             Column("question"),
             Column("gold rank", "right"),
+            Column("relation", no_wrap=True),
+            Column("gold document"),
             Column("rank-1 document"),
-            Column("title"),
-            Column("relation"),
         ]
     )
     for f in failures:
-        title = titles.get(f.top_doc or "", "")
         grid.rows.append(
             [
                 literal(f.question_id),
                 Text(str(f.gold_rank) if f.gold_rank else "-", justify="right"),
-                literal(f.top_doc or "-"),
-                literal(title) if title_width is None else one_line(title, title_width),
-                Text(f.relation, style=style[f.relation]),
+                literal(f.detail, RELATION_STYLE[f.relation]),
+                doc_cell(f.gold_doc, f.gold_title, title_width),
+                doc_cell(f.top_doc, f.top_title, title_width),
             ]
         )
     return grid
@@ -172,10 +214,23 @@ def histogram_text(cal: Calibration, bins: int = 12, width: int = 30) -> Text:
         "(cyan): top-1 score\n\n",
         style="dim",
     )
+    if cal.answerable and cal.no_answer:
+        _histogram(out, cal, bins, width)
+    best = cal.best
+    if best is not None:
+        out.append(
+            f"\nbest threshold {best.threshold:.3f}: rejects {best.answerable_rejected} of "
+            f"{len(cal.answerable)} answerable, catches {best.no_answer_caught} of "
+            f"{len(cal.no_answer)} no-answer (balanced accuracy {best.balanced_accuracy:.3f})\n"
+        )
+    warning = cal.warning()
+    if warning is not None:
+        out.append(f"\n{warning[0].upper()}{warning[1:]}.", style="bold yellow")
+    return out
+
+
+def _histogram(out: Text, cal: Calibration, bins: int, width: int) -> None:
     values = cal.answerable + cal.no_answer
-    if not cal.answerable or not cal.no_answer:
-        out.append("Needs both answerable and no-answer questions to calibrate.")
-        return out
     lo, hi = min(values), max(values)
     step = (hi - lo) / bins or 1.0
     counts_a = [0] * bins
@@ -193,19 +248,6 @@ def histogram_text(cal: Calibration, bins: int = 12, width: int = 30) -> Text:
         out.append(" " * 9)
         out.append(BAR * round(counts_n[i] / top * width), style="cyan")
         out.append(f" {counts_n[i]}\n" if counts_n[i] else "\n")
-    best = cal.best
-    assert best is not None
-    out.append(
-        f"\nbest threshold {best.threshold:.3f}: rejects {best.answerable_rejected} of "
-        f"{len(cal.answerable)} answerable, catches {best.no_answer_caught} of "
-        f"{len(cal.no_answer)} no-answer (balanced accuracy {best.balanced_accuracy:.3f})\n"
-    )
-    if not cal.usable:
-        out.append(
-            "The two distributions overlap so much that no threshold separates them.",
-            style="bold yellow",
-        )
-    return out
 
 
 def heat_style(value: float, lo: float, hi: float) -> str:
@@ -306,13 +348,17 @@ def threshold_grid(cal: Calibration) -> Grid:
 
 
 def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
-    """Each question's overlap with the nearest title and with its gold text."""
+    """Each question's overlap with the nearest title and with its gold text.
+
+    ``likely easy`` says yes where the title overlap reaches
+    :data:`engine.overlap.EASY_THRESHOLD`.
+    """
     grid = Grid(
         [
             Column("question"),
             Column("nearest title", "right"),
             Column("gold text", "right"),
-            Column("", "right"),
+            Column("likely easy"),
         ]
     )
     for r in overlaps:
@@ -321,24 +367,7 @@ def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
                 literal(r.question_id),
                 Text(f"{r.title:.0%}"),
                 Text("-" if r.gold is None else f"{r.gold:.0%}"),
-                Text("likely easy", style="yellow") if r.high else Text(""),
+                Text("yes", style="yellow") if r.high else Text("-", style="dim"),
             ]
         )
-    return grid
-
-
-def comparison_facts(a: str, b: str, result: Comparison) -> Grid:
-    """One comparison, fact by fact (``goldpan compare``)."""
-    lo, hi = result.ci95
-    grid = Grid([Column("what"), Column("value", "right")])
-    for what, value in (
-        (Text("questions"), str(result.n)),
-        (literal(f"mean {a}"), f"{result.mean_a:.4f}"),
-        (literal(f"mean {b}"), f"{result.mean_b:.4f}"),
-        (Text("difference (A - B)"), f"{result.diff:+.4f}"),
-        (Text("95% bootstrap interval"), f"[{lo:+.4f}, {hi:+.4f}]"),
-        (Text("win / tie / loss (A)"), f"{result.wins} / {result.ties} / {result.losses}"),
-        (Text("randomization p-value"), f"{result.p_value:.4f}"),
-    ):
-        grid.rows.append([what, Text(value)])
     return grid

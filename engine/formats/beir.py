@@ -24,7 +24,7 @@ from engine.formats.questions import (
 )
 from engine.formats.tabular import jsonl_line
 from engine.formats.trec import QrelLine, read_qrels
-from engine.gold import Gold
+from engine.gold import Gold, Status
 from engine.types import Doc, Question
 
 # -- BEIR ----------------------------------------------------------------------------------
@@ -33,6 +33,12 @@ from engine.types import Doc, Question
 def _check_tsv_id(ident: str, what: str) -> None:
     if not ident or any(c.isspace() and c != " " for c in ident) or ident != ident.strip():
         raise BadInput(f"{what} id {ident!r} cannot be a BEIR qrels TSV cell (tab or line end)")
+
+
+def _question_qrels(q: Question, golds: Mapping[str, Gold]) -> Mapping[str, int]:
+    """A labeled question's judgments (:attr:`Gold.qrels`); none for any other."""
+    g = golds.get(q.id)
+    return g.qrels if g is not None and g.status is Status.LABELED else {}
 
 
 def write_beir(
@@ -45,14 +51,15 @@ def write_beir(
     """A BEIR folder; returns the number of documents, queries and qrels lines written.
 
     Every question is a query (tags and the no-answer flag under ``metadata``); the qrels
-    hold the gold of the ``labeled`` questions (BEIR's loader keeps only the queries that
-    have qrels, goldpan's importer keeps them all).
+    hold the judgments of the ``labeled`` questions: the gold, and 0 for every document
+    judged not relevant (what bpref and the judged-only metrics read; BEIR's loader keeps
+    only the queries that have qrels, goldpan's importer keeps them all).
     """
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "qrels").mkdir(exist_ok=True)
     counts = {"docs": 0, "queries": 0, "qrels": 0}
     questions = list(questions)
-    gold = {q.id: _question_gold(q, golds)[0] for q in questions}
+    gold = {q.id: _question_qrels(q, golds) for q in questions}
     rows: list[str] = []
     for qid in sorted(gold):
         for doc, grade in sorted(gold[qid].items()):

@@ -7,24 +7,27 @@ single transaction: a bad line leaves the workspace exactly as it was.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.errors import BadInput
 from engine.formats.beir import read_beir
 from engine.formats.docs import DOC_FORMATS, read_docs
 from engine.formats.errors import IngestError
 from engine.formats.ids import form_clash, nfc
 from engine.formats.labels import read_labels_csv, read_verdicts_csv
 from engine.formats.questions import QuestionExtras, read_question_extras, read_questions
-from engine.formats.squad import read_squad
+from engine.formats.squad import SquadSet, read_squad
 from engine.formats.trec import QrelLine, RunLine, read_qrels, read_trec_run, run_scores
 from engine.grades import RELEVANT
 from engine.retrieve.base import EXTERNAL_KIND, STORED_KINDS
 from engine.retrieve.order import trec_order
+from engine.series import fold
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import GOLD_IMPORT_EVENT, Workspace, WorkspaceError
 
 __all__ = [
     "DOC_FORMATS",
@@ -191,9 +194,9 @@ def _write_judgments(
     ws: Workspace, labels: Sequence[Label], verdicts: Sequence[Verdict], report: ImportReport
 ) -> None:
     if labels:
-        report.labels += ws.write_labels(labels, event="import")
+        report.labels += ws.write_labels(labels, event=GOLD_IMPORT_EVENT)
     if verdicts:
-        n = ws.write_verdicts(verdicts, event="import")
+        n = ws.write_verdicts(verdicts, event=GOLD_IMPORT_EVENT)
         report.notes.append(f"no-answer verdicts: {n}")
 
 
@@ -231,7 +234,8 @@ def import_qrels(ws: Workspace, path: Path, annotator: str = "import") -> Import
     report = ImportReport()
     with ws.transaction():
         report.labels = ws.write_labels(
-            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
+            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels),
+            event=GOLD_IMPORT_EVENT,
         )
         _log(ws, "qrels", path, report)
     return report
@@ -264,7 +268,8 @@ def import_beir(
         report.docs = ws.write_docs(docs)
         _write_questions(ws, folder, questions, report, replace_labels)
         report.labels = ws.write_labels(
-            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels), event="import"
+            (Label(q.question_id, q.doc_id, annotator, q.grade) for q in qrels),
+            event=GOLD_IMPORT_EVENT,
         )
         _write_judgments(ws, labels, verdicts, report)
         _log(ws, "beir", folder, report)
@@ -278,25 +283,106 @@ def import_squad(
     annotator: str = "import",
     *,
     replace_labels: bool = False,
+    onto: bool = False,
 ) -> ImportReport:
     """A SQuAD 1.1 or 2.0 file; each question's source document becomes its gold (relevant).
 
     A SQuAD 2.0 unanswerable question (``is_impossible``) gets no gold but a
     ``no_answer`` verdict of ``annotator``: it is scored as a no-answer question.
+
+    With ``onto`` the articles are not imported: each question's gold is the workspace's
+    document titled as its article (:func:`_attach_by_title`), and the import is refused,
+    with nothing written, unless every article that has an answerable question names
+    exactly one document.
     """
+    if onto and level != "article":
+        raise BadInput(
+            "--onto attaches questions to documents by their article's title; a title names "
+            "an article, not one of its paragraphs: use --level article"
+        )
     squad = read_squad(path, level)
+    attached = _attach_by_title(ws, path, squad) if onto else {}
     report = ImportReport()
     with ws.transaction():
-        _check_forms(ws.doc_ids(), (d.id for d in squad.docs), path, "document")
-        report.docs = ws.write_docs(squad.docs)
+        if not onto:
+            _check_forms(ws.doc_ids(), (d.id for d in squad.docs), path, "document")
+            report.docs = ws.write_docs(squad.docs)
         _write_questions(ws, path, squad.questions, report, replace_labels)
         report.labels = ws.write_labels(
-            (Label(q, d, annotator, RELEVANT) for q, d in squad.gold), event="import"
+            (Label(q, attached.get(d, d), annotator, RELEVANT) for q, d in squad.gold),
+            event=GOLD_IMPORT_EVENT,
         )
+        if onto:
+            report.notes.append(
+                f"attached by title to {len(set(attached.values()))} existing documents"
+            )
         verdicts = [Verdict(q, annotator, "no_answer") for q in squad.no_answer]
         _write_judgments(ws, [], verdicts, report)
-        _log(ws, f"squad ({level})", path, report)
+        _log(ws, f"squad ({level}{', onto' if onto else ''})", path, report)
     return report
+
+
+ONTO_PROBLEMS_SHOWN = 5
+"""How many articles without one document of their title an ``--onto`` error names."""
+
+
+def _title_key(title: str) -> str:
+    """A title as ``--onto`` compares it: ``_`` as a space, case and spacing folded."""
+    return fold(title.replace("_", " "))
+
+
+def _attach_by_title(ws: Workspace, path: Path, squad: SquadSet) -> dict[str, str]:
+    """Each article with an answerable question -> the workspace document of its title.
+
+    Raises:
+        IngestError: naming every article (up to :data:`ONTO_PROBLEMS_SHOWN`) that no
+            document, or more than one, is titled as (their ``data[i]`` in the file).
+    """
+    by_title: dict[str, list[str]] = {}
+    shown: dict[str, str] = {}
+    for doc_id, title in ws.doc_titles():
+        key = _title_key(title)
+        by_title.setdefault(key, []).append(doc_id)
+        shown.setdefault(key, title)
+    needed = {doc for _, doc in squad.gold}
+    attached: dict[str, str] = {}
+    unattached: list[tuple[int, str, list[str]]] = []
+    for i, article in enumerate(squad.docs):  # one per article, in the file's order
+        if article.id not in needed:
+            continue
+        found = by_title.get(_title_key(article.title), [])
+        if len(found) == 1:
+            attached[article.id] = found[0]
+        else:
+            unattached.append((i, article.title, found))
+    if not unattached:
+        return attached
+    if not by_title:
+        raise IngestError(
+            path, None, "--onto: the workspace has no documents yet; import the corpus first"
+        )
+    problems = []
+    for i, title, found in unattached[:ONTO_PROBLEMS_SHOWN]:
+        if found:
+            ids = ", ".join(repr(d) for d in found[:3]) + (", ..." if len(found) > 3 else "")
+            problems.append(
+                f"data[{i}]: {len(found)} documents are titled {title!r} ({ids}): "
+                "the title does not say which one"
+            )
+            continue
+        near = difflib.get_close_matches(_title_key(title), list(by_title), n=1)
+        hint = f" (the nearest: {shown[near[0]]!r})" if near else ""
+        problems.append(f"data[{i}]: no document is titled {title!r}{hint}")
+    more = len(unattached) - len(problems)
+    raise IngestError(
+        path,
+        None,
+        "--onto attaches each article's questions to the document of its title, and "
+        f"{len(unattached)} of {len(needed)} articles cannot be attached: "
+        + "; ".join(problems)
+        + (f"; and {more} more" if more > 0 else "")
+        + ". Nothing was imported",
+    )
 
 
 def _check_refs(ws: Workspace, path: Path, refs: Sequence[tuple[str, str | None, int]]) -> None:

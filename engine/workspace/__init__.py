@@ -74,7 +74,13 @@ but no read or write goes through it, for these reasons:
 from engine.workspace.corpus import CorpusTables
 from engine.workspace.held import BUSY_TIMEOUT_S, INTERACTIVE_BUSY_TIMEOUT_S
 from engine.workspace.identity import IDENTITY_VERSION, SQLITE_MAGIC, expected_tables, identify
-from engine.workspace.judgments import RANKED_EVENT, EventLog, JudgmentTables, JudgmentTimes
+from engine.workspace.judgments import (
+    GOLD_IMPORT_EVENT,
+    RANKED_EVENT,
+    EventLog,
+    JudgmentTables,
+    JudgmentTimes,
+)
 from engine.workspace.lifecycle import (
     READ_ONLY_ASKED,
     BadRow,
@@ -93,6 +99,7 @@ from engine.workspace.snapshots import SnapshotTables
 from engine.workspace.team import LeaseState, TeamTables
 
 __all__ = [
+    "GOLD_IMPORT_EVENT",
     "RANKED_EVENT",
     "BUSY_TIMEOUT_S",
     "INTERACTIVE_BUSY_TIMEOUT_S",

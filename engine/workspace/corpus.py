@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from engine import rows as decode
 from engine.types import (
@@ -11,6 +13,47 @@ from engine.types import (
     sha256_text,
 )
 from engine.workspace.lifecycle import WorkspaceFile
+
+SNIPPET_CONTEXT = 30
+"""Characters of text shown on each side of a search's first match in a document."""
+
+
+@dataclass(frozen=True)
+class FoundDoc:
+    """A document as ``goldpan docs`` lists it."""
+
+    id: str
+    title: str
+    length: int
+    """Characters of its text."""
+    found_in: tuple[str, ...] = ()
+    """Where the search text is: ``id``, ``title``, ``text`` (empty without a search)."""
+    snippet: str | None = None
+    """The text around the first match in the text (one line), when it is there."""
+
+
+@dataclass(frozen=True)
+class DocListing:
+    """The documents listed or found, at most a limit of them, and how many there are."""
+
+    docs: list[FoundDoc]
+    total: int
+    """How many documents are listed or match, in all."""
+    corpus: int
+    """How many documents the workspace has."""
+
+
+def _fold(text: str) -> str:
+    """Text as a search compares it: NFC (Hangul typed or pasted alike), case-folded."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def _snippet(text: str, folded: str, at: int, size: int) -> str:
+    """``text`` around ``at`` (an index in ``folded``), on one line, cut with an ellipsis."""
+    source = text if len(text) == len(folded) else folded  # casefold may lengthen (ß: ss)
+    start, end = max(0, at - SNIPPET_CONTEXT), min(len(source), at + size + SNIPPET_CONTEXT)
+    piece = " ".join(source[start:end].split())
+    return ("…" if start else "") + piece + ("…" if end < len(source) else "")
 
 
 class CorpusTables(WorkspaceFile):
@@ -37,6 +80,57 @@ class CorpusTables(WorkspaceFile):
         return [
             decode.text_column(self.path, "docs", "title", r[0])
             for r in self.conn.execute("SELECT title FROM docs ORDER BY id")
+        ]
+
+    def list_docs(self, search: str | None = None, limit: int | None = None) -> DocListing:
+        """Documents in id order, or those whose id, title or text holds ``search``.
+
+        The search ignores case (and the Unicode form of Hangul); ``limit`` documents at
+        most are returned (None: all), and :attr:`DocListing.total` says how many there
+        are. Rows are read one at a time: a search of a large corpus holds one text.
+        """
+        cap = "" if limit is None else f" LIMIT {int(limit)}"
+        if search is None:
+            rows = self.conn.execute(f"SELECT id, title, text FROM docs ORDER BY id{cap}")
+            docs = []
+            for r in rows:
+                doc_id, title, text = decode.doc_text_row(self.path, r)
+                docs.append(FoundDoc(doc_id, title, len(text)))
+            count = self.doc_count()
+            return DocListing(docs, count, count)
+        wanted = _fold(search)
+        found: list[FoundDoc] = []
+        total = corpus = 0
+        for r in self.conn.execute("SELECT id, title, text FROM docs ORDER BY id"):
+            corpus += 1
+            doc_id, title, text = decode.doc_text_row(self.path, r)
+            folded = _fold(text)
+            at = folded.find(wanted)
+            where = tuple(
+                name
+                for name, hit in (
+                    ("id", wanted in _fold(doc_id)),
+                    ("title", wanted in _fold(title)),
+                    ("text", at >= 0),
+                )
+                if hit
+            )
+            if not where:
+                continue
+            total += 1
+            if limit is None or len(found) < limit:
+                snippet = _snippet(text, folded, at, len(wanted)) if at >= 0 else None
+                found.append(FoundDoc(doc_id, title, len(text), where, snippet))
+        return DocListing(found, total, corpus)
+
+    def doc_titles(self) -> list[tuple[str, str]]:
+        """(id, title) of every document, in id order (no text is read)."""
+        return [
+            (
+                decode.text_column(self.path, "docs", "id", r[0]),
+                decode.text_column(self.path, "docs", "title", r[1]),
+            )
+            for r in self.conn.execute("SELECT id, title FROM docs ORDER BY id")
         ]
 
     def doc(self, doc_id: str) -> Doc | None:

@@ -25,6 +25,14 @@ RANKED_EVENT = "ranked"
 """The event of cached rankings written: for the named question, or (no question) for many
 at once. Logged so that long-lived sessions know which questions' rankings to re-read."""
 
+GOLD_IMPORT_EVENT = "gold-import"
+"""The event of a label or verdict written by an import that states questions' gold: a
+qrels file, a questions file's gold, a BEIR folder, a SQuAD file. Such a file holds a
+question's whole gold (every document it does not list is not relevant, as trec_eval
+reads it), so the question counts as judged by that annotator
+(:func:`engine.counters.is_judged`). goldpan's labels CSV logs plain ``import``: it holds
+one annotator's grades as they were, judged or not."""
+
 # Events that touch a question but are not a verdict (verdicts have no doc id either).
 _NOT_VERDICT_KINDS = frozenset({"question", "adjudication", RANKED_EVENT})
 
@@ -97,6 +105,25 @@ class EventLog(WorkspaceFile):
         sql = "SELECT id, at, annotator, kind, question_id, doc_id, old, new FROM events "
         sql += "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
         return [decode.event(self.path, r) for r in self.conn.execute(sql)]
+
+    def gold_imported(self, annotator: str | None = None) -> set[tuple[str, str]]:
+        """(question id, annotator) pairs whose judgments a gold import wrote.
+
+        Of one ``annotator`` only, when given (a labeling session asks for its own).
+        """
+        who = "" if annotator is None else " AND annotator = ?"
+        rows = self.conn.execute(
+            "SELECT DISTINCT question_id, annotator FROM events WHERE kind = ? "
+            f"AND question_id IS NOT NULL{who}",
+            (GOLD_IMPORT_EVENT,) if annotator is None else (GOLD_IMPORT_EVENT, annotator),
+        )
+        return {
+            (
+                decode.text_column(self.path, "events", "question_id", q),
+                decode.text_column(self.path, "events", "annotator", a),
+            )
+            for q, a in rows
+        }
 
     def last_event_id(self) -> int:
         """The id of the newest event (0 when the log is empty)."""

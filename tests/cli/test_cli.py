@@ -60,6 +60,10 @@ def test_new_import_pool_score_json(tmp_path, capsys):
         "recall@5",
         "recall@10",
         "ndcg@10",
+        "judged@10",
+        "bpref",
+        "judged:mrr",
+        "judged:ndcg@10",
         "ms_p50",
         "ms_p95",
         "ms_max",
@@ -99,7 +103,8 @@ def test_export_trec_and_labels(tiny_ws, tmp_path, capsys):
     assert run(capsys, "pool", tiny_ws, "--retriever", "bm25-bigram")[0] == 0
     qrels = tmp_path / "gold.qrels"
     assert run(capsys, "export", tiny_ws, "--format", "trec-qrels", qrels)[0] == 0
-    assert qrels.read_text().splitlines() == ["q1 0 d1 2", "q2 0 d2 1", "q3 0 d3 3"]
+    # the scored questions' judgments: d2 was judged not relevant for q1
+    assert qrels.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 0", "q2 0 d2 1", "q3 0 d3 3"]
     runf = tmp_path / "r.run"
     assert (
         run(capsys, "export", tiny_ws, "--format", "trec-run", runf, "--retriever", "bm25-bigram")[

@@ -7,7 +7,7 @@ import pytest
 from engine.types import Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.conftest import snapshot
+from tests.conftest import snapshot, write_jsonl
 from tests.engine.test_compare import JSON_KEYS
 
 
@@ -33,7 +33,7 @@ def test_compare_json_by_hand(split_ws, capsys):
     code, out, _ = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == JSON_KEYS
+    assert set(data) == JSON_KEYS | {"judged@10", "warnings"}  # the CLI adds the holes
     # reciprocal ranks: bigram 1 everywhere; word 1, 1, 1 on q1-q3 and 0 on q5, q6
     assert (data["a"], data["b"], data["metric"], data["n"]) == (
         "bm25-bigram",
@@ -54,10 +54,13 @@ def test_compare_json_by_hand(split_ws, capsys):
 def test_compare_table(split_ws, capsys):
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--samples", 500)
     assert code == 0
-    assert "bm25-bigram vs bm25-word on mrr" in out
-    assert "win / tie / loss (A)" in out and "2 / 3 / 0" in out
-    assert "+0.4000" in out and "randomization p-value" in out
-    assert "the interval includes 0" in out and "500 resamples, seed 0" in out
+    assert "A bm25-bigram  vs  B bm25-word" in out
+    assert "W/T/L" in out and "2/3/0" in out and "verdict" in out
+    assert "+0.400" in out and "[+0.000, +0.800]" in out and "too few (2)" in out
+    flat = " ".join(out.split())
+    assert "mrr: 2 questions differ: no test on 2 can reach p < 0.05 (the least p is 0.5)" in flat
+    assert "500 paired bootstrap resamples and sign flips (seed 0)" in flat
+    assert "excludes 0" not in flat.replace("the 95% interval excludes 0)", "")
     assert "pooled (questions run)" in err  # pooled on the way; --json stays quiet
     code, out, err = run(capsys, "compare", split_ws, "bm25-bigram", "bm25-word", "--json")
     assert code == 0 and err == ""
@@ -75,14 +78,16 @@ def test_compare_tag_and_metric(split_ws, capsys):
     assert code == 0 and data["metric"] == "hit@1" and data["wins"] == 2
 
 
-def test_compare_interval_excludes_0(tiny_ws, capsys):
+def test_compare_calls_a_difference_real_when_both_tests_agree(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     # twelve questions bm25-word misses and bm25-bigram answers (gold d1 each time)
     ws.write_questions([Question(f"x{i:02d}", "계수 구하기") for i in range(12)])
     ws.write_labels([Label(f"x{i:02d}", "d1", "mina", 1) for i in range(12)])
     ws.close()
     code, out, _ = run(capsys, "compare", tiny_ws, "bm25-bigram", "bm25-word")
-    assert code == 0 and "the interval excludes 0" in out
+    flat = " ".join(out.split())
+    assert code == 0 and "mrr: real: bm25-bigram is higher (p = " in flat
+    assert "12 questions differ)" in flat
 
 
 # -- failures -------------------------------------------------------------------------------
@@ -107,13 +112,30 @@ def test_failures_json_and_table(tiny_ws, capsys):
             "gold_rank": 2,
             "top_doc": "d1",
             "relation": "neighbour",
+            "relation_detail": "neighbour in series 'ac'",
+            "series": "ac",
+            "gold_doc": "d2",
+            "gold_title": "감쇠 보정 금속",
+            "top_title": "감쇠 보정 원리",
         },
-        {"question": "q4", "gold": ["d4"], "gold_rank": 0, "top_doc": None, "relation": "other"},
+        {
+            "question": "q4",
+            "gold": ["d4"],
+            "gold_rank": 0,
+            "top_doc": None,
+            "relation": "other",
+            "relation_detail": "other",
+            "series": None,
+            "gold_doc": "d4",
+            "gold_title": "notice",
+            "top_title": "",
+        },
     ]
     code, out, _ = run(capsys, "failures", tiny_ws, "--retriever", "bm25-bigram")
     assert code == 0
     assert "gold not at rank 1 (2)" in out
-    assert "감쇠 보정 원리" in out and "neighbour" in out  # d1's title
+    assert "d1 감쇠 보정 원리" in out and "d2 감쇠 보정 금속" in out  # both titles
+    assert "neighbour in series 'ac'" in out
 
 
 @pytest.mark.parametrize(
@@ -146,7 +168,7 @@ def test_failures_none(tiny_ws, capsys):
 # -- noanswer -------------------------------------------------------------------------------
 
 
-def test_noanswer_json(tiny_ws, capsys):
+def test_noanswer_json_names_no_threshold_from_one_no_answer_question(tiny_ws, capsys):
     ws = Workspace.open(tiny_ws)
     ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
     ws.close()
@@ -159,6 +181,8 @@ def test_noanswer_json(tiny_ws, capsys):
         "no_answer",
         "answerable_top1",
         "no_answer_top1",
+        "established",
+        "needs",
         "thresholds",
         "best",
         "usable",
@@ -171,26 +195,25 @@ def test_noanswer_json(tiny_ws, capsys):
     assert (data["retriever"], data["answerable"], data["no_answer"]) == ("bm25-word", 3, 1)
     assert data["answerable_top1"] == top1
     assert data["no_answer_top1"] == [0.0]  # q4 retrieves nothing
-    # thresholds: 0, the three answerable scores, one above the highest
-    assert [r["threshold"] for r in data["thresholds"]] == [0.0, *top1, top1[-1] + 1]
-    assert data["best"] == {
-        "threshold": top1[0],
-        "answerable_rejected": 0,
-        "no_answer_caught": 1,
-        "balanced_accuracy": 1.0,
+    # the scores separate perfectly, and 3 + 1 questions establish no threshold
+    assert data["established"] is False
+    assert data["needs"] == {
+        "no_answer": {"have": 1, "least": 5, "more": 4},
+        "answerable": {"have": 3, "least": 5, "more": 2},
     }
-    assert data["usable"] is True and data["warning"] is None
+    assert data["thresholds"] == [] and data["best"] is None and data["usable"] is False
+    assert data["warning"].endswith(
+        "4 more no-answer questions and 2 more answerable questions needed"
+    )
 
 
 def test_noanswer_table_and_without_no_answer_questions(tiny_ws, capsys):
     code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
+    flat = " ".join(out.split())
     assert code == 0
-    assert "3 answerable, 0 no-answer" in out and "needs both" in out
-    ws = Workspace.open(tiny_ws)
-    ws.write_verdicts([Verdict("q4", "mina", "no_answer")])
-    ws.close()
-    code, out, _ = run(capsys, "noanswer", tiny_ws, "--retriever", "bm25-word")
-    assert code == 0 and "best threshold" in out and "warning" not in out
+    assert "3 answerable, 0 no-answer" in flat
+    assert "found 0 no-answer questions and 3 answerable questions" in flat
+    assert "best threshold" not in flat
 
 
 # -- sweep ----------------------------------------------------------------------------------
@@ -263,7 +286,19 @@ def test_overlap_json(tiny_ws, capsys):
         assert rows[q]["gold"] == (None if gold is None else pytest.approx(gold))
         assert rows[q]["high"] is high
     code, out, _ = run(capsys, "overlap", tiny_ws)
-    assert code == 0 and "likely easy" in out and "80%" in out
+    assert code == 0 and "80%" in out
+    # every column has a header: "likely easy" said yes in a column without one
+    lines = out.splitlines()
+    header = next(line for line in lines if "question" in line and "nearest title" in line)
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "question",
+        "nearest title",
+        "gold text",
+        "likely easy",
+    ]
+    q5 = next(line for line in lines if line.startswith("│ q5"))
+    assert [c.strip() for c in q5.strip("│").split("│")] == ["q5", "75%", "-", "yes"]
+    assert "likely easy: 60% or more of the question's words are in one title" in out
 
 
 # -- bad usage: exit 2 with a message, no traceback -----------------------------------------
@@ -355,3 +390,72 @@ def test_sweep_rejects_negative_and_out_of_range_parameters(tiny_ws, capsys):
     assert code == 2 and "non-negative" in err
     code, _, err = run(capsys, "sweep", tiny_ws, "--retriever", "bm25-word", "--b", "1.5")
     assert code == 2 and "b between 0 and 1" in err
+
+
+def test_failures_of_posts_name_the_title_series_and_both_titles(tmp_path):
+    """Posts with only title, date and tags in their front matter (the seed's): the series
+    and the overview come from the titles, in a real goldpan process."""
+    from tests.cli.test_cli_exit import goldpan
+
+    posts = tmp_path / "posts"
+    posts.mkdir()
+    for name, title, body in [
+        ("pet-5", "PET 원리 ⑤ 감쇠", "감쇠 보정은 CT로 한다"),
+        ("pet-6", "PET 원리 ⑥ 산란", "산란 보정 감쇠 보정 감쇠 보정 이야기"),
+        ("myth-0", "오개념 ⓪ 개요", "흔한 오개념 모음: 산란 보정 오해"),
+        ("myth-3", "오개념 ③ 산란 보정은 필요 없다", "틀린 믿음"),
+    ]:
+        (posts / f"{name}.md").write_text(
+            f'---\ntitle: "{title}"\ndate: 2024-05-01\ntags: [pet]\n---\n{body}\n',
+            encoding="utf-8",
+        )
+    write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "q1", "text": "감쇠 보정", "gold": ["pet-5:2"]},
+            {"id": "q2", "text": "산란 보정 오해", "gold": ["myth-3:1"]},
+        ],
+    )
+    ws = tmp_path / "posts.db"
+    for argv in (
+        ("new", ws),
+        ("import", "docs", ws, posts),
+        ("import", "questions", ws, tmp_path / "q.jsonl"),
+    ):
+        assert goldpan(tmp_path, *argv).returncode == 0
+    done = goldpan(tmp_path, "failures", ws, "--retriever", "bm25-word")
+    assert done.returncode == 0, done.stderr
+    assert "neighbour in series 'PET 원리' (⑤ vs ⑥)" in done.stdout
+    assert "pet-5 PET 원리 ⑤ 감쇠" in done.stdout and "pet-6 PET 원리 ⑥ 산란" in done.stdout
+    assert "overview of series '오개념' (개요)" in done.stdout
+    done = goldpan(tmp_path, "failures", ws, "--retriever", "bm25-word", "--json")
+    rows = {r["question"]: r for r in json.loads(done.stdout)}
+    assert (rows["q1"]["relation"], rows["q1"]["series"]) == ("neighbour", "PET 원리")
+    assert (rows["q2"]["relation"], rows["q2"]["top_title"]) == ("overview", "오개념 ⓪ 개요")
+
+
+@pytest.mark.parametrize("command", ["failures", "noanswer"])
+def test_without_retriever_the_first_retriever_is_analysed(tiny_ws, command):
+    """The README showed --retriever as optional and both commands refused to run without
+    it: the first retriever (Review's A) is the default, named in the output."""
+    from tests.cli.test_cli_exit import goldpan
+
+    _relabel(tiny_ws)
+    plain = goldpan(tiny_ws.parent, command, tiny_ws)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("bm25-word: ")
+    named = goldpan(tiny_ws.parent, command, tiny_ws, "--retriever", "bm25-word", "--json")
+    assert goldpan(tiny_ws.parent, command, tiny_ws, "--json").stdout == named.stdout
+    if command == "noanswer":
+        assert json.loads(named.stdout)["retriever"] == "bm25-word"
+
+
+def test_without_any_retriever_failures_says_how_to_add_one(tiny_ws, capsys):
+    ws = Workspace.open(tiny_ws)
+    for spec in ws.retrievers():
+        ws.remove_retriever(spec.name)
+    ws.close()
+    for command in ("failures", "noanswer"):
+        code, out, err = run(capsys, command, tiny_ws)
+        assert code == 2 and out == ""
+        assert "no retriever yet: add one with `goldpan retriever add`" in err

@@ -14,6 +14,7 @@ from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES, parse_metric
 from engine.queue import DEFAULT_K as QUEUE_K
 from engine.retrieve.fusion import NORMS
 from engine.scoring import DEFAULT_KS
+from engine.verdict import LEVEL
 from tui.cli import build_parser
 
 
@@ -26,7 +27,8 @@ def test_defaults_are_the_engines() -> None:
     assert parse("fidelity", "ws", "a", "b").k == FIDELITY_K
     assert [int(k) for k in parse("score", "ws").k.split(",")] == list(DEFAULT_KS)
     compare = parse("compare", "ws", "a", "b")
-    assert (compare.samples, compare.metric) == (DEFAULT_SAMPLES, DEFAULT_METRIC)
+    # --metric is repeatable: no metric given reads as the engine's DEFAULT_METRIC
+    assert (compare.samples, compare.metric, compare.level) == (DEFAULT_SAMPLES, None, LEVEL)
     sweep = parse("sweep", "ws", "--retriever", "bm25")
     assert (sweep.folds, sweep.samples, sweep.metric) == (
         DEFAULT_FOLDS,
@@ -44,8 +46,9 @@ def test_metric_help_lists_every_family(command: str, capsys: pytest.CaptureFixt
         parse(command, "--help")
     text = " ".join(capsys.readouterr().out.split())
     assert ", ".join(METRIC_FAMILIES) in text
-    for family in METRIC_FAMILIES:  # each one is a metric the engine parses
-        parse_metric(family.replace("@k", "@5"))
+    assert f"default: {DEFAULT_METRIC}" in text
+    for family in METRIC_FAMILIES:  # each one is a metric the engine parses (M: any plain one)
+        parse_metric(family.replace("@k", "@5").replace(":M", ":ndcg@5"))
 
 
 def test_sweep_help_names_the_engines_grid_and_norms(capsys: pytest.CaptureFixture[str]) -> None:

@@ -111,9 +111,10 @@ def test_every_command_prints_escapes_as_pictures(evil_ws, tmp_path, capsys):
     assert visible(RETRIEVER)[:8] in cli("retriever", "list", ws)
     assert visible(RETRIEVER)[:8] in cli("score", ws, "--quiet")
     assert f"tag {visible(TAG)}" in cli("score", ws, "--quiet", "--tag", TAG)
-    assert "T1 ␛[31m" in cli("failures", ws, "--retriever", RETRIEVER)
+    failures = cli("failures", ws, "--retriever", RETRIEVER)
+    assert "d1 T1" in failures and "␛[31m␛[2J" in failures  # the title wraps after T1
     assert visible(RETRIEVER)[:8] in cli("queue", ws)
-    assert f"mean {visible(RETRIEVER)}" in cli(
+    assert f"B {visible(RETRIEVER)}" in cli(
         "compare", ws, "bm25-word", RETRIEVER, "--samples", "50"
     )
     cli("overlap", ws)

@@ -699,7 +699,7 @@ def test_markup_and_escapes_print_literally(markup_ws, capsys):
     out = cli("queue", str(ws))
     assert "$q2" in out and "[red]r[/red]␛[2J" in out
     out = cli("compare", str(ws), "bm25-word", RETRIEVER, "--samples", "50")
-    assert "mean [red]r[/red]␛[2J" in out
+    assert "B [red]r[/red]␛[2J" in out
     out = cli("overlap", str(ws))
     assert "[i]q1[/i]" in out and "$q2" in out
     out = cli("agreement", str(ws))

@@ -82,8 +82,8 @@ def test_an_existing_file_is_replaced_only_with_force(ws, tmp_path, capsys):
     assert code == 2 and "gold.qrels: already exists; pass --force" in err
     assert hashes(tmp_path) == before
     code, out, _ = run(capsys, "export", ws, "--format", "trec-qrels", "--out", target, "--force")
-    assert code == 0 and "wrote 3 lines" in out
-    assert target.read_text().splitlines() == ["q1 0 d1 2", "q2 0 d2 1", "q3 0 d3 3"]
+    assert code == 0 and "wrote 4 lines" in out  # tiny_ws's 3 gold lines and 1 judged 0
+    assert target.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 0", "q2 0 d2 1", "q3 0 d3 3"]
     assert [p.name for p in target.parent.iterdir()] == ["gold.qrels"]  # no temporary file
 
 

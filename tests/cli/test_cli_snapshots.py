@@ -70,7 +70,7 @@ def test_labels_changed_is_told_apart(tiny_ws: Path, capsys: pytest.CaptureFixtu
     assert [m["question"] for m in moved] == ["q1"]
     assert moved[0]["cause"] == "labels"
     assert moved[0]["winner"] == ranks_then["bm25-word"][0]
-    assert set(word["metrics"]["mrr"]) == {"now", "then", "diff", "ci95"}
+    assert set(word["metrics"]["mrr"]) == {"now", "then", "diff", "ci95", "p_value", "verdict"}
     # a lost or worse gold fails the gate, whatever the cause
     rc = main(["score", ws, "--against", "base", "--no-pool", "--fail-on-regression", *WORD])
     assert rc == (1 if word["regressed"] else 0)

@@ -67,11 +67,45 @@ def test_held_out_is_recomputed_from_the_fold_picks_and_warns_in_words(demo, cap
     got = sweep_json(capsys, demo, "--fusion", "bm25-word,bm25-kiwi", "--folds", "3")
     assert got["folds"] == 3 and len(got["picks"]) == 3
     assert got["tuned"] == max(s["value"] for s in got["settings"])
-    # 35 questions: the peak is not reliably above its neighbours, and the sweep says so
-    assert any("not reliably better than its neighbour" in w for w in got["warnings"])
+    # 35 questions: the peak is not really above its neighbours, and the sweep says so
+    assert any("not really better than its neighbour" in w for w in got["warnings"])
+    assert all(not nb["verdict"]["real"] for nb in got["neighbours"])
     assert got["held_out_vs_single"]["n"] == got["n"] == 35
+    assert got["established"] is True and got["needs"]["scored"]["least"] == 15
+    # every setting against the single retriever, and the held-out figure, by the verdict
+    assert {s["verdict"]["status"] for s in got["settings"]} <= {
+        "real",
+        "not_shown",
+        "tests_disagree",
+        "too_few_discordant",
+    }
+    held = got["held_out_vs_single"]["verdict"]
+    if not (held["real"] and held["higher"] == "a"):
+        assert any(
+            w.startswith("on held-out questions the tuned fusion is not really")
+            for w in got["warnings"]
+        )
     again = sweep_json(capsys, demo, "--fusion", "bm25-word,bm25-kiwi", "--folds", "3")
     assert again == got  # seeded: the same folds and resamples
+
+
+def test_no_tuned_setting_is_named_on_fewer_than_5_questions_a_fold(demo, capsys):
+    # 35 scored questions in 8 folds: 4 or 5 a fold; the evidence rule asks for 5 x 8 = 40
+    got = sweep_json(capsys, demo, "--fusion", "bm25-word,bm25-kiwi", "--folds", "8")
+    assert got["established"] is False and got["best"] is None and got["tuned"] is None
+    assert got["needs"] == {"scored": {"have": 35, "least": 40, "more": 5}}
+    assert got["neighbours"] == []
+    assert got["warnings"][0] == (
+        "no tuned setting is named: naming a tuned setting (5 questions in each of 8 folds) "
+        "needs at least 40 scored questions; found 35 scored questions: 5 more scored "
+        "questions needed"
+    )
+    assert len(got["picks"]) == 8  # the held-out figure is still measured
+    code, out, err = run(capsys, "sweep", demo, "--fusion", "bm25-word,bm25-kiwi", "--folds", "8")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "no tuned setting (too few questions); held out (8 folds" in flat
+    assert " * " not in flat
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ POOLING_COMMANDS = [
     ("score", "--json"),
     ("pool",),
     ("pool", "--retriever", "sneaky", "--force"),
-    ("compare", "bm25-word", "sneaky", "--samples", "10"),
+    ("compare", "bm25-word", "sneaky", "--samples", "20"),
     ("failures", "--retriever", "sneaky"),
     ("noanswer", "--retriever", "sneaky"),
     ("queue",),

@@ -18,7 +18,6 @@ from engine.analysis import (
     latency,
     noanswer_calibration,
     question_overlaps,
-    relation,
     sweep,
     wins_of,
 )
@@ -29,6 +28,7 @@ from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import score_workspace
+from engine.series import relation
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
@@ -40,17 +40,23 @@ FAST = ["bm25-word", "bm25-bigram"]  # the tiny workspace's retrievers without K
 
 
 def test_calibration_table_by_hand():
-    cal = calibrate("r", answerable=[5, 1, 3], no_answer=[2, 0.5])
-    assert cal.answerable == [1.0, 3.0, 5.0] and cal.no_answer == [0.5, 2.0]
-    # reject when top-1 < t; t over the distinct scores and one above the max (6)
-    # balanced accuracy = (caught / 2 + (3 - rejected) / 3) / 2
+    cal = calibrate("r", answerable=[5, 1, 3, 7, 6], no_answer=[2, 0.5, 0.1, 4, 0.2])
+    assert cal.answerable == [1.0, 3.0, 5.0, 6.0, 7.0]
+    assert cal.no_answer == [0.1, 0.2, 0.5, 2.0, 4.0]
+    # reject when top-1 < t; t over the distinct scores and one above the max (8)
+    # balanced accuracy = (caught / 5 + (5 - rejected) / 5) / 2
     expected = [
-        (0.5, 0, 0, (0 / 2 + 3 / 3) / 2),  # 0.5
-        (1.0, 0, 1, (1 / 2 + 3 / 3) / 2),  # 0.75
-        (2.0, 1, 1, (1 / 2 + 2 / 3) / 2),  # 0.583
-        (3.0, 1, 2, (2 / 2 + 2 / 3) / 2),  # 0.833: the best
-        (5.0, 2, 2, (2 / 2 + 1 / 3) / 2),  # 0.667
-        (6.0, 3, 2, (2 / 2 + 0 / 3) / 2),  # 0.5: rejects everything
+        (0.1, 0, 0, 0.5),
+        (0.2, 0, 1, 0.6),
+        (0.5, 0, 2, 0.7),
+        (1.0, 0, 3, 0.8),  # the best: the lowest of the three at 0.8
+        (2.0, 1, 3, 0.7),
+        (3.0, 1, 4, 0.8),
+        (4.0, 2, 4, 0.7),
+        (5.0, 2, 5, 0.8),
+        (6.0, 3, 5, 0.7),
+        (7.0, 4, 5, 0.6),
+        (8.0, 5, 5, 0.5),  # rejects everything
     ]
     got = [
         (r.threshold, r.answerable_rejected, r.no_answer_caught, r.balanced_accuracy)
@@ -60,29 +66,29 @@ def test_calibration_table_by_hand():
     for g, e in zip(got, expected, strict=True):
         assert g[3] == pytest.approx(e[3], abs=1e-15)
     assert cal.best == cal.table[3]
-    assert cal.best.threshold == 3.0 and cal.best.balanced_accuracy == pytest.approx(5 / 6)
+    assert cal.best.threshold == 1.0 and cal.best.balanced_accuracy == pytest.approx(0.8)
     assert cal.usable
     data = cal.to_json()
-    assert data["warning"] is None and data["usable"] is True
-    assert (data["answerable"], data["no_answer"]) == (3, 2)
+    assert data["warning"] is None and data["usable"] is True and data["established"] is True
+    assert (data["answerable"], data["no_answer"]) == (5, 5)
     assert data["best"] == {
-        "threshold": 3.0,
-        "answerable_rejected": 1,
-        "no_answer_caught": 2,
-        "balanced_accuracy": pytest.approx(5 / 6),
+        "threshold": 1.0,
+        "answerable_rejected": 0,
+        "no_answer_caught": 3,
+        "balanced_accuracy": pytest.approx(0.8),
     }
-    assert len(data["thresholds"]) == 6
+    assert len(data["thresholds"]) == 11
 
 
 def test_fully_overlapping_scores_are_not_usable():
-    cal = calibrate("r", [1, 2, 3], [1, 2, 3])
+    cal = calibrate("r", [1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
     # every threshold rejects as many of one group as it catches of the other: 0.5
-    assert [r.threshold for r in cal.table] == [1.0, 2.0, 3.0, 4.0]
+    assert [r.threshold for r in cal.table] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     assert all(r.balanced_accuracy == pytest.approx(0.5) for r in cal.table)
     assert cal.best is not None and cal.best.balanced_accuracy < USABLE_BALANCED_ACCURACY
     assert cal.usable is False
     data = cal.to_json()
-    assert data["usable"] is False
+    assert data["usable"] is False and data["established"] is True
     assert "overlap" in data["warning"]
 
 
@@ -94,8 +100,35 @@ def test_an_empty_group_gives_no_table(ans, na):
 
 
 def test_perfect_separation_is_balanced_accuracy_1():
-    cal = calibrate("r", [4, 5], [1, 2])
-    assert cal.best == ThresholdRow(4.0, 0, 2, 1.0)
+    cal = calibrate("r", [4, 5, 6, 7, 8], [0, 1, 2, 3, 3.5])
+    assert cal.best == ThresholdRow(4.0, 0, 5, 1.0)
+
+
+@pytest.mark.parametrize("no_answer, answerable", [(4, 5), (5, 4), (1, 30)])
+def test_no_threshold_is_named_below_5_and_5(no_answer, answerable):
+    # a threshold "with balanced accuracy 1.000" from one no-answer question (issue 47)
+    cal = calibrate("r", [10.0 + k for k in range(answerable)], [0.1 * k for k in range(no_answer)])
+    assert cal.best is None and cal.table == [] and not cal.usable
+    data = cal.to_json()
+    assert data["established"] is False and data["best"] is None and data["thresholds"] == []
+    assert data["needs"] == {
+        "no_answer": {"have": no_answer, "least": 5, "more": max(0, 5 - no_answer)},
+        "answerable": {"have": answerable, "least": 5, "more": max(0, 5 - answerable)},
+    }
+    short = "no-answer" if no_answer < 5 else "answerable"
+    more = 5 - min(no_answer, answerable)
+    assert data["warning"].endswith(
+        f": {more} more {short} question{'s' if more > 1 else ''} needed"
+    )
+    assert data["warning"].startswith(
+        "a no-answer threshold needs at least 5 no-answer questions and 5 answerable questions"
+    )
+
+
+def test_a_threshold_is_named_at_5_and_5():
+    cal = calibrate("r", [10.0, 11, 12, 13, 14], [0.0, 0.1, 0.2, 0.3, 0.4])
+    assert cal.best == ThresholdRow(10.0, 0, 5, 1.0)
+    assert cal.to_json()["established"] is True and cal.warning() is None
 
 
 def test_noanswer_calibration_on_tiny_ws(tiny_ws):
@@ -108,9 +141,13 @@ def test_noanswer_calibration_on_tiny_ws(tiny_ws):
     # q1-q3 labeled: their top-1 scores; q4 has no matching document: top-1 score 0
     assert cal.answerable == sorted(runs[q].scores[0] for q in ("q1", "q2", "q3"))
     assert cal.no_answer == [0.0] and runs["q4"].scores == ()
-    assert cal.best is not None
-    assert cal.best.threshold == min(cal.answerable) and cal.best.balanced_accuracy == 1.0
-    assert cal.usable
+    # 3 and 1 questions: a perfect separation, and no threshold named from it
+    assert cal.best is None and not cal.evidence.established
+    assert cal.evidence.says() == (
+        "a no-answer threshold needs at least 5 no-answer questions and 5 answerable "
+        "questions; found 1 no-answer question and 3 answerable questions: 4 more no-answer "
+        "questions and 2 more answerable questions needed"
+    )
 
 
 # -- overlap --------------------------------------------------------------------------------
@@ -200,19 +237,75 @@ def test_failures_empty_when_every_gold_is_first(tiny_ws):
 
 def test_relation_overview_neighbour_other():
     gold = Doc("g", "감쇠 보정 원리", "본문", {"series": "ac", "number": "TD-1"})
+
+    def kind(top: Doc) -> str:
+        return relation(top, gold).kind
+
     # overview: a summary word in the title (any case), or the text quotes the gold's title
-    assert relation(Doc("o1", "감쇠 시리즈 총정리", "..."), gold) == "overview"
-    assert relation(Doc("o2", "PET Overview", "..."), gold) == "overview"
-    assert relation(Doc("o3", "공지", "앞 글: 감쇠 보정 원리 참고"), gold) == "overview"
+    assert kind(Doc("o1", "감쇠 시리즈 총정리", "...")) == "overview"
+    assert kind(Doc("o2", "PET Overview", "...")) == "overview"
+    assert kind(Doc("o3", "공지", "앞 글: 감쇠 보정 원리 참고")) == "overview"
     # neighbour: a shared series, number, version or article field
-    assert relation(Doc("n1", "감쇠 보정 금속", "...", {"series": "ac"}), gold) == "neighbour"
-    assert relation(Doc("n2", "다른 글", "...", {"number": "TD-1"}), gold) == "neighbour"
+    assert kind(Doc("n1", "감쇠 보정 금속", "...", {"series": "ac"})) == "neighbour"
+    assert kind(Doc("n2", "다른 글", "...", {"number": "TD-1"})) == "neighbour"
     # other: no shared field value, a field the gold lacks, or no fields at all
-    assert relation(Doc("x1", "다른 글", "...", {"series": "mr"}), gold) == "other"
-    assert relation(Doc("x2", "다른 글", "...", {"version": "2"}), gold) == "other"
-    assert relation(Doc("x3", "다른 글", "..."), gold) == "other"
+    assert kind(Doc("x1", "다른 글", "...", {"series": "mr"})) == "other"
+    assert kind(Doc("x2", "다른 글", "...", {"version": "2"})) == "other"
+    assert kind(Doc("x3", "다른 글", "...")) == "other"
     # an untitled gold is never "quoted"
-    assert relation(Doc("x4", "다른 글", "아무 내용"), Doc("g2", "", "본문")) == "other"
+    assert relation(Doc("x4", "다른 글", "아무 내용"), Doc("g2", "", "본문")).kind == "other"
+
+
+def test_failures_name_a_title_series_and_both_titles(tmp_path: Path):
+    """Posts whose front matter holds no series: the titles say it (the seed's posts)."""
+    ws = new_workspace(tmp_path / "posts.db")
+    ws.write_docs(
+        [
+            Doc("p5", "PET 원리 ⑤ 감쇠", "감쇠 보정은 CT로 한다"),
+            Doc("p6", "PET 원리 ⑥ 산란", "산란 보정 감쇠 보정 감쇠 보정 이야기"),
+            Doc("m0", "오개념 ⓪ 개요", "흔한 오개념 모음: 산란 보정 오해"),
+            Doc("m3", "오개념 ③ 산란 보정은 필요 없다", "틀린 믿음"),
+        ]
+    )
+    ws.write_questions([Question("q1", "감쇠 보정"), Question("q2", "산란 보정 오해")])
+    ws.write_labels([Label("q1", "p5", "mina", 2), Label("q2", "m3", "mina", 1)])
+    refresh_runs(ws, ["bm25-word"])
+    rows = {f.question_id: f for f in failures(ws, "bm25-word")}
+    assert [ws.runs("bm25-word")[q].doc_ids[0] for q in ("q1", "q2")] == ["p6", "m0"]
+    q1, q2 = rows["q1"], rows["q2"]
+    assert (q1.relation, q1.detail, q1.series) == (
+        "neighbour",
+        "neighbour in series 'PET 원리' (⑤ vs ⑥)",
+        "PET 원리",
+    )
+    assert (q1.gold_doc, q1.gold_title, q1.top_doc, q1.top_title) == (
+        "p5",
+        "PET 원리 ⑤ 감쇠",
+        "p6",
+        "PET 원리 ⑥ 산란",
+    )
+    assert (q2.relation, q2.detail) == ("overview", "overview of series '오개념' (개요)")
+    ws.close()
+
+
+def test_failures_compare_the_winner_with_the_gold_it_relates_to(tmp_path: Path):
+    """Two gold documents: the winner is named a neighbour of the one in its series,
+    though the other is graded higher."""
+    ws = new_workspace(tmp_path / "two.db")
+    ws.write_docs(
+        [
+            Doc("a", "감쇠 보정 정리 노트", "감쇠"),
+            Doc("b2", "SPECT QC (2) 회전 중심", "회전 중심"),
+            Doc("b3", "SPECT QC (3) 콜리메이터", "감쇠 감쇠 감쇠 회전"),
+        ]
+    )
+    ws.write_questions([Question("q", "감쇠 회전")])
+    ws.write_labels([Label("q", "a", "mina", 3), Label("q", "b2", "mina", 1)])
+    refresh_runs(ws, ["bm25-word"])
+    (f,) = failures(ws, "bm25-word")
+    assert f.top_doc == "b3" and f.gold == ("a", "b2")
+    assert (f.gold_doc, f.detail) == ("b2", "neighbour in series 'SPECT QC' (2) vs (3)")
+    ws.close()
 
 
 # -- sweep ----------------------------------------------------------------------------------
@@ -306,10 +399,15 @@ def test_sweep_own_cell_equals_score_on_korquad(tmp_path):
 def test_compare_retrievers_and_wins_of(apple_ws):
     apple_ws.add_retriever(bm25_spec("bm25-b0", "word", b=0.0))
     refresh_runs(apple_ws, ["bm25-word", "bm25-b0"])
-    c = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "mrr", samples=100)
+    [c] = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "mrr", samples=100)
     assert (c.n, c.wins, c.ties, c.losses) == (1, 1, 0, 0)
     assert (c.mean_a, c.mean_b, c.diff) == (1.0, 0.5, 0.5)
     assert c.ci95 == (0.5, 0.5) and c.p_value == 1.0  # one question: nothing to test
+    assert c.verdict.status == "too_few_discordant" and c.verdict.discordant == 1
+    # several metrics at once, each once, in the order asked
+    both = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", ["hit@1", "MRR", "mrr"])
+    assert [x.metric for x in both] == ["hit@1", "mrr"]
+    assert both[1].to_json() == compare_retrievers(apple_ws, "bm25-word", "bm25-b0")[0].to_json()
     assert wins_of(apple_ws, "bm25-word", "bm25-b0") == {"bm25-word": ["q1"], "bm25-b0": []}
     with pytest.raises(ValueError, match="unknown metric"):
         compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "map")

@@ -15,17 +15,16 @@ import random
 import pytest
 
 from engine.calibration import (
-    MIN_EACH,
-    MIN_GRADES,
     Item,
     calibrate,
     check_thresholds,
+    evidence,
     fit,
     grade_of,
-    shortage,
     thresholds_from_json,
 )
 from engine.errors import BadInput
+from engine.evidence import JUDGE_THRESHOLDS
 
 
 def test_grade_is_how_many_thresholds_the_score_reaches():
@@ -163,17 +162,24 @@ def test_the_held_out_figure_grades_each_fold_by_the_others():
 
 def test_too_few_grades_are_refused_with_how_many_are_needed():
     few = [Item("q1", 0.1 * k, 1 if k > 20 else 0) for k in range(25)]
-    why = shortage(few)
-    assert why is not None
-    assert f"at least {MIN_GRADES} grades given by people" in why
-    assert (
-        f"{MIN_EACH} or more of them relevant" in why
-        and "has 25 (4 relevant, 21 not relevant)" in why
+    why = evidence(few).says()
+    assert why == (
+        "calibrating needs at least 30 grades given by people, 5 relevant grades (1-3) and "
+        "5 not-relevant grades (0); found 25 grades given by people, 4 relevant grades (1-3) "
+        "and 21 not-relevant grades (0): 5 more grades given by people and 1 more relevant "
+        "grade (1-3) needed"
     )
+    assert JUDGE_THRESHOLDS.least("grades") == 30
     with pytest.raises(BadInput, match="calibrating needs"):
         calibrate(few)
     one_sided = [Item("q1", float(k), 0) for k in range(40)]
-    assert "0 relevant" in (shortage(one_sided) or "")
+    assert "found 40 grades given by people, 0 relevant grades" in (
+        evidence(one_sided).says() or ""
+    )
+    # at the boundary: 30 grades, 5 of them relevant, 25 not
+    enough = [Item(f"q{k}", 0.1 * k, 1 if k >= 25 else 0) for k in range(30)]
+    assert evidence(enough).established and evidence(enough).says() is None
+    assert not evidence(enough[1:]).established  # 29 grades
     # given thresholds need no people at all, and are described against whatever there is
     c = calibrate(few, (0.5, 1.0, 2.0))
     assert not c.fitted and c.thresholds == (0.5, 1.0, 2.0) and c.held_out_kappa is None

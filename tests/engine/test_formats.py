@@ -13,6 +13,7 @@ import json
 import math
 import shutil
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,13 @@ from engine.ingest import (
     import_run,
 )
 from engine.retrieve.runner import refresh_runs
-from engine.scoring import Scoreboard, metric_names, score_workspace, workspace_golds
+from engine.scoring import (
+    HOLE_METRICS,
+    Scoreboard,
+    metric_names,
+    score_workspace,
+    workspace_golds,
+)
 from engine.types import CachedRun, Doc, Label, Question
 from engine.workspace import Workspace, WorkspaceError
 from engine.workspace_setup import new_workspace
@@ -80,11 +87,13 @@ def board(ws: Workspace, names: list[str] | tuple[str, ...]) -> Scoreboard:
     return score_workspace(ws, metrics=METRICS, retrievers=list(names))
 
 
-def assert_same_scores(a: Scoreboard, name_a: str, b: Scoreboard, name_b: str) -> None:
+def assert_same_scores(
+    a: Scoreboard, name_a: str, b: Scoreboard, name_b: str, metrics: Sequence[str] = METRICS
+) -> None:
     """Same scored questions and every per-question value equal to 1e-9."""
     assert a.question_ids == b.question_ids
     ra, rb = a.retrievers[name_a], b.retrievers[name_b]
-    for metric in METRICS:
+    for metric in metrics:
         np.testing.assert_allclose(
             ra.per_question[metric], rb.per_question[metric], rtol=0, atol=TOL, err_msg=metric
         )
@@ -151,7 +160,8 @@ def test_beir_corpus_and_queries_shape(demo, tmp_path):
     for row in rows:
         qid, doc_id, grade = row.split("\t")
         exported.setdefault(qid, {})[doc_id] = int(grade)
-    assert exported == gold_view(demo)[0]
+    golds = workspace_golds(demo)
+    assert exported == {q: golds[q].qrels for q in gold_view(demo)[0]}  # gold and judged 0s
 
 
 def test_beir_export_escapes_line_separators_in_text(tmp_path):
@@ -181,20 +191,20 @@ def test_real_beir_subset_round_trip(tmp_path):
     refresh_runs(ws2, names)
     assert ws2.docs() == ws.docs()
     assert gold_view(ws2) == gold_view(ws)
-    # the exported qrels are the source's grade >= 1 lines
-    want: dict[str, dict[str, int]] = {}
+    # the exported qrels are the source's lines of the questions with a grade >= 1 line
+    every: dict[str, dict[str, int]] = {}
     for row in (source / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, doc_id, grade = row.split("\t")
-        if int(grade) >= 1:
-            want.setdefault(qid, {})[doc_id] = int(grade)
-    assert read_beir_gold(folder) == want
+        every.setdefault(qid, {})[doc_id] = int(grade)
+    want = {q: j for q, j in every.items() if any(g >= 1 for g in j.values())}
+    assert read_beir_qrels(folder) == want
     before, after = board(ws, names), board(ws2, names)
     assert before.counts["scored"] == after.counts["scored"] == len(want)
     for name in names:
         assert_same_scores(before, name, after, name)
 
 
-def read_beir_gold(folder: Path) -> dict[str, dict[str, int]]:
+def read_beir_qrels(folder: Path) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for row in (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, doc_id, grade = row.split("\t")
@@ -221,8 +231,11 @@ def test_questions_round_trip_keeps_gold_no_answer_and_scores(demo, tmp_path, fm
     assert gold_view(ws2) == gold_view(demo)
     refresh_runs(ws2, RETRIEVERS)
     before, after = board(demo, RETRIEVERS), board(ws2, RETRIEVERS)
+    # a questions file holds the gold, not the documents judged not relevant: the scores
+    # that read those (Judged@k, bpref, judged:) cannot come through it
+    plain = [m for m in METRICS if m not in HOLE_METRICS]
     for name in RETRIEVERS:
-        assert_same_scores(before, name, after, name)
+        assert_same_scores(before, name, after, name, plain)
 
 
 def test_plain_questions_files_still_import_without_judgments(tiny_ws, tmp_path):
@@ -307,12 +320,16 @@ def _labeled(qid, gold):
 def test_trec_qrels_round_trip_keeps_every_grade(demo, tmp_path):
     target = tmp_path / "gold.qrels"
     export_workspace(demo, "trec-qrels", target)
-    assert plain_qrels(target) == gold_view(demo)[0]
+    # every judgment of the scored questions: the gold grades and the 0s (bpref, -J)
+    judged = {q: g.qrels for q, g in workspace_golds(demo).items() if q in gold_view(demo)[0]}
+    assert plain_qrels(target) == judged
+    assert any(0 in g.values() for g in judged.values())
     ws2 = fresh(tmp_path, "qrels")
     ws2.write_docs(demo.docs())
     ws2.write_questions(demo.questions())
     import_qrels(ws2, target)
     assert gold_view(ws2)[0] == gold_view(demo)[0]
+    assert {q: g.qrels for q, g in workspace_golds(ws2).items() if q in judged} == judged
     assert sorted({g for gold in gold_view(demo)[0].values() for g in gold.values()}) == [1, 2, 3]
 
 

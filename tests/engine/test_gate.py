@@ -134,7 +134,7 @@ def test_a_floor_over_a_retriever_that_did_not_run_is_refused_and_not_reported(w
 def test_a_question_worse_beyond_the_tolerance_fails_it(ws):
     snap = take_snapshot(ws, "base")
     ws.write_labels([Label("q1", "d1", "mina", 0), Label("q1", "d4", "mina", 2)])  # gold moves
-    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=10)
+    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=20)
     verdict = regression_verdict(diff, tolerance=0)
     worse = verdict.failed_questions()["bm25-word"]
     assert [q.question for q in worse] == ["q1"] and worse[0].rank_then == 1
@@ -151,7 +151,7 @@ def test_a_snapshot_retriever_missing_now_is_refused(ws):
     ws.remove_retriever("bm25-word")
     ws.add_retriever(RetrieverSpec("bm25-renamed", "bm25", {"tokenizer": "word"}))
     refresh_runs(ws)
-    verdict = regression_verdict(diff_against(ws, snap, samples=10))
+    verdict = regression_verdict(diff_against(ws, snap, samples=20))
     assert rules(verdict) == [MISSING_NOW.key]
     assert "bm25-word is in snapshot base but the workspace has no retriever bm25-word now" in (
         verdict.refusal_message()
@@ -162,7 +162,7 @@ def test_a_snapshot_retriever_missing_now_is_refused(ws):
 def test_a_name_the_snapshot_lacks_is_refused(ws):
     snap = take_snapshot(ws, "base")
     given = {"search": ws.runs("bm25-word")}
-    diff = diff_against(ws, snap, given=given, samples=10)
+    diff = diff_against(ws, snap, given=given, samples=20)
     verdict = regression_verdict(diff, named=["search"])
     assert rules(verdict) == [UNKNOWN_NAME.key]
     assert "snapshot base has no retriever search (it has: bm25-word)" in verdict.refusal_message()
@@ -178,7 +178,7 @@ def test_a_snapshot_of_another_test_set_is_refused(ws):
             for r, body in snap["retrievers"].items()
         },
     }
-    verdict = regression_verdict(diff_against(ws, other, samples=10))
+    verdict = regression_verdict(diff_against(ws, other, samples=20))
     assert rules(verdict) == [NOTHING_COMPARED.key]
     said = "bm25-word: no question is scored both in snapshot base and now"
     assert f"{said} (3 scored only then, 3 only now)" in verdict.refusal_message()
@@ -188,7 +188,7 @@ def test_a_snapshot_of_another_test_set_is_refused(ws):
 def test_a_question_scored_only_now_is_left_out_without_refusing(ws):
     snap = take_snapshot(ws, "base")
     ws.write_labels([Label("q4", "d4", "mina", 2)])  # q4 is scored now, not then
-    verdict = regression_verdict(diff_against(ws, snap, samples=10))
+    verdict = regression_verdict(diff_against(ws, snap, samples=20))
     assert not verdict.refusals
     left = {q.question: q.not_compared for q in verdict.questions if q.not_compared}
     assert left == {"q4": "not in snapshot base"}
@@ -198,7 +198,7 @@ def test_a_retriever_added_since_the_snapshot_is_left_out_unless_named(ws):
     snap = take_snapshot(ws, "base")
     ws.add_retriever(RetrieverSpec("bm25-new", "bm25", {"tokenizer": "word", "k1": 1.2}))
     refresh_runs(ws)
-    diff = diff_against(ws, snap, samples=10)
+    diff = diff_against(ws, snap, samples=20)
     assert regression_verdict(diff).not_compared == {"bm25-new": "not in snapshot base"}
     assert regression_verdict(diff).passed
     assert rules(regression_verdict(diff, named=["bm25-new"])) == [UNKNOWN_NAME.key]
@@ -255,13 +255,13 @@ def test_a_question_not_ranked_for_its_inputs_now_is_not_compared(ws):
     ws.write_questions([Question("q2", "금속 인공물", ())])  # edited since it was pooled
     ran = scored_rankings(ws, GivenRuns(), ["bm25-word"], None, "--no-pool")
     assert not ran.not_run and ran.how["bm25-word"] == "cached (--no-pool)"
-    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=10)
+    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=20)
     verdict = regression_verdict(diff, rankings=ran)
     assert verdict.passed and verdict.compared() == {"bm25-word": ["q1", "q3"]}
     left = [(q.question, q.not_compared) for q in verdict.questions if q.not_compared]
     assert left == [("q2", "not ranked yet")]
     ws.write_questions([Question(q, f"{q} edited", ()) for q in ("q1", "q3")])
-    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=10)
+    diff = diff_against(ws, snap, retrievers=["bm25-word"], samples=20)
     verdict = regression_verdict(diff, rankings=ran)  # what is left compares nothing
     assert rules(verdict) == [NOTHING_COMPARED.key]
     assert "(0 scored only then, 0 only now, 3 not ranked yet)" in verdict.refusal_message()

@@ -69,3 +69,21 @@ def test_resolve_covers_every_question():
         Status.NO_ANSWER,
         Status.UNLABELED,
     ]
+
+
+def test_judged_documents_are_every_persons_judgments_grade_0_included():
+    g = one({"mina": {"d1": 2, "d2": 0}, "jun": {"d1": 1, "d3": 0}})
+    assert g.judged == {"d1", "d2", "d3"}
+    assert g.qrels == {"d1": 1, "d2": 0, "d3": 0}  # the gold grade, 0 for the rest
+
+
+def test_a_skipping_annotators_labels_are_not_judgments():
+    g = one({"mina": {"d1": 1}, "jun": {"d2": 3, "d4": 0}}, {"jun": "skip"})
+    assert g.qrels == {"d1": 1}
+
+
+def test_an_adjudication_judges_what_it_names_and_what_people_graded():
+    adj = Adjudication("q", False, {"d2": 3, "d9": 0}, "lee")
+    g = one({"mina": {"d1": 1}, "jun": {"d2": 1}}, adj=adj)
+    # d1 was judged relevant by mina, and not by the adjudicator: judged, not relevant
+    assert g.qrels == {"d1": 0, "d2": 3, "d9": 0}

@@ -244,7 +244,12 @@ def test_without_enough_peoples_grades_the_judge_refuses_and_says_how_many(
     code, _, err = run(capsys, "judge", ws, "--model", model_path, "--no-pool")
     assert code == 2
     assert "calibrating needs at least 30 grades given by people" in err
-    assert "has 1 (1 relevant, 0 not relevant)" in err
+    flat = " ".join(err.split())
+    assert (
+        "found 1 grade given by people, 1 relevant grade (1-3) and 0 not-relevant grades (0): "
+        "29 more grades given by people, 4 more relevant grades (1-3) and 5 more not-relevant "
+        "grades (0) needed"
+    ) in flat
     with Workspace.open(ws, readonly=True) as w:
         assert w.model_judges() == []
     # a bi-encoder is not taken for a cross-encoder (it would get a random head)

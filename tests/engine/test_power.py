@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.compare import bootstrap_means
+from engine.compare import paired_tests
 from engine.power import mde, n_needed, power_of, power_sentence, z_sum
 
 
@@ -21,9 +21,39 @@ def test_formula_by_hand() -> None:
     assert p.mde == pytest.approx(2.801585 * 0.570088 / math.sqrt(5), rel=1e-5)  # 0.714
     assert p.n_needed == math.ceil((2.801585 * 0.570088 / 0.2) ** 2)  # 63.8 -> 64
     assert power_sentence(p) == (
-        "at 5 questions you can see differences >= 0.71; to confirm 0.20 you need ~64"
+        "at 5 questions you can see differences >= 0.71; to confirm 0.20 you need ~64 (a test "
+        "needs 6 questions where they differ; 3 of 5 do now)"
     )
-    assert set(p.to_json()) == {"a", "b", "metric", "n", "diff", "sd", "mde", "n_needed"}
+    assert set(p.to_json()) == {
+        "a",
+        "b",
+        "metric",
+        "n",
+        "diff",
+        "sd",
+        "mde",
+        "n_needed",
+        "discordant",
+        "least_discordant",
+    }
+    assert (p.discordant, p.least_discordant) == (3, 6)
+
+
+def test_questions_needed_are_never_fewer_than_a_verdict_needs() -> None:
+    # A gets 4 of 10 questions right that B misses: d = (1, 1, 1, 1, 0 x 6), mean 0.4, sd
+    # 0.516. The normal approximation asks for 14 questions; but at 4 in 10, 15 are needed
+    # to expect the 6 discordant questions without which no test reaches p < 0.05
+    p = power_of("A", "B", "hit@1", [1.0] * 4 + [0.0] * 6, [0.0] * 10)
+    by_formula = n_needed(p.diff, p.sd)
+    assert by_formula == math.ceil((z_sum() * p.sd / 0.4) ** 2) == 14
+    assert p.n_needed == math.ceil(6 * 10 / 4) == 15
+    assert power_sentence(p).endswith(
+        "you need ~15 (a test needs 6 questions where they differ; 4 of 10 do now)"
+    )
+    # issue 47's bigram vs word (4 of 31 differ): the formula's 57 is more than 47, and stands
+    word = [1 / 4, 1 / 5, 1 / 2, 1 / 6] + [1.0] * 27
+    q = power_of("bigram", "word", "mrr", [1.0] * 31, word)
+    assert q.n_needed == n_needed(q.diff, q.sd) == 57 and q.discordant == 4
 
 
 def test_edge_cases() -> None:
@@ -57,16 +87,15 @@ def test_edge_cases() -> None:
 
 
 def simulated_n80(draw: object, n_grid: np.ndarray, reps: int = 1500, boots: int = 400) -> float:
-    """The n at which 80% of paired bootstrap 95% intervals exclude 0 (interpolated)."""
+    """The n at which 80% of verdicts call the difference real (interpolated)."""
     rng = np.random.default_rng(11)
     power = []
     for k, n in enumerate(n_grid.tolist()):
         d = draw(rng, (n, reps))  # type: ignore[operator]
-        # every column is one simulated experiment; the engine's bootstrap resamples
-        # questions (rows), the same resamples for every column
-        means = bootstrap_means(d, samples=boots, seed=k)
-        lo, hi = np.percentile(means, [2.5, 97.5], axis=0)
-        power.append(float(((lo > 0) | (hi < 0)).mean()))
+        # every column is one simulated experiment; the engine resamples and flips
+        # questions (rows), the same resamples and flips for every column
+        tests = paired_tests(d, np.zeros_like(d), samples=boots, seed=k)
+        power.append(float(np.mean([tests.verdict(c).real for c in range(reps)])))
     p = np.maximum.accumulate(np.array(power))  # power grows with n; smooth the noise
     assert p[0] < 0.8 < p[-1], power
     return float(np.interp(0.8, p, n_grid))

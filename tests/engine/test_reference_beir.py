@@ -109,12 +109,18 @@ def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 # -- tests ----------------------------------------------------------------------------------
 
 
-def test_exported_qrels_are_the_beir_gold(beir: BeirSetup) -> None:
-    want = read_beir_gold(BEIR)
-    assert len(want) == N_WITH_GOLD
+def test_exported_qrels_are_the_beir_judgments(beir: BeirSetup) -> None:
+    # the questions with a gold document, each with every judgment (grade 0 included)
+    gold = read_beir_gold(BEIR)
+    assert len(gold) == N_WITH_GOLD
+    every = read_beir_qrels(BEIR)
+    want = {q: every[q] for q in gold}
     if beir.with_unmatched:
         want[UNMATCHED_QID] = {UNMATCHED_GOLD: 1}
     assert beir.qrels == want
+    assert {q: {d: g for d, g in j.items() if g >= 1} for q, j in beir.qrels.items()} == (
+        gold | ({UNMATCHED_QID: {UNMATCHED_GOLD: 1}} if beir.with_unmatched else {})
+    )
 
 
 def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFixture[str]) -> None:
@@ -199,3 +205,65 @@ def test_evaluate_per_question_equals_pytrec_eval_with_ties(beir: BeirSetup) -> 
     assert not wrong, (
         f"{len(wrong)} per-question values differ (qid, metric, ours, theirs): {wrong[:5]}"
     )
+
+
+def read_beir_qrels(folder: Path) -> dict[str, dict[str, int]]:
+    """Every BEIR qrels line, grade 0 (judged not relevant) included."""
+    qrels: dict[str, dict[str, int]] = {}
+    with (folder / "qrels" / "test.tsv").open(encoding="utf-8", newline="") as f:
+        rows = csv.reader(f, delimiter="\t")
+        next(rows)
+        for qid, doc, grade in rows:
+            qrels.setdefault(qid, {})[doc] = int(grade)
+    return qrels
+
+
+HOLE_MEASURES = {
+    "bpref": "bpref",
+    "judged:mrr": "recip_rank",
+    "judged:ndcg@10": "ndcg_cut_10",
+    "judged:hit@5": "success_5",
+    "judged:recall@10": "recall_10",
+}
+
+
+def test_hole_metrics_equal_trec_eval_and_ir_measures(
+    beir: BeirSetup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The BEIR qrels judge documents that bm25 did not pool, and leave many of its top 10
+    # unjudged: Judged@10, bpref and the judged-only metrics read the grade-0 lines too.
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ir_measures = pytest.importorskip("ir_measures")
+    from tui.cli import main
+
+    every = read_beir_qrels(BEIR)
+    # the scored questions (a gold document), with every judgment made for them
+    qrels = {q: every.get(q, {}) | beir.qrels[q] for q in beir.qrels}
+    capsys.readouterr()
+    argv = ["score", str(beir.workspace), "--json", "--no-pool"]
+    for name in RETRIEVERS:
+        argv += ["--retriever", name, "--metric", "judged:hit@5", "--metric", "judged:recall@10"]
+    assert main(argv) == 0
+    board = json.loads(capsys.readouterr().out)["retrievers"]
+    for name in RETRIEVERS:
+        run = beir.runs[name]
+        plain = pytrec_eval.RelevanceEvaluator(qrels, {"bpref"}).evaluate(run)
+        condensed = pytrec_eval.RelevanceEvaluator(
+            qrels,
+            {"recip_rank", "ndcg_cut.10", "success.5", "recall.10"},
+            judged_docs_only_flag=True,
+        ).evaluate(run)
+        for metric, measure in HOLE_MEASURES.items():
+            per_q = plain if metric == "bpref" else condensed
+            want = sum(per_q[q][measure] if q in per_q else 0.0 for q in qrels) / len(qrels)
+            assert board[name][metric] == pytest.approx(want, abs=TOL, rel=0), (name, metric)
+        # ir_measures breaks ties by doc id ascending, trec_eval descending: give it
+        # tie-free scores in trec_eval's order. A question without a line counts 0.
+        ordered = {q: sorted(s, key=lambda d: (s[d], d), reverse=True) for q, s in run.items()}
+        tie_free = {q: {d: float(-i) for i, d in enumerate(r)} for q, r in ordered.items()}
+        judged = ir_measures.calc_aggregate([ir_measures.Judged @ 10], qrels, tie_free)
+        assert board[name]["judged@10"] == pytest.approx(
+            judged[ir_measures.Judged @ 10], abs=TOL, rel=0
+        )
+        assert board[name]["judged@10"] < 1  # holes in its top 10: the test means something
+        assert board[name]["bpref"] != board[name]["mrr"]

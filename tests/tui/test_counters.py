@@ -100,3 +100,70 @@ async def test_correcting_a_complete_question_stays_and_the_end_names_whats_left
         cands.highlighted = 0
         await pilot.press("3")  # a correction: the cursor stays on it, the question too
         assert judge.question_id == "q03" and cands.highlighted == 0
+
+
+def test_a_gold_import_judges_its_questions_and_a_labels_csv_as_it_was(tmp_path):
+    """`info` said "judged by import 0" after an import of 22 gold labels: a gold file
+    (qrels, a questions file's gold) states a question's whole gold, so its questions are
+    judged by its annotator; a labels CSV holds one annotator's grades as they were."""
+    from tests.cli.test_cli_exit import goldpan
+    from tests.conftest import TINY_DOCS, write_jsonl
+
+    ws = tmp_path / "w.db"
+    write_jsonl(
+        tmp_path / "docs.jsonl", [{"id": d.id, "title": d.title, "text": d.text} for d in TINY_DOCS]
+    )
+    write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "q1", "text": "감쇠 보정은 어떻게 하나", "gold": ["d1:2"]},
+            {"id": "q2", "text": "금속 때문에 생기는 문제", "gold": ["d2:1"]},
+            {"id": "q3", "text": "화성 탐사선 일정", "no_answer": True},
+            {"id": "q4", "text": "점검 공지"},
+        ],
+    )
+    (tmp_path / "qrels.txt").write_text("q4 0 d4 1\n", encoding="utf-8")
+    (tmp_path / "labels.csv").write_text(
+        "question_id,doc_id,annotator,grade\nq1,d1,jun,2\n", encoding="utf-8"
+    )
+    for argv in (
+        ["new", ws],
+        ["import", "docs", ws, tmp_path / "docs.jsonl"],
+        ["import", "questions", ws, tmp_path / "q.jsonl"],
+        ["import", "qrels", ws, tmp_path / "qrels.txt", "--annotator", "trec"],
+        ["import", "labels", ws, tmp_path / "labels.csv"],
+        ["pool", ws, "--retriever", "bm25-word", "--quiet"],
+    ):
+        assert goldpan(tmp_path, *argv).returncode == 0, argv
+    told = info(ws)
+    # q1, q2 by their gold, q3 by its no-answer verdict; q4's qrels line by trec; jun
+    # graded one of q1's candidates in a labels CSV: not a judged question
+    assert told["judged_by"] == {"import": 3, "jun": 0, "trec": 1}
+    session = LabelingSession(Workspace.open(ws), "import")
+    try:
+        assert session.judged_questions() == {"q1", "q2", "q3"}
+        session.set_grade("q1", "d1", 3)  # a correction keeps the question judged
+        assert "q1" in session.judged_questions()
+    finally:
+        session.ws.close()
+
+
+async def test_you_reads_what_your_grades_add_up_to(app_factory):
+    """Label's "you:" read "-" after every candidate was graded: it names your verdict,
+    else how many you found relevant and whether the question is judged (the progress
+    line's rule)."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        judge = await open_judge(pilot, "q03")
+        status = judge.query_one("#status", Static)
+        assert plain(status).startswith("you: -   gold:")
+        await pilot.press("m")  # auto-advance off: the question stays on screen
+        cands = judge.query_one(CandidateList)
+        await pilot.press("2")
+        assert plain(status).startswith("you: 1 relevant so far   gold:")
+        while judge.question_id == "q03" and "q03" not in app.session.judged_questions():
+            await pilot.press("down", "0")
+        assert judge.question_id == "q03" and len(cands.candidates) > 2
+        assert plain(status).startswith("you: judged, 1 relevant   gold:")
+        await pilot.press("n")  # a verdict is what you said
+        assert plain(status).startswith("you: no_answer   gold:")

@@ -34,7 +34,8 @@ def copies_of_the_scored(path: Path, out: Path) -> list[str]:
             "id": f"k{q.id}",
             "text": q.text,
             "tags": list(q.tags),
-            "gold": [f"{d}:{g}" for d, g in golds[q.id].gold.items()],
+            # every judgment, grade 0 too: the copies' Judged@10 is the originals'
+            "gold": [f"{d}:{g}" for d, g in golds[q.id].qrels.items()],
         }
         for q in questions
     ]

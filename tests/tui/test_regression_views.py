@@ -38,7 +38,7 @@ def change_word_retriever(path: Path) -> None:
 async def test_review_marks_cells_that_moved_since_the_snapshot(app_factory, demo_ws):
     change_word_retriever(demo_ws)
     ws = Workspace.open(demo_ws)
-    diff = diff_against(ws, ws.snapshot("base") or {}, samples=10).retrievers["bm25-word"]
+    diff = diff_against(ws, ws.snapshot("base") or {}, samples=20).retrievers["bm25-word"]
     ws.close()
     assert diff.regressed and diff.improved
     app = app_factory()
@@ -103,7 +103,7 @@ async def test_the_change_since_a_snapshot_is_over_the_questions_compared(app_fa
     refresh_runs(ws, ["bm25-word"])
     save_snapshot(ws, "base")
     ws.write_labels([Label("q4", "d3", "mina", 2)])
-    diff = diff_against(ws, ws.snapshot("base") or {}, samples=10).retrievers["bm25-word"]
+    diff = diff_against(ws, ws.snapshot("base") or {}, samples=20).retrievers["bm25-word"]
     now = score_workspace(ws, metrics=["mrr"]).retrievers["bm25-word"].means["mrr"]
     ws.close()
     assert diff.compared == ["q1", "q2"] and diff.metrics["mrr"].diff == 0

@@ -35,8 +35,8 @@ async def test_panels_cycle_and_retrievers_change(app_factory):
             await pilot.press("p")
             seen.append(screen.panel)
         assert seen == ["compare", "tags", "failures", "noanswer", "sweep", "pool", "scores"]
-        await pilot.press("a")  # B is bm25-bigram: A skips it
-        assert screen._names() == ("bm25-word+bigram", "bm25-bigram")
+        await pilot.press("a")  # B is bm25-bigram: A takes it, and B takes A's
+        assert screen._names() == ("bm25-bigram", "bm25-word")
         for key in "abababab":  # never A = B, whichever is cycled
             await pilot.press(key)
             a, b = screen._names()
@@ -51,11 +51,12 @@ async def test_compare_panel_equals_goldpan_compare(app_factory, demo_ws):
         body = screen.query_one("#compare-body", Static)
         await wait_for(pilot, lambda: "W/T/L" in text(body))
         ws = Workspace.open(demo_ws)
-        ref = compare_retrievers(ws, "bm25-word", "bm25-bigram", "mrr")
+        [ref] = compare_retrievers(ws, "bm25-word", "bm25-bigram", "mrr")
         shown = text(body)
         lo, hi = ref.ci95
         assert f"[{lo:+.3f}, {hi:+.3f}]" in shown
         assert f"{ref.wins}/{ref.ties}/{ref.losses}" in shown
+        assert f"mrr: {ref.verdict.says('bm25-word', 'bm25-bigram')}" in " ".join(shown.split())
         assert f"bm25-word wins on MRR ({ref.wins})" in shown
         assert f"bm25-bigram wins on MRR ({ref.losses})" in shown
 
@@ -88,12 +89,76 @@ async def test_tags_panel_shows_easy_and_hard_side_by_side(app_factory, demo_ws)
         screen = await open_panel(pilot, "tags")
         table = screen.query_one("#tags-table", DataTable)
         headers = [str(c.label) for c in table.columns.values()]
-        assert headers[:5] == ["retriever", "easy Hit@1", "easy MRR", "hard Hit@1", "hard MRR"]
+        assert headers[:5] == [
+            "retriever",
+            "easy\nHit@1",
+            "easy\nMRR",
+            "hard\nHit@1",
+            "hard\nMRR",
+        ]
         ws = Workspace.open(demo_ws)
         hard = score_workspace(ws, tag="hard").retrievers["bm25-word"].means["mrr"]
         row = table.get_row_at(0)
         assert str(row[0]) == "bm25-word" and str(row[4]) == f"{hard:.3f}"
         assert "scored questions: easy" in text(screen.query_one("#tags-note", Static))
+
+
+async def test_tags_panel_offers_every_tag_and_shows_a_dash_where_none_is_scored(
+    app_factory, demo_ws
+):
+    """The panel knew only easy and hard and showed 0.000 where no question had the tag:
+    `1` and `2` pick the pair from every tag of the workspace, and a tag whose questions
+    are none of them scored (no-answer) shows `-`."""
+    app = app_factory()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "tags")
+        table = screen.query_one("#tags-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4)
+        tags = app.session.live.all_tags()
+        assert {"easy", "hard", "no-answer", "paraphrase"} <= set(tags)
+
+        def pair() -> tuple[str, str]:
+            pair = screen._tags()
+            assert pair is not None
+            labels = [str(c.label).split("\n")[0] for c in table.ordered_columns]
+            # the columns' names: each tag, cut to fit (the title names them whole)
+            assert labels[1].rstrip("…") == pair[0][: len(labels[1].rstrip("…"))]
+            assert labels[3].rstrip("…") == pair[1][: len(labels[3].rstrip("…"))]
+            return pair
+
+        assert pair() == ("easy", "hard")
+        firsts = []
+        for _ in tags:
+            await pilot.press("1")
+            firsts.append(pair()[0])
+        assert set(firsts) == set(tags) - {"hard"}  # every tag but the second one
+        while pair()[1] != "no-answer":
+            await pilot.press("2")
+        ws = Workspace.open(demo_ws)
+        assert score_workspace(ws, tag="no-answer").counts["scored"] == 0
+        row = table.get_row_at(0)
+        assert [str(c) for c in row[3:5]] == ["-", "-"]  # not 0.000
+        assert "no-answer 0" in text(screen.query_one("#tags-note", Static))
+        title = text(screen.query_one("#panel-title", Static))
+        assert f"by tag {pair()[0]} vs no-answer" in title and "1/2 tags" in title
+        await pilot.press("p")  # another panel: 1 and 2 do nothing there
+        assert screen.check_action("next_tag1", ()) is False
+
+
+async def test_tags_panel_without_tags_says_how_to_get_them(app_factory, tmp_path):
+    path = tmp_path / "untagged.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions([q.__class__(q.id, q.text) for q in TINY_QUESTIONS])
+    ws.write_labels([Label("q1", "d1", "mina", 1)])
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "tags")
+        note = screen.query_one("#tags-note", Static)
+        await wait_for(pilot, lambda: "No question has a tag yet" in text(note))
+        labels = [str(c.label) for c in screen.query_one("#tags-table", DataTable).columns.values()]
+        assert labels[1:] == ["hi-ov\nHit@1", "hi-ov\nMRR", "lo-ov\nHit@1", "lo-ov\nMRR"]
 
 
 async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
@@ -105,7 +170,11 @@ async def test_failures_panel_lists_the_engines_failures(app_factory, demo_ws):
         assert table.row_count == len(expected) > 0
         first = table.get_row_at(0)
         assert str(first[0]) == expected[0].question_id
-        assert str(first[4]) == expected[0].relation
+        assert str(first[2]) == expected[0].detail
+        # q01: the gold pet-qc-01 lost to its series' summary post, both titles shown
+        assert str(first[2]) == "overview of series 'pet-qc' (총정리)"
+        assert str(first[3]).startswith("pet-qc-01 PET/CT 일일 QC")  # cut to fit
+        assert str(first[4]).startswith("pet-qc-00 PET/CT 품질관리")
 
 
 async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app_factory, demo_ws):
@@ -117,9 +186,8 @@ async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app
 
     ws = Workspace.open(demo_ws, readonly=True)
     rows = failures(ws, "bm25-word")
-    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
     ws.close()
-    grid = failures_grid(rows, titles, 40)
+    grid = failures_grid(rows, 40)
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_panel(pilot, "failures")
@@ -132,7 +200,7 @@ async def test_a_panel_table_is_as_wide_as_its_cells_as_soon_as_it_is_filled(app
             for i, h in enumerate(headers)
         ]
         assert widths == widest
-        assert widths[3] > width(headers[3]) + PADDING  # the titles: wider than "title"
+        assert widths[4] > width(headers[4]) + PADDING  # the titles: wider than the header
 
 
 async def test_noanswer_panel_histogram_and_threshold(app_factory, demo_ws):
@@ -270,23 +338,22 @@ def test_cli_and_review_panel_render_failures_with_the_same_renderer(demo_ws, ca
 
     ws = Workspace.open(demo_ws)
     rows = find_failures(ws, "bm25-word")
-    titles = {f.top_doc or "": (ws.doc(f.top_doc).title if f.top_doc else "") for f in rows}
     ws.close()
-    grid = failures_grid(rows, titles)
+    grid = failures_grid(rows)
     assert [c.header for c in grid.columns] == [
         "question",
         "gold rank",
-        "rank-1 document",
-        "title",
         "relation",
+        "gold document",
+        "rank-1 document",
     ]
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["failures", str(demo_ws), "--retriever", "bm25-word"]) == 0
     out = capsys.readouterr().out
-    for header in ("question", "gold rank", "rank-1 document", "relation"):
+    for header in ("question", "gold rank", "relation", "gold document", "rank-1 document"):
         assert header in out
     for row in grid.rows:
-        assert str(row[0]) in out and str(row[4]) in out
+        assert str(row[0]) in out and str(row[2]) in out
 
 
 async def test_questions_measure_overlap_again_only_after_a_change(app_factory):
@@ -310,3 +377,44 @@ async def test_questions_measure_overlap_again_only_after_a_change(app_factory):
             await wait_for(pilot, lambda: len(runs) == 2)
     finally:
         QuestionsScreen._measure_overlap = real
+
+
+async def test_failures_panel_shows_the_selected_failures_whole_titles_and_opens_it(
+    app_factory, demo_ws
+):
+    """The table cuts titles; the line under it shows the selected failure's gold and
+    winner whole, the arrow keys move in it, and enter judges that question."""
+    from tui.screens.judge import JudgeScreen
+
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, "failures")
+        table = screen.query_one("#failures", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        expected = failures(Workspace.open(demo_ws), "bm25-word")
+        detail = screen.query_one("#failure-detail", Static)
+        assert table.has_focus
+        await pilot.press("down")
+        second = expected[1]
+        shown = " ".join(text(detail).split())
+        assert f"{second.question_id} gold: {second.gold_doc} {second.gold_title}" in shown
+        assert f"rank 1: {second.top_doc} {second.top_title}" in shown
+        assert app.current_question == second.question_id
+        await pilot.press("enter")
+        assert isinstance(app.screen, JudgeScreen)
+        assert app.screen.question_id == second.question_id
+
+
+async def test_failures_panel_over_no_scored_question_says_so(app_factory, tmp_path):
+    """No failure because nothing is scored is not "every gold at rank 1"."""
+    path = tmp_path / "unlabeled.db"
+    ws = new_workspace(path)
+    ws.write_docs(TINY_DOCS)
+    ws.write_questions(TINY_QUESTIONS)
+    ws.close()
+    app = app_factory(path)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        screen = await open_panel(pilot, "failures")
+        detail = screen.query_one("#failure-detail", Static)
+        await wait_for(pilot, lambda: text(detail) == NO_SCORED)
+        assert screen.query_one("#failures", DataTable).row_count == 0

@@ -137,3 +137,89 @@ async def test_a_dialog_wraps_its_lines_at_80x24_instead_of_cutting_them(app_fac
         assert detail.region.height == 2  # wrapped, at this width
         await pilot.press("n")
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_every_review_column_is_on_screen_at_80x24(app_factory):
+    """ms p50, ms p95 and q/s were off the right edge: the metrics table takes one cell of
+    padding and puts a header wider than its numbers on two lines."""
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("r")
+        metrics = app.screen.query_one("#metrics", DataTable)
+        await wait_for(pilot, lambda: metrics.row_count == 4)
+        for column in metrics.ordered_columns:
+            assert on_screen(metrics, column.key.value), column.label
+        assert [str(c.label) for c in metrics.ordered_columns][-3:] == [
+            "ms\np50",
+            "ms\np95",
+            "q/s",
+        ]
+        await pilot.resize_terminal(120, 40)  # room again: one line, as it was
+        await wait_for(pilot, lambda: metrics.header_height == 1)
+        assert str(metrics.ordered_columns[-2].label) == "ms p95"
+
+
+async def test_the_tags_are_beside_the_question_at_80x24(app_factory):
+    """The tags column was off the right edge: it stays on screen, cut only as far as the
+    question column needs its least width."""
+    from tui.screens.questions import LEAST_QUESTION, LEAST_TAGS
+
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        table = app.screen.query_one("#questions", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 49)
+        assert on_screen(table, "tags") and on_screen(table, "question")
+        widths = {c.key.value: c.width for c in table.ordered_columns}
+        assert widths["question"] >= LEAST_QUESTION and widths["tags"] >= LEAST_TAGS
+        tags = [str(table.get_cell(f"q{i:02d}", "tags")) for i in range(1, 50)]
+        assert "easy" in tags and "hard, paraphrase" in tags  # whole, not one letter
+
+
+async def test_no_footer_is_cut_at_80x24(app_factory):
+    """At 80 columns the footers lost their last keys ("? H▏", "m Auto-advance: ▏"): a
+    narrow footer is compact and leaves `^p palette` out (ctrl+p still opens it)."""
+    from textual.widgets import Footer
+
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        # 2 on Label: undo joins the footer; m: the longer "Auto-advance: off"
+        for key in ("q", "l", "2", "m", "r", "p", "p", "d", "w"):
+            await pilot.press(key)
+            await pilot.pause()
+            footer = app.screen.query_one(Footer)
+            palette = footer.query(".-command-palette")
+            limit = palette.first().region.x if palette else footer.region.right
+            keys = footer.query("FooterKey").exclude(".-command-palette")
+            assert keys, key
+            cut = [str(k.render()) for k in keys if not 0 < k.region.right <= limit]
+            assert not cut, (key, cut)
+        await pilot.press("escape")
+        await pilot.resize_terminal(120, 40)  # room: spaced, with the palette's key
+        await pilot.press("q")
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        assert not footer.compact and footer.query(".-command-palette")
+
+
+async def test_the_by_tag_panel_fits_80_columns_with_long_tags(app_factory):
+    """Two long tags (english-name, partial-id) pushed the overlap columns off the edge
+    of an 80-column table nobody can scroll: a tag's name is cut over its columns (the
+    panel's title names both whole)."""
+    from textual.widgets import Static
+
+    app = app_factory()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("r", "p", "p")
+        screen = app.screen
+        table = screen.query_one("#tags-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4)
+        while screen._tags()[0] != "english-name":
+            await pilot.press("1")
+        while screen._tags()[1] != "partial-id":
+            await pilot.press("2")
+        await pilot.pause()
+        for column in table.ordered_columns:
+            assert on_screen(table, column.key.value), column.label
+        title = str(screen.query_one("#panel-title", Static).render())
+        assert "english-name vs partial-id" in title
+        assert str(table.ordered_columns[1].label) == "englis…\nHit@1"

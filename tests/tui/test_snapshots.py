@@ -27,7 +27,7 @@ async def _overlap_measured(pilot) -> None:
 
 def test_questions_screen(snap_compare, app_factory):
     """The questions screen on the demo: 49 rows with Korean question text (the column
-    after the overlaps, before tags and annotators), statuses
+    after the overlaps, with the tags beside it and the annotators after), statuses
     coloured (labeled green, disputed red, no_answer cyan), the title-overlap column
     (yellow from 60%: likely easy), the filter line reading `status: all   tag: all`
     with the counts, and the footer offering the filters. The cursor is on q22, whose
@@ -60,7 +60,8 @@ def test_questions_filtered_to_disputed(snap_compare, app_factory):
 def test_judge_screen_after_grading(snap_compare, app_factory):
     """Judging q16 (`0137 문서에서 ...`, tags hard and partial-id): the first candidate
     carries `[2]` and auto-advance moved the cursor to the second, whose text is on the
-    right with question words highlighted; the status line shows the resolved gold; the
+    right with question words highlighted; the status line reads `you: 1 relevant so far`
+    and the resolved gold; the
     progress line reads `you: 0/49 questions judged · q16: 1/N candidates judged ·
     ] opens q17 · auto-advance on (m)`; the footer shows `0123 Grade`, `u Undo` and
     `m Auto-advance: on`."""
@@ -75,11 +76,13 @@ def test_judge_screen_after_grading(snap_compare, app_factory):
 
 def test_review_screen(snap_compare, app_factory):
     """The review: four bm25 retrievers with Hit@1, Hit@3, Hit@5, MRR, R@5, nDCG@10,
-    ms p50, ms p95 and q/s (best value per column in bold green), the counts line (35
-    scored, 5 no answer, 6 disputed, 3 unlabeled), the panel line (`panel: scores per
-    question`, drawn once the screen is mounted), the grid of gold ranks hardest first
-    (`-` in red for misses) with the cursor on the current question (q01, the questions
-    screen's first row), and its detail with each retriever's rank-1 doc."""
+    Judged@10, ms p50, ms p95 and q/s (best value per column in bold green), the counts
+    line (35 scored, 5 no answer, 6 disputed, 3 unlabeled) and under it the warning that
+    every retriever's top 10 is under 80% judged (the demo's gold is thin), the panel
+    line (`panel: scores per question`, drawn once the screen is mounted), the grid of
+    gold ranks hardest first (`-` in red for misses) with the cursor on the current
+    question (q01, the questions screen's first row), and its detail with each
+    retriever's rank-1 doc."""
 
     async def run_before(pilot) -> None:
         _pin_latency(pilot.app)
@@ -158,21 +161,26 @@ def _panel(name: str):
 
 def test_review_compare_panel(snap_compare, app_factory):
     """Review, compare panel: bm25-word (A) vs bm25-bigram (B) on MRR, Hit@1, Hit@5 and
-    nDCG@10 with differences, 95% bootstrap intervals, W/T/L and p-values, then the
-    questions each one wins."""
+    nDCG@10 with differences, 95% bootstrap intervals, W/T/L, p-values and the verdict
+    (not shown; too few (2) for Hit@5), a sentence per metric with its discordant count,
+    the rule, then the questions each one wins and the power line."""
     assert snap_compare(app_factory(), run_before=_panel("compare"), terminal_size=APP_SIZE)
 
 
 def test_review_tags_panel(snap_compare, app_factory):
     """Review, by-tag panel: Hit@1 and MRR of every retriever on easy vs hard questions
-    and on high vs low title-overlap questions side by side, with the question counts."""
+    (the pair chosen when the workspace has both; `1/2 tags` in the panel line) and on
+    high vs low title-overlap questions side by side, each group's name over its metric
+    in two-line headers, with the question counts."""
     assert snap_compare(app_factory(), run_before=_panel("tags"), terminal_size=APP_SIZE)
 
 
 def test_review_failures_panel(snap_compare, app_factory):
     """Review, failures panel for bm25-word: each question whose gold is not first, its
-    gold rank (`-` when missed), the rank-1 document, its title and whether it is an
-    overview (magenta) or a neighbour of the same series (yellow)."""
+    gold rank (`-` when missed), how the rank-1 document relates to the gold in words
+    (`overview of series 'pet-qc' (총정리)` in magenta, `neighbour in series 'spect' (4)
+    vs (1)` in yellow, `other`), the gold and the rank-1 documents with their titles cut
+    short, and under the table the selected q01's two documents with their whole titles."""
     assert snap_compare(app_factory(), run_before=_panel("failures"), terminal_size=APP_SIZE)
 
 
@@ -204,9 +212,11 @@ SMALL = (80, 24)
 
 
 def test_questions_screen_small(snap_compare, app_factory):
-    """Questions at 80x24: the id, status, gold and overlap columns, then the question
-    text cut to the width left (tags and annotators off the right edge, never the
-    question); the selected q01's whole text under the table and the progress line."""
+    """Questions at 80x24: the id, status, gold and overlap columns (`title ov.` and
+    `gold ov.` on two lines), then the question text cut to the width left beside the
+    tags (`easy`, `easy, multi-gold`: readable, not one letter; the annotators off the
+    right edge); the selected q01's whole text under the table, the progress line, and
+    the compact footer whole, up to `? Help`."""
 
     async def run_before(pilot) -> None:
         await _overlap_measured(pilot)
@@ -217,7 +227,8 @@ def test_questions_screen_small(snap_compare, app_factory):
 def test_judge_screen_small(snap_compare, app_factory):
     """Label at 80x24, q16 after one `2`: the question, the blinded candidates (the first
     `[2]`) beside the second's text, the status line, the progress line (`1/N candidates
-    judged`, q16 not yet judged) and the grade keys in the footer."""
+    judged`, q16 not yet judged), `you: 1 relevant so far`, and the compact footer whole
+    from `0123 Grade` to `? Help`, `u Undo` and `m Auto-advance: on` among them."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q16")
@@ -230,14 +241,15 @@ def test_judge_screen_small(snap_compare, app_factory):
 def test_adjudicate_screen_small(snap_compare, app_factory):
     """Adjudicate at 80x24: the list of the six questions to adjudicate, and for q32 the
     document ids, titles cut short, both annotators' grade columns (1 jun, 2 mina) and
-    the final column, all on screen; the footer offers the sides."""
+    the final column, all on screen; the compact footer offers the sides, whole."""
     assert snap_compare(app_factory(), press=["d"], terminal_size=SMALL)
 
 
 def test_review_screen_small(snap_compare, app_factory):
-    """Review at 80x24: the metrics table, the counts, and the grid of gold ranks across
-    the full width with every retriever's column on screen; the detail of the current
-    question under it."""
+    """Review at 80x24: the counts and the Judged@10 warning, the metrics table with every
+    column on screen (one cell of padding; `nDCG @10`, `ms p50` and `ms p95` headers on two
+    lines, so that q/s is there too), and the grid of gold ranks across the full width with
+    every retriever's column on screen; the detail of the current question under it."""
 
     async def run_before(pilot) -> None:
         _pin_latency(pilot.app)
@@ -248,7 +260,8 @@ def test_review_screen_small(snap_compare, app_factory):
 
 def test_write_screen_small(snap_compare, app_factory):
     """Write at 80x24 with a question copied from a title: the question and tags
-    fields, the overlap bar and the yellow warning `likely an easy question`."""
+    fields, the overlap bar and the yellow warning `likely an easy question`; the
+    compact footer."""
 
     async def run_before(pilot) -> None:
         await pilot.press("w")

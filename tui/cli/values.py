@@ -130,6 +130,9 @@ tolerance = whole(0, MAX_RANKS)
 samples = whole(1, MAX_SAMPLES)
 """``--samples``: bootstrap resamples."""
 
+level = finite(0, 0.5, low_open=True)
+"""``--level``: a verdict's two-sided level, above 0 and at most 0.5."""
+
 seed = whole(0, INT64_MAX)
 """``--seed``: any non-negative 64-bit number."""
 

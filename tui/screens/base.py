@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
 from textual.screen import Screen
-from textual.widgets import DataTable, Header
+from textual.widgets import DataTable, Footer, Header
 
 from tui.actions import Command, available, with_keys
 from tui.messages import WorkspaceChanged
@@ -16,6 +16,9 @@ from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
+
+COMPACT_FOOTER_BELOW = 100
+"""Screens narrower than this many columns show the footer compact."""
 
 
 class GoldpanScreen(Screen[None]):
@@ -104,6 +107,18 @@ class GoldpanScreen(Screen[None]):
             self._repaint_required = True
             return
         super()._compositor_refresh()
+
+    @on(events.Resize)
+    def _fit_footer(self) -> None:
+        """A narrow screen's footer: compact, without ``^p palette`` (ctrl+p still works).
+
+        Below :data:`COMPACT_FOOTER_BELOW` columns the spaced footer cut its last keys
+        (``? H▏`` at 80); the help screen says that ctrl+p opens the palette.
+        """
+        compact = (self.size.width or self.app.size.width) < COMPACT_FOOTER_BELOW
+        for footer in self.query_children(Footer):
+            footer.compact = compact
+            footer.show_command_palette = not compact
 
     @on(events.Mount)
     def _register(self) -> None:

@@ -347,7 +347,7 @@ restores them). The line above the footer shows your progress.
         mine = state.verdict
         text = Text.assemble(
             ("you: ", "dim"),
-            (mine.verdict if mine else "-", "bold"),
+            (self._you(state), "bold"),
             ("   gold: ", "dim"),
             (gold.status.value, "bold"),
             (f" ({len(gold.gold)} docs)" if gold.gold else "", ""),
@@ -366,6 +366,21 @@ restores them). The line above the footer shows your progress.
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
         self.query_one("#status", Lines).show(text)
+
+    def _you(self, state: QuestionState) -> str:
+        """What you said of the question: your verdict, else what your grades add up to.
+
+        "judged" is :func:`engine.counters.is_judged`, as the progress line counts it.
+        """
+        if state.verdict is not None:
+            return state.verdict.verdict
+        if not state.mine:
+            return "-"
+        relevant = sum(1 for g in state.mine.values() if is_relevant(g))
+        found = f"{relevant} relevant" if relevant else "none relevant"
+        if state.question_id in self.gp.session.judged_questions():
+            return f"judged, {found}"
+        return f"{found} so far"
 
     # -- actions -------------------------------------------------------------------------
 

@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
 from engine.overlap import EASY_THRESHOLD
 from engine.queue import DEFAULT_K, coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
-from tui.actions import Command, bindings
+from tui.actions import Command, bindings, by_id
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.lines import Lines
 from tui.widgets.progress import progress_text
-from tui.widgets.tables import RowTable, cut, fill, room, width
+from tui.widgets.tables import PADDING, RowTable, cut, fill, room, two_lines, width
+
+if TYPE_CHECKING:
+    from tui.app import GoldpanApp
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -39,6 +46,10 @@ QUESTION_COLUMN = 5
 a narrow terminal loses those columns off the right edge, never the question."""
 LEAST_QUESTION = 20
 """The question column's least width (a narrower terminal scrolls sideways)."""
+MOST_TAGS = 24
+"""The tags column's widest (longer tags are cut; the line under the table has them all)."""
+LEAST_TAGS = 10
+"""The tags column's least width beside the question on a narrow terminal."""
 
 
 class QuestionsScreen(GoldpanScreen):
@@ -72,8 +83,8 @@ least judged first, then the ones to adjudicate; it also shows each retriever's
 coverage@10, the share of its top 10 that someone has judged.
 Under the table: the selected question's full text (the column cuts long ones) and
 your progress: a question is *judged* by you once you gave it a verdict or graded
-every one of its candidates. The selected question is the current one on every screen:
-the Label screen opens it.
+every one of its candidates (or a gold file imported under your name gave its gold).
+The selected question is the current one on every screen: the Label screen opens it.
 """
 
     AREA = "Questions"
@@ -141,6 +152,7 @@ the Label screen opens it.
         yield Header()
         yield Lines(id="filters")
         yield RowTable(id="questions", cursor_type="row", zebra_stripes=True)
+        yield Static(id="first-steps")
         yield Lines(id="question-full")
         yield Lines(id="progress")
         yield Footer()
@@ -348,19 +360,21 @@ the Label screen opens it.
             )
         columns = (*COLUMNS[:2], "on", *COLUMNS[2:]) if served else COLUMNS
         lead = QUESTION_COLUMN + (1 if served else 0)
-        widths = [max([width(columns[i]), *(width(r[i]) for r in heads)]) for i in range(lead)]
+        tags = {qid: ", ".join(session.live.tags[qid]) for qid in shown}
+        widest = max([width(columns[lead + 1]), *(width(one_line(t)) for t in tags.values())])
         self._rows_width = self.size.width or self.app.size.width
-        space = room(self._rows_width, widths, LEAST_QUESTION)
+        labels, space, tag_space = self._fit(columns, heads, lead, min(widest, MOST_TAGS))
         rows = [
             [
                 *head,
                 cut(texts.get(qid, ""), space),
-                one_line(", ".join(session.live.tags[qid]), 24),
+                cut(tags[qid], tag_space),
                 one_line(", ".join(golds[qid].annotators), 14),
             ]
             for qid, head in zip(shown, heads, strict=True)
         ]
-        fill(table, columns, rows, shown, column_keys=columns)
+        fill(table, labels, rows, shown, column_keys=columns)
+        self._show_first_steps(not session.live.question_ids)
         self.place_cursor(table, self.gp.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
@@ -386,6 +400,41 @@ the Label screen opens it.
                 ),
             )
         )
+
+    def _fit(
+        self, columns: tuple[str, ...], heads: list[list[str | Text]], lead: int, tags: int
+    ) -> tuple[list[str | Text], int, int]:
+        """The headers, and the widths of the question and tags columns.
+
+        The tags stay on screen beside the question (``tags``: their widest cell): when
+        the question would get less than :data:`LEAST_QUESTION` beside them, the headers
+        wider than their cells go on two lines (``title ov.`` over ``title`` / ``ov.``),
+        and then the tags are cut to what is left (:data:`LEAST_TAGS` at least; less room
+        scrolls sideways).
+        """
+        table = self.query_one(DataTable)
+        cells = [max((width(r[i]) for r in heads), default=0) for i in range(lead)]
+        for split in (False, True):
+            labels: list[str | Text] = [
+                two_lines(c) if split and width(c) > cells[i] else c
+                for i, c in enumerate(columns[:lead])
+            ]
+            widths = [max(width(labels[i]), cells[i]) for i in range(lead)]
+            # the question and the tags share what the lead columns leave
+            both = room(self._rows_width, widths, 0) - PADDING
+            if both - tags >= LEAST_QUESTION or split:
+                table.header_height = 2 if labels != list(columns[:lead]) else 1
+                shown = max(LEAST_TAGS, min(tags, both - LEAST_QUESTION))
+                return [*labels, *columns[lead:]], max(LEAST_QUESTION, both - shown), shown
+        raise AssertionError("unreachable: the split headers always return")
+
+    def _show_first_steps(self, empty: bool) -> None:
+        """In a workspace without questions, what to do first instead of an empty table."""
+        steps = self.query_one("#first-steps", Static)
+        self.query_one("#questions", DataTable).display = not empty
+        steps.display = empty
+        if empty:
+            steps.update(first_steps(self.gp, self.gp.session.ws.doc_count()))
 
     def _overlap_cells(self, qid: str) -> tuple[Text, Text]:
         measured = self.overlap.get(qid)
@@ -433,3 +482,31 @@ the Label screen opens it.
     def action_cycle_tag(self) -> None:
         """Next tag filter."""
         self.tag_filter = self.next_tag(self.tag_filter)
+
+
+def first_steps(app: GoldpanApp, docs: int) -> Group:
+    """What a workspace without questions says: write one, or import from a terminal."""
+    write = by_id(app.ACTIONS, "write").keys
+    reload = by_id(app.ACTIONS, "reload").keys
+    name = shlex.quote(app.workspace_path.name)  # a name with a space, as a shell takes it
+    head = Text("No questions yet.\n", style="bold")
+    if not docs:
+        head.append("The workspace has no documents yet: import your corpus first.\n", "yellow")
+    head.append("\nPress ")
+    head.append(write, style="bold reverse")
+    head.append(" to write your first question (blind: no document in sight).\n\n")
+    head.append("Or import from a terminal (", style="dim")
+    head.append(reload, style="bold")
+    head.append(" here then shows what was added):", style="dim")
+    commands = Table.grid(padding=(0, 2))
+    commands.add_column(no_wrap=True)
+    commands.add_column(style="dim")
+    for command, what in (
+        (f"goldpan import docs {name} PATH", "a folder of Markdown, JSONL or CSV"),
+        (f"goldpan import questions {name} FILE", "questions, with their gold"),
+        (f"goldpan import squad {name} FILE --onto", "SQuAD questions onto your documents"),
+        (f"goldpan import querylog {name} FILE", "users' queries to keep or rewrite"),
+        (f"goldpan docs {name} --search TEXT", "find a document"),
+    ):
+        commands.add_row(literal("  " + command, style="bold"), what)
+    return Group(head, commands)

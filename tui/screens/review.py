@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
 from tui.actions import Command, bindings
+from tui.crash import failure_notice
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -24,21 +27,48 @@ from tui.widgets.review_panels import (
     PoolPanel,
     SweepPanel,
     TagsPanel,
+    tag_pair,
 )
 from tui.widgets.snapshot_diff import (
     Baseline,
+    ChangesJudged,
+    Verdicts,
+    judge_changes,
     marked_rank,
     metric_cell,
     since_text,
     snapshot_choices,
 )
-from tui.widgets.tables import fill
+from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
     from engine.compare import FloatArray
 
+    ChangesNow = dict[str, tuple[list[str], dict[str, FloatArray]]]
+    """Per retriever: the scored question ids and each metric's values in their order."""
+
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
-REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10")
+REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+METRICS_PADDING = 2
+"""The metrics table's cell padding where it fits (a narrow terminal takes less)."""
+
+
+def holes_text(means: dict[str, dict[str, float]], scored: int) -> Text:
+    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line."""
+    from engine.holes import HOLE_METRIC, judged_warnings
+
+    warned = judged_warnings(
+        {r: (m[HOLE_METRIC], scored) for r, m in means.items() if HOLE_METRIC in m}
+    )
+    if not warned:
+        return Text()
+    figures = ", ".join(f"{w.retriever.removeprefix('bm25-')} {w.judged:.0%}" for w in warned)
+    return Text.assemble(
+        "\n",
+        (f"Judged@10 under {warned[0].min_judged:.0%}: ", "bold yellow"),
+        (visible(figures), "yellow"),
+        (" · lower scores there are unknown, not worse", "dim"),
+    )
 
 
 NOT_RANKED = "not ranked"
@@ -71,9 +101,9 @@ class ReviewScreen(GoldpanScreen):
 ## Review
 
 The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
-Recall@5, nDCG@10, rescored (never re-run) at every label, and speed: **ms p50** and
-**ms p95** of one question ranked alone (as a user's query waits), **q/s** the pool's
-throughput (questions per second in its batches); `-` where nothing was timed alone.
+Recall@5, nDCG@10, rescored (never re-run) at every label; **Judged@10**, the share of
+its top 10 a person judged (under 80%, its lower scores are unknown, not worse); **ms
+p50** / **p95** of one question ranked alone, **q/s** the pool's throughput.
 
 The grid: the **rank of the first gold** per question and retriever (`-`: not in the
 top 100; `not ranked`: not ranked yet, left out of every mean), hardest first, and the
@@ -81,15 +111,13 @@ rank-1 document that beat it.
 
 `review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
 
-- **compare**: win / tie / loss, the difference with a bootstrap 95% interval (trust it
-  only when it excludes 0), and how many questions a difference needs.
-- **by tag**: `easy` vs `hard`, high vs low title overlap.
-- **failures**: where A misses rank 1 and what won.
-- **no-answer**: A's top-1 scores and the best threshold.
-- **sweep**: A's MRR over k1 x b; a check, not a knob.
-- **pool**: what only each retriever found.
+- **compare**: win / tie / loss, the bootstrap 95% interval, the randomization p-value
+  and the verdict: real only when both agree, none when too few questions differ.
+- **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
+- **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
+- **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
 
-`review.since`: changes since a snapshot (red ▼ worse, green ▲ better).
+`review.since`: changes since a snapshot (▼ worse ▲ better; coloured: a real change).
 """
 
     AREA = "Review"
@@ -135,6 +163,26 @@ rank-1 document that beat it.
             title="Review: choose retriever B",
         ),
         Command(
+            "1",
+            "next_tag1",
+            "Tag 1",
+            "By tag: the first tag compared (cycles through every tag)",
+            "review.tag1",
+            title="Review: by tag, choose the first tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
+            "2",
+            "next_tag2",
+            "Tag 2",
+            "By tag: the second tag compared (cycles through every tag)",
+            "review.tag2",
+            title="Review: by tag, choose the second tag",
+            when="on_tags_panel",
+            show=False,
+        ),
+        Command(
             "s",
             "next_since",
             "Since",
@@ -154,16 +202,31 @@ rank-1 document that beat it.
     """Index of retriever A."""
     b: reactive[int] = reactive(1)
     """Index of retriever B."""
+    tag1: reactive[str | None] = reactive(None)
+    """The first tag the by-tag panel compares (None: :func:`tag_pair`'s choice)."""
+    tag2: reactive[str | None] = reactive(None)
+    """The second tag the by-tag panel compares."""
     since: reactive[int] = reactive(0)
     """Index of the snapshot compared with, newest first (past the last: none)."""
     _baseline_cache: Baseline | None = None
+    _fitted_width = 0
+    """The width the metrics table was last fitted to (:func:`tui.widgets.tables.fitted`)."""
     _snapshot_count = 0
+    _verdicts: Verdicts | None = None
+    """The verdicts of the changes since the snapshot, for :attr:`_verdicts_key`."""
+    _verdicts_key: Hashable = None
+    """What the verdicts shown (or being computed) are for: change token, snapshot, tag."""
 
     def compose(self) -> ComposeResult:
         """Counts, metrics table, grid and detail."""
         yield Header()
         yield Static(id="review-counts")
-        yield DataTable(id="metrics", cursor_type="none", show_cursor=False, cell_padding=2)
+        yield DataTable(
+            id="metrics",
+            cursor_type="none",
+            show_cursor=False,
+            cell_padding=METRICS_PADDING,
+        )
         yield Static(id="panel-title")
         with ContentSwitcher(initial="scores", id="panels"):
             with Horizontal(id="scores"):
@@ -190,6 +253,11 @@ rank-1 document that beat it.
         super().redraw()
         self._baseline_cache = None  # a snapshot may have been taken meanwhile
         self.refresh_scores()
+
+    def on_resize(self) -> None:
+        """Another width: fit the metrics table to it."""
+        if (self.size.width or self.app.size.width) != self._fitted_width:
+            self.refresh_scores()
 
     def follow_current(self) -> None:
         """Rest the grid's cursor on the current question when it is scored."""
@@ -228,11 +296,67 @@ rank-1 document that beat it.
         return cached, len(choices)
 
     def watch_panel(self) -> None:
-        """Show another panel."""
+        """Show another panel (the by-tag panel's keys come and go with it).
+
+        The arrow keys go to what is on screen: the grid, or a panel's list of rows
+        (failures, pool).
+        """
+        self.refresh_bindings()
         self.query_one(ContentSwitcher).current = (
             "scores" if self.panel == "scores" else f"panel-{self.panel}"
         )
+        panel = self.current_panel()
+        rows = (
+            [self.query_one("#grid", DataTable)]
+            if panel is None
+            else [t for t in panel.query(DataTable) if t.cursor_type == "row"]
+        )
+        if rows:
+            rows[0].focus()
         self.refresh_panel()
+
+    @property
+    def on_tags_panel(self) -> bool:
+        """The by-tag panel is on screen (its keys choose the tags it compares)."""
+        return self.panel == "tags"
+
+    def _tags(self) -> tuple[str, str] | None:
+        return tag_pair(self.gp.session.live.all_tags(), self.tag1, self.tag2)
+
+    def _next_tag(self, mine: str | None, other: str | None) -> str | None:
+        """The tag after ``mine`` in the workspace's, never ``other`` when there are two."""
+        tags = self.gp.session.live.all_tags()
+        i = tags.index(mine) if mine in tags else -1
+        for step in range(1, len(tags) + 1):
+            candidate = tags[(i + step) % len(tags)]
+            if candidate != other or len(tags) == 1:
+                return candidate
+        return mine
+
+    def action_next_tag1(self) -> None:
+        """Compare another first tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = self._next_tag(pair[0], pair[1]), pair[1]
+
+    def action_next_tag2(self) -> None:
+        """Compare another second tag."""
+        pair = self._tags()
+        if pair is not None:
+            self.tag1, self.tag2 = pair[0], self._next_tag(pair[1], pair[0])
+
+    def watch_tag1(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def watch_tag2(self) -> None:
+        """Other tags: the by-tag panel draws again from what it has."""
+        self._tags_chosen()
+
+    def _tags_chosen(self) -> None:
+        if self.is_mounted:
+            self.query_one(TagsPanel).redraw()
+            self.refresh_panel()
 
     def watch_a(self) -> None:
         """Retriever A changed."""
@@ -252,21 +376,29 @@ rank-1 document that beat it.
         """Cycle the panels."""
         self.panel = PANELS[(PANELS.index(self.panel) + 1) % len(PANELS)]
 
-    def _next_other(self, index: int, other: int) -> int:
-        """The retriever after ``index``, never ``other`` (A and B always differ)."""
+    def _cycled(self, index: int, other: int) -> tuple[int, int]:
+        """The retriever after ``index``, and what ``other`` becomes.
+
+        Landing on ``other``'s retriever, the two swap: each key reaches every retriever
+        and A and B always differ (with two retrievers, ``a`` swaps them).
+        """
         n = len(self.gp.session.live.retrievers)
         if n < 2:
-            return 0
+            return index, other
         nxt = (index + 1) % n
-        return (nxt + 1) % n if nxt == other % n else nxt
+        return nxt, (index % n if nxt == other % n else other)
 
     def action_next_a(self) -> None:
-        """Next retriever as A (skipping B)."""
-        self.a = self._next_other(self.a, self.b)
+        """Next retriever as A (B takes A's when A lands on it)."""
+        a, b = self._cycled(self.a, self.b)
+        self.set_reactive(ReviewScreen.b, b)  # one refresh, for the new pair: watch_a's
+        self.a = a
 
     def action_next_b(self) -> None:
-        """Next retriever as B (skipping A)."""
-        self.b = self._next_other(self.b, self.a)
+        """Next retriever as B (A takes B's when B lands on it)."""
+        b, a = self._cycled(self.b, self.a)
+        self.set_reactive(ReviewScreen.a, a)
+        self.b = b
 
     def current_panel(self) -> AnalysisPanel | None:
         """The analysis panel on screen (None on the scores panel)."""
@@ -281,11 +413,12 @@ rank-1 document that beat it.
         a, b = self._names()
         panel = self.current_panel()
         title = "scores per question" if panel is None else panel.TITLE
+        tags = " vs ".join(dict.fromkeys(self._tags() or ("no tags",)))
         self.query_one("#panel-title", Static).update(
             Text.assemble(
                 ("panel: ", "dim"),
-                (visible(title.format(a=a or "-", b=b or "-")), "bold"),
-                ("   p next · a/b retrievers", "dim"),
+                (visible(title.format(a=a or "-", b=b or "-", tags=tags)), "bold"),
+                (f"   p next · {AnalysisPanel.HINT if panel is None else panel.HINT}", "dim"),
             )
         )
         if panel is None or not a:
@@ -306,23 +439,19 @@ rank-1 document that beat it.
 
     def _group_means(
         self, high: list[str], low: list[str]
-    ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]]:
-        """Live means on easy / hard / high-overlap / low-overlap questions."""
+    ) -> tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]]:
+        """Live means on the two tags compared and on high / low title overlap questions."""
         live = self.gp.session.live
-        groups = {
-            "easy": live.means("easy"),
-            "hard": live.means("hard"),
-            "hi-ov": live.means_for(high),
-            "lo-ov": live.means_for(low),
-        }
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
-        counts = {
-            "easy": live.counts("easy")["scored"],
-            "hard": live.counts("hard")["scored"],
-            "hi-ov": len(scored & set(high)),
-            "lo-ov": len(scored & set(low)),
-        }
-        return groups, list(live.retrievers), counts
+        groups = [
+            (tag, live.means(tag), live.counts(tag)["scored"])
+            for tag in dict.fromkeys(self._tags() or ())
+        ]
+        groups += [
+            ("hi-ov", live.means_for(high), len(scored & set(high))),
+            ("lo-ov", live.means_for(low), len(scored & set(low))),
+        ]
+        return groups, list(live.retrievers)
 
     def refresh_scores(self) -> None:
         """Redraw the metrics table, counts and grid from the live scores."""
@@ -351,6 +480,7 @@ rank-1 document that beat it.
                 (str(counts["unlabeled"]), "bold"),
                 " unlabeled",
                 since_text(baseline.name if baseline else None, n_snapshots),
+                holes_text(means, counts["scored"]),
             )
         )
         from engine.scoring import LATENCY_HEADERS
@@ -359,12 +489,19 @@ rank-1 document that beat it.
         grid = scores_grid(
             {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
         )
+        verdicts = self._judge_changes(baseline)
         for r, row in zip(live.retrievers, grid.rows, strict=True):
             for j, m in enumerate(REVIEW_METRICS, start=1):
                 diff = changes.get(r, {}).get(m)
                 if diff is not None:  # the change since the snapshot, beside the value
-                    row[j] = metric_cell(means[r][m], diff, str(row[j].style))
-        fill(self.query_one("#metrics", DataTable), grid.headers(), grid.rows, live.retrievers)
+                    verdict = verdicts.get((r, m))
+                    row[j] = metric_cell(means[r][m], diff, str(row[j].style), verdict)
+        metrics = self.query_one("#metrics", DataTable)
+        self._fitted_width = self.size.width or self.app.size.width
+        labels, metrics.cell_padding, metrics.header_height = fitted(
+            grid.headers(), grid.rows, self._fitted_width, METRICS_PADDING
+        )
+        fill(metrics, labels, grid.rows, live.retrievers)
         self._refresh_grid(baseline)
         if self.panel != "scores":
             self.refresh_panel()
@@ -393,6 +530,38 @@ rank-1 document that beat it.
             now = now_over[since.compared][r]
             out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
         return out
+
+    def _judge_changes(self, baseline: Baseline | None) -> Verdicts:
+        """The verdicts known for the changes since ``baseline``; start them when new."""
+        if baseline is None:
+            return {}
+        key = (self._token(), baseline.name, self.tag)
+        if key != self._verdicts_key:
+            self._verdicts_key, self._verdicts = key, None
+            live = self.gp.session.live
+            now: ChangesNow = {}
+            for r in live.retrievers:
+                values = {m: live.values(r, m, self.tag) for m in REVIEW_METRICS}
+                ids = next(iter(values.values()))[0]
+                now[r] = (ids, {m: v for m, (_, v) in values.items()})
+            self._judge(key, baseline.data, now)
+        return self._verdicts or {}
+
+    @work(thread=True, exclusive=True, group="since-verdicts", exit_on_error=False)
+    def _judge(self, key: Hashable, data: Mapping[str, Any], now: ChangesNow) -> None:
+        try:
+            verdicts = judge_changes(data, now)
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            notice = f"The verdicts since the snapshot failed: {failure_notice(exc)}"
+            self.app.call_from_thread(self.notify, notice, severity="error", markup=False)
+            return
+        self.post_message(ChangesJudged(key, verdicts))
+
+    @on(ChangesJudged)
+    def _judged(self, message: ChangesJudged) -> None:
+        if message.key == self._verdicts_key:
+            self._verdicts = message.verdicts
+            self.refresh_scores()
 
     def _refresh_grid(self, baseline: Baseline | None = None) -> None:
         live = self.gp.session.live
@@ -425,10 +594,12 @@ rank-1 document that beat it.
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Follow the grid's cursor."""
+        """Follow the grid's cursor (and the failures panel's: its question is current)."""
         if event.data_table.id == "grid":
             self.cursor_moved(event.data_table)
             self._show_detail()
+        elif event.data_table.id == "failures" and event.data_table.has_focus:
+            self.cursor_moved(event.data_table)
 
     def selected_question(self) -> str | None:
         """The question under the grid's cursor."""
@@ -483,6 +654,12 @@ rank-1 document that beat it.
             self.gp.judge(qid, order)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on the grid."""
+        """Enter on the grid, or on a failure: judge that question."""
         event.stop()
+        table = event.data_table
+        if table.id == "failures":
+            qid = cursor_key(table)
+            if qid is not None:
+                self.gp.judge(qid, [str(k.value) for k in table.rows])
+            return
         self.action_judge()

@@ -23,15 +23,17 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from tui.crash import failure_notice
-from tui.literal import literal
+from tui.literal import literal, visible
 from tui.render import (
     Grid,
     comparison_text,
     contributions_grid,
+    doc_cell,
     failures_grid,
     histogram_text,
     sweep_grid,
 )
+from tui.widgets.tables import cut
 from tui.widgets.tables import fill as fill_table
 
 if TYPE_CHECKING:
@@ -42,8 +44,15 @@ if TYPE_CHECKING:
 
 COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
 NO_SCORED = "No scored question yet: label some in the judge screen (l)."
+NO_FAILURE = "Every scored question has its gold at rank 1."
 """What a panel over the scored questions shows when there is none (not means of 0)."""
 HEADERS = {"hit@1": "Hit@1", "mrr": "MRR"}
+TAG_HEADER = 7
+"""The by-tag panel cuts a tag's name to this many cells over its columns (its title and
+note name it whole): eight columns of two tags and the overlap groups fit 80 columns."""
+FAILURE_TITLE_WIDTH = 16
+"""The failures panel's table cuts titles to this many cells (the line under it and the
+CLI show them whole)."""
 
 
 @dataclass(frozen=True)
@@ -78,14 +87,14 @@ class PanelFailed(Message):
     error: str
 
 
-def fill(table: DataTable[object], grid: Grid) -> None:
-    """Replace a DataTable's columns and rows with a grid's.
+def fill(table: DataTable[object], grid: Grid, keys: list[str] | None = None) -> None:
+    """Replace a DataTable's columns and rows with a grid's (``keys``: the rows' keys).
 
     Each column is as wide as its widest cell from the start (:func:`tui.widgets.tables.fill`):
     measured on the table's own idle instead, a frame drawn before it (a busy processor)
     could leave every column drawn as wide as its header.
     """
-    fill_table(table, grid.headers(), grid.rows)
+    fill_table(table, grid.headers(), grid.rows, keys)
 
 
 def _open(path: Path) -> Workspace:
@@ -98,7 +107,10 @@ class AnalysisPanel(Vertical):
     """A panel whose content is a whole-workspace analysis, computed off the UI thread."""
 
     TITLE: ClassVar[str] = ""
-    """The panel's title; ``{a}`` and ``{b}`` are the retrievers."""
+    """The panel's title; ``{a}`` and ``{b}`` are the retrievers, ``{tags}`` the by-tag
+    panel's two tags."""
+    HINT: ClassVar[str] = "a/b retrievers"
+    """The keys that change what the panel shows, after its title."""
 
     def __init__(self, *, id: str) -> None:  # noqa: A002 - Textual's own keyword
         """A panel with this DOM id."""
@@ -237,17 +249,37 @@ class ComparePanel(AnalysisPanel):
         if results and results[0].n == 0:  # means, intervals and p-values of no question
             body.update(Text(NO_SCORED, style="dim"))
             return
+        from engine.compare import DEFAULT_SAMPLES  # loaded by the worker already
+
         a, b = list(wins)
-        text = comparison_text(a, b, results, wins)
+        text = comparison_text(a, b, results, wins, samples=DEFAULT_SAMPLES, seed=0)
         text.append("\n\npower (MRR, 80%, two-sided 5%): ", style="bold")
         text.append(power)
         body.update(text)
 
 
-class TagsPanel(AnalysisPanel):
-    """Scores on easy vs hard questions and on high vs low title overlap, side by side."""
+def tag_pair(tags: list[str], first: str | None, second: str | None) -> tuple[str, str] | None:
+    """The two tags the by-tag panel compares (None: the workspace has no tag).
 
-    TITLE = "by tag and overlap"
+    Those chosen, else ``easy`` and ``hard`` when the workspace has both, else its first
+    two (one tag: it alone).
+    """
+    if not tags:
+        return None
+    if first in tags and second in tags:
+        return first, second
+    default = ("easy", "hard") if {"easy", "hard"} <= set(tags) else (tags[0], tags[1 % len(tags)])
+    return (
+        first if first in tags else default[0],
+        second if second in tags else default[1],
+    )
+
+
+class TagsPanel(AnalysisPanel):
+    """Scores on two tags of the workspace and on high vs low title overlap, side by side."""
+
+    TITLE = "by tag {tags}, and title overlap"
+    HINT = "1/2 tags"
 
     @dataclass
     class Ready(PanelReady):
@@ -256,9 +288,11 @@ class TagsPanel(AnalysisPanel):
         result: list[QuestionOverlap]
 
     def __init__(self, *, id: str, means: MeansSource) -> None:  # noqa: A002
-        """``means`` gives the live means per retriever for a tag or a question list."""
+        """``means`` gives the live means per retriever of each group (two tags, overlap)."""
         super().__init__(id=id)
         self.means = means
+        self.overlaps: list[QuestionOverlap] | None = None
+        """The overlaps last drawn (the tags chosen redraw from them, computing nothing)."""
 
     def key(self, request: PanelRequest) -> Hashable:
         """Every retriever is shown; A, B and the tag do not matter."""
@@ -266,7 +300,12 @@ class TagsPanel(AnalysisPanel):
 
     def compose(self) -> ComposeResult:
         """Table and note."""
-        yield DataTable(id="tags-table", cursor_type="none", show_cursor=False)
+        yield DataTable(
+            id="tags-table",
+            cursor_type="none",
+            show_cursor=False,
+            header_height=2,  # the group (a tag may be long) above the metric
+        )
         yield Static(id="tags-note")
 
     def analyse(self, request: PanelRequest) -> object:
@@ -283,33 +322,51 @@ class TagsPanel(AnalysisPanel):
         """Typed."""
         return self.Ready(key, result)  # type: ignore[arg-type]
 
+    def redraw(self) -> None:
+        """Draw again for other tags (the overlaps are the same)."""
+        if self.overlaps is not None:
+            self.draw(self.overlaps)
+
     def draw(self, result: object) -> None:
-        """Hit@1 and MRR per group."""
-        overlaps = cast("list[QuestionOverlap]", result)
-        high = [o.question_id for o in overlaps if o.high]
-        low = [o.question_id for o in overlaps if not o.high]
-        groups, retrievers, counts = self.means(high, low)
+        """Hit@1 and MRR per group; ``-`` where the group has no scored question."""
+        self.overlaps = cast("list[QuestionOverlap]", result)
+        high = [o.question_id for o in self.overlaps if o.high]
+        low = [o.question_id for o in self.overlaps if not o.high]
+        groups, retrievers = self.means(high, low)
         labels: list[str | Text] = ["retriever"]
-        for g in groups:
+        for name, _, _ in groups:
             for m in ("hit@1", "mrr"):
-                labels.append(Text(f"{g} {HEADERS[m]}", justify="right"))
+                head = cut(name, TAG_HEADER)  # whole in the panel's title and the note
+                head.append(f"\n{HEADERS[m]}")
+                head.justify = "right"
+                labels.append(head)
         rows = []
         for r in retrievers:
             cells: list[str | Text] = [literal(r)]
-            for means in groups.values():
+            for _, means, scored in groups:
                 for m in ("hit@1", "mrr"):
-                    cells.append(Text(f"{means[r][m]:.3f}", justify="right"))
+                    shown = f"{means[r][m]:.3f}" if scored else "-"
+                    cells.append(Text(shown, justify="right"))
             rows.append(cells)
         fill_table(self.query_one("#tags-table", DataTable), labels, rows)
-        self.query_one("#tags-note", Static).update(
-            Text(
-                f"scored questions: easy {counts['easy']}, hard {counts['hard']}, high title "
-                f"overlap (hi-ov, 60% or more) {counts['hi-ov']}, low (lo-ov) "
-                f"{counts['lo-ov']}. An easy test hides differences: read the columns, not "
-                "only the totals.",
-                style="dim",
+        note = Text("scored questions: ", style="dim")
+        for i, (name, _, scored) in enumerate(groups):
+            note.append(", " if i else "")
+            note.append_text(literal(name))
+            note.append(f" {scored}")
+        if len(groups) == 2:
+            note.append(
+                ". No question has a tag yet: tag questions on Write (easy, hard, paraphrase, "
+                "...) to compare them here"
             )
+        from engine.overlap import EASY_THRESHOLD  # loaded by analyse, in the worker
+
+        note.append(
+            f". hi-ov: {EASY_THRESHOLD:.0%} or more of the question's words in one title; "
+            "lo-ov: less. An easy test hides differences: read the columns, not only the "
+            "totals."
         )
+        self.query_one("#tags-note", Static).update(note)
 
 
 class FailuresPanel(AnalysisPanel):
@@ -319,32 +376,38 @@ class FailuresPanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """A's failures and the titles of the documents that beat the gold."""
+        """A's failures (with both titles) and how many questions are scored."""
 
-        result: tuple[list[Failure], dict[str, str]]
+        result: tuple[list[Failure], int]
+
+    def __init__(self, *, id: str) -> None:  # noqa: A002 - Textual's own keyword
+        """A panel with this DOM id."""
+        super().__init__(id=id)
+        self.failures: list[Failure] = []
+        """The failures drawn (the line under the table shows the selected one's)."""
+        self.scored = 0
+        """How many questions they are of."""
 
     def key(self, request: PanelRequest) -> Hashable:
         """B does not matter."""
         return (request.token, request.a, request.tag)
 
     def compose(self) -> ComposeResult:
-        """One table."""
+        """The table, and the selected failure's documents with their whole titles."""
         yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
+        yield Static(id="failure-detail")
 
     def analyse(self, request: PanelRequest) -> object:
-        """Failures of A (ranks every scored question's cached ranking)."""
+        """Failures of A (reads every scored question's cached ranking)."""
         from engine.analysis import failures
+        from engine.scoring import scored_set
 
         ws = _open(request.path)
         try:
-            rows = failures(ws, request.a, tag=request.tag)
-            titles = {}
-            for f in rows:
-                doc = ws.doc(f.top_doc) if f.top_doc else None
-                titles[f.top_doc or ""] = doc.title if doc else ""
+            scored = len(scored_set(ws, [request.a], request.tag).question_ids)
+            return failures(ws, request.a, tag=request.tag), scored
         finally:
             ws.close()
-        return rows, titles
 
     def ready(self, key: Hashable, result: object) -> PanelReady:
         """Typed."""
@@ -352,8 +415,29 @@ class FailuresPanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The failures table (titles cut to one line)."""
-        rows, titles = cast("tuple[list[Failure], dict[str, str]]", result)
-        fill(self.query_one("#failures", DataTable), failures_grid(rows, titles, 40))
+        self.failures, self.scored = cast("tuple[list[Failure], int]", result)
+        table = self.query_one("#failures", DataTable)
+        keys = [f.question_id for f in self.failures]
+        fill(table, failures_grid(self.failures, FAILURE_TITLE_WIDTH), keys)
+        self._detail(table.cursor_row)
+
+    @on(DataTable.RowHighlighted, "#failures")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail(event.cursor_row)
+
+    def _detail(self, row: int) -> None:
+        """The failure on ``row``: the gold and the winner with their whole titles."""
+        detail = self.query_one("#failure-detail", Static)
+        if not 0 <= row < len(self.failures):
+            detail.update(Text(NO_FAILURE if self.scored else NO_SCORED, style="dim"))
+            return
+        f = self.failures[row]
+        out = Text.assemble((visible(f.question_id), "bold"), ("  gold: ", "dim"))
+        out.append_text(doc_cell(f.gold_doc, f.gold_title))
+        out.append(f" (rank {f.gold_rank or '-'})  ", style="dim")
+        out.append("rank 1: ", style="dim")
+        out.append_text(doc_cell(f.top_doc, f.top_title))
+        detail.update(out)
 
 
 class NoAnswerPanel(AnalysisPanel):
@@ -530,6 +614,7 @@ if TYPE_CHECKING:
     """(a, b, metric, tag) -> question ids and A's and B's per-question values."""
     MeansSource = Callable[
         [list[str], list[str]],
-        tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, int]],
+        tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]],
     ]
-    """(high-overlap ids, low-overlap ids) -> group means, retrievers, scored counts."""
+    """(high-overlap ids, low-overlap ids) -> each group's name, means per retriever and
+    scored questions (the two tags compared, then hi-ov and lo-ov), and the retrievers."""

@@ -8,17 +8,22 @@ and now, the engine's rule) and its numbers then, and decorates its own cells wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.message import Message
 
 from engine.ranks import is_worse
 from engine.workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:  # numpy loads when the screen first compares, not at start
     from engine.metrics import FloatArray
+    from engine.verdict import Verdict
+
+Verdicts = dict[tuple[str, str], "Verdict"]
+"""(retriever, metric) -> whether its change since the snapshot is real."""
 
 WORSE = "on #5f1f1f"
 BETTER = "on #1f4f2f"
@@ -95,6 +100,41 @@ class Since:
     then: dict[str, float]
 
 
+def judge_changes(
+    data: Mapping[str, Any], now: Mapping[str, tuple[Sequence[str], Mapping[str, FloatArray]]]
+) -> Verdicts:
+    """The verdict of each retriever's and metric's change since the snapshot ``data``.
+
+    ``now``: per retriever, the scored question ids and each metric's values in their
+    order. The verdicts are ``score --against``'s: the same questions compared
+    (:func:`engine.score_snapshots.paired_questions`, in id order as there), resamples
+    and rule (:func:`engine.score_snapshots.metric_changes`). Slow on many questions: a
+    worker's job.
+    """
+    from engine.score_snapshots import metric_changes, paired_matrices, paired_questions
+
+    out: Verdicts = {}
+    for r, (ids, values) in now.items():
+        body = data["retrievers"].get(r)
+        metrics = [m for m in values if m in data["metrics"]]
+        if body is None or not metrics:
+            continue
+        pairs = paired_questions(data, r, sorted(ids))
+        row = {q: i for i, q in enumerate(ids)}
+        now_vals, then_vals = paired_matrices(body["questions"], pairs, row, values, metrics)
+        changes = metric_changes(metrics, now_vals, then_vals)
+        out.update({(r, m): c.verdict for m, c in changes.items()})
+    return out
+
+
+@dataclass
+class ChangesJudged(Message):
+    """The verdicts of the changes since a snapshot, for the request ``key``."""
+
+    key: Hashable
+    verdicts: Verdicts
+
+
 def snapshot_choices(ws: Workspace) -> list[str]:
     """Names of the stored snapshots, newest first (the first is the default)."""
     return [name for name, _ in reversed(ws.snapshots())]
@@ -106,15 +146,23 @@ def delta_text(diff: float) -> str:
     return " " + (text if len(text) <= 5 else f"{diff:+.2f}")
 
 
-def metric_cell(value: float, diff: float | None, style: str = "") -> Text:
-    """A metric value, with its change since the snapshot (over the questions compared)."""
-    cell = Text(f"{value:.3f}", style=style, justify="right")
+def metric_cell(
+    value: float, diff: float | None, style: str = "", verdict: Verdict | None = None
+) -> Text:
+    """A metric value, with its change since the snapshot (over the questions compared).
+
+    The change is green or red only when ``verdict`` calls it real; dim otherwise (and
+    while the verdict is not known yet).
+    """
     if diff is None:
-        return cell
+        return Text(f"{value:.3f}", style=style, justify="right")
+    cell = Text(justify="right")
+    cell.append(f"{value:.3f}", style=style)  # the best value's style, not its change's
     if abs(diff) < EPS:
         cell.append("     ", style="dim")
     else:
-        cell.append(delta_text(diff), style="green" if diff > 0 else "red")
+        real = verdict is not None and verdict.real
+        cell.append(delta_text(diff), style=("green" if diff > 0 else "red") if real else "dim")
     return cell
 
 

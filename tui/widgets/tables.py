@@ -54,6 +54,49 @@ def room(total: int, widths: Sequence[int], least: int) -> int:
     return max(least, total - used)
 
 
+def fitted(
+    labels: Sequence[Cell], rows: Sequence[Sequence[Cell]], room: int, padding: int
+) -> tuple[list[Cell], int, int]:
+    """Headers, cell padding and header height that fit a table in ``room`` cells.
+
+    The table as it is when it fits (``padding`` on each side of each cell); else with one
+    cell of padding; else also with each header wider than its cells split in two lines
+    at its last space or ``@`` (``ms p95`` over ``ms`` / ``p95``, ``nDCG@10`` over
+    ``nDCG`` / ``@10``), which leaves a column as wide as its numbers. What still does
+    not fit scrolls sideways.
+    """
+    cells = [
+        max((width(row[i]) for row in rows if i < len(row)), default=0) for i in range(len(labels))
+    ]
+
+    def needed(heads: Sequence[Cell], pad: int) -> int:
+        return sum(max(width(h), c) + 2 * pad for h, c in zip(heads, cells, strict=True))
+
+    for pad in dict.fromkeys((padding, 1)):
+        if needed(labels, pad) <= room:
+            return list(labels), pad, 1
+    split = [two_lines(h) if width(h) > c else h for h, c in zip(labels, cells, strict=True)]
+    return split, 1, 2 if split != list(labels) else 1
+
+
+def two_lines(label: Cell) -> Cell:
+    """A header on two lines at its last space or ``@`` (as it is when it has neither).
+
+    ``title ov.`` over ``title`` / ``ov.``: a column of short numbers needs no wider one.
+    """
+    text = label if isinstance(label, Text) else Text(label)
+    plain = text.plain
+    at = max(plain.rfind(" "), plain.rfind("@"))
+    if at <= 0:
+        return label
+    cut = at + 1 if plain[at] == " " else at
+    out = Text(justify=text.justify)
+    out.append_text(text[:at].copy())
+    out.append("\n")
+    out.append_text(text[cut:].copy())
+    return out
+
+
 def width(cell: object) -> int:
     """The widest line of a cell, in terminal cells."""
     if isinstance(cell, Text):

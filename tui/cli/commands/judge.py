@@ -27,6 +27,7 @@ from tui.literal import command_shown, literal
 if TYPE_CHECKING:
     from engine.calibration import Calibration
     from engine.judge import JudgeReport
+    from engine.judge_report import ReportCard
     from engine.workspace import Workspace
 
 
@@ -34,6 +35,17 @@ def cmd_judge(args: argparse.Namespace) -> None:
     """Grade the candidates with a model, remove a judge, or list them."""
     from engine.judge import remove_judge
 
+    if args.report:
+        clash = [
+            f for f in ("model", "command", "remove", "list", "thresholds") if getattr(args, f)
+        ]
+        if clash:
+            raise UsageError(f"--report reads a stored judge: give no --{clash[0]}")
+        _report(args)
+        return
+    card_only = [f for f in ("keep", "repeats", "samples", "consistency") if getattr(args, f)]
+    if card_only:
+        raise UsageError(f"--{card_only[0]} goes with --report")
     if args.list:
         with open_workspace(args.workspace, readonly=True) as ws:
             _list(ws, args.json)
@@ -266,3 +278,82 @@ def _maybe(x: object) -> str:
     if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x):
         return f"{x:.3f}"
     return "-"
+
+
+def _report(args: argparse.Namespace) -> None:
+    """``judge --report``: the stored judge's report card (reads only; may ask a command)."""
+    from engine.judge_report import report_card
+
+    kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.keep is not None:
+        kwargs["keep"] = [float(x) / 100 for x in args.keep.split(",") if x.strip()]
+    for flag, name in (
+        ("repeats", "repeats"),
+        ("samples", "samples"),
+        ("consistency", "consistency_pairs"),
+        ("timeout", "timeout"),
+    ):
+        if getattr(args, flag) is not None:
+            kwargs[name] = getattr(args, flag)
+    with open_workspace(args.workspace, readonly=True) as ws:
+        card = report_card(ws, args.annotator, **kwargs)
+    if args.json:
+        print_json(card.to_json())
+        return
+    _print_card(card)
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _print_card(card: ReportCard) -> None:
+    j = card.judge
+    what = command_shown(j.model) if j.kind == "command" else j.model
+    out.print(literal(f"report card of {j.annotator} ({j.kind}, {what})", style="bold"))
+    k = card.kappa
+    grades = (
+        "its held-out grades (each question graded by thresholds fitted on the other folds)"
+        if k.held_out
+        else "its grades as stored"
+    )
+    ci = "" if k.ci95 is None else f", 95% interval {k.ci95[0]:.3f} to {k.ci95[1]:.3f}"
+    out.print(
+        literal(
+            f"agreement with people on relevant or not: kappa {_num(k.kappa)}{ci} "
+            f"({k.samples:,} resamples of the {k.questions:,} questions, seed {k.seed}), on "
+            f"{k.items:,} grades people gave to pairs it graded, against {grades}. Base rates: "
+            f"people call {_share(k.people_relevant)} of these pairs relevant, the judge "
+            f"{_share(k.judge_relevant)}"
+        )
+    )
+    c = card.consistency
+    if c.asked:
+        out.print(
+            literal(
+                f"asked twice: the same grade for {_share(c.same)} of {c.pairs:,} pairs, "
+                f"kappa {_num(c.kappa)} between the runs ({c.how})"
+            )
+        )
+    else:
+        out.print(literal(f"self-consistency: {c.reason}", style="dim"))
+    for r in card.rankings:
+        table = Table(
+            title=literal(
+                f"the {len(r.people)} retrievers ranked by {r.metric} on {card.scored:,} scored "
+                "questions: Kendall tau against people's judgments, the judge grading the rest"
+            ),
+            title_justify="left",
+        )
+        for col in ("people's judgments kept", "draws", "tau (mean)", "least", "most"):
+            table.add_column(col, justify="right")
+        for kept in r.kept:
+            avg, lo, hi = kept.summary()
+            table.add_row(f"{kept.share:.0%}", str(len(kept.taus)), _num(avg), _num(lo), _num(hi))
+        out.print(table)
+    for w in card.warnings:
+        err.print(literal(f"warning: {w}", style="yellow"))

@@ -30,7 +30,7 @@ from tui.cli.commands.common import (
 )
 from tui.literal import literal
 from tui.render import (
-    comparison_facts,
+    comparison_text,
     failures_grid,
     overlap_grid,
     scores_grid,
@@ -39,6 +39,7 @@ from tui.render import (
 )
 
 if TYPE_CHECKING:
+    from engine.holes import HoleWarning
     from engine.scoring import Scoreboard
 
 
@@ -58,10 +59,14 @@ def score_table(
         + (f"{c['recheck']} need re-check (text changed) · " if c.get("recheck") else "")
         + f"{c['unlabeled']} unlabeled"
     )
+    from engine.scoring import HOLE_METRICS, LATENCY_HEADERS
+
     shown = [
-        n for n in names if n in asked or not n.startswith("recall@") or int(n.split("@")[1]) >= 5
+        n
+        for n in names
+        if n in asked
+        or not (n in HOLE_METRICS or n.startswith("recall@") and int(n.split("@")[1]) < 5)
     ]
-    from engine.scoring import LATENCY_HEADERS
 
     grid = scores_grid(
         {name: rs.means for name, rs in board.retrievers.items()},
@@ -74,6 +79,34 @@ def score_table(
     return table
 
 
+def holes_table(board: Scoreboard, names: Sequence[str], asked: Sequence[str] = ()) -> Table | None:
+    """How much of each retriever's scores rests on judgments: Judged@10, bpref, judged:.
+
+    The default hole metrics that :func:`score_table` leaves out (None when none is left).
+    """
+    from engine.scoring import HOLE_K, HOLE_METRICS
+
+    shown = [n for n in names if n in HOLE_METRICS and n not in asked]
+    if not shown or not board.retrievers:
+        return None
+    grid = scores_grid({name: rs.means for name, rs in board.retrievers.items()}, shown, {}, ())
+    table = grid.rich_table(
+        "incomplete judgments",
+        f"Judged@{HOLE_K}: the share of the top {HOLE_K} a person judged; bpref and "
+        "judged: metrics leave unjudged documents out, the others count them as not relevant",
+    )
+    table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
+    return table
+
+
+def say_warnings(warnings: Sequence[HoleWarning]) -> None:
+    """The gate's warnings about holes, in one line on stderr."""
+    from engine.holes import warnings_text
+
+    if warnings:
+        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score every retriever; optionally gate on floors (or diff with a snapshot)."""
     if getattr(args, "against", None):
@@ -84,6 +117,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
     from engine.gate import floor_verdict
+    from engine.holes import hole_warnings
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -109,6 +143,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         board = score_workspace(
             ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
         )
+        warnings = hole_warnings(board, min_judged=args.min_judged)
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
         if floors or args.junit_xml or args.markdown:
             verdict = floor_verdict(
@@ -118,6 +153,7 @@ def cmd_score(args: argparse.Namespace) -> None:
                 rankings=rankings,
                 tag=args.tag,
                 workspace=args.workspace,
+                min_judged=args.min_judged,
             )
         if verdict is not None and (args.junit_xml or args.markdown):
             from engine.ci_reports import junit_xml, markdown_scores, question_cases
@@ -135,11 +171,17 @@ def cmd_score(args: argparse.Namespace) -> None:
             )
     if args.json:
         gated = {"gate": verdict.to_json()} if verdict is not None and floors else {}
-        print_json({**board.to_json(), "rankings": how, **gated})
+        unjudged = {"warnings": [w.to_json() for w in warnings]}
+        print_json({**board.to_json(), "rankings": how, **gated, **unjudged})
     elif args.markdown != "-":
         out.print(score_table(board, names, args.tag, asked))
+        holes = holes_table(board, names, asked)
+        if holes is not None:
+            out.print(holes)
     if not args.json:
         gate.say_how(rankings, board.retrievers)
+        if not (floors and verdict is not None):  # else the verdict says it (gate.present)
+            say_warnings(warnings)
     if not args.json and not board.question_ids and not floors:
         todo = (
             "rank them (goldpan pool)"
@@ -186,56 +228,71 @@ def _metrics(raw: Sequence[str]) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
-    """Paired comparison of two retrievers."""
+    """Paired comparison of two retrievers on one metric or several, each with its verdict."""
     from engine.analysis import compare_retrievers
-    from engine.metrics import parse_metric
+    from engine.holes import HOLE_METRIC, hole_warnings
+    from engine.metrics import DEFAULT_METRIC
     from engine.retrieve import DEFAULT_DEPTH
+    from engine.scoring import score_workspace
+    from engine.verdict import check_level
 
-    if args.samples < 1:
-        raise UsageError("--samples must be at least 1")
-    parse_metric(args.metric)  # a bad metric fails before anything is pooled
+    # a bad metric or level fails before anything is pooled
+    asked = args.metric or [DEFAULT_METRIC]
+    metrics = _metrics([m.strip() for raw in asked for m in raw.split(",") if m.strip()])
+    if not metrics:
+        raise UsageError("--metric: name at least one metric, e.g. --metric mrr,hit@1")
+    check_level(args.level, args.samples)
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, [args.a, args.b], "compare")
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "compare")
         pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
-        result = compare_retrievers(
-            ws, args.a, args.b, args.metric, samples=args.samples, seed=args.seed, tag=args.tag
+        results = compare_retrievers(
+            ws,
+            args.a,
+            args.b,
+            metrics,
+            level=args.level,
+            samples=args.samples,
+            seed=args.seed,
+            tag=args.tag,
         )
+        holes = score_workspace(
+            ws, metrics=[HOLE_METRIC], retrievers=[args.a, args.b], tag=args.tag
+        )
+    warnings = hole_warnings(holes, min_judged=args.min_judged)
+    judged = {name: rs.means[HOLE_METRIC] for name, rs in holes.retrievers.items()}
     if args.json:
-        print_json(result.to_json())
+        shown = [
+            {**r.to_json(), HOLE_METRIC: judged, "warnings": [w.to_json() for w in warnings]}
+            for r in results
+        ]
+        print_json(shown[0] if len(shown) == 1 else shown)
         return
-    lo, hi = result.ci95
-    table = comparison_facts(args.a, args.b, result).rich_table(
+    if args.tag:
+        out.print(literal(f"questions with tag {args.tag}", style="dim"))
+    out.print(comparison_text(args.a, args.b, results, samples=args.samples, seed=args.seed))
+    out.print(
         literal(
-            f"{args.a} vs {args.b} on {result.metric}" + (f" (tag {args.tag})" if args.tag else "")
+            f"{HOLE_METRIC.capitalize()}: "
+            + ", ".join(f"{name} {share:.3f}" for name, share in judged.items())
         )
     )
-    table.show_header = False
-    out.print(table)
-    verdict = (
-        "the interval excludes 0"
-        if lo > 0 or hi < 0
-        else "the interval includes 0: no reliable difference on these questions"
-    )
-    out.print(Text(f"{verdict} ({args.samples} resamples, seed {args.seed})"))
+    say_warnings(warnings)
 
 
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
-    from engine.analysis import failures
+    from engine.analysis import analysed_retriever, failures
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "failures")
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        rows = failures(ws, args.retriever, tag=args.tag)
-        titles: dict[str | None, str] = {}
-        for f in rows:
-            doc = ws.doc(f.top_doc) if f.top_doc else None
-            titles[f.top_doc] = doc.title if doc else ""
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        rows = failures(ws, name, tag=args.tag)
     if args.json:
         print_json(
             [
@@ -245,50 +302,49 @@ def cmd_failures(args: argparse.Namespace) -> None:
                     "gold_rank": f.gold_rank,
                     "top_doc": f.top_doc,
                     "relation": f.relation,
+                    "relation_detail": f.detail,
+                    "series": f.series,
+                    "gold_doc": f.gold_doc,
+                    "gold_title": f.gold_title,
+                    "top_title": f.top_title,
                 }
                 for f in rows
             ]
         )
         return
-    grid = failures_grid(rows, {d or "": t for d, t in titles.items()})
-    out.print(grid.rich_table(literal(f"{args.retriever}: gold not at rank 1 ({len(rows)})")))
+    grid = failures_grid(rows)
+    out.print(grid.rich_table(literal(f"{name}: gold not at rank 1 ({len(rows)})")))
 
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
-    from engine.analysis import noanswer_calibration
+    from engine.analysis import analysed_retriever, noanswer_calibration
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, args.retriever)
-        pool_stale(ws, [args.retriever], DEFAULT_DEPTH, quiet=args.json)
-        cal = noanswer_calibration(ws, args.retriever)
+        name = analysed_retriever(ws, args.retriever)
+        pool_stale(ws, [name], DEFAULT_DEPTH, quiet=args.json)
+        cal = noanswer_calibration(ws, name)
     if args.json:
         print_json(cal.to_json())
         return
     out.print(
         literal(
-            f"{args.retriever}: {len(cal.answerable)} answerable, "
-            f"{len(cal.no_answer)} no-answer questions"
+            f"{name}: {len(cal.answerable)} answerable, {len(cal.no_answer)} no-answer questions"
         )
     )
-    if cal.best is None:
-        out.print(Text("needs both answerable and no-answer questions to calibrate"))
-        return
-    out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
-    out.print(
-        Text(
-            f"best threshold {cal.best.threshold:.4f} "
-            f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
-        )
-    )
-    if not cal.usable:
+    if cal.best is not None:
+        out.print(threshold_grid(cal).rich_table("reject when the top-1 score is below"))
         out.print(
             Text(
-                "warning: the two distributions overlap so much that no threshold separates them",
-                style="bold yellow",
+                f"best threshold {cal.best.threshold:.4f} "
+                f"(balanced accuracy {cal.best.balanced_accuracy:.3f})"
             )
         )
+    warning = cal.warning()
+    if warning is not None:
+        out.print(Text(f"warning: {warning}", style="bold yellow"))
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
@@ -385,8 +441,8 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{result.single} ({result.single_value:.3f}), the better single retriever"
         ),
     )
-    for col in ("setting", metric, f"vs {result.single}", "95% CI"):
-        table.add_column(literal(col), justify="left" if col == "setting" else "right")
+    for col in ("setting", metric, f"vs {result.single}", "95% CI", "verdict"):
+        table.add_column(literal(col), justify="left" if col in ("setting", "verdict") else "right")
     for i, st in enumerate(result.settings):
         lo, hi = st.ci95
         table.add_row(
@@ -394,18 +450,24 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
             f"{st.value:.3f}",
             f"{st.diff:+.3f}",
             f"{lo:+.3f} to {hi:+.3f}",
+            st.verdict.short(),
             style="bold" if i == result.best else None,
         )
     out.print(table)
     c = result.held_out_vs_single
     lo, hi = c.ci95
+    tuned = (
+        "no tuned setting (too few questions)"
+        if result.tuned is None
+        else f"tuned (* best on all {result.n} questions): {result.tuned:.3f}"
+    )
     out.print(
         Text(
-            f"tuned (* best on all {result.n} questions): {result.tuned:.3f}; held out "
-            f"({result.folds} folds, seed {result.seed}, each scored by the setting picked "
-            f"on the others): {result.held_out:.3f} vs {result.held_out_single:.3f} for the "
-            f"single retriever picked the same way ({c.diff:+.3f}, 95% CI {lo:+.3f} to "
-            f"{hi:+.3f}); folds picked {', '.join(result.picks)}"
+            f"{tuned}; held out ({result.folds} folds, seed {result.seed}, each scored by the "
+            f"setting picked on the others): {result.held_out:.3f} vs "
+            f"{result.held_out_single:.3f} for the single retriever picked the same way "
+            f"({c.diff:+.3f}, 95% CI {lo:+.3f} to {hi:+.3f}, {c.verdict.short()}); folds "
+            f"picked {', '.join(result.picks)}"
         )
     )
     for w in result.warnings:
@@ -426,4 +488,12 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    out.print(overlap_grid(rows).rich_table("question overlap (share of the question's words)"))
+    from engine.overlap import EASY_THRESHOLD
+
+    out.print(
+        overlap_grid(rows).rich_table(
+            "question overlap (share of the question's words)",
+            f"likely easy: {EASY_THRESHOLD:.0%} or more of the question's words are in one "
+            "title (whole words or Hangul bigrams)",
+        )
+    )

@@ -21,6 +21,7 @@ from engine.score_snapshots import (
     resolve_snapshot,
     save_snapshot,
 )
+from engine.verdict import rule
 from tui.cli.commands.common import (
     UsageError,
     check_retrievers,
@@ -163,6 +164,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
     tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
     from engine.gate import regression_verdict
     from tui.cli.commands import gate
+    from tui.cli.commands.scores import say_warnings
 
     given = gate.parse_given(args)
     gate.check_report_paths(args, Path(args.workspace))
@@ -178,6 +180,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
             tag=args.tag,
             samples=args.samples,
             given=rankings.given,
+            min_judged=args.min_judged,
         )
         verdict = regression_verdict(
             diff,
@@ -212,6 +215,8 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         _print_diff(diff)
     if not args.json:
         gate.say_how(rankings, diff.scored_now)
+        if not args.fail_on_regression:  # else the verdict's warnings say it (gate.present)
+            say_warnings(diff.warnings)
     if args.fail_on_regression:
         gate.present(verdict)
 
@@ -240,19 +245,25 @@ def _print_diff(diff: SnapshotDiff) -> None:
             out.print(literal(title + ": nothing to compare"))
             _say_not_compared(r, d)
             continue
-        table = Table(title=literal(title), title_justify="left")
-        for col in ("metric", "then", "now", "diff", "95% interval"):
-            table.add_column(col, justify="left" if col == "metric" else "right")
+        table = Table(
+            title=literal(title),
+            title_justify="left",
+            caption=f"verdict: {rule()}",
+            caption_justify="left",
+        )
+        for col in ("metric", "then", "now", "diff", "95% interval", "p", "verdict"):
+            table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
         for m, c in d.metrics.items():
             lo, hi = c.ci95
-            sure = lo > 0 or hi < 0
-            style = ("bold green" if c.diff > 0 else "bold red") if sure else ""
+            style = ("bold green" if c.diff > 0 else "bold red") if c.verdict.real else ""
             table.add_row(
                 m,
                 f"{c.then:.3f}",
                 f"{c.now:.3f}",
                 Text(f"{c.diff:+.3f}", style=style),
                 f"[{lo:+.3f}, {hi:+.3f}]",
+                f"{c.p_value:.3f}",
+                c.verdict.short(),
             )
         out.print(table)
         for label, rows, style in (
@@ -315,6 +326,7 @@ def cmd_power(args: argparse.Namespace) -> None:
     table.add_row("questions", str(p.n))
     table.add_row("difference (A - B)", f"{p.diff:+.4f}")
     table.add_row("sd of the differences", f"{p.sd:.4f}")
+    table.add_row("questions that differ", f"{p.discordant} (a test needs {p.least_discordant})")
     table.add_row("minimum detectable difference", "-" if p.mde is None else f"{p.mde:.4f}")
     table.add_row(
         "questions needed for the difference", "-" if p.n_needed is None else str(p.n_needed)

@@ -1,4 +1,4 @@
-"""Commands that build and keep a workspace: new, import, pool, retriever, export and info.
+"""Commands that build and keep a workspace: new, import, pool, retriever, export, docs, info.
 
 Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`).
 """
@@ -76,7 +76,12 @@ def cmd_import(args: argparse.Namespace) -> None:
             )
         else:
             report = import_squad(
-                ws, path, args.level, args.annotator, replace_labels=args.replace_labels
+                ws,
+                path,
+                args.level,
+                args.annotator,
+                replace_labels=args.replace_labels,
+                onto=args.onto,
             )
     for warning in report.warnings:
         err.print(literal(f"goldpan: warning: {warning}"))
@@ -229,6 +234,66 @@ def cmd_export(args: argparse.Namespace) -> None:
         retrievers = [args.retriever] if args.retriever else None
         line = export_workspace(ws, args.format, Path(raw), retrievers, force=args.force)
     out.print(literal(line))
+
+
+def cmd_docs(args: argparse.Namespace) -> None:
+    """List the documents, or those that hold a text."""
+    from rich.text import Text
+
+    from tui.literal import highlighted
+    from tui.render import doc_cell
+
+    search = args.search
+    if search is not None and not search.strip():
+        raise UsageError("--search needs some text to look for")
+    with open_workspace(args.workspace) as ws:
+        listing = ws.list_docs(search, args.limit or None)
+    if args.json:
+        print_json(
+            {
+                "search": search,
+                "total": listing.total,
+                "corpus": listing.corpus,
+                "docs": [
+                    {
+                        "id": d.id,
+                        "title": d.title,
+                        "length": d.length,
+                        "found_in": list(d.found_in),
+                        "snippet": d.snippet,
+                    }
+                    for d in listing.docs
+                ],
+            }
+        )
+        return
+    if search is not None and not listing.total:
+        out.print(
+            literal(
+                f"no document holds {search!r} in its id, title or text "
+                f"({listing.corpus:,} documents searched)"
+            )
+        )
+        return
+    table = Table(title_justify="left", caption_justify="left")
+    table.add_column("id", no_wrap=True)
+    table.add_column("title")
+    table.add_column("length", justify="right", no_wrap=True)
+    if search is not None:
+        table.add_column("found in", no_wrap=True)
+        table.add_column("text around it")
+    found = [search] if search is not None else []
+    for d in listing.docs:
+        row = [doc_cell(d.id, ""), highlighted(d.title, found, "bold"), Text(f"{d.length:,}")]
+        if search is not None:
+            row += [Text(", ".join(d.found_in)), highlighted(d.snippet or "", found, "bold")]
+        table.add_row(*row)
+    what = "documents" if search is None else f"documents holding {search!r}"
+    table.title = literal(f"{what}: {listing.total:,}")
+    shown = len(listing.docs)
+    if shown < listing.total:
+        table.caption = f"{shown:,} shown of {listing.total:,}: --limit N shows more (0: all)"
+    out.print(table)
 
 
 _INFO_ROWS = {

@@ -44,6 +44,7 @@ NAMES = (
     "sweep",
     "overlap",
     "export",
+    "docs",
     "info",
     "check",
     "trust",

@@ -29,13 +29,16 @@ def _options(s: argparse.ArgumentParser) -> None:
 COMMAND = CliCommand(
     "export",
     "write TREC qrels/runs, labels, questions, a BEIR or ranx folder",
-    "Formats: trec-qrels (`qid 0 doc grade`: the resolved gold); trec-run (`qid Q0 doc rank "
+    "Formats: trec-qrels (`qid 0 doc grade`: the scored questions' judgments, the resolved "
+    "gold and 0 for every document judged not relevant, as bpref and trec_eval -J read "
+    "them); trec-run (`qid Q0 doc rank "
     "score tag`: cached rankings, tag = retriever); labels or labels-csv (CSV "
     "question_id,doc_id,annotator,grade: every annotator's labels); questions-jsonl "
     '({"id", "text", "tags", "gold": ["doc:grade"], "no_answer"}) or questions-csv '
     "(id,text,tags,gold,no_answer), read back by `import questions`; beir (a folder: "
-    "corpus.jsonl, queries.jsonl, qrels/test.tsv, read back by `import beir`); ranx (a "
-    "folder: qrels.json, {qid: {doc: grade}}, and run-NAME.json, {qid: {doc: score}}, per "
+    "corpus.jsonl, queries.jsonl, qrels/test.tsv with the same judgments, read back by "
+    "`import beir`); ranx (a folder: qrels.json, {qid: {doc: grade}} of the gold, and "
+    "run-NAME.json, {qid: {doc: score}}, per "
     "retriever, for ranx.Qrels.from_file and ranx.Run.from_file; each run holds the qrels' "
     "questions, {} without a ranking, and tied scores are set apart by a few units in the "
     "last place so that ranx ranks them as trec_eval does). CSV cells that a spreadsheet "

@@ -78,6 +78,13 @@ def _squad(s: argparse.ArgumentParser) -> None:
         default="article",
         help="what becomes a document",
     )
+    s.add_argument(
+        "--onto",
+        action="store_true",
+        help="import no document: attach each article's questions to the workspace's "
+        "document of the article's title (_ read as a space, case ignored); refused, with "
+        "nothing imported, when an article has no such document or several",
+    )
     _annotator(s)
     _replace_labels(s)
 
@@ -199,9 +206,11 @@ COMMAND = CliCommand(
             f"{RELEVANT}) of the questions asked on it. SQuAD 2.0 (KorQuAD 2.0's shape too): "
             'a question marked "is_impossible": true, or with no "answers" beside '
             '"plausible_answers", gets a no_answer verdict of --annotator and no gold, and '
-            "`score` counts it as no answer.",
+            "`score` counts it as no answer. With --onto no article is imported: its "
+            "questions are attached to the workspace's documents by title.",
             run=RUN,
             options=_squad,
+            see="[docs/analysis.md](docs/analysis.md#questions-onto-your-own-corpus-goldpan-import-squad---onto)",
         ),
         CliCommand(
             "querylog",

@@ -10,7 +10,9 @@ COMMAND = CliCommand(
     "Counts of documents, questions, labels, verdicts, retrievers and cached runs, the "
     "annotators, the question status (recheck: judged only for an older text), the "
     "questions that need an adjudicator (disputed: the TUI's and the browser's count, "
-    "status disputed or ambiguous), how many questions each annotator judged, the number "
+    "status disputed or ambiguous), how many questions each annotator judged (a verdict, "
+    "every candidate graded, or the gold of a qrels, questions, BEIR or SQuAD import), the "
+    "number "
     "of judgments made for an older text and the schema version. --json prints "
     '{"workspace", '
     '"schema_version", "goldpan_version", "docs", "questions", "labels", "verdicts", '

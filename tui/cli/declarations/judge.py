@@ -63,6 +63,43 @@ def _options(s: argparse.ArgumentParser) -> None:
         metavar="T1,T2,T3",
         help="the least score of grades 1, 2 and 3, instead of calibrating on people's grades",
     )
+    card = s.add_argument_group(
+        "the report card (--report): can this judge's grades stand in for people's?"
+    )
+    card.add_argument(
+        "--report",
+        action="store_true",
+        help="kappa against people (bootstrap interval, base rates), a command judge asked "
+        "twice, the retrievers' ranking (Kendall tau) with the judge filling the holes, and "
+        "a warning when the judge is a pooled retriever's model; of the judge --annotator "
+        "names (default: the only one); nothing is written",
+    )
+    card.add_argument(
+        "--keep",
+        type=values.finite_list,
+        metavar="PERCENTS",
+        help="shares of people's judgments kept, the judge grading the rest "
+        "(default 0,10,25,50,100)",
+    )
+    card.add_argument(
+        "--repeats",
+        type=values.whole(1, 1000),
+        metavar="N",
+        help="seeded draws of each share between 0 and 100%% (default 10)",
+    )
+    card.add_argument(
+        "--samples",
+        type=values.samples,
+        metavar="N",
+        help="kappa's bootstrap resamples (default 1000)",
+    )
+    card.add_argument("--seed", type=values.seed, default=0, help="draws and resamples (default 0)")
+    card.add_argument(
+        "--consistency",
+        type=values.whole(0, 1_000_000),
+        metavar="N",
+        help="pairs a trusted command judge is asked twice (default 200; 0: not asked)",
+    )
     other = s.add_argument_group("other actions")
     other.add_argument(
         "--remove",
@@ -92,9 +129,15 @@ COMMAND = CliCommand(
     'prints {"annotator", "kind", "model", "questions", "grades", "counts", "unpooled", '
     '"calibration": {"thresholds", "fitted", "items", "questions", "people", "kappa", '
     '"held_out_kappa", "folds", "grades": [{"grade", "low", "high", "never", "people", '
-    '"agree"}]}}.',
+    '"agree"}]}}. --report prints the judge\'s report card instead (see the --report '
+    'options; --json: {"annotator", "kind", "model", "kappa": {"value", "ci95", '
+    '"items", "questions", "base_rate": {"people", "judge"}, "grades", "samples", "seed"}, '
+    '"self_consistency": {"asked", "reason", "pairs", "same_grade", "kappa", "how"}, '
+    '"scored_questions", "ranking": [{"metric", "people", "judge_alone", "kept": [{"kept", '
+    '"repeats", "tau_mean", "tau_min", "tau_max", "taus"}]}], "circular": [{"retriever", '
+    '"via", "metric", "rank_people", "rank_judge"}], "warnings"}).',
     run="judge:cmd_judge",
     options=_options,
     json=True,
-    see="[Model judges](#model-judges)",
+    see="[Model judges](docs/model-judges.md)",
 )

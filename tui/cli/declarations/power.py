@@ -21,10 +21,12 @@ COMMAND = CliCommand(
     "how many questions are enough: detectable difference and questions needed",
     "How many questions are enough to tell retrievers A and B apart on one metric: the "
     "smallest difference the current questions can detect (80% power, two-sided 5%) and the"
-    " questions needed to confirm the observed difference. Where the two score alike on"
-    " every question (or one is ahead by the same amount on every one) the differences do"
-    ' not vary and neither is given. --json prints {"a", "b", "metric", "n",'
-    ' "diff", "sd", "mde", "n_needed"} (mde and n_needed null where not given).',
+    " questions needed to confirm the observed difference, never fewer than it takes to"
+    " have the 6 questions where they differ that a test at 5% needs. Where the two score"
+    " alike on every question (or one is ahead by the same amount on every one) the"
+    ' differences do not vary and neither is given. --json prints {"a", "b",'
+    ' "metric", "n", "diff", "sd", "mde", "n_needed", "discordant", "least_discordant"}'
+    " (mde and n_needed null where not given).",
     run="snapshots:cmd_power",
     options=_options,
     json=True,

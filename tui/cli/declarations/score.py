@@ -31,6 +31,7 @@ which rankings a gate scores:
 
 def _options(s: argparse.ArgumentParser) -> None:
     from engine.compare import DEFAULT_SAMPLES
+    from engine.holes import DEFAULT_MIN_JUDGED
     from engine.metrics import METRIC_FAMILIES
     from engine.scoring import DEFAULT_KS
 
@@ -52,6 +53,15 @@ def _options(s: argparse.ArgumentParser) -> None:
         action="append",
         metavar="[RETRIEVER:]METRIC=VALUE",
         help="exit 1 when a metric is below VALUE (repeatable)",
+    )
+    s.add_argument(
+        "--min-judged",
+        type=values.finite(0, 1),
+        default=DEFAULT_MIN_JUDGED,
+        metavar="SHARE",
+        help='warn (stderr, and --json "warnings") when a retriever\'s Judged@10, the '
+        "share of its top 10 a person judged, is below SHARE on the compared questions: "
+        f"its scores are unknown, not worse (default {DEFAULT_MIN_JUDGED:g}; 0: never)",
     )
     s.add_argument("--no-pool", action="store_true", help="do not refresh stale rankings")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -78,7 +88,7 @@ def _options(s: argparse.ArgumentParser) -> None:
         "--samples",
         type=values.samples,
         default=DEFAULT_SAMPLES,
-        help="bootstrap resamples (--against)",
+        help="bootstrap resamples and sign flips (--against)",
     )
 
     g = s.add_argument_group("the code under test (stored nowhere; the workspace is only read)")
@@ -133,17 +143,25 @@ COMMAND = CliCommand(
     "Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, nDCG@10 (and any "
     "--metric), the time of one question ranked alone (ms p50, ms p95) and the pool's "
     "throughput (q/s), with the counts of scored, no-answer, disputed, need re-check and "
-    "unlabeled questions. --metric adds any metric goldpan knows (an unknown one is refused, "
+    "unlabeled questions; then how complete the gold is under each retriever: Judged@10 "
+    "(the share of its top 10 a person judged), bpref, and MRR and nDCG@10 over the judged "
+    "documents only (judged:mrr, judged:ndcg@10), with a warning when Judged@10 is under "
+    "--min-judged. --metric adds any metric goldpan knows (an unknown one is refused, "
     "exit 2) to the table and the JSON, and --fail-under can gate on it. --json prints "
     '{"questions": {"scored", "no_answer", "disputed", "unlabeled"}, "retrievers": {NAME: '
-    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}} (null:'
-    " not measured). Exit 1 when a --fail-under floor is missed. With --against: per "
+    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}, '
+    '"warnings": [{"warning": "unjudged", "retriever", "judged@10", "min_judged", '
+    '"questions", "scores": "unknown", "message"}]} (null: not measured; --against has the '
+    "same warnings). Exit 1 when a --fail-under floor is missed (a warning never fails). "
+    "With --against: per "
     "retriever, each metric then / now / difference with a paired bootstrap 95% interval, "
-    "and the questions whose first-gold rank got worse or better (both ranks, the document "
-    "that now ranks first, and whether the retriever or the labels changed).",
+    "a randomization p-value and the verdict (the same rule as compare's), and the "
+    "questions whose first-gold rank got worse or better (both ranks, the document that now "
+    "ranks first, and whether the retriever or the labels changed).",
     run="scores:cmd_score",
     options=_options,
     json=True,
     epilog=GATE_HELP,
-    see="[Latency](#latency), [Use goldpan in CI](#use-goldpan-in-ci)",
+    see="[Latency](docs/numbers.md#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
+    "[Judged metrics](docs/judged-metrics.md)",
 )

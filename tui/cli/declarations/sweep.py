@@ -60,8 +60,9 @@ COMMAND = CliCommand(
     "parameters equals `goldpan score` (a check: the best cell on a few questions overfits). "
     "Or, with --fusion A,B, the fusion of two retrievers over A's weight w (B's is 1 - w; a "
     "weighted sum of normalized scores, or weighted RRF over --k): each setting's metric with"
-    " its paired bootstrap interval against the better single retriever, a held-out figure "
-    'and warnings in words. --json prints {"retriever", "metric", "grid": [{"k1", "b", '
+    " its paired bootstrap interval and verdict against the better single retriever, a "
+    "held-out figure and warnings in words; the best setting is named only with 5 scored "
+    'questions per fold. --json prints {"retriever", "metric", "grid": [{"k1", "b", '
     '"value"}], "note"}.',
     see="[Tuning a hybrid honestly](#tuning-a-hybrid-honestly)",
     run="scores:cmd_sweep",
