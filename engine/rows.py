@@ -23,6 +23,7 @@ from engine.types import (
     MAX_JSON_DEPTH,
     MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
+    TIMEOUT_RANGE,
     VERDICTS,
     Adjudication,
     Doc,
@@ -332,22 +333,57 @@ def run_scores(
     return scores
 
 
+MAX_MS = TIMEOUT_RANGE[1] * 1000.0
+"""The longest time goldpan stores for one question (``runs.latency_ms``, ``alone_ms``):
+the longest any run may take (a week, :data:`~engine.types.TIMEOUT_RANGE`)."""
+
+MAX_FLOAT = 1.7976931348623157e308
+"""The largest finite float: SQL's test of a stored REAL being finite is a ``BETWEEN``."""
+
+
 def number(path: Path, table: str, row: str, column: str, value: Any) -> float:
-    """A REAL column (an INTEGER is fine too)."""
+    """A REAL column (an INTEGER is fine too), finite.
+
+    SQLite stores infinities (a received file's ``9e999``; NaN it stores as NULL): a
+    number goldpan reads is finite, so that no mean, sum or percentile of it overflows.
+    """
     if type(value) not in (int, float):
         raise BadRow(path, table, row, f"{column} is {show(value)}, not a number")
-    return float(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not a finite number")
+    return number
+
+
+def duration_ms(path: Path, table: str, row: str, column: str, value: Any) -> float:
+    """A stored time in milliseconds: a number from 0 to :data:`MAX_MS` (a week).
+
+    A received file's ``1.7e308`` overflowed the latency percentiles' sum (exit 3), a
+    negative time made them nonsense.
+    """
+    ms = number(path, table, row, column, value)
+    if not 0 <= ms <= MAX_MS:
+        raise BadRow(
+            path, table, row, f"{column} is {show(value)}, not milliseconds from 0 to {MAX_MS:,.0f}"
+        )
+    return ms
 
 
 def run_row(path: Path, retriever: str, r: Sequence[Any], names: DocNames) -> tuple[Any, ...]:
-    """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked."""
+    """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked.
+
+    A seventh value, the time ranked alone (``alone_ms``, NULL when not measured), is
+    checked when given (``goldpan check`` and the soundness gate read it here).
+    """
     row = f"(retriever {show(retriever)}, question {show(r[0])})"
     _text(retriever, path, "runs", row, "retriever")
     ids = run_doc_ids(path, retriever, r[0], r[1], names)
     scores = run_scores(path, retriever, r[0], r[2], len(ids))
-    latency = number(path, "runs", row, "latency_ms", r[3])
+    latency = duration_ms(path, "runs", row, "latency_ms", r[3])
     input_hash = _text(r[4], path, "runs", row, "input_hash")
     depth = _int(r[5], path, "runs", row, "depth")
+    if len(r) > 6 and r[6] is not None:
+        duration_ms(path, "runs", row, "alone_ms", r[6])
     return r[0], ids, scores, latency, input_hash, depth
 
 

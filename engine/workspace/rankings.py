@@ -300,7 +300,7 @@ class RankingTables(EventLog):
         if value is None:
             return None
         row = f"(retriever {decode.show(retriever)}, question {decode.show(question_id)})"
-        return decode.number(self.path, "runs", row, "alone_ms", value)
+        return decode.duration_ms(self.path, "runs", row, "alone_ms", value)
 
     def latencies(self) -> dict[str, tuple[list[float], list[float]]]:
         """Per retriever: batch shares and times alone (ms) of its cached rankings.
@@ -310,14 +310,22 @@ class RankingTables(EventLog):
         """
         out: dict[str, tuple[list[float], list[float]]] = {}
         sound = (float, int)  # the row's name is written out only for a value refused
+        top = decode.MAX_MS
         for r in self.conn.execute("SELECT retriever, question_id, latency_ms, alone_ms FROM runs"):
             shares, alone = out.get(r[0]) or out.setdefault(r[0], ([], []))
             share, by_itself = r[2], r[3]
-            if type(share) not in sound or (by_itself is not None and type(by_itself) not in sound):
+            if (
+                type(share) not in sound
+                or not 0 <= share <= top
+                or (
+                    by_itself is not None
+                    and (type(by_itself) not in sound or not 0 <= by_itself <= top)
+                )
+            ):
                 row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
-                share = decode.number(self.path, "runs", row, "latency_ms", share)
+                share = decode.duration_ms(self.path, "runs", row, "latency_ms", share)
                 if by_itself is not None:
-                    by_itself = decode.number(self.path, "runs", row, "alone_ms", by_itself)
+                    by_itself = decode.duration_ms(self.path, "runs", row, "alone_ms", by_itself)
             shares.append(float(share))
             if by_itself is not None:
                 alone.append(float(by_itself))

@@ -238,8 +238,8 @@ class SoundnessChecks:
         return {
             **_ROW_READERS,
             "runs": (
-                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth "
-                "FROM runs",
+                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth, "
+                "alone_ms FROM runs",
                 lambda path, r: decode.run_row(path, r[0], r[1:], self.doc_numbers),
             ),
         }
@@ -456,6 +456,9 @@ _RUN_NUMBERS = "goldpan_bad_numbers(doc_ids)"
 Python per ranking: most of the gate's time on a pooled workspace). Left out when this
 connection has just decoded every ranking (``_runs_decoded_at``)."""
 
+_MS = repr(decode.MAX_MS)
+"""SQL's longest stored time (ms): a time ranked is a number from 0 to it (``duration_ms``)."""
+
 _SUSPECTS: dict[str, str] = {
     "meta": _not_text("key", "value"),
     "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
@@ -479,6 +482,8 @@ _SUSPECTS: dict[str, str] = {
     f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
     "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
     "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
+    f"latency_ms NOT BETWEEN 0 AND {_MS} OR (alone_ms IS NOT NULL AND "
+    f"(typeof(alone_ms) NOT IN ('real', 'integer') OR alone_ms NOT BETWEEN 0 AND {_MS})) OR "
     "typeof(scores) != 'blob' OR (CASE WHEN typeof(doc_ids) = 'blob' THEN "
     f"length(scores) != 2 * length(doc_ids) OR {_RUN_NUMBERS} ELSE "
     + _bad_json(
@@ -495,7 +500,8 @@ _SUSPECTS: dict[str, str] = {
     "model_labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
     + sql_not_a_grade()
     + " OR "
-    "typeof(score) NOT IN ('real', 'integer', 'null')",
+    "typeof(score) NOT IN ('real', 'integer', 'null') OR "
+    f"score NOT BETWEEN -{decode.MAX_FLOAT!r} AND {decode.MAX_FLOAT!r}",
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "

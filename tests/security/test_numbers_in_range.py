@@ -165,3 +165,50 @@ def test_a_stored_score_that_is_not_finite_is_refused_naming_table_and_row(tiny_
     assert "table runs, row (retriever 'bm25-word', question 'q1'): score 1 is nan" in said
     code, out, _ = run_cli(capsys, "check", tiny_ws)
     assert code == 2 and "score 1 is nan, not a finite number" in out
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "why"),
+    [
+        ("latency_ms", "1.7e308", "latency_ms is 1.7e+308, not milliseconds from 0 to"),
+        ("latency_ms", "9e999", "latency_ms is inf, not a finite number"),
+        ("latency_ms", "-5", "latency_ms is -5.0, not milliseconds from 0 to"),
+        ("alone_ms", "9e999", "alone_ms is inf, not a finite number"),
+        ("alone_ms", "-1e308", "alone_ms is -1e+308, not milliseconds from 0 to"),
+    ],
+)
+def test_a_stored_time_not_finite_or_out_of_range_is_refused_naming_the_row(
+    tiny_ws, capsys, column, value, why
+):
+    """A received workspace's time of 1.7e308 ms overflowed the latency sums (exit 3); an
+    infinite or negative one made the percentiles nan or nonsense (exit 0)."""
+    assert run_cli(capsys, "pool", tiny_ws, "--retriever", "bm25-word", "--quiet")[0] == 0
+    with sqlite3.connect(tiny_ws) as conn:
+        conn.execute(f"UPDATE runs SET {column} = {value} WHERE question_id = 'q1'")
+    conn.close()
+    code, _, err = run_cli(capsys, "score", tiny_ws, "--no-pool")
+    said = " ".join(err.split())
+    assert code == 2, err
+    assert f"table runs, row (retriever 'bm25-word', question 'q1'): {why}" in said
+    code, out, _ = run_cli(capsys, "check", tiny_ws)
+    assert code == 2 and why in " ".join(out.split())
+
+
+def test_a_stored_model_score_that_is_not_finite_is_found_by_check(tiny_ws, capsys):
+    """A model judge's stored score of inf: check names the row, and the readers refuse it."""
+    from engine.types import ModelJudge, ModelLabel
+
+    with Workspace.open(tiny_ws) as ws:
+        judge = ModelJudge("model:j", "dense", "some/model", {})
+        ws.write_model_judgment(judge, [ModelLabel("q1", "d1", "model:j", 2, 0.5)], {"q1"})
+    with sqlite3.connect(tiny_ws) as conn:
+        assert conn.execute("UPDATE model_labels SET score = 9e999").rowcount == 1
+    conn.close()
+    code, out, _ = run_cli(capsys, "check", tiny_ws)
+    assert code == 2, out
+    assert "table model_labels" in out and "score is inf, not a finite number" in out
+    with (
+        Workspace.open(tiny_ws, readonly=True) as ws,
+        pytest.raises(Exception, match="score is inf"),
+    ):
+        ws.model_labels()
