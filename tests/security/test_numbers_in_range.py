@@ -212,3 +212,28 @@ def test_a_stored_model_score_that_is_not_finite_is_found_by_check(tiny_ws, caps
         pytest.raises(Exception, match="score is inf"),
     ):
         ws.model_labels()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1e38])
+def test_a_stored_vector_not_finite_or_not_normalised_is_embedded_again(tiny_ws, bad):
+    """A received workspace's cached vector holding NaN, inf or 1e38 made every cosine with
+    it NaN or infinite; it is embedded again, as a document whose text changed is."""
+    import numpy as np
+
+    from engine.retrieve.embeddings import document_vectors
+
+    def embed(texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return np.tile(np.float32([0.6, 0.8]), (len(texts), 1))
+
+    with Workspace.open(tiny_ws) as ws:
+        docs = ws.docs()
+        embedded: list[str] = []
+        document_vectors(docs, "k", lambda d: d.id, embed, ws)
+        assert sorted(embedded) == sorted(d.id for d in docs)
+        ws.write_embeddings("k", [(docs[0].id, docs[0].hash, [bad, 0.0])])
+        embedded.clear()
+        vectors = document_vectors(docs, "k", lambda d: d.id, embed, ws)
+        assert embedded == [docs[0].id]  # only the unsound one, the others read as stored
+        assert all(bool(np.isfinite(v).all()) for v in vectors.values())
+        assert vectors[docs[0].id].tolist() == pytest.approx([0.6, 0.8])
