@@ -426,6 +426,45 @@ def text_column(path: Path, table: str, column: str, value: Any) -> str:
     return _text(value, path, table, f"{column} {show(value)}", column)
 
 
+MAX_COUNT = 2**63 - 1
+"""The largest count SQLite's INTEGER holds (a query log's ``count``): past it, SQL's sum
+turns into an inexact REAL."""
+
+LOG_BANDS = ("head", "torso", "tail")
+LOG_STATUSES = ("pending", "kept", "rewritten", "discarded")
+LOG_COLUMNS = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
+
+
+def querylog(path: Path, r: Sequence[Any]) -> dict[str, Any]:
+    """A stored query-log group (:data:`LOG_COLUMNS`) as a dict, every value checked.
+
+    Its ``count`` is a whole number from 1 to :data:`MAX_COUNT` (the order of the write
+    screen's queries), its variants a JSON array of text.
+    """
+    row = f"id {show(r[0])}"
+    _int(r[0], path, "querylog", row, "id")
+    for value, column in ((r[1], "text"), (r[2], "norm"), (r[4], "band"), (r[6], "status")):
+        _text(value, path, "querylog", row, column)
+    count = r[3]
+    if type(count) is not int or not 1 <= count <= MAX_COUNT:
+        raise BadRow(
+            path,
+            "querylog",
+            row,
+            f"count is {show(count)}, not a whole number from 1 to {MAX_COUNT:,}",
+        )
+    if r[4] not in LOG_BANDS:
+        raise BadRow(path, "querylog", row, f"band {show(r[4])} is not one of {LOG_BANDS}")
+    if r[6] not in LOG_STATUSES:
+        raise BadRow(path, "querylog", row, f"status {show(r[6])} is not one of {LOG_STATUSES}")
+    if r[7] is not None:
+        _text(r[7], path, "querylog", row, "question_id")
+    variants = _json(r[5], path, "querylog", row, "variants", list)
+    if not all(type(v) is str for v in variants):
+        raise BadRow(path, "querylog", row, f"variants is {show(r[5])}, not a JSON array of text")
+    return {**dict(zip(LOG_COLUMNS, r, strict=True)), "variants": variants}
+
+
 def meta(path: Path, r: Sequence[Any]) -> tuple[str, str]:
     """(key, value)."""
     row = f"key {show(r[0])}"

@@ -506,6 +506,17 @@ _SUSPECTS: dict[str, str] = {
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "
     + _not_null_text("question_id", "doc_id", "old", "new"),
+    "querylog": f"{_not_text('text', 'norm', 'band', 'status')} OR typeof(id) != 'integer' OR "
+    "typeof(count) != 'integer' OR count < 1 OR "
+    f"band NOT IN ({', '.join(repr(b) for b in decode.LOG_BANDS)}) OR "
+    f"status NOT IN ({', '.join(repr(s) for s in decode.LOG_STATUSES)}) OR "
+    + _not_null_text("question_id")
+    + " OR "
+    + _bad_json(
+        "variants",
+        "array",
+        "EXISTS (SELECT 1 FROM json_each(querylog.variants) WHERE type != 'text')",
+    ),
 }
 """Table -> SQL condition picking every row its reader might refuse (and a few more)."""
 
@@ -532,6 +543,7 @@ _ROW_READERS: dict[str, tuple[str, Any]] = {
     ),
     "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
     "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
+    "querylog": (f"SELECT {', '.join(decode.LOG_COLUMNS)} FROM querylog", decode.querylog),
 }
 """Table -> (the query, the decoder) ``row_problems`` reads each row with (``runs``, whose
 decoder needs the workspace's document numbers: :meth:`WorkspaceFile._row_readers`)."""

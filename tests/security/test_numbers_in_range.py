@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.workspace import Workspace
-from tests.conftest import run_cli
+from tests.conftest import run_cli, snapshot
 
 
 def edit_params(ws: Path, name: str, **changes: object) -> None:
@@ -237,3 +237,55 @@ def test_a_stored_vector_not_finite_or_not_normalised_is_embedded_again(tiny_ws,
         assert embedded == [docs[0].id]  # only the unsound one, the others read as stored
         assert all(bool(np.isfinite(v).all()) for v in vectors.values())
         assert vectors[docs[0].id].tolist() == pytest.approx([0.6, 0.8])
+
+
+def import_log(capsys, ws: Path, tmp_path: Path, lines: list[str]) -> tuple[int, str]:
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    code, _, err = run_cli(capsys, "import", "querylog", ws, log, "--format", "jsonl")
+    return code, " ".join(err.split())
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("count = 9e999", "count is inf, not a whole number from 1 to"),
+        ("count = 0", "count is 0, not a whole number from 1 to"),
+        ("variants = '[1, 2]'", "not a JSON array of text"),
+        ("variants = 'nope'", "variants is not valid JSON"),
+    ],
+)
+def test_a_stored_query_log_row_out_of_range_is_found_and_refused(
+    tiny_ws, tmp_path, capsys, change, why
+):
+    """The query log was read by no check: a received file's count of inf, 0 or a variant
+    list that is not JSON reached the write screen (a crash on ctrl+n) unasked."""
+    assert import_log(capsys, tiny_ws, tmp_path, ['{"query": "감쇠 보정", "count": 3}'])[0] == 0
+    with sqlite3.connect(tiny_ws) as conn:
+        conn.execute(f"UPDATE querylog SET {change}")
+    conn.close()
+    code, out, _ = run_cli(capsys, "check", tiny_ws)
+    assert code == 2, out
+    assert "table querylog, row id 1" in out and why in " ".join(out.split())
+    with Workspace.open(tiny_ws, readonly=True) as ws, pytest.raises(Exception, match="querylog"):
+        ws.next_log_query()
+    # the soundness gate refuses to write into it, naming the row
+    code, said = import_log(capsys, tiny_ws, tmp_path, ['{"query": "다른 질문"}'])
+    assert code == 2 and "table querylog, row id 1" in said, said
+
+
+def test_a_query_count_that_would_pass_a_64_bit_integer_is_refused_unchanged(
+    tiny_ws, tmp_path, capsys
+):
+    """SQL's sum past 2^63 - 1 is an inexact REAL: a second import stored one silently."""
+    big = 2**63 - 10
+    assert (
+        import_log(capsys, tiny_ws, tmp_path, [f'{{"query": "감쇠 보정", "count": {big}}}'])[0] == 0
+    )
+    before = snapshot(tiny_ws)
+    code, said = import_log(capsys, tiny_ws, tmp_path, ['{"query": "감쇠 보정", "count": 20}'])
+    assert code == 2, said
+    assert "would pass 9,223,372,036,854,775,807" in said and "Nothing was written" in said
+    assert snapshot(tiny_ws) == before
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert [r["count"] for r in ws.querylog()] == [big]
