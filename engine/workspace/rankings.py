@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from engine import rows as decode
 from engine.names import check_retriever_name
@@ -75,7 +76,21 @@ def _packed(batch: BatchRun, used: Any, numbers: Mapping[str, int]) -> tuple[byt
     ranked = batch.ranked
     number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
     number_of[used] = [numbers[ranked.doc_ids[i]] for i in used.tolist()]
-    return number_of[ranked.cols].tobytes(), np.asarray(ranked.scores, dtype="<f8").tobytes()
+    scores = np.asarray(ranked.scores, dtype="<f8")
+    if not np.isfinite(scores).all():
+        at = int(np.flatnonzero(~np.isfinite(scores))[0])
+        qid = batch.question_ids[int(np.searchsorted(ranked.ends, at, side="right"))]
+        _not_finite(batch.retriever, qid, float(scores[at]))
+    return number_of[ranked.cols].tobytes(), scores.tobytes()
+
+
+def _not_finite(retriever: str, question_id: str, score: float) -> NoReturn:
+    """Refuse a ranking whose score is not finite: no reader could read it back."""
+    raise WorkspaceError(
+        f"retriever {retriever!r} gave question {question_id!r} the score {score!r}, not a "
+        "finite number; its parameters may be out of range (`goldpan retriever list`). "
+        "Nothing was written"
+    )
 
 
 def _run_rows(
@@ -188,6 +203,11 @@ class RankingTables(EventLog):
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
         runs = list(runs)
+        for r in runs:  # a finite sum has only finite terms
+            if not math.isfinite(sum(r.scores)):
+                bad = next((x for x in r.scores if not math.isfinite(x)), None)
+                if bad is not None:
+                    _not_finite(r.retriever, r.question_id, bad)
         with self.transaction():
             numbers = self.doc_numbers.of({d for r in runs for d in r.doc_ids})
             rows = [

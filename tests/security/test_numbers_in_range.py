@@ -289,3 +289,43 @@ def test_a_query_count_that_would_pass_a_64_bit_integer_is_refused_unchanged(
     assert snapshot(tiny_ws) == before
     with Workspace.open(tiny_ws, readonly=True) as ws:
         assert [r["count"] for r in ws.querylog()] == [big]
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--k1", "1e308"],
+        ["--variant", "bm25plus", "--delta", "1e308"],
+        ["--variant", "okapi", "--epsilon=-1e308"],
+    ],
+)
+def test_a_bm25_parameter_beyond_1000_is_refused_when_added(tiny_ws, capsys, option):
+    """A delta of 1e308 ranked every question with score inf, stored as if sound."""
+    code, _, err = run_cli(capsys, "retriever", "add", tiny_ws, "big", *option)
+    assert code == 2, err
+    assert "to 1,000, not" in " ".join(err.split())
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert ws.retriever("big") is None
+
+
+def test_a_bm25_parameter_beyond_1000_in_the_file_is_refused_before_ranking(tiny_ws, capsys):
+    edit_params(tiny_ws, "bm25-word", variant="bm25plus", delta=1e308)
+    code, _, err = run_cli(capsys, "pool", tiny_ws, "--retriever", "bm25-word", "--quiet")
+    assert code == 2, err
+    assert "delta must be from 0 to 1,000" in " ".join(err.split())
+    with Workspace.open(tiny_ws, readonly=True) as ws:
+        assert ws.runs("bm25-word") == {}
+    code, _, err = run_cli(capsys, "sweep", tiny_ws, "--retriever", "bm25-bigram", "--k1", "1e308")
+    assert code == 2 and "k1 must be from 0 to 1,000" in " ".join(err.split()), err
+
+
+def test_a_ranking_with_a_score_that_is_not_finite_is_never_stored(tiny_ws):
+    """Whatever made it, a score no reader could read back is refused as it is written."""
+    from engine.rows import WorkspaceError
+    from engine.types import CachedRun
+
+    run = CachedRun("bm25-word", "q1", ("d1", "d2"), (1.0, float("inf")), 1.0, "h", 10)
+    with Workspace.open(tiny_ws) as ws:
+        with pytest.raises(WorkspaceError, match="score inf, not a finite number"):
+            ws.write_runs([run])
+        assert ws.runs("bm25-word") == {}
