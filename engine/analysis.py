@@ -20,6 +20,7 @@ from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
+from engine.retrieve.bm25 import MAX_BM25_PARAM
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
 from engine.scoring import (
@@ -245,10 +246,12 @@ def sweep(
     the retriever's own parameters equals ``goldpan score``.
     """
     spec = sweepable(ws, retriever)
-    bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
+    bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and 0 <= k <= MAX_BM25_PARAM)]
     bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
     if bad:
-        raise BadInput(f"{', '.join(bad)}: k1 must be >= 0 and b between 0 and 1")
+        raise BadInput(
+            f"{', '.join(bad)}: k1 must be from 0 to {MAX_BM25_PARAM:,} and b between 0 and 1"
+        )
     m = parse_metric(metric)
     # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
     depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)

@@ -383,7 +383,7 @@ def test_bm25_defaults_are_the_declared_ones():
 @pytest.mark.parametrize(
     ("kind", "values", "message"),
     [
-        ("bm25", {"k1": -1}, "bm25 k1 must be >= 0"),
+        ("bm25", {"k1": -1}, "bm25 k1 must be from 0 to 1,000"),
         ("bm25", {"b": 2}, "bm25 b must be between 0 and 1"),
         (
             "bm25",
