@@ -177,3 +177,13 @@ def test_the_compat_module_may_use_private_names(tmp_path: Path) -> None:
     assert house.measure(root)["private_api_uses"]["value"] == 0
     write(root, "tui/widgets/textual_compat.py", "def f(app):\n    return app._batch_count\n")
     assert house.measure(root)["private_api_uses"]["value"] == 1
+
+
+def test_a_private_name_in_a_string_or_a_comment_is_data_not_a_use(tmp_path: Path) -> None:
+    """The tool's own tests hold private names as the data of the trees they measure."""
+    _code_lines = load_house()._code_lines
+    text = 'x = "app._batch_count"  # app._batch_count\ny = app._batch_count\n'
+    lines = _code_lines(text)
+    assert "_batch_count" not in lines[0] and "_batch_count" in lines[1]
+    code = "from textual._compositor import C"
+    assert _code_lines(code + "\n") == [code]
