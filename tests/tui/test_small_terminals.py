@@ -197,24 +197,34 @@ async def test_no_footer_is_cut_at_80x24(app_factory):
     from textual.widgets import Footer
 
     app = app_factory()
+
+    def cut_keys() -> list[str] | None:
+        """The footer's keys cut at its right edge (None: no footer keys laid out yet)."""
+        footer = app.screen.query_one(Footer)
+        palette = footer.query(".-command-palette")
+        limit = palette.first().region.x if palette else footer.region.right
+        keys = footer.query("FooterKey").exclude(".-command-palette")
+        if not keys:
+            return None
+        return [str(k.render()) for k in keys if not 0 < k.region.right <= limit]
+
     async with app.run_test(size=SMALL) as pilot:
         # 2 on Label: undo joins the footer; m: the longer "Auto-advance: off"
         for key in ("q", "l", "2", "m", "r", "p", "p", "d", "w"):
             await pilot.press(key)
-            await pilot.pause()
-            footer = app.screen.query_one(Footer)
-            palette = footer.query(".-command-palette")
-            limit = palette.first().region.x if palette else footer.region.right
-            keys = footer.query("FooterKey").exclude(".-command-palette")
-            assert keys, key
-            cut = [str(k.render()) for k in keys if not 0 < k.region.right <= limit]
-            assert not cut, (key, cut)
+            try:  # laid out once the screen's footer has settled; then nothing is cut
+                await wait_for(pilot, lambda: cut_keys() == [])
+            except AssertionError:
+                raise AssertionError((key, cut_keys())) from None
         await pilot.press("escape")
         await pilot.resize_terminal(120, 40)  # room: spaced, with the palette's key
         await pilot.press("q")
-        await pilot.pause()
-        footer = app.screen.query_one(Footer)
-        assert not footer.compact and footer.query(".-command-palette")
+
+        def spaced() -> bool:
+            footer = app.screen.query_one(Footer)
+            return not footer.compact and bool(footer.query(".-command-palette"))
+
+        await wait_for(pilot, spaced)
 
 
 async def test_the_by_tag_panel_fits_80_columns_with_long_tags(app_factory):
