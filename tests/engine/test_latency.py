@@ -75,7 +75,9 @@ def test_percentiles_come_from_questions_ranked_alone(costly):
     assert {q for q, r in runs.items() if r.alone_ms is not None} == sampled
     assert runs[slow].alone_ms is not None and runs[slow].alone_ms >= SLOW_MS
     others = [r.alone_ms for q, r in runs.items() if q != slow and r.alone_ms is not None]
-    assert max(others) < SLOW_MS / 2  # a plain question: its 1 ms and BM25's own time
+    # a plain question takes its 1 ms and BM25's own time: under load that can be tens of
+    # ms, so what is asserted is what the percentiles below rest on, the slow one is slower
+    assert max(others) < runs[slow].alone_ms
     # the slow question is the maximum and lifts the p95 (linear over 20 values: 5% of
     # the way from the 19th to the 20th) above every other question's time
     assert lat.timed == ALONE_SAMPLE and lat.max == runs[slow].alone_ms
