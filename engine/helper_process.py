@@ -1,8 +1,7 @@
 """A helper process of goldpan's own: ``python -m MODULE`` over pipes, never outliving us.
 
-Two parts of goldpan run work in a process of their own: Kiwi's tokenizing for the
-terminal app (:mod:`engine.kiwi_helper`) and the ranking of a large BM25 pool
-(:mod:`engine.retrieve.rank_helper`). Both start the same way, and end the same way:
+Kiwi's tokenizing for the terminal app runs in a process of its own
+(:mod:`engine.kiwi_helper`). It starts and ends this way:
 
 * the helper is this Python running one of goldpan's own modules, with the folder this
   ``engine`` package is in first on its path (the same code as the parent's);

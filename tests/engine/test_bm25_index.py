@@ -577,10 +577,10 @@ def failing_for(name, monkeypatch):
 
     real = BM25Retriever.rank_batch
 
-    def rank_batch(self, questions, depth, helper=None):
+    def rank_batch(self, questions, depth):
         if self.spec.name == name:
             raise RetrieverError(f"{name} broke")
-        return real(self, questions, depth, helper)
+        return real(self, questions, depth)
 
     monkeypatch.setattr(BM25Retriever, "rank_batch", rank_batch)
 
