@@ -59,7 +59,6 @@ from engine.retrieve.order import (
     Ranked,
     canonical_scores,
     id_ranks,
-    per_row,
     top_k,
     top_k_flat,
 )
@@ -279,11 +278,6 @@ def get_variant(name: str) -> Variant:
     except KeyError:
         known = ", ".join(VARIANTS)
         raise UnknownName(f"unknown BM25 variant {name!r}; known variants: {known}") from None
-
-
-def check_variant(variant: str) -> None:
-    """Raise ValueError naming every known variant when ``variant`` is unknown."""
-    get_variant(variant)
 
 
 # -- the index --------------------------------------------------------------------------------
@@ -736,7 +730,7 @@ class BM25Index:
         """The score of every document for a tokenized query.
 
         Each document's term weights are added in the query's first-seen term order,
-        the order :meth:`rank_many`'s :func:`score_block` adds them in too.
+        the order :meth:`rank_flat`'s :func:`score_block` adds them in too.
         """
         ids, mult = self.query_terms(tokens)
         if ids.size == 0:
@@ -799,19 +793,13 @@ class BM25Index:
                 return QueryTerms(q.indptr, np.searchsorted(ids, q.terms), q.mult), rows
         return q, self.weights
 
-    def rank_many(
-        self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
-    ) -> list[tuple[IntArray, FloatArray]]:
-        """The ``depth`` best documents of each tokenized query, in trec_eval order."""
-        return per_row(self.rank_flat(queries, id_rank, depth))
-
     def rank_flat(
         self,
         queries: Sequence[Sequence[str]],
         id_rank: IntArray,
         depth: int,
     ) -> Ranked:
-        """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
+        """The ``depth`` best documents of each tokenized query, end to end (:data:`Ranked`).
 
         The questions' terms are found here, then ranked by :meth:`rank_terms`.
         """

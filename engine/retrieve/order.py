@@ -144,11 +144,6 @@ def per_row(ranked: Ranked) -> list[tuple[IntArray, FloatArray]]:
     return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
 
 
-def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
-    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
-    return per_row(top_k_flat(raw, id_rank, depth))
-
-
 SINGLE_SLACK = 2.0**-22
 """Relative distance within which a score's nearest float32 may lie from it (2^-24 for a
 normal float32, rounded to nearest), with room to spare."""

@@ -420,11 +420,6 @@ def resolve(doc: Any, pointer: Pointer) -> Any:
     return value
 
 
-def pointer_text(pointer: Pointer) -> str:
-    """A pointer as written."""
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in pointer)
-
-
 def doc_id_of(value: Any) -> str | None:
     """A hit's id as goldpan's doc id: a string, or a whole number as its digits."""
     if isinstance(value, str) and value:
