@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from engine.check import check_workspace
-from tui.cli.commands.common import Unusable, err, out, print_json
+from engine.errors import Unusable
+from tui.cli.commands.common import out, print_json
 from tui.literal import literal
 
 
@@ -32,14 +33,10 @@ def cmd_check(args: argparse.Namespace) -> None:
         if report.rows_not_listed:
             out.print(literal(f"  ... and {report.rows_not_listed} more row problems"))
     if not report.ok:
-        if not args.json:
-            err.print(
-                literal(
-                    f"goldpan: {args.workspace} is damaged; goldpan will not write into it. "
-                    "Restore it from a copy (a teammate's, or a backup goldpan wrote before an "
-                    "upgrade), or recover its rows with `sqlite3 FILE .recover`"
-                )
-            )
-        raise Unusable
+        raise Unusable(
+            f"{args.workspace} is damaged; goldpan will not write into it. Restore it from a "
+            "copy (a teammate's, or a backup goldpan wrote before an upgrade), or recover its "
+            "rows with `sqlite3 FILE .recover`"
+        )
     if not args.json:
         out.print(literal(f"{args.workspace}: no problems found"))
