@@ -143,11 +143,6 @@ def randomization_ps(
     return (extreme + 1) / (samples + 1)
 
 
-def randomization_p(diffs: FloatArray, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> float:
-    """Two-sided paired sign-flip p-value of the mean difference."""
-    return float(randomization_ps(np.asarray(diffs, dtype=np.float64), samples, seed)[0])
-
-
 def question_wins(
     question_ids: Sequence[str], a: FloatArray, b: FloatArray
 ) -> tuple[list[str], list[str]]:
@@ -257,26 +252,6 @@ def paired_tests(
     )
 
 
-def verdict_of(
-    a: npt.ArrayLike,
-    b: npt.ArrayLike,
-    *,
-    level: float = LEVEL,
-    samples: int = DEFAULT_SAMPLES,
-    seed: int = 0,
-) -> Verdict:
-    """Whether A's and B's paired values (same questions, same order) differ for real.
-
-    The one call for any front end that has two lists of values: ``verdict_of(a, b).real``.
-
-    Raises:
-        BadInput: a level outside (0, 1), too few resamples to reach it, or values that
-            are not finite numbers.
-    """
-    check_level(level, samples)
-    return paired_tests(a, b, samples=samples, seed=seed).verdict(0, level)
-
-
 def compare(
     a_name: str,
     b_name: str,
@@ -291,7 +266,8 @@ def compare(
     """Compare per-question values of A and B (same questions, same order).
 
     Raises:
-        BadInput: as :func:`verdict_of`.
+        BadInput: a level outside (0, 1), too few resamples to reach it, or values that
+            are not finite numbers.
     """
     check_level(level, samples)
     a = np.asarray(a, dtype=np.float64)

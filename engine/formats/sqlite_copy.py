@@ -30,9 +30,6 @@ from typing import Any
 from engine.gold import Gold, Status
 from engine.types import Doc, Label, Question
 
-TABLES = ("docs", "questions", "labels", "qrels")
-"""The tables of the copy, in the order they are written."""
-
 
 def write_sqlite_copy(
     path: Path,

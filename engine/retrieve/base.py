@@ -25,8 +25,6 @@ from engine.types import Doc, Question, RankedBatch, RetrieverSpec
 Ranking = tuple[list[str], list[float]]
 """Doc ids and their scores, in ranking order."""
 
-EMPTY: Ranking = ([], [])
-
 Progress = Callable[[str, int, int], None]
 """progress(what, done, total)."""
 

@@ -26,11 +26,20 @@ from engine.retrieve.bm25 import (
     id_ranks,
     top_k,
 )
-from engine.retrieve.order import per_row, top_k_flat
+from engine.retrieve.order import top_k_flat
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
+
+
+def per_row(ranked):
+    """Rankings end to end as one (doc indices, scores) pair per row."""
+    cols, vals, ends = ranked
+    if not ends.size:
+        return []
+    starts = [0, *ends.tolist()[:-1]]
+    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
 
 
 def random_corpus(seed: int, n_docs: int = 60) -> tuple[list[list[str]], list[list[str]]]:
