@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.compare import DEFAULT_SAMPLES, compare, paired_tests
+from engine.compare import compare, paired_tests
 from engine.errors import BadInput
 from engine.verdict import (
     LEVEL,
@@ -29,18 +29,13 @@ from engine.verdict import (
     least_p,
     rule,
 )
+from tests.conftest import verdict_of
 
 # Issue 47's study: bigram vs word on 31 posts, W/T/L 4/27/0. Bigram ranks the gold first
 # everywhere; word ranks it 4th, 5th, 2nd and 6th on four questions (reciprocal ranks
 # below), first on the other 27.
 WORD_RR = [1 / 4, 1 / 5, 1 / 2, 1 / 6] + [1.0] * 27
 BIGRAM_RR = [1.0] * 31
-
-
-def verdict_of(a, b, *, level=LEVEL, samples=DEFAULT_SAMPLES, seed=0):
-    """Whether two lists of paired values differ for real, as compare() decides it."""
-    check_level(level, samples)
-    return paired_tests(a, b, samples=samples, seed=seed).verdict(0, level)
 
 
 def test_least_p_is_two_to_the_one_minus_k():
