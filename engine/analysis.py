@@ -7,7 +7,7 @@ and what each retriever adds to the pool (latency is in :mod:`engine.scoring`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,12 @@ from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import score_workspace, scored_set, workspace_golds
+from engine.scoring import (
+    not_scored,
+    paired_board,
+    scored_set,
+    workspace_golds,
+)
 from engine.series import OTHER, Relation, RelationKind, relation
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
@@ -60,15 +65,20 @@ def compare_retrievers(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     tag: str | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> list[Comparison]:
     """Paired comparisons of two retrievers on the scored questions (with ``tag``).
 
     One per metric, in the order given (each metric once), each with its verdict at
-    ``level``; the same resamples for every metric.
+    ``level``; the same resamples for every metric. ``cannot_rank``: retrievers known not
+    to rank now (:func:`engine.scoring.scored_set`).
+
+    Raises:
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
     """
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     names = list(dict.fromkeys(parse_metric(m).name for m in asked))
-    board = score_workspace(ws, metrics=names, retrievers=[a, b], tag=tag)
+    board = paired_board(ws, a, b, names, tag, cannot_rank)
     va, vb = board.retrievers[a].per_question, board.retrievers[b].per_question
     return [compare(a, b, m, va[m], vb[m], level=level, samples=samples, seed=seed) for m in names]
 
@@ -105,9 +115,17 @@ def _beaten(top: Doc, golds: Sequence[Doc]) -> tuple[Doc, Relation]:
 
 
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
-    """Every scored question where ``retriever`` does not put a gold document first."""
+    """Every scored question where ``retriever`` does not put a gold document first.
+
+    Raises:
+        NotScored: it has not ranked some scored question and cannot rank it now (never
+            ranked here): which of them it fails is unknown, and an empty list would
+            read as none.
+    """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever], tag)
+    if lacks := scope.lacks(retriever):
+        raise not_scored(retriever, lacks, "which of them it fails is unknown")
     runs = ws.runs(retriever, scope.question_ids)
     out = []
     for qid in scope.question_ids:
@@ -147,8 +165,8 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
     """Top-1 scores of answerable vs no-answer questions and the threshold table.
 
-    Answerable: the scored questions; no-answer: the no-answer questions ``retriever``
-    has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
+    Answerable: the scored questions it has ranked; no-answer: the no-answer questions
+    it has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
     """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever])
@@ -159,7 +177,7 @@ def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
         run = runs.get(qid)
         return float(run.scores[0]) if run and run.scores else 0.0
 
-    answerable = [top1(q) for q in scope.question_ids]
+    answerable = [top1(q) for q in scope.ranked_by(retriever)]
     no_answer = [
         top1(q)
         for q, g in scope.golds.items()

@@ -91,7 +91,8 @@ class Assigner:
         ws = self.ws
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in ws.labels()])
         golds = workspace_golds(ws) if golds is None else golds
-        order = queue_order(golds, rankings, judged, self.k, pools=pools)
+        stopped = dict.fromkeys({s.question_id for s in ws.stops()}, 0)  # only which ones
+        order = queue_order(golds, rankings, judged, self.k, pools=pools, stopped=stopped)
         return {qid: i for i, qid in enumerate(order)}
 
     def next(

@@ -252,6 +252,26 @@ def paired_tests(
     )
 
 
+def verdict_of(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    level: float = LEVEL,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+) -> Verdict:
+    """Whether A's and B's paired values (same questions, same order) differ for real.
+
+    The one call for any front end that has two lists of values: ``verdict_of(a, b).real``.
+
+    Raises:
+        BadInput: a level outside (0, 1), too few resamples to reach it, or values that
+            are not finite numbers.
+    """
+    check_level(level, samples)
+    return paired_tests(a, b, samples=samples, seed=seed).verdict(0, level)
+
+
 def compare(
     a_name: str,
     b_name: str,
@@ -266,8 +286,7 @@ def compare(
     """Compare per-question values of A and B (same questions, same order).
 
     Raises:
-        BadInput: a level outside (0, 1), too few resamples to reach it, or values that
-            are not finite numbers.
+        BadInput: as :func:`verdict_of`.
     """
     check_level(level, samples)
     a = np.asarray(a, dtype=np.float64)

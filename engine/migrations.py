@@ -259,6 +259,34 @@ CREATE INDEX model_labels_annotator ON model_labels(annotator);
 """
 
 
+M012_STOPS_AND_PROPOSALS = """
+-- Complete gold for less judging (issue 49). A stop: an annotator ended the judging of a
+-- question before every candidate was graded, when the stopping rule offered it (rule:
+-- why it was offered, as shown). The candidates nobody judged are then "not judged
+-- (stopped)": not grade 0, not forgotten, and counted. made_for as in labels (see M006).
+CREATE TABLE stops (
+    question_id TEXT NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    made_for TEXT,
+    PRIMARY KEY (question_id, annotator)
+);
+-- Gold beyond the pool: documents outside the pool that feedback on the judgments so far
+-- found likely relevant (method: how it was found, by: who asked). A proposal joins the
+-- question's candidates, judged blind like any other, and is no judgment.
+CREATE TABLE proposals (
+    question_id TEXT NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+    doc_id TEXT NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+    method TEXT NOT NULL,
+    by TEXT NOT NULL,
+    proposed TEXT NOT NULL,
+    PRIMARY KEY (question_id, doc_id)
+);
+CREATE INDEX proposals_doc ON proposals(doc_id);
+"""
+
+
 MIGRATIONS: list[str] = [
     M001_INITIAL,
     M002_EMBEDDINGS,
@@ -271,6 +299,7 @@ MIGRATIONS: list[str] = [
     M009_DOC_NUMBERS,
     M010_ALONE_MS,
     M011_MODEL_JUDGES,
+    M012_STOPS_AND_PROPOSALS,
 ]
 """Migration scripts; the schema version is ``len(MIGRATIONS)``."""
 

@@ -1,11 +1,12 @@
-"""Pooling: the union of every retriever's top documents, in a blinded order.
+"""Pooling: the union of every retriever's top documents.
 
 The annotator judges one candidate list per question: the top ``depth`` documents of each
 retriever's cached ranking, merged. Provenance (which retriever ranked a document, and
-where) is kept for the review screen, but the order shown to the annotator reveals
-neither: candidates are sorted by a hash of (question id, doc id), which is stable across
-sessions and unrelated to any retriever's ranking (TREC pooling practice: judges should
-not know which system found a document or how high).
+where) is kept for the review screen, but never shown to the annotator (TREC pooling
+practice: judges should not know which system found a document or how high). :func:`pool`
+sorts the candidates by a hash of (question id, doc id), stable and unrelated to any
+ranking: the ``hash`` judging order; the Label screen shows them in the workspace's
+judging order (:mod:`engine.judging_order`), which puts likely gold first and stays blind.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Candidate:
     """retriever name -> 1-based rank (only retrievers that found it in their top k)."""
     added_by_search: bool = False
     """Not in any retriever's top k: the annotator found it with corpus search."""
+    found_by_feedback: bool = False
+    """Proposed beyond the pool by relevance feedback (never shown: judged blind)."""
 
 
 def blind_key(question_id: str, doc_id: str) -> str:

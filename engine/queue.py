@@ -3,8 +3,10 @@
 A question's pool is the union of every retriever's top ``k``. A document in the pool
 that nobody has judged is a hole: if it is relevant, some retriever's score is wrong.
 The queue puts first the questions with the most unjudged pooled documents, then the
-disputed and ambiguous ones (they need an adjudicator, not more judging). Questions
-already settled as no-answer, and adjudicated ones, are left out.
+disputed and ambiguous ones (they need an adjudicator, not more judging), then the
+stopped ones: their holes were left on purpose (*not judged (stopped)*, see
+:mod:`engine.stopping`), counted but not asked for. Questions already settled as
+no-answer, and adjudicated ones, are left out.
 
 Coverage@k of a retriever is the share of its top ``k`` documents that someone has
 judged, averaged over the questions it ranked: a retriever with low coverage is scored
@@ -36,9 +38,11 @@ class QueueItem:
     question_id: str
     status: Status
     unjudged: int
-    """Pooled documents (union of every retriever's top k) nobody has judged."""
+    """Pooled documents (union of every retriever's top k) nobody has judged, not stopped."""
     reason: str
-    """``unjudged`` or ``adjudicate``."""
+    """``unjudged``, ``adjudicate`` or ``stopped``."""
+    stopped: int = 0
+    """Pooled documents left not judged by a stop."""
 
 
 def judging_queue(
@@ -48,16 +52,20 @@ def judging_queue(
     k: int = DEFAULT_K,
     *,
     pools: Mapping[str, Set[str]] | None = None,
+    stopped: Mapping[str, int] | None = None,
 ) -> list[QueueItem]:
-    """Questions with unjudged pooled documents (most first), then those to adjudicate.
+    """Questions with unjudged pooled documents (most first), to adjudicate, then stopped.
 
     ``pools``: each question's pool at depth ``k`` when already known (see
-    :meth:`engine.live.LiveScores.pools`), else made from ``rankings``.
+    :meth:`engine.live.LiveScores.pools`), else made from ``rankings``. ``stopped``: each
+    stopped question's candidates not judged (:func:`engine.counters.stopped_per_question`).
     """
-    holes, settle = _queue(golds, rankings, judged, k, pools)
-    return [QueueItem(qid, status, -minus, "unjudged") for minus, qid, status in holes] + [
-        QueueItem(qid, status, 0, "adjudicate") for qid, status in settle
-    ]
+    holes, settle, stops = _queue(golds, rankings, judged, k, pools, stopped)
+    return (
+        [QueueItem(qid, status, -minus, "unjudged") for minus, qid, status in holes]
+        + [QueueItem(qid, status, 0, "adjudicate", n) for qid, status, n in settle]
+        + [QueueItem(qid, status, 0, "stopped", n) for qid, status, n in stops]
+    )
 
 
 def queue_order(
@@ -67,14 +75,15 @@ def queue_order(
     k: int = DEFAULT_K,
     *,
     pools: Mapping[str, Set[str]] | None = None,
+    stopped: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The question ids of :func:`judging_queue`, in its order (none of its items made).
 
     Handing out the next question ranks every question by it: building an item per
     question was half of that.
     """
-    holes, settle = _queue(golds, rankings, judged, k, pools)
-    return [qid for _, qid, _ in holes] + [qid for qid, _ in settle]
+    holes, settle, stops = _queue(golds, rankings, judged, k, pools, stopped)
+    return [qid for _, qid, _ in holes] + [q for q, _, _ in settle] + [q for q, _, _ in stops]
 
 
 def _queue(
@@ -83,24 +92,39 @@ def _queue(
     judged: Mapping[str, Set[str]],
     k: int,
     pools: Mapping[str, Set[str]] | None,
-) -> tuple[list[tuple[int, str, Status]], list[tuple[str, Status]]]:
-    """The queue's two parts, in order: (minus unjudged, id, status), then (id, status)."""
+    stopped: Mapping[str, int] | None,
+) -> tuple[
+    list[tuple[int, str, Status]], list[tuple[str, Status, int]], list[tuple[str, Status, int]]
+]:
+    """The queue's parts, in order.
+
+    (minus unjudged, id, status); then (id, status, stopped holes) to adjudicate; then
+    (id, status, stopped holes) stopped.
+    """
     holes: list[tuple[int, str, Status]] = []
-    settle: list[tuple[str, Status]] = []
+    settle: list[tuple[str, Status, int]] = []
+    stops: list[tuple[str, Status, int]] = []
+    stopped = stopped or {}
     for qid, gold in golds.items():
         status = gold.status
         if gold.adjudicated or status is Status.NO_ANSWER:
             continue
-        pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
-        seen = judged.get(qid)
-        missing = len(pooled - seen) if seen else len(pooled)
-        if missing:
-            holes.append((-missing, qid, status))  # ids are unique: status never compared
-        elif status in (Status.DISPUTED, Status.AMBIGUOUS):
-            settle.append((qid, status))
+        left = stopped.get(qid)
+        if left is None:
+            pooled = pools[qid] if pools is not None else pooled_docs(rankings, qid, k)
+            seen = judged.get(qid)
+            missing = len(pooled - seen) if seen else len(pooled)
+            if missing:
+                holes.append((-missing, qid, status))  # ids are unique: status never compared
+                continue
+        if status in (Status.DISPUTED, Status.AMBIGUOUS):
+            settle.append((qid, status, left or 0))
+        elif left is not None:
+            stops.append((qid, status, left))
     holes.sort()  # most unjudged first, then by id
     settle.sort()
-    return holes, settle
+    stops.sort()
+    return holes, settle, stops
 
 
 def coverage_at_k(

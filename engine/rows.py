@@ -11,6 +11,7 @@ error (and a line of ``goldpan check``), never a ``TypeError`` deep in the scori
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any, Protocol
 from engine.errors import GoldpanError, Unusable
 from engine.grades import GRADE_RANGE, GRADES
 from engine.types import (
+    JUDGING_KEYS,
+    JUDGING_ORDERS,
     MAX_JSON_DEPTH,
     MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
@@ -28,8 +31,10 @@ from engine.types import (
     Label,
     ModelJudge,
     ModelLabel,
+    Proposal,
     Question,
     RetrieverSpec,
+    Stop,
     Verdict,
 )
 
@@ -206,6 +211,23 @@ def adjudication(path: Path, r: Sequence[Any]) -> Adjudication:
     )
 
 
+def stop(path: Path, r: Sequence[Any]) -> Stop:
+    """(question_id, annotator, rule)."""
+    row = f"(question {show(r[0])}, annotator {show(r[1])})"
+    for value, column in zip(r, ("question_id", "annotator", "rule"), strict=True):
+        _text(value, path, "stops", row, column)
+    return Stop(r[0], r[1], r[2])
+
+
+def proposal(path: Path, r: Sequence[Any]) -> Proposal:
+    """(question_id, doc_id, method, by, proposed)."""
+    row = f"(question {show(r[0])}, doc {show(r[1])})"
+    columns = ("question_id", "doc_id", "method", "by", "proposed")
+    for value, column in zip(r, columns, strict=True):
+        _text(value, path, "proposals", row, column)
+    return Proposal(r[0], r[1], r[2], r[3], r[4])
+
+
 def model_judge(path: Path, r: Sequence[Any]) -> ModelJudge:
     """(annotator, kind, model, params)."""
     row = f"annotator {show(r[0])}"
@@ -366,6 +388,38 @@ def text_column(path: Path, table: str, column: str, value: Any) -> str:
 
 
 def meta(path: Path, r: Sequence[Any]) -> tuple[str, str]:
-    """(key, value)."""
+    """(key, value); a judging setting's value is checked (:func:`judging_setting`)."""
     row = f"key {show(r[0])}"
-    return _text(r[0], path, "meta", row, "key"), _text(r[1], path, "meta", row, "value")
+    key, value = _text(r[0], path, "meta", row, "key"), _text(r[1], path, "meta", row, "value")
+    if key in JUDGING_KEYS:
+        why = judging_setting(key, value)
+        if why is not None:
+            raise BadRow(path, "meta", row, why)
+    return key, value
+
+
+MAX_STOP_AFTER = 10_000
+"""The longest run of not relevant judgments a stopping rule may wait for."""
+
+
+def judging_setting(key: str, value: str) -> str | None:
+    """What is wrong with a judging setting's value (None: nothing).
+
+    ``judging_order`` one of :data:`JUDGING_ORDERS`; ``stop_after`` a whole number from 0
+    to :data:`MAX_STOP_AFTER`; ``stop_below`` a finite number from 0 (0 turns it off).
+    """
+    if key == "judging_order":
+        if value not in JUDGING_ORDERS:
+            return f"judging_order {show(value)} is not one of {', '.join(JUDGING_ORDERS)}"
+        return None
+    if key == "stop_after":
+        if not (value.isascii() and value.isdigit()) or int(value) > MAX_STOP_AFTER:
+            return f"stop_after {show(value)} is not a whole number from 0 to {MAX_STOP_AFTER}"
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):
+        return f"stop_below {show(value)} is not a number of 0 or more"
+    return None

@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
-from engine.counters import candidate_ids, is_judged, judged_by
+from engine.counters import candidate_ids, is_judged, judged_by, workspace_stopped
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
+from engine.judging import JudgingSettings, workspace_judging
+from engine.judging_order import PoolView, Record, candidate_order, record_of
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.ranked import not_ranked
-from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
-from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
+from engine.stopping import Offer, offer
+from engine.types import VERDICTS, Adjudication, Label, Proposal, Question, Stop, Verdict
+from engine.workspace import (
+    PROPOSAL_EVENT,
+    RANKED_EVENT,
+    STOP_EVENT,
+    Workspace,
+    WorkspaceError,
+)
 
 if TYPE_CHECKING:
     from engine.live import LiveScores
@@ -34,11 +43,12 @@ class Change:
     """One change this session made, with what it replaced (for undo)."""
 
     kind: str
-    """``label``, ``verdict`` or ``question``."""
+    """``label``, ``verdict``, ``stop``, ``question`` or ``group``."""
     question_id: str
     doc_id: str | None
     old: object
-    """The previous grade, (verdict, note) or question text; None when there was none."""
+    """The previous grade, (verdict, note), stop rule or question text; None when there was
+    none."""
     new: object = None
     """What this session wrote (same forms as ``old``; None: it removed the row).
 
@@ -66,6 +76,10 @@ class QuestionState:
     """The question's resolved gold."""
     stale: int = 0
     """Judgments made for an older text of the question (``recheck`` when only these)."""
+    stops: tuple[Stop, ...] = ()
+    """Every annotator's stop of the question."""
+    proposals: tuple[Proposal, ...] = ()
+    """Documents proposed beyond the pool, in the order they were proposed."""
 
     @classmethod
     def of(
@@ -76,6 +90,8 @@ class QuestionState:
         verdicts: Sequence[Verdict],
         adjudication: Adjudication | None,
         stale: int = 0,
+        stops: Sequence[Stop] = (),
+        proposals: Sequence[Proposal] = (),
     ) -> QuestionState:
         """Resolve the gold of these rows (``stale``: judgments of an older text)."""
         by: dict[str, dict[str, int]] = {}
@@ -84,7 +100,36 @@ class QuestionState:
         said = {v.annotator: v.verdict for v in verdicts}
         gold = with_recheck(resolve_one(question_id, by, said, adjudication), stale)
         return cls(
-            question_id, annotator, tuple(labels), tuple(verdicts), adjudication, gold, stale
+            question_id,
+            annotator,
+            tuple(labels),
+            tuple(verdicts),
+            adjudication,
+            gold,
+            stale,
+            tuple(stops),
+            tuple(proposals),
+        )
+
+    def _again(self, **changed: Any) -> QuestionState:
+        """The state with some rows replaced, its gold resolved again."""
+        rows: dict[str, Any] = {
+            "labels": self.labels,
+            "verdicts": self.verdicts,
+            "adjudication": self.adjudication,
+            "stops": self.stops,
+            "proposals": self.proposals,
+        }
+        rows.update(changed)
+        return QuestionState.of(
+            self.question_id,
+            self.annotator,
+            rows["labels"],
+            rows["verdicts"],
+            rows["adjudication"],
+            self.stale,
+            rows["stops"],
+            rows["proposals"],
         )
 
     @property
@@ -102,6 +147,21 @@ class QuestionState:
         """Every document anyone graded, in order."""
         return list(dict.fromkeys(lab.doc_id for lab in self.labels))
 
+    @property
+    def proposed(self) -> list[str]:
+        """Every document proposed beyond the pool, in the order proposed."""
+        return [p.doc_id for p in self.proposals]
+
+    @property
+    def stop(self) -> Stop | None:
+        """This annotator's stop, or None."""
+        return next((s for s in self.stops if s.annotator == self.annotator), None)
+
+    @property
+    def stopped(self) -> bool:
+        """Someone stopped the question: its candidates nobody judged are not judged (stopped)."""
+        return bool(self.stops)
+
     def with_label(self, doc_id: str, grade: int | None) -> QuestionState:
         """The state after this annotator set (or, with None, removed) one grade."""
         labels = [
@@ -112,9 +172,7 @@ class QuestionState:
         if grade is not None:
             labels.append(Label(self.question_id, doc_id, self.annotator, grade))
         labels.sort(key=lambda lab: (lab.doc_id, lab.annotator))
-        return QuestionState.of(
-            self.question_id, self.annotator, labels, self.verdicts, self.adjudication, self.stale
-        )
+        return self._again(labels=labels)
 
     def with_verdict(self, verdict: Verdict | None) -> QuestionState:
         """The state after this annotator set (or, with None, took back) a verdict."""
@@ -122,20 +180,27 @@ class QuestionState:
         if verdict is not None:
             verdicts.append(verdict)
         verdicts.sort(key=lambda v: v.annotator)
-        return QuestionState.of(
-            self.question_id, self.annotator, self.labels, verdicts, self.adjudication, self.stale
-        )
+        return self._again(verdicts=verdicts)
 
     def with_adjudication(self, adjudication: Adjudication) -> QuestionState:
         """The state after an adjudication."""
-        return QuestionState.of(
-            self.question_id, self.annotator, self.labels, self.verdicts, adjudication, self.stale
-        )
+        return self._again(adjudication=adjudication)
+
+    def with_stop(self, stop: Stop | None) -> QuestionState:
+        """The state after this annotator stopped the question (None: took the stop back)."""
+        stops = [s for s in self.stops if s.annotator != self.annotator]
+        if stop is not None:
+            stops.append(stop)
+        stops.sort(key=lambda s: s.annotator)
+        return self._again(stops=stops)
 
 
-JUDGMENT_EVENTS = frozenset({"label", "verdict", "adjudication", "querylog"})
+JUDGMENT_EVENTS = frozenset(
+    {"label", "verdict", "adjudication", "querylog", STOP_EVENT, PROPOSAL_EVENT}
+)
 """Event kinds whose change is the named question's judgments only (its labels, verdicts,
-adjudication, query-log status): a session takes them in by re-reading that question."""
+adjudication, stops, proposals, query-log status): a session takes them in by re-reading
+that question."""
 
 
 class LabelingSession:
@@ -170,11 +235,19 @@ class LabelingSession:
         self._states: dict[str, QuestionState] = {}
         """Per-question rows read since the last reload, kept current by own writes."""
         self._live: LiveScores | None = None
+        self._cannot_rank: set[str] = set()
+        """Retrievers a pool of this session found unable to rank (not trusted here,
+        failed): kept across reloads, so their questions hold no one's out meanwhile."""
         self._judged: dict[str, bool] | None = None
         """Question id -> judged by this annotator (read once, then kept by own writes, by
         :meth:`catch_up` and by :meth:`take_rankings`)."""
         self._gold_imported: set[str] = set()
         """The questions a gold import judged as this annotator (read with ``_judged``)."""
+        self._judging: JudgingSettings | None = None
+        self._stopped: tuple[tuple[int, int, int], dict[str, int]] | None = None
+        self._records: dict[str, dict[str, Record]] | None = None
+        """Question id -> each retriever's record on it, from this annotator's grades (read
+        once, then kept by :meth:`_rejudge`): the judging order's cross-question prior."""
 
     # -- loading -------------------------------------------------------------------------
 
@@ -205,6 +278,7 @@ class LabelingSession:
             tags={q.id: q.tags for q in questions},
             latency=latency,
             not_ranked=unranked,
+            cannot_rank=self._cannot_rank,
         )
 
     @staticmethod
@@ -248,6 +322,8 @@ class LabelingSession:
         self._schema = self.ws.schema_version
         self._states.clear()
         self._judged = None
+        self._judging = None
+        self._records = None
         if self._live is not None:
             self._live = self._load_live()
 
@@ -295,6 +371,17 @@ class LabelingSession:
         if ranked:
             self._take_rankings(ranked)
 
+    def ranked_with(self, cannot_rank: Collection[str], ranked: Collection[str]) -> None:
+        """A pool of this session ended: who could not rank, who ranked.
+
+        ``cannot_rank`` (not trusted here, failed) hold no question out of the scores from
+        now on (:func:`engine.ranked.holding`), across reloads, until they are among
+        ``ranked`` (they made rankings) in a later pool.
+        """
+        self._cannot_rank = (self._cannot_rank | set(cannot_rank)) - set(ranked)
+        if self._live is not None:
+            self._live.set_cannot_rank(self._cannot_rank)
+
     def take_rankings(self, question_id: str) -> None:
         """A question was (re)pooled here: its new rankings into the live scores."""
         self._take_rankings([question_id])
@@ -317,7 +404,7 @@ class LabelingSession:
         for name in live.retrievers:
             for qid in qids:
                 run = runs[name].get(qid)
-                ranking = run.doc_ids if run is not None else ()
+                ranking = run.doc_ids if run is not None else None
                 live.set_ranking(name, qid, ranking, qid not in unranked.get(name, ()))
         for qid in qids:  # new candidates: judged again against them
             self._rejudge(qid, self.state(qid))
@@ -338,6 +425,8 @@ class LabelingSession:
             ws.verdicts_for(question_id),
             ws.adjudication(question_id),
             ws.recheck_counts(question_id).get(question_id, 0),
+            ws.stops([question_id]),
+            ws.proposals([question_id]),
         )
         self._states[question_id] = state
         return state
@@ -354,10 +443,95 @@ class LabelingSession:
         """This annotator's verdict on one question."""
         return self.state(question_id).verdict
 
-    def candidates(self, question_id: str, depth: int = DEFAULT_POOL_DEPTH) -> list[Candidate]:
-        """The pooled candidates of a question, with every document anyone judged."""
+    @property
+    def judging(self) -> JudgingSettings:
+        """The workspace's judging order and stopping rule (read once per reload)."""
+        if self._judging is None:
+            self._judging = workspace_judging(self.ws)
+        return self._judging
+
+    def _view(self, question_id: str, depth: int) -> PoolView:
+        """What the judging order reads of a question: rankings, and the extra candidates."""
         rankings = {r: self.live.rankings[r].get(question_id, ()) for r in self.live.retrievers}
-        return pool(question_id, rankings, depth, extra=self.state(question_id).judged)
+        state = self.state(question_id)
+        return PoolView(question_id, rankings, depth, (*state.judged, *state.proposed))
+
+    def candidates(self, question_id: str, depth: int = DEFAULT_POOL_DEPTH) -> list[Candidate]:
+        """A question's candidates in judging order: the pool, what anyone graded, proposals.
+
+        The order is the workspace's (:mod:`engine.judging_order`), walked with this
+        annotator's grades; documents proposed beyond the pool and not judged yet come
+        right after the judged start of the list (they are what was asked for last).
+        """
+        view = self._view(question_id, depth)
+        state = self.state(question_id)
+        mine = state.mine
+        order = candidate_order(self.judging.order, view, mine, self.records(question_id))
+        waiting = [d for d in state.proposed if d not in mine]
+        if waiting:
+            start = next((i for i, d in enumerate(order) if d not in mine), len(order))
+            rest = [d for d in order[start:] if d not in set(waiting)]
+            order = order[:start] + waiting + rest
+        found = {c.doc_id: c for c in pool(question_id, view.rankings, depth, extra=view.extra)}
+        proposed = set(state.proposed)
+        return [
+            Candidate(
+                d, found[d].ranks, found[d].added_by_search and d not in proposed, d in proposed
+            )
+            for d in order
+        ]
+
+    def records(self, question_id: str) -> dict[str, Record]:
+        """Each retriever's record from this annotator's grades on the *other* questions."""
+        if self._records is None:
+            mine: dict[str, dict[str, int]] = {}
+            for lab in self.ws.labels():
+                if lab.annotator == self.annotator:
+                    mine.setdefault(lab.question_id, {})[lab.doc_id] = lab.grade
+            self._records = {
+                q: record_of(self._view(q, DEFAULT_POOL_DEPTH), grades.get)
+                for q, grades in mine.items()
+                if q in self.live.golds
+            }
+        total: dict[str, Record] = {}
+        for q, per in self._records.items():
+            if q != question_id:
+                for name, rec in per.items():
+                    total[name] = total.get(name, Record()) + rec
+        return total
+
+    def stopped(self) -> dict[str, int]:
+        """Stopped question -> its candidates not judged (stopped) (read once per change)."""
+        token = self.change_token()
+        if self._stopped is None or self._stopped[0] != token:
+            left = workspace_stopped(self.ws, self.live.question_ids, self.live.rankings)
+            self._stopped = (token, left)
+        return self._stopped[1]
+
+    def stop_offer(
+        self,
+        question_id: str,
+        order: Sequence[str] | None = None,
+        depth: int = DEFAULT_POOL_DEPTH,
+    ) -> Offer | None:
+        """The stop the stopping rule offers on a question now, for this annotator (or None).
+
+        None once they stopped it or gave a verdict. ``order``: the question's candidates
+        as :meth:`candidates` just gave them (else they are ordered again).
+        """
+        state = self.state(question_id)
+        if state.stop is not None or state.verdict is not None:
+            return None
+        view = self._view(question_id, depth)
+        if order is None:
+            order = [c.doc_id for c in self.candidates(question_id, depth)]
+        found = offer(self.judging.rule, order, state.mine, view, self.records(question_id))
+        if found is None:
+            return None
+        # what the stop would leave: the candidates nobody judged (another annotator's grade
+        # judges a document for the question, :func:`engine.stopping.stopped_left`)
+        anyone = set(state.judged)
+        return replace(found, left=sum(1 for d in order if d not in anyone))
 
     def judged_questions(self) -> set[str]:
         """The questions this annotator has judged: a verdict, or every candidate graded.
@@ -369,24 +543,39 @@ class LabelingSession:
         """
         live = self.live
         if self._judged is None:
-            self._gold_imported = {q for q, _ in self.ws.gold_imported(self.annotator)}
+            ws = self.ws
+            self._gold_imported = {q for q, _ in ws.gold_imported(self.annotator)}
             mine = judged_by(
                 live.question_ids,
                 live.rankings,
-                self.ws.labels(),
-                self.ws.verdicts(),
+                ws.labels(),
+                ws.verdicts(),
                 gold_imported={(q, self.annotator) for q in self._gold_imported},
+                stops=ws.stops(),
+                proposals=ws.proposals(),
             )
             self._judged = {q: q in mine.get(self.annotator, set()) for q in live.question_ids}
         return {q for q, judged in self._judged.items() if judged}
 
     def _rejudge(self, question_id: str, state: QuestionState) -> None:
-        """Keep :meth:`judged_questions` current after ``question_id`` changed."""
+        """Keep :meth:`judged_questions` and :meth:`records` current after a change."""
+        if self._records is not None:
+            mine = state.mine
+            if mine:
+                view = self._view(question_id, DEFAULT_POOL_DEPTH)
+                self._records[question_id] = record_of(view, mine.get)
+            else:
+                self._records.pop(question_id, None)
         if self._judged is None:
             return
-        docs = candidate_ids(question_id, self.live.rankings, state.judged)
-        imported = question_id in self._gold_imported
-        self._judged[question_id] = is_judged(state.mine, state.verdict is not None, docs, imported)
+        docs = candidate_ids(question_id, self.live.rankings, [*state.judged, *state.proposed])
+        self._judged[question_id] = is_judged(
+            state.mine,
+            state.verdict is not None,
+            docs,
+            gold_imported=question_id in self._gold_imported,
+            stopped=state.stop is not None,
+        )
 
     # -- changing ------------------------------------------------------------------------
 
@@ -510,6 +699,45 @@ class LabelingSession:
             lambda s: s.with_adjudication(adj),
         )
 
+    def stop(self, question_id: str, rule: str) -> QuestionState:
+        """Stop judging a question (the stopping rule offered it, ``rule`` says why).
+
+        Its candidates nobody judged become *not judged (stopped)*; :meth:`undo` takes the
+        stop back.
+        """
+        self._known(question_id)
+        old = self.state(question_id).stop
+        new = Stop(question_id, self.annotator, rule)
+        state = self._commit(
+            question_id, lambda: self.ws.write_stop(new), lambda s: s.with_stop(new)
+        )
+        self.undo_stack.append(
+            Change("stop", question_id, None, None if old is None else old.rule, rule)
+        )
+        return state
+
+    def unstop(self, question_id: str) -> QuestionState:
+        """Take back this annotator's stop of a question (judging it on)."""
+        old = self.state(question_id).stop
+        if old is None:
+            return self.state(question_id)
+        state = self._commit(
+            question_id,
+            lambda: self.ws.delete_stop(question_id, self.annotator),
+            lambda s: s.with_stop(None),
+        )
+        self.undo_stack.append(Change("stop", question_id, None, old.rule, None))
+        return state
+
+    def add_proposals(self, question_id: str, docs: Sequence[str], method: str) -> QuestionState:
+        """Documents proposed beyond the pool join the question's candidates.
+
+        No undo: a proposal is no judgment (judging it is what undo takes back).
+        """
+        self._known(question_id)
+        rows = [Proposal(question_id, d, method, self.annotator) for d in docs]
+        return self._commit(question_id, lambda: self.ws.write_proposals(rows), None)
+
     def split_question(self, question_id: str, text: str) -> Question:
         """Split a question: a new question with the same tags plus ``split``."""
         old = self.ws.question(question_id)
@@ -600,6 +828,9 @@ class LabelingSession:
                 (v.verdict, v.note) for v in ws.verdicts_for(q) if v.annotator == self.annotator
             ]
             return (mine[0] if mine else None) == change.new
+        if change.kind == "stop":
+            rules = [s.rule for s in ws.stops([q]) if s.annotator == self.annotator]
+            return (rules[0] if rules else None) == change.new
         question = ws.question(q)
         return question is not None and question.text == change.new
 
@@ -646,5 +877,15 @@ class LabelingSession:
                 self._commit(
                     q, lambda: self.ws.write_verdicts([verdict]), lambda s: s.with_verdict(verdict)
                 )
+        elif change.kind == "stop":
+            if change.old is None:
+                self._commit(
+                    q,
+                    lambda: self.ws.delete_stop(q, self.annotator),
+                    lambda s: s.with_stop(None),
+                )
+            else:
+                stop = Stop(q, self.annotator, str(change.old))
+                self._commit(q, lambda: self.ws.write_stop(stop), lambda s: s.with_stop(stop))
         else:
             self._edit(q, str(change.old), None)

@@ -15,6 +15,14 @@ if TYPE_CHECKING:  # numpy is not imported at run time: the CLI's fast commands 
 VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 """What an annotator can say of a question as a whole."""
 
+JUDGING_ORDERS = ("maxmean", "fused", "mtf", "hash")
+"""The orders the Label screen can show candidates in (:mod:`engine.judging_order`); the
+first is the default."""
+
+JUDGING_KEYS = ("judging_order", "stop_after", "stop_below")
+"""The meta keys of a workspace's judging settings (``goldpan judging``): the candidate
+order, and the stopping rule's run of not relevant judgments and estimate bound."""
+
 RETRIEVER_KIND_NAMES = (
     "bm25",
     "dense",
@@ -138,6 +146,31 @@ class Adjudication:
     gold: Mapping[str, int]
     by: str
     note: str = ""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """An annotator stopped judging a question: its candidates left are not judged (stopped)."""
+
+    question_id: str
+    annotator: str
+    rule: str
+    """Why the stop was offered, as the Label screen said it (e.g. ``5 not relevant in a
+    row``)."""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A document outside the pool that feedback proposed as a candidate of a question."""
+
+    question_id: str
+    doc_id: str
+    method: str
+    """How it was found (e.g. ``rocchio``): the name of the feedback method."""
+    by: str
+    """Who asked for it."""
+    proposed: str = ""
+    """When (UTC ISO 8601): the documents of one round share it."""
 
 
 MODEL_JUDGE_KINDS = ("dense", "cross-encoder", "command")

@@ -22,8 +22,9 @@ p < 0.05 (the least p is 0.125)").
 Every front end presents a :class:`Verdict`, none decides: ``goldpan compare`` and
 Review's compare panel (:func:`engine.compare.compare`), ``score --against``, Review's
 snapshot diff and the CI summaries (:mod:`engine.score_snapshots`), ``sweep --fusion``'s
-table and warnings (:mod:`engine.fusion_sweep`), and ``goldpan power``'s questions needed
-(:func:`least_discordant`).
+table and warnings (:mod:`engine.fusion_sweep`), ``goldpan power``'s questions needed
+(:func:`least_discordant`), and ``goldpan simulate``'s pairs of retrievers whose difference
+is real under the full judgments (:mod:`engine.simulate`).
 """
 
 from __future__ import annotations

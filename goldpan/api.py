@@ -148,7 +148,9 @@ class Evaluation:
         verdict = self.verdict()
         if verdict.refusals:
             raise GateRefused(verdict)
-        return dict(self.board.retrievers[self.name].means)
+        means = self.board.retrievers[self.name].means
+        assert means is not None  # the search was asked every question: none is unranked
+        return dict(means)
 
     @property
     def warnings(self) -> list[HoleWarning]:

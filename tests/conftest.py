@@ -140,18 +140,6 @@ def question_history(ws: Workspace, question_id: str) -> list[tuple[str, str, st
     ]
 
 
-def verdict_of(a, b, *, level=None, samples=None, seed=0):
-    """Whether two lists of paired values differ for real, as ``compare()`` decides it
-    (the engine's level and resamples unless given)."""
-    from engine.compare import DEFAULT_SAMPLES, paired_tests
-    from engine.verdict import LEVEL, check_level
-
-    level = LEVEL if level is None else level
-    samples = DEFAULT_SAMPLES if samples is None else samples
-    check_level(level, samples)
-    return paired_tests(a, b, samples=samples, seed=seed).verdict(0, level)
-
-
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test when it is absent."""
     path = SHARED_DATA.joinpath(*parts)

@@ -23,6 +23,8 @@ REFUSALS  # engine/gate.py: the list of refusals the docs and tests/security wal
 _.exit_code  # engine/gate.py GateResult.exit_code: the Python API's exit code for a gate
 _.redirect_request  # engine/retrieve/remote.py: urllib's hook, overridden to refuse redirects
 STATUSES  # engine/verdict.py: every verdict status, the --json contract the tests check
+found_by_feedback  # engine/pooling.py Candidate: set by keyword, read by the tests (issue 49)
+NEVER  # engine/stopping.py: the rule that never offers a stop (issue 49; only tests read it)
 
 # -- goldpan (the Python API and the pytest plugin) ------------------------------------------
 
@@ -43,6 +45,7 @@ _.cell_padding  # Textual's DataTable setting (review)
 _.show_command_palette  # Textual's Footer setting (screens' base)
 _.min_width  # rich's Column setting (tui/cli/commands/scores.py)
 can_undo  # tui/screens/judge.py: a reactive with bindings=True, the footer reads it
+stoppable  # tui/screens/judge.py: a reactive with bindings=True, the `x` key's `when`
 parameters  # the signature of Textual's check_action override (screens' base, modals)
 layout  # the signature of Textual's _size_updated override (tui/widgets/document_view.py)
 

@@ -1075,6 +1075,19 @@ class BM25Retriever:
             raise RuntimeError("prepare() must be called before ranking")
         return self._index, self._tokenizer
 
+    def term_counts(self) -> tuple[Sequence[str], TermCounts]:
+        """(doc ids, term counts) of the prepared corpus (what relevance feedback reads)."""
+        self._ready()
+        entry: tuple[Sequence[str], TermCounts] = self._cache[
+            ("counts", self.tokenizer_name, self.fields)
+        ]
+        return entry
+
+    def question_terms(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's terms, as a question's are made."""
+        self._ready()
+        return self._question_tokens(self.tokenizer_name, texts)
+
     def rank(
         self, questions: Sequence[Question], depth: int, base: Sequence[Mapping[str, Ranking]]
     ) -> list[Ranking]:

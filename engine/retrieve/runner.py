@@ -104,6 +104,14 @@ class RunReport:
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
 
+    def cannot_rank(self) -> set[str]:
+        """The retrievers this run could not rank with: not trusted here, or failed.
+
+        Their unranked questions hold no other retriever's out of a score
+        (:func:`engine.ranked.holding`).
+        """
+        return set(self.errors) | set(self.untrusted)
+
     def failed(self) -> dict[str, str]:
         """:attr:`errors` but those of retrievers skipped as not trusted (or reading one).
 

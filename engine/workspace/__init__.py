@@ -28,6 +28,8 @@ The package, one module per idea:
 - :mod:`~engine.workspace.judgments`: labels, verdicts, adjudications (with the
   ``made_for`` re-check marking) and the event log, read back for merge as
   :class:`JudgmentTimes` (no module outside this package decodes the log's kinds).
+- :mod:`~engine.workspace.completeness`: how far judging went: annotators' stops
+  (candidates left *not judged (stopped)*) and documents proposed beyond the pool.
 - :mod:`~engine.workspace.models`: model judges and their grades, kept apart from
   people's labels (they never become gold by themselves).
 - :mod:`~engine.workspace.rankings`: retrievers, their cached runs, embeddings (and any
@@ -73,12 +75,15 @@ through it, for these reasons:
   from the migrations, at open time, where sqlite-utils' import cost counts again.
 """
 
+from engine.workspace.completeness import CompletenessTables
 from engine.workspace.corpus import CorpusTables
 from engine.workspace.held import BUSY_TIMEOUT_S, INTERACTIVE_BUSY_TIMEOUT_S
 from engine.workspace.identity import IDENTITY_VERSION, SQLITE_MAGIC, expected_tables, identify
 from engine.workspace.judgments import (
     GOLD_IMPORT_EVENT,
+    PROPOSAL_EVENT,
     RANKED_EVENT,
+    STOP_EVENT,
     EventLog,
     JudgmentTables,
     JudgmentTimes,
@@ -100,7 +105,9 @@ from engine.workspace.team import LeaseState, TeamTables
 
 __all__ = [
     "GOLD_IMPORT_EVENT",
+    "PROPOSAL_EVENT",
     "RANKED_EVENT",
+    "STOP_EVENT",
     "BUSY_TIMEOUT_S",
     "INTERACTIVE_BUSY_TIMEOUT_S",
     "IDENTITY_VERSION",
@@ -125,6 +132,7 @@ class Workspace(
     CorpusTables,
     QuestionTables,
     JudgmentTables,
+    CompletenessTables,
     ModelJudgeTables,
     RankingTables,
     TeamTables,

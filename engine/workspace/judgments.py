@@ -33,8 +33,17 @@ reads it), so the question counts as judged by that annotator
 (:func:`engine.counters.is_judged`). goldpan's labels CSV logs plain ``import``: it holds
 one annotator's grades as they were, judged or not."""
 
+STOP_EVENT = "stop"
+"""The event of a stop written or taken back (:mod:`engine.workspace.completeness`)."""
+
+PROPOSAL_EVENT = "proposal"
+"""The event of documents proposed beyond the pool for the named question."""
+
 # Events that touch a question but are not a verdict (verdicts have no doc id either).
 _NOT_VERDICT_KINDS = frozenset({"question", "adjudication", RANKED_EVENT})
+
+_NOT_JUDGMENT_KINDS = frozenset({STOP_EVENT, PROPOSAL_EVENT})
+"""Events of a question that are neither a label, a verdict nor an adjudication."""
 
 
 def _adjudication_event(adj: Adjudication) -> str:
@@ -151,7 +160,7 @@ class EventLog(WorkspaceFile):
         adjudications: dict[str, tuple[str, str | None]] = {}
         for e in reversed(self.events()):  # oldest first: the newest event wins
             q, d, at, new = e["question_id"], e["doc_id"], e["at"], e["new"]
-            if q is None:
+            if q is None or e["kind"] in _NOT_JUDGMENT_KINDS:
                 continue
             if d is not None:
                 labels[(q, d, e["annotator"])] = (at, new)
@@ -189,7 +198,8 @@ class JudgmentTables(EventLog):
                         "AND made_for IS NULL",
                         (old_hash, question_id),
                     ).rowcount
-            for table in JUDGMENT_TABLES:
+            self._retext_stops(question_id, old_hash, replace=replace)
+            for table in (*JUDGMENT_TABLES, "stops"):
                 # a judgment made for the text now back, unless one for it exists anew
                 self.conn.execute(
                     f"UPDATE OR IGNORE {table} SET made_for = NULL WHERE question_id = ? "
@@ -198,6 +208,23 @@ class JudgmentTables(EventLog):
                 )
             self._retext_model_grades(question_id, old_hash, new_hash, replace=replace)
         return n
+
+    def _retext_stops(self, question_id: str, old_hash: str, *, replace: bool) -> None:
+        """A stop follows the question's text as labels do (it is not counted as one)."""
+        if replace:
+            rows = self.conn.execute(
+                "DELETE FROM stops WHERE question_id = ? AND made_for IS NULL "
+                "RETURNING annotator, rule",
+                (question_id,),
+            ).fetchall()
+            stamp = now()
+            for annotator, rule in rows:
+                self._event(STOP_EVENT, annotator, question_id, None, rule, None, stamp)
+        else:
+            self.conn.execute(
+                "UPDATE stops SET made_for = ? WHERE question_id = ? AND made_for IS NULL",
+                (old_hash, question_id),
+            )
 
     def _retext_model_grades(
         self, question_id: str, old_hash: str, new_hash: str, *, replace: bool
@@ -267,7 +294,7 @@ class JudgmentTables(EventLog):
 
     def labels(self, question_ids: Iterable[str] | None = None) -> list[Label]:
         """Every label of every annotator (of the questions ``question_ids`` only)."""
-        where, args = _of_questions(question_ids)
+        where, args = of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, doc_id, annotator, grade FROM labels WHERE made_for IS NULL "
             f"{where} ORDER BY question_id, doc_id, annotator",
@@ -373,7 +400,7 @@ class JudgmentTables(EventLog):
 
     def verdicts(self, question_ids: Iterable[str] | None = None) -> list[Verdict]:
         """Every verdict of every annotator (on the questions ``question_ids`` only)."""
-        where, args = _of_questions(question_ids)
+        where, args = of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, annotator, verdict, note FROM verdicts WHERE made_for IS NULL "
             f"{where} ORDER BY question_id, annotator",
@@ -412,7 +439,7 @@ class JudgmentTables(EventLog):
 
     def adjudications(self, question_ids: Iterable[str] | None = None) -> list[Adjudication]:
         """Every adjudication (of the questions ``question_ids`` only)."""
-        where, args = _of_questions(question_ids)
+        where, args = of_questions(question_ids)
         rows = self.conn.execute(
             "SELECT question_id, no_answer, gold, by, note FROM adjudications "
             f"WHERE made_for IS NULL {where} ORDER BY question_id",
@@ -449,7 +476,7 @@ class JudgmentTables(EventLog):
         return [decode.text_column(self.path, "labels", "annotator", r[0]) for r in rows]
 
 
-def _of_questions(question_ids: Iterable[str] | None) -> tuple[str, tuple[str, ...]]:
+def of_questions(question_ids: Iterable[str] | None) -> tuple[str, tuple[str, ...]]:
     """SQL (``AND ...``) and its argument keeping the rows of ``question_ids`` (all: none)."""
     if question_ids is None:
         return "", ()

@@ -185,6 +185,15 @@ class RankingTables(EventLog):
             )
         return out
 
+    def with_rankings(self, retrievers: Sequence[str]) -> set[str]:
+        """The ``retrievers`` with a cached ranking of some question, whatever its inputs."""
+        rows = self.conn.execute(
+            "SELECT value FROM json_each(?) AS r"
+            " WHERE EXISTS (SELECT 1 FROM runs WHERE runs.retriever = r.value)",
+            (json.dumps(list(retrievers)),),
+        )
+        return {str(r[0]) for r in rows}
+
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
         runs = list(runs)

@@ -21,6 +21,7 @@ from engine import rows as decode
 from engine.grades import MAX_GRADE, MIN_GRADE, sql_not_a_grade
 from engine.rows import BadRow, WorkspaceError
 from engine.types import (
+    JUDGING_KEYS,
     MAX_JSON_DEPTH,
     MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
@@ -453,7 +454,7 @@ Python per ranking: most of the gate's time on a pooled workspace). Left out whe
 connection has just decoded every ranking (``_runs_decoded_at``)."""
 
 _SUSPECTS: dict[str, str] = {
-    "meta": _not_text("key", "value"),
+    "meta": f"{_not_text('key', 'value')} OR key IN ({', '.join(map(repr, JUDGING_KEYS))})",
     "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
     "questions": f"{_not_text('id', 'text', 'author', 'note')} OR "
     "typeof(written_blind) != 'integer' OR "
@@ -492,6 +493,8 @@ _SUSPECTS: dict[str, str] = {
     + sql_not_a_grade()
     + " OR "
     "typeof(score) NOT IN ('real', 'integer', 'null')",
+    "stops": _not_text("question_id", "annotator", "rule"),
+    "proposals": _not_text("question_id", "doc_id", "method", "by", "proposed"),
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "
@@ -519,6 +522,11 @@ _ROW_READERS: dict[str, tuple[str, Any]] = {
     "model_labels": (
         "SELECT question_id, doc_id, annotator, grade, score FROM model_labels",
         decode.model_label,
+    ),
+    "stops": ("SELECT question_id, annotator, rule FROM stops", decode.stop),
+    "proposals": (
+        "SELECT question_id, doc_id, method, by, proposed FROM proposals",
+        decode.proposal,
     ),
     "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
     "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),

@@ -47,6 +47,8 @@ def test_new_import_pool_score_json(tmp_path, capsys):
         "disputed": 0,
         "recheck": 0,
         "unlabeled": 2,
+        "stopped": 0,
+        "not_judged_stopped": 0,
     }
     bigram = data["retrievers"]["bm25-bigram"]
     assert set(bigram) == {
@@ -64,12 +66,14 @@ def test_new_import_pool_score_json(tmp_path, capsys):
         "bpref",
         "judged:mrr",
         "judged:ndcg@10",
+        "not_ranked",
         "ms_p50",
         "ms_p95",
         "ms_max",
         "timed_alone",
         "questions_per_s",
     }
+    assert bigram["not_ranked"] == 0
     assert 0 < bigram["ms_p50"] <= bigram["ms_p95"] <= bigram["ms_max"]
     assert bigram["hit@1"] == 1.0  # `보정` reaches d1 only through bigrams
     assert data["retrievers"]["bm25-word"]["hit@1"] == 0.5  # `보정은` != `보정`
@@ -134,8 +138,9 @@ def test_info_json(tiny_ws, capsys):
     assert set(info) == {
         "workspace", "schema_version", "goldpan_version", "docs", "questions", "labels",
         "verdicts", "retrievers", "cached_runs", "annotators", "question_status",
-        "disputed", "judged_by", "judgments_for_an_old_text",
+        "disputed", "judged_by", "judgments_for_an_old_text", "stopped",
     }  # fmt: skip
+    assert info["stopped"] == {"questions": 0, "candidates": 0}
 
 
 def test_info_says_its_disputed_count_holds_the_ambiguous_questions(tiny_ws, capsys):

@@ -147,6 +147,15 @@ DAMAGES: dict[str, Damage] = {
         "INSERT INTO labels(question_id, doc_id, annotator, grade, updated) "
         "VALUES ('ghost', 'd1', 'mina', 1, '2025-01-01')"
     ),
+    "judging_order unknown": _sql("INSERT INTO meta(key, value) VALUES ('judging_order', 'evil')"),
+    "stop_below not a number": _sql("INSERT INTO meta(key, value) VALUES ('stop_below', 'nan')"),
+    "stops.annotator a blob": _sql(
+        "INSERT INTO stops(question_id, annotator, rule, updated) VALUES ('q1', x'00ff', 'r', 't')"
+    ),
+    "proposal of a missing document": _sql(
+        "INSERT INTO proposals(question_id, doc_id, method, by, proposed) "
+        "VALUES ('q1', 'ghost', 'rocchio', 'lee', 't')"
+    ),
 }
 
 COMMANDS: dict[str, list[str]] = {
@@ -173,6 +182,10 @@ COMMANDS: dict[str, list[str]] = {
     "trust": ["trust", "{ws}", "--yes"],
     "merge into it": ["merge", "{ws}", "{dir}/good.db"],
     "merge from it": ["merge", "{dir}/merged.db", "{ws}"],
+    "judging": ["judging", "{ws}", "--json"],
+    "judging --order": ["judging", "{ws}", "--order", "fused"],
+    "simulate": ["simulate", "{ws}", "--assessor", "mina", "--seeds", "1", "--samples", "20"],
+    "queue --beyond-pool": ["queue", "{ws}", "--beyond-pool", "2", "--json"],
 }
 
 

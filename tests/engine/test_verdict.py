@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.compare import compare, paired_tests
+from engine.compare import compare, paired_tests, verdict_of
 from engine.errors import BadInput
 from engine.verdict import (
     LEVEL,
@@ -29,7 +29,6 @@ from engine.verdict import (
     least_p,
     rule,
 )
-from tests.conftest import verdict_of
 
 # Issue 47's study: bigram vs word on 31 posts, W/T/L 4/27/0. Bigram ranks the gold first
 # everywhere; word ranks it 4th, 5th, 2nd and 6th on four questions (reciprocal ranks

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.compare import compare
+from engine.compare import compare, verdict_of
 from engine.errors import BadInput
 from engine.noanswer import calibrate
 from tests.conftest import run_cli as run
-from tests.conftest import snapshot, verdict_of
+from tests.conftest import snapshot
 
 
 @pytest.fixture

@@ -58,8 +58,9 @@ def test_questions_filtered_to_disputed(snap_compare, app_factory):
 
 
 def test_judge_screen_after_grading(snap_compare, app_factory):
-    """Judging q16 (`0137 문서에서 ...`, tags hard and partial-id): the first candidate
-    carries `[2]` and auto-advance moved the cursor to the second, whose text is on the
+    """Judging q16 (`0137 문서에서 ...`, tags hard and partial-id): the candidates in the
+    judging order (MaxMean: td-0137, the gold, first); the first carries `[2]` and
+    auto-advance moved the cursor to the second, whose text is on the
     right with question words highlighted; the status line reads `you: 1 relevant so far`
     and the resolved gold; the
     progress line reads `you: 0/49 questions judged · q16: 1/N candidates judged ·
@@ -108,8 +109,9 @@ def test_help_on_the_label_screen(snap_compare, app_factory):
     """`?` on the Label screen at 120x40, nothing clipped: first the screens line
     (q Questions · w Write · l Label (here) · r Review · d Adjudicate) and how to leave;
     then, on the left, every Label key (0-3 grades, space, n, /, u greyed because there
-    is nothing to undo, ], [, a, s, e, g, j, k) and the keys that work everywhere; on the
-    right the Label text explaining pooling, the blinded order and the grades."""
+    is nothing to undo, ], [, a, s, e, x greyed because no stop is offered, b, g, j, k)
+    and the keys that work everywhere; on the right the Label text explaining pooling,
+    the blind judging order, the grades and what a stop leaves."""
 
     async def run_before(pilot) -> None:
         pilot.app.judge("q01")
@@ -246,9 +248,10 @@ def test_adjudicate_screen_small(snap_compare, app_factory):
 
 
 def test_review_screen_small(snap_compare, app_factory):
-    """Review at 80x24: the counts and the Judged@10 warning, the metrics table with every
-    column on screen (one cell of padding; `nDCG @10`, `ms p50` and `ms p95` headers on two
-    lines, so that q/s is there too), and the grid of gold ranks across the full width with
+    """Review at 80x24: the counts and the Judged@10 warning (which names each share, so
+    the table leaves its column out), the metrics table with every column on screen (one
+    cell of padding; `nDCG @10`, `ms p50` and `ms p95` headers on two lines, so that q/s
+    is there too), and the grid of gold ranks across the full width with
     every retriever's column on screen; the detail of the current question under it."""
 
     async def run_before(pilot) -> None:

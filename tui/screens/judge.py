@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Static
 
 from engine.counters import left_to_judge
 from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
-from tui.actions import Command, bindings
+from engine.stopping import Offer
+from tui.actions import Command, bindings, with_keys
+from tui.crash import failure_notice
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
@@ -22,6 +27,9 @@ from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
 from tui.widgets.lines import Lines
 from tui.widgets.progress import next_question, next_unjudged, progress_text
+
+if TYPE_CHECKING:
+    from engine.feedback import Feedback, Round
 
 GRADE = Binding.Group("Grade", compact=True)
 
@@ -32,8 +40,8 @@ class JudgeScreen(GoldpanScreen):
     HELP = f"""
 ## Label
 
-Below the question, the **pooled candidates**: every retriever's top 10, blinded (no
-retriever names or ranks); the selected document's text is on the right.
+Below the question, the **pooled candidates**: every retriever's top 10, blind (no
+retriever names, ranks or scores), likely relevant first; the document is on the right.
 
 **Grades**: {GRADE_HELP}. `judge.toggle` toggles {RELEVANT} and {NOT_RELEVANT}. Mark
 several documents when several answer. `judge.no_answer` says the corpus has no answer;
@@ -44,10 +52,12 @@ several documents when several answer. `judge.no_answer` says the corpus has no 
 undoes the last. `judge.model_grades` shows a model judge's grades (never gold), hidden
 unless you ask.
 
+A **stop** leaves the candidates nobody judged *not judged (stopped)*, never grade 0.
+
 **Auto-advance** (`judge.advance_off` toggles it): a grade moves to the next unjudged
-candidate; `judge.no_answer`, `judge.ambiguous`, `judge.skip` or the last candidate open
-the next unjudged question. `judge.no_answer` clears your relevant grades (`judge.undo`
-restores them). The line above the footer shows your progress.
+candidate; `judge.no_answer`, `judge.ambiguous`, `judge.skip`, a stop or the last
+candidate open the next unjudged question. `judge.no_answer` clears your relevant grades
+(`judge.undo` restores them). The line above the footer shows your progress.
 """
 
     AREA = "Label"
@@ -125,7 +135,7 @@ restores them). The line above the footer shows your progress.
             "a",
             "ambiguous",
             "Ambiguous",
-            "Flag the question as ambiguous, with a note for the adjudicator",
+            "Flag it ambiguous, with a note",
             "judge.ambiguous",
             title="Label: flag ambiguous",
             show=False,
@@ -145,9 +155,29 @@ restores them). The line above the footer shows your progress.
             "e",
             "edit",
             "Edit question",
-            "Rewrite the question (its old text is kept)",
+            "Rewrite the question (old text kept)",
             "judge.edit",
             title="Label: edit question",
+            show=False,
+            when="can_judge",
+        ),
+        Command(
+            "x",
+            "stop",
+            "Stop",
+            "Stop the question (again: take back)",
+            "judge.stop",
+            title="Label: stop this question",
+            show=False,
+            when="stoppable",
+        ),
+        Command(
+            "b",
+            "beyond",
+            "Beyond the pool",
+            "Find more like the relevant ones",
+            "judge.beyond",
+            title="Label: find more beyond the pool",
             show=False,
             when="can_judge",
         ),
@@ -207,6 +237,8 @@ restores them). The line above the footer shows your progress.
     """Whether this session has a change to undo (shows `u` in the footer)."""
     pooling: reactive[bool] = reactive(False)
     """A worker is ranking this question."""
+    stoppable: reactive[bool] = reactive(False, bindings=True)
+    """The stopping rule offers to stop this question, or you stopped it (`x` works)."""
 
     def __init__(self) -> None:
         """Nothing listed yet."""
@@ -216,6 +248,14 @@ restores them). The line above the footer shows your progress.
         cursor starts on its first candidate you have not judged."""
         self.show_model = False
         """Model judges' grades are shown beside yours (`g`; off until asked)."""
+        self.order: list[str] = []
+        """The candidates shown, in judging order."""
+        self.offer: Offer | None = None
+        """The stop the stopping rule offers on the question shown (None: none)."""
+        self.feedback: Feedback | None = None
+        """Relevance feedback's spaces, kept for the next `b` while the corpus is the same."""
+        self.finding = False
+        """A worker is asking feedback for more documents."""
 
     def compose(self) -> ComposeResult:
         """Question, candidates beside the document, status line."""
@@ -289,6 +329,7 @@ restores them). The line above the footer shows your progress.
         head.append_text(literal(q.text, style="bold"))
         self.query_one("#question", Static).update(head)
         cands = session.candidates(qid)
+        self.order = [c.doc_id for c in cands]
         titles = {c.doc_id: self._title(c.doc_id) for c in cands}
         candidates.show(
             cands,
@@ -345,6 +386,8 @@ restores them). The line above the footer shows your progress.
         state = session.state(qid)
         gold = state.gold
         mine = state.verdict
+        self.offer = None if self.is_viewer else session.stop_offer(qid, self.order)
+        self.stoppable = self.offer is not None or (state.stop is not None and not self.is_viewer)
         text = Text.assemble(
             ("you: ", "dim"),
             (self._you(state), "bold"),
@@ -362,6 +405,22 @@ restores them). The line above the footer shows your progress.
             names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
             shown = visible(", ".join(names)) if names else "none graded this question"
             text.append(f"   model grades shown ({shown}; g hides)", style="italic magenta")
+        left = session.stopped().get(qid)
+        if left is not None:
+            text.append(f"   stopped: {left} not judged", style="italic cyan")
+            if state.stop is not None:
+                text.append(
+                    with_keys(" (`judge.stop` takes it back)", self.ACTIONS, code=False),
+                    style="dim",
+                )
+        elif self.offer is not None:
+            said = with_keys("`judge.stop` stops", self.ACTIONS, code=False)
+            text.append(
+                f"   {visible(self.offer.reason)}: {said} ({self.offer.left} left not judged)",
+                style="bold cyan",
+            )
+        if self.finding:
+            text.append("   finding more…", style="italic yellow")
         if mine and mine.note:
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
@@ -468,6 +527,106 @@ restores them). The line above the footer shows your progress.
         self.notify(visible(f"{why}; on to {target}."), markup=False)
         self.gp.current_question = target
         self.question_id = target
+
+    def action_stop(self) -> None:
+        """Stop the question as offered, or take your stop back."""
+        qid = self.question_id
+        if qid is None or self.refuse_read_only("A stop"):
+            return
+        session = self.gp.session
+        if session.state(qid).stop is not None:
+            self._saved(session.unstop(qid))
+            self.notify(visible(f"{qid}: stop taken back; judge on."), markup=False)
+            return
+        offered = self.offer
+        if offered is None:
+            return
+        state = session.stop(qid, offered.reason)
+        self._saved(state)
+        why = f"{qid} stopped ({offered.left} candidates left not judged)"
+        if self.gp.auto_advance:
+            self._advance_question(why)
+        else:
+            self.notify(visible(why + "."), markup=False)
+
+    def action_beyond(self) -> None:
+        """Ask relevance feedback for more documents (in a worker: the corpus is read)."""
+        qid = self.question_id
+        if qid is None or self.finding or self.refuse_read_only("Adding documents"):
+            return
+        self.finding = True
+        self.show_status()
+        self._find_more(qid, self.feedback)
+
+    @work(thread=True, exclusive=True, group="beyond", exit_on_error=False)
+    def _find_more(self, qid: str, known: Feedback | None) -> None:
+        """One round of feedback for ``qid``, on a connection of this thread's own."""
+        from engine.feedback import judged_grades, load_feedback, next_round
+        from engine.workspace import Workspace
+
+        try:
+            ws = Workspace.open(self.gp.workspace_path, readonly=True)
+            try:
+                feedback = known
+                if feedback is None or feedback.corpus_hash != ws.corpus_hash():
+                    feedback = load_feedback(ws)
+                feedback.learn_questions(ws, [qid])
+                grades = judged_grades(ws.labels([qid]), qid)
+                found = next_round(feedback, qid, grades, ws.proposals([qid]))
+            finally:
+                ws.close()
+        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
+            self.post_message(self.FoundMore(qid, None, None, failure_notice(exc)))
+            return
+        self.post_message(self.FoundMore(qid, found, feedback, None))
+
+    class FoundMore(Message):
+        """Feedback's next documents for a question (or why there are none)."""
+
+        def __init__(
+            self,
+            question_id: str,
+            found: Round | None,
+            feedback: Feedback | None,
+            failure: str | None,
+        ) -> None:
+            super().__init__()
+            self.question_id = question_id
+            self.found = found
+            self.feedback = feedback
+            self.failure = failure
+
+    def on_judge_screen_found_more(self, message: FoundMore) -> None:
+        """Add what feedback found to the question's candidates, and go to the first."""
+        self.finding = False
+        if message.feedback is not None:
+            self.feedback = message.feedback
+        found = message.found
+        if found is None:
+            self.notify(
+                visible(f"Feedback failed: {message.failure}"), severity="error", markup=False
+            )
+            self.show_status()
+            return
+        qid = message.question_id
+        if not found.docs:
+            self.notify("Feedback found no document left to propose.", markup=False)
+            self.show_status()
+            return
+        self._saved(self.gp.session.add_proposals(qid, found.docs, found.method))
+        left = (
+            "relevant left: not estimated yet (after two rounds)"
+            if found.relevant_left is None
+            else f"about {found.relevant_left:.1f} relevant left"
+        )
+        self.notify(
+            visible(f"{len(found.docs)} more documents for {qid} ({left}; {found.method})."),
+            markup=False,
+        )
+        if qid == self.question_id:
+            self.show_question()
+            candidates = self.query_one(CandidateList)
+            candidates.highlighted = candidates.first_unjudged()
 
     def action_toggle_model_grades(self) -> None:
         """Show or hide the model judges' grades (hidden by default)."""

@@ -24,11 +24,12 @@ from tui.actions import Command, bindings, by_id
 from tui.literal import literal, one_line, visible
 from tui.screens.base import GoldpanScreen, cursor_key
 from tui.widgets.lines import Lines
-from tui.widgets.progress import progress_text
+from tui.widgets.progress import progress_text, stopped_text
 from tui.widgets.tables import PADDING, RowTable, cut, fill, room, two_lines, width
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
+
 
 STATUS_STYLE = {
     Status.UNLABELED: "dim",
@@ -70,6 +71,10 @@ Every question of the workspace with its **status**:
   adjudicator.
 - *recheck*: a re-import changed the question's text; its judgments were made for the
   old text (kept, left out of scores): judge it again.
+
+A status followed by *stopped*: someone stopped judging the question when the stopping
+rule offered it; its candidates nobody judged are *not judged (stopped)*, counted, not
+grade 0.
 
 **title ov.** is the highest share of the question's words found in one document title
 (whole words or Hangul bigrams); yellow from 60%: likely an easy question. **gold ov.**
@@ -299,7 +304,13 @@ The selected question is the current one on every screen: the Label screen opens
         """The judging queue order, unjudged counts and coverage@10 per retriever."""
         live = self.gp.session.live
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.ws.labels()])
-        items = judging_queue(live.golds, live.rankings, judged, pools=live.pools(DEFAULT_K))
+        items = judging_queue(
+            live.golds,
+            live.rankings,
+            judged,
+            pools=live.pools(DEFAULT_K),
+            stopped=self.gp.session.stopped(),
+        )
         return (
             [i.question_id for i in items],
             {i.question_id: i.unjudged for i in items},
@@ -346,13 +357,17 @@ The selected question is the current one on every screen: the Label screen opens
         served = self.gp.served is not None
         on = session.ws.leases() if served else {}  # served: who is judging what now
         heads: list[list[str | Text]] = []
+        stopped = session.stopped()
         for qid in shown:
             gold = golds[qid]
             extra = [Text(visible(on.get(qid, "")), style="bold yellow")] if served else []
+            cell = Text(gold.status.value, style=STATUS_STYLE[gold.status])
+            if qid in stopped:
+                cell.append(" stopped", style="dim italic")
             heads.append(
                 [
                     literal(qid),
-                    Text(gold.status.value, style=STATUS_STYLE[gold.status]),
+                    cell,
                     *extra,
                     str(len(gold.gold)) if gold.gold else "-",
                     *self._overlap_cells(qid),
@@ -395,7 +410,8 @@ The selected question is the current one on every screen: the Label screen opens
                     + (f"{counts['not_ranked']} not ranked yet · " if counts["not_ranked"] else "")
                     + f"{counts['no_answer']} no answer · {counts['disputed']} disputed · "
                     + (f"{counts['recheck']} recheck · " if counts["recheck"] else "")
-                    + f"{counts['unlabeled']} unlabeled",
+                    + f"{counts['unlabeled']} unlabeled"
+                    + stopped_text(stopped),
                     "dim",
                 ),
             )

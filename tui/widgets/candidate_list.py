@@ -1,4 +1,4 @@
-"""The blinded candidate list: titles and your grades, never retriever names or ranks."""
+"""The blinded candidate list: titles and your grades, never retriever names, ranks or scores."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ def grade_mark(grade: int | None) -> Text:
 
 
 class CandidateList(OptionList):
-    """Pooled candidates in blinded order, each with your grade."""
+    """Pooled candidates in judging order (blind: no retriever, rank or score), with your grade."""
 
     HELP = """
 Each line is a pooled document: your grade (`[ ]` = not judged), its title and id.
-The order is a hash, not a ranking: nothing here tells which retriever found it.
+The order is the workspace's judging order (likely relevant first), not any retriever's
+ranking: nothing here tells which retriever found a document, at what rank or score.
 A `+` marks a document you added with corpus search. With `g`, a model judge's grade
 follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwise.
 """

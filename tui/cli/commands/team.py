@@ -6,7 +6,7 @@ Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,8 +28,10 @@ from tui.cli.commands.common import (
 from tui.literal import command_shown, literal
 
 if TYPE_CHECKING:
+    from engine.feedback import Round
+    from engine.gold import Gold
     from engine.session import LabelingSession
-    from engine.types import ModelLabel
+    from engine.types import Label, ModelLabel
     from engine.workspace import Workspace
 
 
@@ -150,6 +152,7 @@ def cmd_merge(args: argparse.Namespace) -> None:
 
 def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
+    from engine.counters import workspace_stopped
     from engine.gold import workspace_golds
     from engine.queue import coverage_at_k, judged_docs, judging_queue
     from engine.retrieve import DEFAULT_DEPTH
@@ -161,7 +164,9 @@ def cmd_queue(args: argparse.Namespace) -> None:
         people = ws.labels()
         judged = judged_docs([(lab.question_id, lab.doc_id) for lab in people])
         model = _model_grades(ws, args.model) if args.model else None
-    queue = judging_queue(golds, rankings, judged, args.k)
+        beyond = _beyond_pool(ws, golds, people, args.beyond_pool) if args.beyond_pool else None
+        stopped = workspace_stopped(ws)
+    queue = judging_queue(golds, rankings, judged, args.k, stopped=stopped)
     coverage = coverage_at_k(rankings, judged, args.k)
     model_queues = None
     if model is not None:
@@ -180,11 +185,22 @@ def cmd_queue(args: argparse.Namespace) -> None:
                     "question": i.question_id,
                     "status": i.status.value,
                     "unjudged": i.unjudged,
+                    "stopped": i.stopped,
                     "reason": i.reason,
                 }
                 for i in queue
             ],
         }
+        if beyond is not None:
+            method, rounds = beyond
+            data["beyond_pool"] = {
+                "method": method,
+                "proposed": sum(len(r.docs) for r in rounds),
+                "questions": [
+                    {"question": r.question_id, "docs": r.docs, "relevant_left": r.relevant_left}
+                    for r in rounds
+                ],
+            }
         if model_queues is not None:
             data["model"] = args.model
             for key, items in zip(("disagree", "holes"), model_queues, strict=True):
@@ -208,11 +224,15 @@ def cmd_queue(args: argparse.Namespace) -> None:
         table.add_row(literal(name), f"{share:.0%}")
     out.print(table)
     table = Table(title=f"judging queue ({len(queue)})", title_justify="left")
-    for col in ("question", "status", "unjudged in pool", "why"):
-        table.add_column(col, justify="right" if col.startswith("unjudged") else "left")
+    for col in ("question", "status", "unjudged in pool", "not judged (stopped)", "why"):
+        table.add_column(col, justify="right" if "judged" in col else "left")
     for i in queue:
-        table.add_row(literal(i.question_id), i.status.value, str(i.unjudged), i.reason)
+        table.add_row(
+            literal(i.question_id), i.status.value, str(i.unjudged), str(i.stopped), i.reason
+        )
     out.print(table)
+    if beyond is not None:
+        _print_beyond(*beyond)
     if model_queues is None:
         return
     disagree, holes = model_queues
@@ -232,6 +252,64 @@ def cmd_queue(args: argparse.Namespace) -> None:
             )
             table.add_row(literal(m.question_id), m.status.value, literal(shown), str(m.distance))
         out.print(table)
+
+
+def _beyond_pool(
+    ws: Workspace, golds: Mapping[str, Gold], labels: Sequence[Label], n: int
+) -> tuple[str, list[Round]]:
+    """``--beyond-pool``: a feedback round for every question with a relevant document.
+
+    The documents join their questions' candidates (written here); returns the method's
+    name and each question's round.
+    """
+    from engine.feedback import judged_grades, load_feedback, next_round
+    from engine.gold import Status
+    from engine.grades import is_relevant
+    from engine.types import Proposal
+
+    wanted = []
+    for qid, gold in golds.items():
+        grades = judged_grades(labels, qid)
+        if gold.status is not Status.NO_ANSWER and any(map(is_relevant, grades.values())):
+            wanted.append(qid)
+    if not wanted:
+        return "none: no question has a relevant document to learn from", []
+    feedback = load_feedback(ws, wanted)
+    proposals: dict[str, list[Proposal]] = {}
+    for p in ws.proposals(wanted):
+        proposals.setdefault(p.question_id, []).append(p)
+    who = annotator_name(None)
+    rounds = []
+    for qid in sorted(wanted):
+        r = next_round(feedback, qid, judged_grades(labels, qid), proposals.get(qid, []), n)
+        rounds.append(r)
+    ws.write_proposals(
+        Proposal(r.question_id, d, feedback.method, who) for r in rounds for d in r.docs
+    )
+    return feedback.method, rounds
+
+
+def _print_beyond(method: str, rounds: Sequence[Round]) -> None:
+    """The proposals of ``--beyond-pool``, per question, with the estimate left."""
+    table = Table(
+        title=literal(
+            f"beyond the pool ({sum(len(r.docs) for r in rounds)} documents added to the "
+            f"candidates of {len(rounds)} questions; {method})"
+        ),
+        title_justify="left",
+    )
+    for col in ("question", "proposed", "relevant left (estimate)"):
+        table.add_column(col, justify="left" if col == "question" else "right")
+    for r in rounds:
+        left = "-" if r.relevant_left is None else f"{r.relevant_left:.1f}"
+        table.add_row(literal(r.question_id), str(len(r.docs)), left)
+    out.print(table)
+    out.print(
+        Text(
+            "relevant left: estimated once two rounds of proposals are judged ('-' before); "
+            "judge the proposals in the Label screen, then ask again"
+        )
+    )
 
 
 def _model_grades(ws: Workspace, name: str) -> list[ModelLabel]:

@@ -297,6 +297,7 @@ _INFO_ROWS = {
     # the counter every view calls "disputed" also holds the questions whose status is
     # ambiguous (engine.counters.is_disputed): said here, next to the status counts
     "disputed": "disputed (incl. ambiguous: to adjudicate)",
+    "stopped": "stopped (questions, candidates not judged)",
 }
 
 
@@ -327,6 +328,7 @@ def cmd_info(args: argparse.Namespace) -> None:
             "disputed": counters["disputed"],
             "judged_by": counters["judged_by"],
             "judgments_for_an_old_text": sum(ws.recheck_counts().values()),
+            "stopped": counters["stopped"],
         }
     if args.json:
         print_json(info)

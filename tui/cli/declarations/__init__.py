@@ -36,6 +36,8 @@ NAMES = (
     "merge",
     "agreement",
     "queue",
+    "judging",
+    "simulate",
     "judge",
     "compare",
     "fidelity",
