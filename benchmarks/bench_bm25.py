@@ -34,7 +34,9 @@ What is measured, per tokenizer (``word``, ``bigram``, ``word+bigram``), in one 
 (d) the whole ``goldpan pool WS --retriever bm25-word --retriever bm25-bigram
     --retriever bm25-word+bigram --quiet`` process, as a user runs it, on a copy of a
     workspace the corpus was imported into beforehand: Python's start, the imports, the
-    pool of (c), and its report (the documents only one retriever found).
+    pool of (c), and its report (the documents only one retriever found). Its CPU seconds
+    (user + system, of the process and anything it waited for) are printed beside: on a
+    loaded machine they tell more than the wall time.
 
 Where PYTHONDONTWRITEBYTECODE is set (no installed goldpan runs so), the (d) processes get
 a bytecode folder of their own that one untimed run fills, unless ``--compile-each-run``.
@@ -45,7 +47,7 @@ rank_bm25's), and the medians are compared. The machine's load average is printe
 
 Targets (all three tokenizers together): goldpan <= 1/10 of rank_bm25's ranking time,
 goldpan's whole job <= 0.5 x bm25s's tokenize + index + retrieve, and the whole
-``goldpan pool`` process <= 0.35 x bm25s's.
+``goldpan pool`` process <= 0.5 x bm25s's, in one process (issue 48).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -78,7 +81,7 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "korquad_v1.0_dev" / "KorQuAD_v
 DEPTH = 100
 TARGET_RATIO = 10.0
 BM25S_TARGET = 0.5
-PROCESS_TARGET = 0.35
+PROCESS_TARGET = 0.5
 
 TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
     "word": word_tokens,
@@ -168,14 +171,15 @@ BYTECODE: dict[str, str] = {}
 """Environment of the timed ``goldpan pool`` processes for their bytecode (set by main)."""
 
 
-def time_process(template: Path) -> float:
-    """Wall seconds of one whole ``goldpan pool`` process on a fresh copy of ``template``."""
+def time_process(template: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one whole ``goldpan pool`` process on a copy of ``template``."""
     with tempfile.TemporaryDirectory(prefix="goldpan-bench-") as tmp:
         ws = Path(tmp) / "pool.db"
         shutil.copy(template, ws)
         argv = [sys.executable, "-m", "tui.cli", "pool", str(ws), "--quiet"]
         for tok in TOKENIZERS:
             argv += ["--retriever", f"bm25-{tok}"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(
             argv,
@@ -184,7 +188,10 @@ def time_process(template: Path) -> float:
             cwd=REPO,
             env={**os.environ, "PYTHONPATH": str(REPO), **BYTECODE},
         )
-        return time.perf_counter() - t0
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu
 
 
 def run_one(which: str, data: Path) -> None:
@@ -254,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     fast_runs: list[dict[str, float]] = []
     ours_runs: list[dict[str, float]] = []
     process_runs: list[float] = []
+    process_cpu: list[float] = []
     folder = Path(tempfile.mkdtemp(prefix="goldpan-bench-template-"))
     try:
         template = make_template(args.data, folder)
@@ -267,11 +275,13 @@ def main(argv: list[str] | None = None) -> int:
             if found is not None:
                 fast_runs.append(found)
             ours_runs.append(measured_apart("goldpan", args.data))  # type: ignore[arg-type]
-            process_runs.append(time_process(template))
+            wall, cpu = time_process(template)
+            process_runs.append(wall)
+            process_cpu.append(cpu)
             bm = f"bm25s {found['total']:.2f} s, " if found else ""
             print(
                 f"  run {i + 1}: {bm}goldpan {ours_runs[-1]['total']:.2f} s, "
-                f"goldpan pool process {process_runs[-1]:.2f} s",
+                f"goldpan pool process {wall:.2f} s ({cpu:.2f} s CPU)",
                 flush=True,
             )
     finally:
@@ -286,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     per_retriever = {name: median(ours_runs, name) for name in TOKENIZERS}
     pooled = median(ours_runs, "total")
     print(f"  import squad (paragraph level), not counted: {median(ours_runs, 'import'):.2f} s")
+    if process_cpu:
+        print(f"  goldpan pool process CPU, median: {statistics.median(process_cpu):.2f} s")
     print(f"  load average before and after: {load_before} / {os.getloadavg()[0]:.2f}")
     print()
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.compare import DEFAULT_SAMPLES, Comparison, compare, question_wins
+from engine.compare import DEFAULT_SAMPLES, Comparison, compare
 from engine.errors import BadInput
 from engine.gold import Status
 from engine.grades import is_relevant
@@ -26,7 +26,6 @@ from engine.scoring import latency as latency  # re-exported: it lived here
 from engine.scoring import (
     not_scored,
     paired_board,
-    score_workspace,
     scored_set,
     workspace_golds,
 )
@@ -83,20 +82,6 @@ def compare_retrievers(
     board = paired_board(ws, a, b, names, tag, cannot_rank)
     va, vb = board.retrievers[a].per_question, board.retrievers[b].per_question
     return [compare(a, b, m, va[m], vb[m], level=level, samples=samples, seed=seed) for m in names]
-
-
-def wins_of(
-    ws: Workspace, a: str, b: str, metric: str = DEFAULT_METRIC, tag: str | None = None
-) -> dict[str, list[str]]:
-    """The question ids each retriever wins (strictly higher value)."""
-    m = parse_metric(metric)
-    board = score_workspace(ws, metrics=[m.name], retrievers=[a, b], tag=tag)
-    a_wins, b_wins = question_wins(
-        board.question_ids,
-        board.retrievers[a].per_question[m.name],
-        board.retrievers[b].per_question[m.name],
-    )
-    return {a: a_wins, b: b_wins}
 
 
 # -- failures ------------------------------------------------------------------------------
@@ -319,22 +304,6 @@ def question_overlaps(ws: Workspace) -> list[QuestionOverlap]:
             )
         )
     return out
-
-
-def by_tag(
-    ws: Workspace, tags: Sequence[str], metrics: Sequence[str] | None = None
-) -> Mapping[str, dict[str, dict[str, float] | None]]:
-    """Means per retriever for each tag (the seed's easy-test / hard-test table).
-
-    None for a retriever that has not ranked some scored question with the tag.
-    """
-    return {
-        tag: {
-            n: rs.means
-            for n, rs in score_workspace(ws, metrics=metrics, tag=tag).retrievers.items()
-        }
-        for tag in tags
-    }
 
 
 # -- pool contributions --------------------------------------------------------------------

@@ -124,21 +124,6 @@ class Calibration:
         }
 
 
-def thresholds_from_json(value: Any) -> Thresholds | None:
-    """Thresholds as :meth:`Calibration.to_json` stores them (None when absent or bad)."""
-    if not isinstance(value, list) or len(value) != 3:
-        return None
-    out = []
-    for t in value:
-        if t is None:
-            out.append(math.inf)
-        elif isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t):
-            out.append(float(t))
-        else:
-            return None
-    return (out[0], out[1], out[2])
-
-
 def grade_of(score: float, thresholds: Thresholds) -> int:
     """The grade of ``score``: how many thresholds it reaches."""
     return sum(1 for t in thresholds if score >= t)

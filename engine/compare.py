@@ -143,11 +143,6 @@ def randomization_ps(
     return (extreme + 1) / (samples + 1)
 
 
-def randomization_p(diffs: FloatArray, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> float:
-    """Two-sided paired sign-flip p-value of the mean difference."""
-    return float(randomization_ps(np.asarray(diffs, dtype=np.float64), samples, seed)[0])
-
-
 def question_wins(
     question_ids: Sequence[str], a: FloatArray, b: FloatArray
 ) -> tuple[list[str], list[str]]:

@@ -7,6 +7,7 @@ from a workspace and writes it atomically (:mod:`engine.formats.outfiles`).
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from engine.formats import EXPORT_FORMATS, FOLDER_FORMATS
 from engine.formats.beir import write_beir
 from engine.formats.errors import IngestError
 from engine.formats.labels import write_labels_csv
-from engine.formats.outfiles import atomic_folder, check_target, write_atomic
+from engine.formats.outfiles import atomic_database, atomic_folder, check_target, write_atomic
 from engine.formats.questions import write_questions_csv, write_questions_jsonl
 from engine.formats.ranx import write_ranx
+from engine.formats.sqlite_copy import write_sqlite_copy
 from engine.formats.trec import write_trec_qrels, write_trec_run
 from engine.gold import Status
 from engine.retrieve.runner import select_retrievers
@@ -58,8 +60,9 @@ def export_workspace(
     (:mod:`engine.formats.outfiles`): a failure leaves no partial output and an older ``target``
     intact. An existing ``target`` is replaced only with ``force`` (a folder only when it
     holds nothing but this format's files); the workspace itself, any SQLite file and
-    devices are never written. ``retrievers`` limits ``trec-run`` and ``ranx`` (default:
-    all).
+    devices are never written. ``sqlite`` is written only where nothing is, not even a
+    symbolic link, whatever ``force`` says (a database is never written over).
+    ``retrievers`` limits ``trec-run`` and ``ranx`` (default: all).
 
     Raises:
         UnknownName: unknown format.
@@ -70,6 +73,13 @@ def export_workspace(
         raise UnknownName(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
     protect = [ws.path]
     folder = fmt in FOLDER_FORMATS
+    if fmt == "sqlite" and os.path.lexists(target):
+        raise IngestError(
+            target,
+            None,
+            "already exists; a sqlite export is written only at a new path, never over a "
+            "file or through a link, even with --force (it was left as it is)",
+        )
     check_target(target, force=force, protect=protect, folder=folder)  # before any work
     try:
         return _export(ws, fmt, target, retrievers, force=force, protect=protect)
@@ -105,6 +115,13 @@ def _export(
         if export.skipped:
             line += f" (no ranking of a scored question: {', '.join(export.skipped)})"
         return line
+    if fmt == "sqlite":
+        with atomic_database(target, protect=protect, label="exporting") as tmp:
+            c = write_sqlite_copy(tmp, ws.docs(), ws.questions(), ws.labels(), golds)
+        return (
+            f"wrote {c['docs']} documents, {c['questions']} questions, {c['labels']} labels "
+            f"and {c['qrels']} qrels rows to {target}"
+        )
     buf = io.StringIO(newline="")
     if fmt == "trec-qrels":  # every judgment the scores read: bpref and -J need the 0s
         judged = {q: golds[q].qrels for q in gold}

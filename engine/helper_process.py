@@ -9,9 +9,8 @@ dataset, a cloned repository) is then never imported in goldpan's place, whateve
 goldpan was started in. Every process goldpan starts with ``sys.executable`` starts so:
 the helpers below, and ``goldpan serve``'s preloader and tabs (:mod:`tui.team_server`).
 
-Two parts of goldpan run work in a process of their own: Kiwi's tokenizing for the
-terminal app (:mod:`engine.kiwi_helper`) and the ranking of a large BM25 pool
-(:mod:`engine.retrieve.rank_helper`). Both start the same way, and end the same way:
+Kiwi's tokenizing for the terminal app runs in a process of its own
+(:mod:`engine.kiwi_helper`). It starts and ends this way:
 
 * the helper is this Python running one of goldpan's own modules, started as above (the
   same code as the parent's);

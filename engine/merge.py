@@ -51,11 +51,6 @@ __all__ = ["MergeReport", "merge_workspaces"]
 T = TypeVar("T")
 K = TypeVar("K")
 
-LabelKey = tuple[str, str, str]
-"""(question id, doc id, annotator)."""
-VerdictKey = tuple[str, str]
-"""(question id, annotator)."""
-
 
 @dataclass
 class MergeReport:

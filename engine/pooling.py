@@ -79,11 +79,6 @@ def pool(
     return out
 
 
-def only_found_by(candidates: Sequence[Candidate], retriever: str) -> list[str]:
-    """Doc ids that only ``retriever`` put in its top k (what it adds to the pool)."""
-    return [c.doc_id for c in candidates if set(c.ranks) == {retriever}]
-
-
 class TopDocs(Mapping[str, tuple[str, ...]]):
     """Each question's top doc ids, as a pool just ranked them: question id -> doc ids.
 
@@ -177,8 +172,8 @@ def only_found(
     """Per retriever, the (question id, doc id) pairs only it put in its top ``depth``.
 
     ``rankings`` is retriever name -> question id -> doc ids in rank order (a question a
-    retriever has no ranking of counts as an empty one). The same pairs as
-    :func:`only_found_by` over each question's :func:`pool`, each retriever's sorted
+    retriever has no ranking of counts as an empty one). The same pairs as the candidates
+    of each question's :func:`pool` ranked by that retriever alone, each retriever's sorted
     (by question id, then doc id). A :class:`TopDocs` is read as the positions it keeps
     (no doc id string per entry).
     """

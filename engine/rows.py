@@ -120,10 +120,6 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def _key(*parts: Any) -> str:
-    return " ".join(show(p) for p in parts)
-
-
 def doc(path: Path, r: Sequence[Any]) -> Doc:
     """(id, title, text, fields)."""
     row = f"id {show(r[0])}"

@@ -12,12 +12,6 @@ if TYPE_CHECKING:  # numpy is not imported at run time: the CLI's fast commands 
     import numpy as np
     import numpy.typing as npt
 
-Qrels = Mapping[str, Mapping[str, int]]
-"""question id -> doc id -> grade (ranx / pytrec_eval shape)."""
-
-Run = Mapping[str, Mapping[str, float]]
-"""question id -> doc id -> score (ranx / pytrec_eval shape)."""
-
 VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 """What an annotator can say of a question as a whole."""
 

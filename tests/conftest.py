@@ -122,6 +122,31 @@ def plain_run(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
+QUERYLOG_KEYS = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
+
+
+def querylog_rows(ws: Workspace) -> list[dict[str, object]]:
+    """Every stored query group, most frequent first: what the tests look at.
+
+    goldpan itself reads the log one pending query at a time (``next_log_query``).
+    """
+    rows = ws.conn.execute(
+        f"SELECT {', '.join(QUERYLOG_KEYS)} FROM querylog ORDER BY count DESC, id"
+    )
+    return [
+        {**dict(zip(QUERYLOG_KEYS, r, strict=True)), "variants": json.loads(r[5])} for r in rows
+    ]
+
+
+def question_history(ws: Workspace, question_id: str) -> list[tuple[str, str, str]]:
+    """(when, who, text) of every earlier text of a question, oldest first (its events)."""
+    return [
+        (e["at"], e["annotator"], e["old"])
+        for e in reversed(ws.events())
+        if e["kind"] == "question" and e["question_id"] == question_id and e["old"] is not None
+    ]
+
+
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test when it is absent."""
     path = SHARED_DATA.joinpath(*parts)

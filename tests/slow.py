@@ -72,7 +72,6 @@ SLOW_FILES: dict[str, float] = {
     "engine/test_fuse.py": 19,
     "tui/test_readonly.py": 19,
     "tui/test_write_refused.py": 19,
-    "engine/test_rank_helper.py": 19,
     "engine/test_http_retrievers.py": 18,
     "tui/test_ranked_behind.py": 18,
     "tui/test_served.py": 18,

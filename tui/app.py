@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Iterable
@@ -15,6 +14,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import AwaitMount
 
+from engine import gc_policy
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
@@ -266,8 +266,7 @@ class GoldpanApp(App[None]):
         what was made since (6 ms). Collected first, so that no garbage is frozen with them.
         """
         if self.freeze_on_start:
-            gc.collect()
-            gc.freeze()
+            gc_policy.freeze_survivors()
 
     def _say_started(self) -> None:
         """Served: tell the server this tab's start is over.

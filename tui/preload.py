@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import gc
 import json
 import os
 import select
@@ -148,6 +147,7 @@ def serve(socket_path: Path) -> int:
     import tui.app  # noqa: F401 (Textual, the screens, the engine: the slow part)
     import tui.help  # noqa: F401 (the help screen: Markdown, opened at the first `?`)
     import tui.served_app  # noqa: F401
+    from engine import gc_policy
 
     cell_len("가")  # loads rich's table of character widths
 
@@ -159,8 +159,7 @@ def serve(socket_path: Path) -> int:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    gc.collect()
-    gc.freeze()  # the forks share these pages, and their collectors never walk them
+    gc_policy.freeze_survivors()  # the forks share these pages; their collectors skip them
     children: dict[int, socket.socket] = {}
     settings = {name: os.environ.get(name) for name in PRELOADED_ENV}
     print("ready", flush=True)

@@ -44,7 +44,9 @@ EXPORT_FORMATS: Sequence[str] = (
     "ranx",
     "questions-jsonl",
     "questions-csv",
+    "sqlite",
 )
-"""Formats of ``goldpan export``; ``beir`` and ``ranx`` write a folder, the others a file."""
+"""Formats of ``goldpan export``; ``beir`` and ``ranx`` write a folder, ``sqlite`` a new
+database (:mod:`engine.formats.sqlite_copy`), the others a file."""
 
 FOLDER_FORMATS = frozenset({"beir", "ranx"})

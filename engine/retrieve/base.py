@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import BadInput, GoldpanError
 from engine.names import param_list as param_list  # its home is engine.names
@@ -22,13 +22,8 @@ from engine.types import EXTERNAL_KIND as EXTERNAL_KIND  # their home is engine.
 from engine.types import STORED_KINDS as STORED_KINDS
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec
 
-if TYPE_CHECKING:
-    from engine.retrieve.rank_helper import RankHelper
-
 Ranking = tuple[list[str], list[float]]
 """Doc ids and their scores, in ranking order."""
-
-EMPTY: Ranking = ([], [])
 
 Progress = Callable[[str, int, int], None]
 """progress(what, done, total)."""
@@ -153,14 +148,8 @@ class BatchRanker(Protocol):
         """Questions per :meth:`rank_batch` call."""
         ...
 
-    def rank_batch(
-        self, questions: Sequence[Question], depth: int, helper: RankHelper | None = None
-    ) -> RankedBatch:
-        """The best ``depth`` documents of each question, as arrays.
-
-        ``helper``: a process that may rank a large batch beside this one
-        (:mod:`engine.retrieve.rank_helper`).
-        """
+    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
+        """The best ``depth`` documents of each question, as arrays."""
         ...
 
 

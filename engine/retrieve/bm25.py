@@ -54,18 +54,15 @@ import numpy.typing as npt
 
 from engine.arrays import spans
 from engine.errors import UnknownName
-from engine.retrieve import rank_helper
 from engine.retrieve.base import PrepareEnv, Ranking, check_fields, doc_text
 from engine.retrieve.order import (
     Ranked,
     canonical_scores,
     id_ranks,
-    per_row,
     top_k,
     top_k_flat,
 )
 from engine.retrieve.params import LIST, Param, resolve
-from engine.retrieve.rank_helper import RankHelper
 from engine.tokenize import (
     COMPOSED,
     TOKENIZERS,
@@ -286,11 +283,6 @@ def get_variant(name: str) -> Variant:
     except KeyError:
         known = ", ".join(VARIANTS)
         raise UnknownName(f"unknown BM25 variant {name!r}; known variants: {known}") from None
-
-
-def check_variant(variant: str) -> None:
-    """Raise ValueError naming every known variant when ``variant`` is unknown."""
-    get_variant(variant)
 
 
 # -- the index --------------------------------------------------------------------------------
@@ -743,7 +735,7 @@ class BM25Index:
         """The score of every document for a tokenized query.
 
         Each document's term weights are added in the query's first-seen term order,
-        the order :meth:`rank_many`'s :func:`score_block` adds them in too.
+        the order :meth:`rank_flat`'s :func:`score_block` adds them in too.
         """
         ids, mult = self.query_terms(tokens)
         if ids.size == 0:
@@ -806,25 +798,15 @@ class BM25Index:
                 return QueryTerms(q.indptr, np.searchsorted(ids, q.terms), q.mult), rows
         return q, self.weights
 
-    def rank_many(
-        self, queries: Sequence[Sequence[str]], id_rank: IntArray, depth: int
-    ) -> list[tuple[IntArray, FloatArray]]:
-        """The ``depth`` best documents of each tokenized query, in trec_eval order."""
-        return per_row(self.rank_flat(queries, id_rank, depth))
-
     def rank_flat(
         self,
         queries: Sequence[Sequence[str]],
         id_rank: IntArray,
         depth: int,
-        helper: RankHelper | None = None,
     ) -> Ranked:
-        """:meth:`rank_many`'s rankings end to end (see :data:`Ranked`).
+        """The ``depth`` best documents of each tokenized query, end to end (:data:`Ranked`).
 
-        The questions' terms are found here, then ranked by :meth:`rank_terms`: in this
-        process, or, for a batch of at least
-        :data:`~engine.retrieve.rank_helper.HELPER_CELLS` scores, by ``helper`` (the same
-        method on the same arrays in a process of its own; here again when it fails).
+        The questions' terms are found here, then ranked by :meth:`rank_terms`.
         """
         n = len(queries)
         q_all = self.query_matrix(queries)
@@ -837,10 +819,6 @@ class BM25Index:
                     for i in range(n)
                 ]
             )
-        if helper is not None and n * self.n_docs >= rank_helper.HELPER_CELLS:
-            ranked = helper.rank(self, q_all, bonus, id_rank, depth)
-            if ranked is not None:
-                return ranked
         return self.rank_terms(q_all, bonus, id_rank, depth)
 
     def rank_terms(
@@ -1128,16 +1106,11 @@ class BM25Retriever:
         """Rank the corpus for each question (the batch scored at once)."""
         return self.rank_batch(questions, depth).rankings()
 
-    def rank_batch(
-        self, questions: Sequence[Question], depth: int, helper: RankHelper | None = None
-    ) -> RankedBatch:
-        """:meth:`rank`'s rankings as arrays, for the runner to store as they are.
-
-        A large batch is ranked by ``helper`` when one is given (:meth:`BM25Index.rank_flat`).
-        """
+    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
+        """:meth:`rank`'s rankings as arrays, for the runner to store as they are."""
         index, _ = self._ready()
         tokens = self._question_tokens(self.tokenizer_name, [q.text for q in questions])
-        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth, helper)
+        cols, vals, ends = index.rank_flat(tokens, self._id_rank, depth)
         return RankedBatch(self._doc_ids, cols, vals, ends)
 
     def search(self, text: str, depth: int) -> Ranking:

@@ -9,7 +9,7 @@ by code point, never by position or by the last bit of a float sum.
 * :func:`canonical_scores`: scores rounded to :data:`TIE_DIGITS` significant digits, so
   that scores equal in exact arithmetic tie exactly.
 * :func:`id_ranks`, :func:`top_k`: one question's best documents over a whole corpus's
-  score array (BM25, dense); :func:`top_k_flat` and :func:`top_k_rows` do it for a block
+  score array (BM25, dense); :func:`top_k_flat` does it for a block
   of questions at once (BM25's batches), rounding only the candidates near each cut.
 """
 
@@ -133,20 +133,6 @@ ROUNDING_MARGIN = 1e-11
 Ranked = tuple[IntArray, FloatArray, IntArray]
 """Rankings of several questions end to end: doc indices, scores, and each question's end
 offset (question i is ``[ends[i-1]:ends[i]]``)."""
-
-
-def per_row(ranked: Ranked) -> list[tuple[IntArray, FloatArray]]:
-    """Rankings end to end (:data:`Ranked`) as one (doc indices, scores) pair per row."""
-    cols, vals, ends = ranked
-    if not ends.size:  # no row at all
-        return []
-    starts = [0, *ends.tolist()[:-1]]
-    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
-
-
-def top_k_rows(raw: FloatArray, id_rank: IntArray, depth: int) -> list[tuple[IntArray, FloatArray]]:
-    """:func:`top_k_flat`, one (doc indices, scores) pair per row."""
-    return per_row(top_k_flat(raw, id_rank, depth))
 
 
 SINGLE_SLACK = 2.0**-22

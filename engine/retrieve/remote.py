@@ -497,11 +497,6 @@ def resolve(doc: Any, pointer: Pointer) -> Any:
     return value
 
 
-def pointer_text(pointer: Pointer) -> str:
-    """A pointer as written."""
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in pointer)
-
-
 def encode(value: Any) -> bytes:
     """A JSON value as a request body (UTF-8, the question's characters as written)."""
     return json.dumps(value, ensure_ascii=False).encode("utf-8")

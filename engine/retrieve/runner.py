@@ -6,10 +6,7 @@ are run again. Each retriever's new rankings are written in one transaction.
 
 BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
 as arrays to the end, while the calling thread indexes the next retriever and stores the
-previous one: the workspace's connection is only ever used by the caller. In a run of
-several batched retrievers, a large batch is ranked by a helper process
-(:mod:`engine.retrieve.rank_helper`) on the machine's other core, the worker thread only
-waiting for it.
+previous one: the workspace's connection is only ever used by the caller.
 
 Two times are kept per ranking: its share of its batch's time (``latency_ms``: the pool's
 throughput) and, for some questions, its time ranked alone (``alone_ms``: what a user
@@ -23,7 +20,6 @@ question (the TUI's), else only its throughput is known.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import threading
 import time
@@ -33,6 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from engine import gc_policy
 from engine.arrays import spans
 from engine.errors import BadInput
 from engine.names import check_known
@@ -47,10 +44,8 @@ from engine.retrieve import (
     RetrieverError,
     bases_of,
     build_retriever,
-    rank_helper,
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
-from engine.retrieve.rank_helper import RankHelper
 from engine.trust import TrustStore, is_untrusted_kind, model_of, what_runs
 from engine.types import (
     BatchRun,
@@ -275,7 +270,6 @@ def refresh_runs(
         # indexing and ranking instead of after them (same checks, same verdict)
         ws.check_soundness_behind()
     need: dict[str, int] = {}  # how deep each base must be cached for its readers
-    batched: set[str] = set()  # retrievers that rank a batch as arrays (BM25)
     for spec in specs:
         try:
             reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
@@ -284,8 +278,6 @@ def refresh_runs(
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
-            if isinstance(reader, BatchRanker) and not reader.bases:
-                batched.add(spec.name)
     counts = _CountsLater(ws)
     corpus_hash = ws.corpus_hash()
     store = trust if trust is not None else TrustStore()
@@ -308,13 +300,11 @@ def refresh_runs(
         keep_going,
         counts,
         keep_top,
-        frozenset(batched),
     )
     for spec in store.untrusted(ws, specs):
         report.untrusted[spec.name] = what_runs(spec)
         report.untrusted_kinds[spec.name] = spec.kind
-    collecting = gc.isenabled()
-    gc.disable()  # a pool makes hundreds of thousands of short-lived objects, no cycles
+    collecting = gc_policy.pause()  # a pool is a job that ends
     try:
         for spec in specs:
             if spec.name in report.untrusted:
@@ -339,8 +329,7 @@ def refresh_runs(
         run.flush()
     finally:
         run.close()
-        if collecting:
-            gc.enable()
+        gc_policy.resume(collecting)
     return report
 
 
@@ -498,12 +487,7 @@ class _PoolRun:
     """BM25's term counts, written with the next rankings."""
     keep_top: int = 0
     """How many of each new ranking's doc ids to keep in the report (0: none)."""
-    batched: frozenset[str] = frozenset()
-    """The retrievers that rank on :attr:`_ranker` (:class:`BatchRanker` without bases)."""
     _docs: _LazyDocs | None = None
-    _helper: RankHelper | None = None
-    """The process that ranks large batches (:mod:`engine.retrieve.rank_helper`), started
-    by :meth:`helper` for the first batched retriever with a large batch."""
     _ranker: ThreadPoolExecutor | None = None
     _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
     """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
@@ -584,19 +568,15 @@ class _PoolRun:
             return
         if progress:
             progress(spec.name, 0, len(stale))
-        helper = self.helper(len(stale)) if spec.name in self.batched else None
         docs = [] if prepared.has(spec, corpus_hash) else self.docs()
         retriever = prepared.get(spec, corpus_hash, docs, env)
         if isinstance(retriever, BatchRanker) and not bases:
             # ranked on a worker thread while this thread stores the retriever before it
             # and indexes the next one (numpy and SQLite work without the GIL)
             if self._ranker is None:
-                # with the helper, a second thread makes the next retriever's questions
-                # ready while the helper ranks the one before
-                threads = 1 if helper is None else 2
-                self._ranker = ThreadPoolExecutor(threads, thread_name_prefix="goldpan-rank")
+                self._ranker = ThreadPoolExecutor(1, thread_name_prefix="goldpan-rank")
             ranking = self._ranker.submit(
-                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes, helper
+                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes
             )
             self._pending.append((spec.name, started, ranking))
             if len(stale) > 1 and retriever.batch_size > 1:
@@ -672,9 +652,8 @@ class _PoolRun:
         stale: Sequence[Question],
         depth: int,
         hashes: dict[str, str],
-        helper: RankHelper | None,
     ) -> list[BatchRun]:
-        """Rank ``stale`` in batches kept as arrays (a large batch by ``helper``).
+        """Rank ``stale`` in batches kept as arrays.
 
         Runs on the ranking thread: no SQL here.
         """
@@ -686,7 +665,7 @@ class _PoolRun:
         for start in range(0, len(stale), chunk):
             batch = stale[start : start + chunk]
             t0 = time.perf_counter()
-            ranked = retriever.rank_batch(batch, depth, helper)
+            ranked = retriever.rank_batch(batch, depth)
             ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
             if len(batch) == 1:
                 alone[batch[0].id] = ms
@@ -768,29 +747,8 @@ class _PoolRun:
             with self.ws.transaction():
                 self.counts.write_held()
 
-    def helper(self, questions: int) -> RankHelper | None:
-        """The ranking helper, started now if a batched pool of ``questions`` is worth it.
-
-        It is where this thread has other retrievers to index or store while one ranks
-        (two batched retrievers or more in the run: with one, nothing would run beside
-        its ranking, and the helper only costs its start), and the batch is large. It
-        loads while this thread counts the terms. Once started, it is handed to every
-        batched retriever of the run: each batch decides by its own size
-        (:meth:`~engine.retrieve.bm25.BM25Index.rank_flat`).
-        """
-        if self._helper is None:
-            if len(self.batched) < 2:
-                return None
-            if questions * self.ws.doc_count() < rank_helper.HELPER_CELLS:
-                return None
-            self._helper = RankHelper()
-            self._helper.start()
-        return self._helper
-
     def close(self) -> None:
-        """Stop the ranking thread (after the ranking it is doing, if any), and the helper."""
+        """Stop the ranking thread (after the ranking it is doing, if any)."""
         if self._ranker is not None:
             self._ranker.shutdown(wait=True, cancel_futures=True)
             self._ranker = None
-        if self._helper is not None:
-            self._helper.close()

@@ -43,8 +43,10 @@ connection and :meth:`~WorkspaceFile.transaction` of :class:`WorkspaceFile`.
 Why plain :mod:`sqlite3`, not sqlite-utils
 ------------------------------------------
 
-sqlite-utils is a dependency and :attr:`WorkspaceFile.db` wraps the connection on demand,
-but no read or write goes through it, for these reasons:
+sqlite-utils (on goldpan's design card) builds one thing: the plain database that
+``goldpan export --format sqlite`` writes (:mod:`engine.formats.sqlite_copy`), a new file
+with declared tables, where it is the right tool. No read or write of a workspace goes
+through it, for these reasons:
 
 - Start-up. Importing ``sqlite_utils`` takes about 0.3 s (it imports pandas and numpy
   when they are installed); ``goldpan info`` and ``goldpan label`` open a workspace and

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from engine import __version__
 from engine import rows as decode
@@ -129,17 +128,6 @@ class WorkspaceFile(SoundnessChecks):
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
         return held.data_version(self.conn)
-
-    @functools.cached_property
-    def db(self) -> Any:
-        """The connection as a sqlite-utils ``Database``.
-
-        Imported on first use: sqlite-utils takes about 0.3 s to import (it loads pandas
-        and numpy when they are installed), more than a whole ``goldpan label``.
-        """
-        import sqlite_utils
-
-        return sqlite_utils.Database(self.conn)
 
     # -- opening -------------------------------------------------------------------
 

@@ -133,16 +133,3 @@ class QuestionTables(JudgmentTables):
                 self._event("question", by, question_id, None, old.text, text, now())
                 self.retext_judgments(question_id, old.text, text, by)
         return Question(question_id, text, new_tags, old.author, old.written_blind, old.note)
-
-    def question_history(self, question_id: str) -> list[tuple[str, str, str]]:
-        """(when, who, text) of every earlier text of a question, oldest first."""
-        rows = self.conn.execute(
-            "SELECT id, at, annotator, old FROM events WHERE kind = 'question' AND "
-            "question_id = ? AND old IS NOT NULL ORDER BY id",
-            (question_id,),
-        )
-        found = [
-            decode.event(self.path, (r[0], r[1], r[2], "question", question_id, None, r[3], None))
-            for r in rows
-        ]
-        return [(e["at"], e["annotator"], e["old"]) for e in found]

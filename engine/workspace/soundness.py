@@ -308,10 +308,6 @@ class SoundnessChecks:
             except sqlite3.DatabaseError as exc:
                 yield f"table {table}, rowid {rowid}: {exc}"
 
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when sound)."""
-        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
-
 
 class SoundnessBehind:
     """The soundness gate's checks on a connection of their own, in a daemon thread.

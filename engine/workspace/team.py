@@ -169,16 +169,6 @@ class TeamTables(EventLog):
                 added += 1
         return added, merged
 
-    def querylog(self, status: str | None = None) -> list[dict[str, Any]]:
-        """Stored query groups (only those with ``status`` if given), most frequent first."""
-        sql = f"SELECT {self._LOG_COLUMNS} FROM querylog"
-        params: tuple[str, ...] = ()
-        if status is not None:
-            sql += " WHERE status = ?"
-            params = (status,)
-        rows = self.conn.execute(sql + " ORDER BY count DESC, id", params)
-        return [self._log_row(r) for r in rows]
-
     def next_log_query(self) -> dict[str, Any] | None:
         """The most frequent query of the log still waiting for a decision, or None."""
         r = self.conn.execute(

@@ -14,8 +14,8 @@ import pytest
 
 from engine.workspace import Workspace
 from tests.conftest import file_hashes as hashes
+from tests.conftest import question_history, write_jsonl
 from tests.conftest import run_cli as run
-from tests.conftest import write_jsonl
 
 # -- SQuAD 2.0 ----------------------------------------------------------------------------
 
@@ -106,7 +106,8 @@ def test_a_changed_text_keeps_history_and_its_labels_need_recheck(tiny_ws, tmp_p
     assert "questions: 0 added, 1 updated, 1 unchanged" in out
     assert "text changed: 1 questions, whose 3 judgments made for the old text need re-check" in out
     with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert [h[1:] for h in ws.question_history("q1")] == [("import", "감쇠 보정은 어떻게 하나")]
+        history = question_history(ws, "q1")
+        assert [h[1:] for h in history] == [("import", "감쇠 보정은 어떻게 하나")]
         assert ws.question("q1").text == "감쇠 보정은 언제 하나"
         assert not ws.labels_for("q1")  # kept, but not read as judgments of the new text
     code, out, _ = run(capsys, "info", tiny_ws, "--json")

@@ -12,14 +12,12 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import (
-    by_tag,
     compare_retrievers,
     failures,
     latency,
     noanswer_calibration,
     question_overlaps,
     sweep,
-    wins_of,
 )
 from engine.errors import UnknownName
 from engine.ingest import import_squad
@@ -396,7 +394,7 @@ def test_sweep_own_cell_equals_score_on_korquad(tmp_path):
 # -- compare helpers, latency, by tag -------------------------------------------------------
 
 
-def test_compare_retrievers_and_wins_of(apple_ws):
+def test_compare_retrievers(apple_ws):
     apple_ws.add_retriever(bm25_spec("bm25-b0", "word", b=0.0))
     refresh_runs(apple_ws, ["bm25-word", "bm25-b0"])
     [c] = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "mrr", samples=100)
@@ -408,7 +406,6 @@ def test_compare_retrievers_and_wins_of(apple_ws):
     both = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", ["hit@1", "MRR", "mrr"])
     assert [x.metric for x in both] == ["hit@1", "mrr"]
     assert both[1].to_json() == compare_retrievers(apple_ws, "bm25-word", "bm25-b0")[0].to_json()
-    assert wins_of(apple_ws, "bm25-word", "bm25-b0") == {"bm25-word": ["q1"], "bm25-b0": []}
     with pytest.raises(ValueError, match="unknown metric"):
         compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "map")
 
@@ -443,17 +440,6 @@ def test_latency_by_hand(tiny_ws):
     assert (lat.p50, lat.max, lat.timed) == (4.0, 100.0, 3)
     assert lat.p95 == pytest.approx(90.4)
     assert lat.qps == pytest.approx(400.0)
-
-
-def test_by_tag_equals_score_with_tag(tiny_ws):
-    ws = Workspace.open(tiny_ws)
-    refresh_runs(ws, FAST)
-    table = by_tag(ws, ["easy", "hard"], ["mrr"])
-    assert set(table) == {"easy", "hard"}
-    for tag in ("easy", "hard"):
-        board = score_workspace(ws, metrics=["mrr"], tag=tag)
-        assert table[tag] == {n: rs.means for n, rs in board.retrievers.items()}
-    ws.close()
 
 
 def test_sweep_own_cell_equals_score_after_a_deeper_pool(tmp_path):

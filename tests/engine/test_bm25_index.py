@@ -26,11 +26,20 @@ from engine.retrieve.bm25 import (
     id_ranks,
     top_k,
 )
-from engine.retrieve.order import top_k_rows
+from engine.retrieve.order import top_k_flat
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
+
+
+def per_row(ranked):
+    """Rankings end to end as one (doc indices, scores) pair per row."""
+    cols, vals, ends = ranked
+    if not ends.size:
+        return []
+    starts = [0, *ends.tolist()[:-1]]
+    return [(cols[a:b], vals[a:b]) for a, b in zip(starts, ends.tolist(), strict=True)]
 
 
 def random_corpus(seed: int, n_docs: int = 60) -> tuple[list[list[str]], list[list[str]]]:
@@ -58,7 +67,7 @@ def test_batched_ranking_equals_one_question_at_a_time_bit_for_bit(
     rank = id_ranks(ids)
     assert (rank.tolist() == list(range(len(ids)))) == in_id_order
     index = BM25Index(docs, BM25Params(variant=variant))
-    batched = index.rank_many(queries, rank, depth)
+    batched = per_row(index.rank_flat(queries, rank, depth))
     assert len(batched) == len(queries)
     for q, (best, scores) in zip(queries, batched, strict=True):
         one = canonical_scores(index.scores(q))
@@ -80,12 +89,12 @@ def test_weighing_only_the_questions_rows_gives_the_whole_matrixs_numbers(varian
     params = BM25Params(variant=variant)
     rank = id_ranks([f"d{i}" for i in range(len(docs))])
     few_rows = BM25Index(docs, params)
-    got = few_rows.rank_many(queries, rank, 20)
+    got = per_row(few_rows.rank_flat(queries, rank, 20))
     got_scores = [few_rows.scores(q) for q in queries]
     assert few_rows._weights is None  # the rows path ran: nothing made the whole matrix
     whole = BM25Index(docs, params)
     assert whole.weights.nnz > 0
-    want = whole.rank_many(queries, rank, 20)
+    want = per_row(whole.rank_flat(queries, rank, 20))
     for (a, sa), (b, sb) in zip(got, want, strict=True):
         assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
     for q, s in zip(queries, got_scores, strict=True):
@@ -99,10 +108,10 @@ def test_chunks_give_the_same_rankings(monkeypatch, variant, threads):
     docs, queries = random_corpus(5)
     index = BM25Index(docs, BM25Params(variant=variant))
     rank = id_ranks([f"d{i}" for i in range(len(docs))])
-    whole = index.rank_many(queries, rank, 10)
+    whole = per_row(index.rank_flat(queries, rank, 10))
     monkeypatch.setattr(bm25_module, "RANK_CELLS", len(docs) * 3)  # 3 questions a chunk
     monkeypatch.setattr(bm25_module, "RANK_THREADS", threads)  # chunks side by side
-    chunked = index.rank_many(queries, rank, 10)
+    chunked = per_row(index.rank_flat(queries, rank, 10))
     for (a, sa), (b, sb) in zip(whole, chunked, strict=True):
         assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
 
@@ -119,7 +128,7 @@ def test_rows_with_ties_at_the_cut_and_last_bit_noise_rank_as_top_k():
     )
     rank = id_ranks(["f", "a", "e", "b", "d", "c"])
     for depth in (1, 2, 3, 6, 10):
-        got = top_k_rows(block, rank, depth)
+        got = per_row(top_k_flat(block, rank, depth))
         for row, (best, scores) in zip(block, got, strict=True):
             canon = canonical_scores(row)
             want = top_k(canon, rank, depth)
@@ -139,7 +148,7 @@ def test_random_blocks_with_many_ties_rank_as_top_k(in_id_order):
         block[rng.random(block.shape) < 0.3] = rng.random()  # some distinct scores
         block = np.asfortranarray(block) if rng.random() < 0.3 else block  # any layout
         for depth in (1, 5, 17, 40, 60):
-            got = top_k_rows(block, rank, depth)
+            got = per_row(top_k_flat(block, rank, depth))
             for row, (best, scores) in zip(block, got, strict=True):
                 want = top_k(canonical_scores(row), rank, depth)
                 assert best.tolist() == want.tolist(), (row, depth)
@@ -347,7 +356,7 @@ def test_empty_corpora_and_empty_batches_rank_as_one_question_at_a_time(variant)
     for docs, queries in cases:
         index = BM25Index(docs, BM25Params(variant=variant))
         rank = id_ranks([f"d{i}" for i in range(len(docs))])
-        got = [best.tolist() for best, _ in index.rank_many(queries, rank, 5)]
+        got = [best.tolist() for best, _ in per_row(index.rank_flat(queries, rank, 5))]
         want = [top_k(canonical_scores(index.scores(q)), rank, 5).tolist() for q in queries]
         assert got == want, (docs, queries)
 
@@ -577,10 +586,10 @@ def failing_for(name, monkeypatch):
 
     real = BM25Retriever.rank_batch
 
-    def rank_batch(self, questions, depth, helper=None):
+    def rank_batch(self, questions, depth):
         if self.spec.name == name:
             raise RetrieverError(f"{name} broke")
-        return real(self, questions, depth, helper)
+        return real(self, questions, depth)
 
     monkeypatch.setattr(BM25Retriever, "rank_batch", rank_batch)
 

@@ -21,7 +21,6 @@ from engine.calibration import (
     evidence,
     fit,
     grade_of,
-    thresholds_from_json,
 )
 from engine.errors import BadInput
 from engine.evidence import JUDGE_THRESHOLDS
@@ -131,9 +130,9 @@ def test_calibrate_counts_people_per_range_and_kappa_equals_sklearn():
     assert c.kappa == pytest.approx(want, abs=1e-12)
     assert c.held_out_kappa is not None and c.folds == 5
     assert c.held_out_kappa <= c.kappa + 0.2  # out of sample is no better than fitted, much
-    # JSON round trip of the thresholds (inf as null)
+    # the thresholds as JSON (inf as null)
     data = json.loads(json.dumps(c.to_json()))
-    assert thresholds_from_json(data["thresholds"]) == c.thresholds
+    assert data["thresholds"] == [t if math.isfinite(t) else None for t in c.thresholds]
 
 
 def test_the_held_out_figure_grades_each_fold_by_the_others():

@@ -24,11 +24,17 @@ from engine.compare import (
     bootstrap_means,
     compare,
     percentile_interval,
-    randomization_p,
+    randomization_ps,
 )
 from engine.workspace import Workspace
 from tests.conftest import shared_data
 from tui.cli import main
+
+
+def randomization_p(diffs, samples=DEFAULT_SAMPLES, seed=0):
+    """The sign-flip p-value of one column of differences."""
+    return float(randomization_ps(np.asarray(diffs, dtype=np.float64), samples, seed)[0])
+
 
 JSON_KEYS = {
     "a",

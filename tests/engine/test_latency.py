@@ -19,7 +19,6 @@ import pytest
 
 from engine.retrieve import RETRIEVER_KINDS
 from engine.retrieve.bm25 import BM25Retriever
-from engine.retrieve.rank_helper import RankHelper
 from engine.retrieve.runner import ALONE_SAMPLE, alone_sample, refresh_runs
 from engine.scoring import LATENCY_HEADERS, latency, score_workspace
 from engine.types import Label, Question, RankedBatch, RetrieverSpec
@@ -38,12 +37,10 @@ class CostlyBM25(BM25Retriever):
     def __init__(self, spec: RetrieverSpec) -> None:
         super().__init__(spec)
 
-    def rank_batch(
-        self, questions: Sequence[Question], depth: int, helper: RankHelper | None = None
-    ) -> RankedBatch:
+    def rank_batch(self, questions: Sequence[Question], depth: int) -> RankedBatch:
         ms = sum(1.0 + (SLOW_MS if q.id == self.slow else 0.0) for q in questions)
         time.sleep(ms / 1000.0)
-        return super().rank_batch(questions, depth, helper)
+        return super().rank_batch(questions, depth)
 
 
 @pytest.fixture

@@ -8,10 +8,15 @@ import pytest
 
 from engine.analysis import pool_contributions
 from engine.demo import build_demo
-from engine.pooling import only_found, only_found_by, pool
+from engine.pooling import only_found, pool
 from engine.retrieve.runner import refresh_runs
 
 WORD_LEVEL = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
+
+
+def only_found_by(candidates, retriever):
+    """The oracle: doc ids that only ``retriever`` put in its top k."""
+    return [c.doc_id for c in candidates if set(c.ranks) == {retriever}]
 
 
 def test_a_pool_keeps_each_new_ranking_top_and_the_report_reads_it(tmp_path: Path) -> None:

@@ -4,13 +4,18 @@ from engine.analysis import latency
 from engine.gold import resolve_one
 from engine.live import LiveScores
 from engine.overlap import EASY_THRESHOLD, TitleOverlap
-from engine.pooling import blind_key, only_found_by, pool
+from engine.pooling import blind_key, pool
 from engine.ranked import workspace_not_ranked
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
 from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
 from tests.conftest import ROOT
+
+
+def only_found_by(candidates, retriever):
+    """The oracle: doc ids that only ``retriever`` put in its top k."""
+    return [c.doc_id for c in candidates if set(c.ranks) == {retriever}]
 
 
 def test_pool_is_the_union_of_top_k_in_blinded_order():

@@ -19,7 +19,7 @@ from engine.querylog import (
 )
 from engine.types import Question
 from engine.workspace import Workspace
-from tests.conftest import snapshot
+from tests.conftest import querylog_rows, question_history, snapshot
 from tui.cli import main
 
 
@@ -251,7 +251,7 @@ def test_cli_store_then_json_sample(
     assert main(["import", "querylog", str(tiny_ws), str(log)]) == 0
     assert "ctrl+n" in capsys.readouterr().out
     ws = Workspace.open(tiny_ws)
-    rows = ws.querylog()
+    rows = querylog_rows(ws)
     ws.close()
     assert [(r["text"], r["count"], r["band"]) for r in rows] == [
         ("reset password", 3, "head"),
@@ -296,14 +296,14 @@ def test_question_from_log_kept_or_rewritten(tiny_ws: Path, tmp_path: Path) -> N
         first = ws.next_log_query()
         assert first is not None
         q, status = question_from_log(ws, first, "dose limit", ["from-log", "head"], "mina")
-        assert status == "kept" and q.text == "dose limit" and ws.question_history(q.id) == []
+        assert status == "kept" and q.text == "dose limit" and question_history(ws, q.id) == []
         second = ws.next_log_query()
         assert second is not None and second["text"] == "phantom schedule"
         q2, status2 = question_from_log(ws, second, "how often is the phantom checked", [], "mina")
         assert status2 == "rewritten"
-        assert [h[2] for h in ws.question_history(q2.id)] == ["phantom schedule"]
+        assert [h[2] for h in question_history(ws, q2.id)] == ["phantom schedule"]
         assert ws.next_log_query() is None
-        assert {r["status"] for r in ws.querylog()} == {"kept", "rewritten"}
+        assert {r["status"] for r in querylog_rows(ws)} == {"kept", "rewritten"}
         assert ws.question(q.id) is not None and ws.question(q.id).written_blind  # type: ignore[union-attr]
     finally:
         ws.close()

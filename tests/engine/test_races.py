@@ -15,6 +15,7 @@ import pytest
 from engine.session import LabelingSession
 from engine.workspace import Workspace
 from engine.workspace.team import LogQueryDecided
+from tests.conftest import querylog_rows
 
 QUERY = {
     "text": "감쇠 보정 주기",
@@ -46,7 +47,7 @@ def keep_logged_query(path: str, who: str, ready: Any, out: Any) -> None:
 def test_two_processes_keeping_one_logged_query_make_one_question(tiny_ws):
     with Workspace.open(tiny_ws) as ws:
         ws.write_querylog([QUERY], "log.txt")
-        (log_id,) = [r["id"] for r in ws.querylog()]
+        (log_id,) = [r["id"] for r in querylog_rows(ws)]
     ctx = mp.get_context("spawn")
     ready, out = ctx.Barrier(2), ctx.Queue()
     procs = [
@@ -67,7 +68,7 @@ def test_two_processes_keeping_one_logged_query_make_one_question(tiny_ws):
     with Workspace.open(tiny_ws, readonly=True) as ws:
         from_log = [q for q in ws.questions() if q.text == QUERY["text"]]
         assert [q.id for q in from_log] == [winner[2]]
-        (row,) = ws.querylog()
+        (row,) = querylog_rows(ws)
         assert (row["id"], row["status"], row["question_id"]) == (log_id, "kept", winner[2])
 
 

@@ -138,7 +138,7 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     backup = ws.backup_path
     assert backup is not None and backup.parent == path.parent
     assert re.fullmatch(r"team\.v1-backup-\d{8}T\d{6}Z\.db", backup.name), backup.name
-    assert ws.integrity_check() == "ok"
+    assert ws.integrity_problems() == []
     assert Label("q2", "d2", "mina", 1) in ws.labels()
     assert ws.embeddings("any-model") == {}  # the table migration 2 added
     ws.close()
@@ -166,7 +166,7 @@ def test_v1_workspace_is_upgraded_after_a_backup_that_includes_the_wal(tmp_path,
     assert dump(backup) == before
     with schema_1(monkeypatch):
         old = Workspace.open(backup, readonly=True)
-        assert old.integrity_check() == "ok"
+        assert old.integrity_problems() == []
         assert ("q2", "d2", "mina", 1) in [r[:4] for r in dump(backup)["labels"]]
         old.close()
 
@@ -223,7 +223,7 @@ def test_a_migration_failing_midway_leaves_the_v1_workspace_unchanged(tmp_path, 
     assert not list(tmp_path.glob("*backup*"))  # the copy was dropped: nothing changed
     monkeypatch.undo()
     ws = Workspace.open(path)  # and the real upgrade still works afterwards
-    assert ws.schema_version == SCHEMA_VERSION and ws.integrity_check() == "ok"
+    assert ws.schema_version == SCHEMA_VERSION and ws.integrity_problems() == []
     ws.close()
 
 
@@ -271,7 +271,7 @@ def test_read_only_open_sees_what_is_still_in_the_wal(tiny_ws):
     ro = Workspace.open(tiny_ws, readonly=True)
     assert ro.readonly and ro.readonly_reason == READ_ONLY_ASKED
     assert Label("q4", "d4", "jun", 2) in ro.labels()
-    assert ro.integrity_check() == "ok"
+    assert ro.integrity_problems() == []
     with pytest.raises(WorkspaceError, match=r"read-only \(opened read-only on request\)"):
         ro.write_labels([Label("q4", "d4", "ro", 1)])
     writer.write_labels([Label("q4", "d3", "jun", 1)])  # a later commit is seen too
@@ -372,7 +372,7 @@ def test_unwritable_folder_opens_read_only_with_and_without_a_wal(tmp_path):
     try:
         ro = Workspace.open(path)
         assert ro.readonly and "folder" in (ro.readonly_reason or "")
-        assert ro.doc_ids() == ["a"] and ro.integrity_check() == "ok"
+        assert ro.doc_ids() == ["a"] and ro.integrity_problems() == []
         with pytest.raises(WorkspaceError, match="not writable"):
             ro.write_questions([Question("q", "x")])
         ro.close()

@@ -19,7 +19,7 @@ def test_new_workspace_is_wal_with_schema_version(tiny_ws):
         "bm25-word+bigram",
         "bm25-kiwi",
     ]
-    assert ws.integrity_check() == "ok"
+    assert ws.integrity_problems() == []
 
 
 def test_newer_workspace_is_refused_naming_both_versions(tiny_ws):

@@ -20,11 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.retrieve import rank_helper
-from engine.retrieve.rank_helper import RankHelper
-from engine.retrieve.runner import refresh_runs
-from engine.workspace import Workspace
-
 PACKAGES = ("engine", "tui", "goldpan")
 
 
@@ -59,26 +54,6 @@ def test_the_kiwi_helper_runs_goldpans_own_code_from_a_folder_of_lookalike_packa
     finally:
         helper.close()
     assert "보정" in tokens[0] and "0137" in tokens[0]
-    assert markers(hostile) == []
-
-
-def test_the_ranking_helper_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(
-    hostile, tiny_ws, monkeypatch
-):
-    used: list[RankHelper] = []
-    real_rank = RankHelper.rank
-
-    def rank(self, *args):
-        used.append(self)
-        return real_rank(self, *args)
-
-    monkeypatch.setattr(RankHelper, "rank", rank)
-    monkeypatch.setattr(rank_helper, "HELPER_CELLS", 0)  # every batch goes to the helper
-    with Workspace.open(tiny_ws) as ws:
-        report = refresh_runs(ws, ["bm25-word", "bm25-bigram"], depth=10)
-    assert report.ran == {"bm25-word": 4, "bm25-bigram": 4}
-    helper = used[0]
-    assert helper.failure_message is None and helper.served == 2  # it ranked both batches
     assert markers(hostile) == []
 
 

@@ -6,6 +6,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
+from tests.conftest import question_history
 from tests.tui.conftest import APP_SIZE, my_labels, open_judge, plain, rows, wait_for
 from tui.screens.base import cursor_key
 from tui.screens.judge import JudgeScreen
@@ -132,7 +133,7 @@ async def test_ambiguous_with_note_and_question_edit(app_factory, demo_ws):
         assert rows(demo_ws, "SELECT text FROM questions WHERE id = 'q06'")[0][0] == (
             "감마카메라 균일도 두 가지 차이"
         )
-        history = Workspace.open(demo_ws).question_history("q06")
+        history = question_history(Workspace.open(demo_ws), "q06")
         assert history[-1][2] == "감마카메라 균일도 intrinsic extrinsic 차이"
 
 

@@ -23,6 +23,7 @@ from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Label, Question, Verdict
 from engine.workspace_setup import new_workspace
+from tests.conftest import querylog_rows
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.app import GoldpanApp
 from tui.literal import visible
@@ -170,7 +171,7 @@ async def test_write_screen_tag_hint_and_query_log(app_factory, evil_ws):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert_shown(app, "감쇠 보정 로그 ␛[31m")
-        (row,) = app.ws.querylog()
+        (row,) = querylog_rows(app.ws)
         assert row["status"] == "kept"
         assert app.ws.question(row["question_id"]).text == LOG_QUERY
 

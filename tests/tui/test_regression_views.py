@@ -14,7 +14,7 @@ from engine.scoring import score_workspace
 from engine.types import Label
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
-from tests.conftest import TINY_DOCS, TINY_QUESTIONS
+from tests.conftest import TINY_DOCS, TINY_QUESTIONS, querylog_rows, question_history
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.screens.judge import JudgeScreen
 
@@ -162,7 +162,7 @@ async def test_write_takes_rewrites_and_discards_log_queries(app_factory, demo_w
         assert isinstance(app.screen, JudgeScreen)
         await app.workers.wait_for_complete()
     ws = Workspace.open(demo_ws)
-    rows = {r["text"]: r for r in ws.querylog()}
+    rows = {r["text"]: r for r in querylog_rows(ws)}
     first = rows["임신 종사자 선량 한도"]
     assert first["status"] == "discarded" and first["count"] == 2
     assert first["question_id"] is None
@@ -171,7 +171,7 @@ async def test_write_takes_rewrites_and_discards_log_queries(app_factory, demo_w
     q = ws.question(row["question_id"])
     assert q is not None and q.text == "야간에 연락할 곳은 어디인가요" and q.written_blind
     assert set(q.tags) == {"from-log", "torso"}
-    assert [h[2] for h in ws.question_history(q.id)] == [second]
+    assert [h[2] for h in question_history(ws, q.id)] == [second]
     third = ws.next_log_query()
     assert third is not None and third["text"] not in (second, first["text"])
     ws.close()

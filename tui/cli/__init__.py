@@ -38,7 +38,6 @@ from tui.cli.command import CliCommand
 from tui.cli.commands.common import (
     EXIT_CODES,
     GateFailed,
-    Unusable,
     err,
     write_crash_log,
 )
@@ -240,8 +239,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GateFailed as exc:
         err.print(literal(f"goldpan: {exc}"))
         return 1
-    except Unusable:
-        return 2
     except GoldpanError as exc:
         err.print(literal(f"goldpan: error: {exc}"))
         return 2

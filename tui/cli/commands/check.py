@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from engine.check import check_workspace
-from tui.cli.commands.common import Unusable, err, out, print_json
+from engine.errors import Unusable
+from tui.cli.commands.common import out, print_json
 from tui.literal import literal
 
 VERDICTS = {
@@ -42,8 +43,6 @@ def cmd_check(args: argparse.Namespace) -> None:
         if report.rows_not_listed:
             out.print(literal(f"  ... and {report.rows_not_listed} more row problems"))
     if not report.ok:
-        if not args.json:
-            err.print(literal(f"goldpan: {args.workspace} {VERDICTS[report.verdict]}"))
-        raise Unusable
+        raise Unusable(f"{args.workspace} {VERDICTS[report.verdict]}")
     if not args.json:
         out.print(literal(f"{args.workspace}: no problems found"))

@@ -43,10 +43,6 @@ class GateFailed(Exception):
     """A gate failed (a floor missed, a question worse than the snapshot); exit code 1."""
 
 
-class Unusable(GoldpanError):
-    """The report is printed already and says what is wrong (``check``); exit code 2."""
-
-
 EXIT_CODES = """exit codes:
   0    done
   1    only: a --fail-under floor was missed or --fail-on-regression found a question

@@ -38,7 +38,7 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _help(pairs: list[tuple[str, Param]], all_kinds: int) -> str:
+def _help(pairs: list[tuple[str, Param]]) -> str:
     by_help: dict[str, list[str]] = {}  # kinds that share a help are named together
     for kind, p in pairs:
         by_help.setdefault(p.help, []).append(kind)
@@ -85,7 +85,7 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
             if group is None:
                 group = groups[kinds] = parser.add_argument_group(_join(list(kinds)))
         # argparse expands %(...)s in help: a template's placeholders are shown as written
-        text = _help(pairs, n_kinds).replace("%", "%%")
+        text = _help(pairs).replace("%", "%%")
         options: dict[str, Any] = {"dest": _dest(p), "default": None, "help": text}
         if p.type is bool:
             options["action"] = "store_true"

@@ -6,7 +6,6 @@ Each command imports the engine modules it uses when it runs (see :mod:`tui.cli`
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,15 +89,13 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_pool(args: argparse.Namespace) -> None:
     """Run retrievers over every question and cache their rankings."""
-    # a pool is a job that ends: its imports and its report make objects by the hundred
-    # thousand and no cycle worth a collection (the pool itself runs without collections)
-    collecting = gc.isenabled()
-    gc.disable()
+    from engine import gc_policy
+
+    collecting = gc_policy.pause()  # a pool is a job that ends, its imports and report too
     try:
         _pool(args)
     finally:
-        if collecting:
-            gc.enable()
+        gc_policy.resume(collecting)
 
 
 def _pool(args: argparse.Namespace) -> None:

@@ -22,7 +22,8 @@ def _options(s: argparse.ArgumentParser) -> None:
         "--force",
         action="store_true",
         help="replace an existing OUT (a folder only if it holds nothing but this format's "
-        "files); without it an existing OUT is refused. Never the workspace or a database.",
+        "files); without it an existing OUT is refused. Never the workspace or a database, "
+        "and never with sqlite.",
     )
 
 
@@ -41,7 +42,10 @@ COMMAND = CliCommand(
     "run-NAME.json, {qid: {doc: score}}, per "
     "retriever, for ranx.Qrels.from_file and ranx.Run.from_file; each run holds the qrels' "
     "questions, {} without a ranking, and tied scores are set apart by a few units in the "
-    "last place so that ranx ranks them as trec_eval does). CSV cells that a spreadsheet "
+    "last place so that ranx ranks them as trec_eval does); sqlite (a new SQLite database "
+    "with the tables docs, questions (id, text, tags as a JSON list, status, no_answer), "
+    "labels and qrels (as trec-qrels), to query with sqlite3, Datasette or pandas; written "
+    "only where nothing exists, not even with --force). CSV cells that a spreadsheet "
     "would run as a formula get a leading '. The output is written to a temporary file (or "
     "folder) beside OUT and "
     "renamed into place, so a failed write leaves no partial file and an older OUT intact. "
