@@ -1,13 +1,16 @@
 """The live path: one label change -> updated scores, on 1,000 questions x 8 retrievers.
 
-Run: ``python benchmarks/bench_live.py [--questions 1000] [--retrievers 8] [--depth 100]``.
+Run: ``python benchmarks/bench_live.py [--questions 1000] [--retrievers 8] [--depth 100]
+[--never-ranked 0]``.
 
 Builds a synthetic workspace (random rankings over 5,000 documents, one to three gold
-documents per question), opens a labeling session, then times what the review screen
-waits for after a key press: the label committed to SQLite, the question's gold
-resolved again, its row rescored for every retriever and every mean recomputed. The
-reference is a full re-evaluation of all retrievers with pytrec_eval (what a tool
-without a live path would do), measured in the same run.
+documents per question; ``--never-ranked`` adds command retrievers that have ranked
+nothing, as one never trusted: they hold no question out, and have no means), opens a
+labeling session, then times what the review screen waits for after a key press: the
+label committed to SQLite, the question's gold resolved again, its row rescored for every
+retriever and every mean recomputed. The reference is a full re-evaluation of all
+retrievers with pytrec_eval (what a tool without a live path would do), measured in the
+same run.
 
 Two numbers per change: the whole path, and the rescore alone (the whole path less the
 label's durable commit, an fsync whose cost is the disk's, not goldpan's). Targets: the
@@ -29,7 +32,7 @@ from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec
 from engine.workspace import Workspace
 
 
-def build(path: Path, n_q: int, n_r: int, depth: int, seed: int = 0) -> None:
+def build(path: Path, n_q: int, n_r: int, depth: int, never: int = 0, seed: int = 0) -> None:
     rng = random.Random(seed)
     ws = Workspace.create(path)
     docs = [Doc(f"d{i:05d}", f"t{i}", "x") for i in range(5000)]
@@ -63,6 +66,8 @@ def build(path: Path, n_q: int, n_r: int, depth: int, seed: int = 0) -> None:
                 )
             )
     ws.write_runs(runs)
+    for n in range(never):
+        ws.add_retriever(RetrieverSpec(f"cmd{n}", "command", {"command": "false"}))
     ws.close()
 
 
@@ -72,14 +77,16 @@ def main() -> None:
     p.add_argument("--retrievers", type=int, default=8)
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--changes", type=int, default=300)
+    p.add_argument("--never-ranked", type=int, default=0)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "live.db"
         t0 = time.perf_counter()
-        build(path, args.questions, args.retrievers, args.depth)
+        build(path, args.questions, args.retrievers, args.depth, args.never_ranked)
         print(
             f"built {args.questions} questions x {args.retrievers} retrievers x depth "
-            f"{args.depth} in {time.perf_counter() - t0:.1f} s"
+            f"{args.depth} (and {args.never_ranked} never ranked) in "
+            f"{time.perf_counter() - t0:.1f} s"
         )
         ws = Workspace.open(path)
         t0 = time.perf_counter()

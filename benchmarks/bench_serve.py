@@ -129,8 +129,13 @@ def start_server(
     config_dir: Path,
     *,
     timeout: float = 60.0,
+    cwd: Path = ROOT,
 ) -> Served:
-    """Run ``goldpan serve WORKSPACE ARGS`` on a free port; wait for its links and socket."""
+    """Run ``goldpan serve WORKSPACE ARGS`` on a free port; wait for its links and socket.
+
+    It runs in ``cwd`` with Python's safe path (``-P``), as the installed ``goldpan`` runs:
+    the folder it runs in is not on its path.
+    """
     port = free_port()
     log = config_dir / f"serve-{port}.log"
     env = dict(os.environ, GOLDPAN_CONFIG_DIR=str(config_dir), **BYTECODE)
@@ -138,11 +143,21 @@ def start_server(
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.cli", "serve", str(workspace), "--port", str(port), *args],
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "tui.cli",
+                "serve",
+                str(workspace),
+                "--port",
+                str(port),
+                *args,
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=ROOT,
+            cwd=cwd,
         )
     served = Served(proc, port, {}, log)
     deadline = time.monotonic() + timeout

@@ -7,7 +7,7 @@ and what each retriever adds to the pool (latency is in :mod:`engine.scoring`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +20,16 @@ from engine.noanswer import Calibration, calibrate
 from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
+from engine.retrieve.bm25 import MAX_BM25_PARAM
 from engine.retrieve.runner import select_retrievers
 from engine.scoring import latency as latency  # re-exported: it lived here
-from engine.scoring import score_workspace, scored_set, workspace_golds
+from engine.scoring import (
+    not_scored,
+    paired_board,
+    score_workspace,
+    scored_set,
+    workspace_golds,
+)
 from engine.series import OTHER, Relation, RelationKind, relation
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc, RetrieverSpec
@@ -60,15 +67,20 @@ def compare_retrievers(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     tag: str | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> list[Comparison]:
     """Paired comparisons of two retrievers on the scored questions (with ``tag``).
 
     One per metric, in the order given (each metric once), each with its verdict at
-    ``level``; the same resamples for every metric.
+    ``level``; the same resamples for every metric. ``cannot_rank``: retrievers known not
+    to rank now (:func:`engine.scoring.scored_set`).
+
+    Raises:
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
     """
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     names = list(dict.fromkeys(parse_metric(m).name for m in asked))
-    board = score_workspace(ws, metrics=names, retrievers=[a, b], tag=tag)
+    board = paired_board(ws, a, b, names, tag, cannot_rank)
     va, vb = board.retrievers[a].per_question, board.retrievers[b].per_question
     return [compare(a, b, m, va[m], vb[m], level=level, samples=samples, seed=seed) for m in names]
 
@@ -119,9 +131,17 @@ def _beaten(top: Doc, golds: Sequence[Doc]) -> tuple[Doc, Relation]:
 
 
 def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Failure]:
-    """Every scored question where ``retriever`` does not put a gold document first."""
+    """Every scored question where ``retriever`` does not put a gold document first.
+
+    Raises:
+        NotScored: it has not ranked some scored question and cannot rank it now (never
+            ranked here): which of them it fails is unknown, and an empty list would
+            read as none.
+    """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever], tag)
+    if lacks := scope.lacks(retriever):
+        raise not_scored(retriever, lacks, "which of them it fails is unknown")
     runs = ws.runs(retriever, scope.question_ids)
     out = []
     for qid in scope.question_ids:
@@ -161,8 +181,8 @@ def failures(ws: Workspace, retriever: str, tag: str | None = None) -> list[Fail
 def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
     """Top-1 scores of answerable vs no-answer questions and the threshold table.
 
-    Answerable: the scored questions; no-answer: the no-answer questions ``retriever``
-    has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
+    Answerable: the scored questions it has ranked; no-answer: the no-answer questions
+    it has ranked (one it has not ranked yet has no top-1 score, not a score of 0).
     """
     select_retrievers(ws, [retriever])
     scope = scored_set(ws, [retriever])
@@ -173,7 +193,7 @@ def noanswer_calibration(ws: Workspace, retriever: str) -> Calibration:
         run = runs.get(qid)
         return float(run.scores[0]) if run and run.scores else 0.0
 
-    answerable = [top1(q) for q in scope.question_ids]
+    answerable = [top1(q) for q in scope.ranked_by(retriever)]
     no_answer = [
         top1(q)
         for q, g in scope.golds.items()
@@ -226,10 +246,12 @@ def sweep(
     the retriever's own parameters equals ``goldpan score``.
     """
     spec = sweepable(ws, retriever)
-    bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and k >= 0)]
+    bad = [f"k1={k}" for k in k1s if not (math.isfinite(k) and 0 <= k <= MAX_BM25_PARAM)]
     bad += [f"b={b}" for b in bs if not (math.isfinite(b) and 0 <= b <= 1)]
     if bad:
-        raise BadInput(f"{', '.join(bad)}: k1 must be >= 0 and b between 0 and 1")
+        raise BadInput(
+            f"{', '.join(bad)}: k1 must be from 0 to {MAX_BM25_PARAM:,} and b between 0 and 1"
+        )
     m = parse_metric(metric)
     # rank as deep as the cached runs, so the own-parameters cell equals `goldpan score`
     depth = max((d for _, d in ws.run_hashes(retriever).values()), default=DEFAULT_DEPTH)
@@ -301,8 +323,11 @@ def question_overlaps(ws: Workspace) -> list[QuestionOverlap]:
 
 def by_tag(
     ws: Workspace, tags: Sequence[str], metrics: Sequence[str] | None = None
-) -> Mapping[str, dict[str, dict[str, float]]]:
-    """Means per retriever for each tag (the seed's easy-test / hard-test table)."""
+) -> Mapping[str, dict[str, dict[str, float] | None]]:
+    """Means per retriever for each tag (the seed's easy-test / hard-test table).
+
+    None for a retriever that has not ranked some scored question with the tag.
+    """
     return {
         tag: {
             n: rs.means

@@ -14,7 +14,14 @@ from pathlib import Path
 
 from engine.errors import BadInput
 from engine.retrieve import STORED_KINDS, RetrieverError, build_retriever
-from engine.workspace import IDENTITY_VERSION, Workspace, WorkspaceError
+from engine.retrieve.runner import run_order
+from engine.workspace import (
+    IDENTITY_VERSION,
+    NewerWorkspace,
+    NotAWorkspace,
+    Workspace,
+    WorkspaceError,
+)
 
 MAX_ROW_PROBLEMS = 200
 """Row problems listed before the rest are only counted."""
@@ -34,6 +41,11 @@ class CheckReport:
     rows_not_listed: int = 0
     """Row problems beyond :data:`MAX_ROW_PROBLEMS`."""
 
+    verdict: str = "sound"
+    """``sound``; ``damaged`` (a goldpan workspace with problems); ``not a workspace`` (a
+    path that never was one: missing, a folder, a FIFO or device, a text file, another
+    program's database: nothing to restore); ``newer`` (written by a newer goldpan)."""
+
     @property
     def ok(self) -> bool:
         """True when no pass found anything."""
@@ -44,6 +56,7 @@ class CheckReport:
         return {
             "workspace": str(self.path),
             "ok": self.ok,
+            "verdict": self.verdict,
             "schema_version": self.schema_version,
             "file": self.file,
             "integrity": self.integrity,
@@ -58,8 +71,17 @@ def check_workspace(path: Path) -> CheckReport:
     report = CheckReport(Path(path))
     try:
         ws = Workspace.inspect(path)
+    except NotAWorkspace as exc:
+        report.file.append(str(exc))
+        report.verdict = "not a workspace"
+        return report
+    except NewerWorkspace as exc:
+        report.file.append(str(exc))
+        report.verdict = "newer"
+        return report
     except WorkspaceError as exc:
         report.file.append(str(exc))
+        report.verdict = "damaged"
         return report
     with ws:
         report.schema_version = ws.schema_version
@@ -73,11 +95,17 @@ def check_workspace(path: Path) -> CheckReport:
                 report.rows_not_listed += 1
         if not rows:  # the rows decode: are they goldpan's too?
             rows.extend(_meaning_problems(ws))
+    if not report.ok:
+        report.verdict = "damaged"
     return report
 
 
 def _meaning_problems(ws: Workspace) -> list[str]:
-    """Rows that decode but that no goldpan writes: unknown retriever kinds, a missing id."""
+    """Rows that decode but that no goldpan writes.
+
+    Unknown retriever kinds or parameters, retrievers that read their own rankings
+    (themselves, or through others) or one that is gone, a missing workspace id.
+    """
     out = []
     try:
         specs = ws.retrievers()
@@ -92,6 +120,11 @@ def _meaning_problems(ws: Workspace) -> list[str]:
         except RetrieverError:
             continue  # an extra missing on this machine: not the workspace's fault
         except BadInput as exc:
+            out.append(f"table retrievers, row name {spec.name!r}: {exc}")
+    for spec in specs:
+        try:
+            run_order(specs, [spec])  # what every pool does first
+        except WorkspaceError as exc:
             out.append(f"table retrievers, row name {spec.name!r}: {exc}")
     if ws.schema_version >= IDENTITY_VERSION and not meta.get("workspace_id"):
         out.append("table meta: the workspace_id row is missing")

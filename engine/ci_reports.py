@@ -243,7 +243,7 @@ def markdown_scores(
     lines = _head(title, verdict, how)
     ran = verdict.retrievers
     rows = [
-        [md(r), *(f"{rs.means[m]:.3f}" for m in metrics)]
+        [md(r), *(f"{rs.means[m]:.3f}" if rs.means is not None else "-" for m in metrics)]
         for r, rs in board.retrievers.items()
         if r in ran
     ]

@@ -13,6 +13,8 @@ line, or the table and row, and says whether anything was written.
 from __future__ import annotations
 
 import errno
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -85,7 +87,7 @@ def from_sqlite(exc: sqlite3.Error, path: Path | str) -> GoldpanError | None:
     if name in SQLITE_BUSY_CODES:
         return Busy(f"{path} is locked by another program ({exc}); nothing was written, try again")
     if name == "SQLITE_FULL":
-        return DiskFull(disk_full_message(path))
+        return DiskFull(disk_full_message(path, full_temp_folder(path)))
     if name == "SQLITE_IOERR":  # SQLite reports ENOSPC as FULL; EDQUOT and EFBIG as this
         return WriteFailed(
             f"{path}: the system failed a write or read of the file (SQLite reports: {exc}, "
@@ -119,9 +121,60 @@ def from_os_error(exc: OSError) -> GoldpanError | None:
     return None
 
 
-def disk_full_message(path: Path | str) -> str:
-    """What a full disk means for the file being written."""
+def disk_full_message(path: Path | str, temp: Path | None = None) -> str:
+    """What a full disk means for the file being written.
+
+    ``temp``: the full disk is the one of SQLite's temporary files' folder
+    (:func:`full_temp_folder`), not the file's own.
+    """
+    if temp is not None:
+        return (
+            f"{path}: disk full in {temp}, the folder for SQLite's temporary files (TMPDIR); "
+            "nothing was written (the write was rolled back and the file is as it was). Free "
+            "some space there, or set TMPDIR to a folder with room, and try again"
+        )
     return (
         f"{path}: disk full; nothing was written (the write was rolled back and the file "
         "is as it was). Free some space and try again"
     )
+
+
+ROOM_BYTES = 1 << 20
+"""Less free space than this on a disk counts as full (SQLite's pages are a few KB)."""
+
+
+def sqlite_temp_folder() -> Path | None:
+    """The folder SQLite writes its temporary files in on Unix (a sort, a statement's undo).
+
+    SQLite's own choice (``unixTempFileDir``): ``$SQLITE_TMPDIR``, ``$TMPDIR``,
+    ``/var/tmp``, ``/usr/tmp``, ``/tmp``, ``.``: the first that is a folder this process
+    may write in.
+    """
+    for folder in (
+        os.environ.get("SQLITE_TMPDIR"),
+        os.environ.get("TMPDIR"),
+        "/var/tmp",
+        "/usr/tmp",
+        "/tmp",
+        ".",
+    ):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return Path(folder)
+    return None
+
+
+def full_temp_folder(path: Path | str) -> Path | None:
+    """SQLite's temporary folder when it, and not ``path``'s own disk, is the full one.
+
+    A full ``TMPDIR`` fails a large sort or write with the same SQLITE_FULL as a full disk
+    under the workspace: said of the workspace, it sent people to free the wrong disk.
+    """
+    temp = sqlite_temp_folder()
+    if temp is None:
+        return None
+    try:
+        temp_free = shutil.disk_usage(temp).free
+        own_free = shutil.disk_usage(Path(path).absolute().parent).free
+    except OSError:
+        return None
+    return temp if temp_free < ROOM_BYTES <= own_free else None

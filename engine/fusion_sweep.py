@@ -40,7 +40,7 @@ from engine.metrics import DEFAULT_METRIC, judge, mean, parse_metric, per_questi
 from engine.retrieve import DEFAULT_DEPTH, Ranking
 from engine.retrieve.fusion import NORMS, FuseRetriever, RRFRetriever
 from engine.retrieve.runner import select_retrievers
-from engine.scoring import scored_set
+from engine.scoring import not_scored, scored_set
 from engine.types import RetrieverSpec
 from engine.verdict import LEVEL, Verdict, check_level
 from engine.workspace import Workspace
@@ -182,6 +182,7 @@ def fusion_sweep(
     Raises:
         BadInput: not two retrievers, a weight outside [0, 1], a bad k, too few questions
             for the folds.
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
     """
     if len(bases) != 2 or bases[0] == bases[1]:
         raise BadInput("sweep --fusion names two different retrievers (A,B)")
@@ -199,6 +200,9 @@ def fusion_sweep(
     m = parse_metric(metric)
     scope = scored_set(ws, [a, b], tag)
     golds, scored = scope.golds, scope.question_ids
+    for name in (a, b):
+        if lacks := scope.lacks(name):
+            raise not_scored(name, lacks, "a fusion with it would fuse rankings it never made")
     if len(scored) < folds:
         raise BadInput(
             f"{len(scored)} scored questions cannot make {folds} folds: label more or lower --folds"

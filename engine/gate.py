@@ -36,12 +36,12 @@ from engine.ranked import left_out
 from engine.ranks import is_worse
 from engine.score_rankings import Rankings
 from engine.score_snapshots import SnapshotDiff
-from engine.scoring import Scoreboard
+from engine.scoring import Scoreboard, lacking
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One refusal: its key and the promise it keeps, as README's list words it."""
+    """One refusal: its key and the promise it keeps, as docs/ci.md's list words it."""
 
     key: str
     promise: str
@@ -49,9 +49,11 @@ class Rule:
 
 NOTHING_COMPARED = Rule(
     "nothing-compared",
-    "Compared nothing is never a pass: a floor over no scored question, or a retriever "
-    "with no question scored both in the snapshot and now (another test set, a `--tag` "
-    "that matches none, labels not committed, questions not ranked yet), is refused.",
+    "Compared nothing is never a pass: a floor over no scored question or on a retriever "
+    "that has not ranked some scored question and cannot rank it now (never ranked here, "
+    "not trusted, failed), or a retriever with no question scored both in the snapshot and "
+    "now (another test set, a `--tag` that matches none, labels not committed, questions "
+    "not ranked yet), is refused.",
 )
 MISSING_NOW = Rule(
     "missing-now",
@@ -76,7 +78,7 @@ REPLACED_INPUT = Rule(
     "given rankings, or refused when it cannot be (a reranker).",
 )
 REFUSALS: tuple[Rule, ...] = (NOTHING_COMPARED, MISSING_NOW, UNKNOWN_NAME, NOT_RUN, REPLACED_INPUT)
-"""Every refusal a gate makes, in the order README's "What a gate guarantees" lists them."""
+"""Every refusal a gate makes, in the order docs/ci.md's "What a gate guarantees" lists them."""
 
 
 class GateRefused(GoldpanError):
@@ -278,16 +280,24 @@ def _run_refusals(
 def _left_out(board: Scoreboard, names: Sequence[str]) -> list[QuestionResult]:
     """The questions with gold left out of ``board`` as not ranked yet, for each of ``names``.
 
-    A question any retriever scored has not ranked (for its inputs now) is left out of
-    every retriever's means (:mod:`engine.ranked`): for the gate it was not compared.
+    A question a retriever that will rank it has not ranked (for its inputs now) is left
+    out of every retriever's means (:mod:`engine.ranked`): for the gate it was not compared.
     """
-    left = sorted(left_out({r: rs.not_ranked for r, rs in board.retrievers.items()}))
+    unranked = {r: rs.not_ranked for r, rs in board.retrievers.items()}
+    left = sorted(left_out(unranked, board.holding))
     return [QuestionResult(r, q, 0, not_compared="not ranked yet") for r in names for q in left]
 
 
 def _at_k(board: Scoreboard, names: Sequence[str], k: int) -> list[QuestionResult]:
+    """Each scored question's result at ``k``.
+
+    One a retriever has not ranked (it cannot rank now:
+    :attr:`~engine.scoring.RetrieverScores.lacks`) is not compared, never a failure.
+    """
     return [
         QuestionResult(r, q, rank, failed=not 0 < rank <= k)
+        if rank >= 0
+        else QuestionResult(r, q, 0, not_compared="not ranked now")
         for r in names
         for q, rank in zip(
             board.question_ids, board.retrievers[r].first_gold_rank.tolist(), strict=True
@@ -336,10 +346,7 @@ def floor_verdict(
                 "--run-command only those and the --retriever ones are scored",
             )
         )
-    unranked_by = {r for r, rs in board.retrievers.items() if rs.not_ranked}
-    if not board.question_ids and not (unranked_by and unranked_by <= not_run):
-        # (when only retrievers that did not run left every question out, their refusal
-        # below says why)
+    if not board.question_ids:
         head = "--fail-under: " if floors else ""
         todo = (
             "rank them first (goldpan pool)"
@@ -354,11 +361,22 @@ def floor_verdict(
             )
         )
     verdict.refusals += _run_refusals(rankings, covered, workspace)
+    for r in ran:  # no means: it lacks scored questions it cannot rank now
+        lacks = board.retrievers[r].lacks
+        if floors and r in covered and lacks:
+            verdict.refusals.append(
+                Refusal(
+                    NOTHING_COMPARED,
+                    lacking(r, lacks, "a floor on it compares nothing; rank them first")
+                    + " (goldpan pool)",
+                )
+            )
 
     for f in floors:
         for r, rs in board.retrievers.items():
-            if f.retriever in (None, r) and r in ran and board.question_ids:
-                verdict.floors.append(FloorResult(r, f.metric, f.value, rs.means[f.metric]))
+            means = rs.means
+            if f.retriever in (None, r) and r in ran and means is not None and board.question_ids:
+                verdict.floors.append(FloorResult(r, f.metric, f.value, means[f.metric]))
     verdict.warnings += [w.message() for w in hole_warnings(board, min_judged=min_judged)]
     return verdict
 
@@ -407,15 +425,15 @@ def regression_verdict(
     for r in diff.scored_now:
         if r not in diff.retrievers and r not in named:
             verdict.not_compared[r] = f"not in {snap}"
-    # questions left out only by retrievers that did not run: their refusal says why
-    left_by_not_run = bool(diff.not_ranking) and set(diff.not_ranking) <= not_run
     for r, d in diff.retrievers.items():
         if r in not_run:  # refused below for that; nothing of it is listed
             continue
-        if not d.compared and not (d.not_ranked and left_by_not_run):
+        if not d.compared:
             left = [f"{len(d.only_then)} scored only then", f"{len(d.only_now)} only now"]
             if d.not_ranked:
                 left.append(f"{len(d.not_ranked)} not ranked yet")
+            if d.not_ranked_now:
+                left.append(f"{len(d.not_ranked_now)} not ranked by it, which cannot rank now")
             verdict.refusals.append(
                 Refusal(
                     NOTHING_COMPARED,

@@ -1,6 +1,6 @@
 """Gold resolution: from every annotator's labels and verdicts to one status per question.
 
-The rules (the README's "How the numbers are made" says the same for users):
+The rules (docs/numbers.md, "How the numbers are made", says the same for users):
 
 1. An adjudication is final: its gold set, or no answer.
 2. Otherwise each annotator has a view of the question:

@@ -1,11 +1,20 @@
-"""A helper process of goldpan's own: ``python -m MODULE`` over pipes, never outliving us.
+"""A helper process of goldpan's own: ``python -P -m MODULE`` over pipes, never outliving us.
+
+How goldpan starts a Python of its own is decided here, once (:func:`python_argv`,
+:func:`helper_env`, :func:`python_shell_command`): this Python, with its safe path (``-P``:
+the current folder is never put first on ``sys.path``), running one of goldpan's own
+modules, with the folder this ``engine`` package is in first on ``PYTHONPATH``. A folder
+that holds an ``engine/``, ``tui/`` or ``goldpan/`` package of its own (an unpacked
+dataset, a cloned repository) is then never imported in goldpan's place, whatever folder
+goldpan was started in. Every process goldpan starts with ``sys.executable`` starts so:
+the helpers below, and ``goldpan serve``'s preloader and tabs (:mod:`tui.team_server`).
 
 Two parts of goldpan run work in a process of their own: Kiwi's tokenizing for the
 terminal app (:mod:`engine.kiwi_helper`) and the ranking of a large BM25 pool
 (:mod:`engine.retrieve.rank_helper`). Both start the same way, and end the same way:
 
-* the helper is this Python running one of goldpan's own modules, with the folder this
-  ``engine`` package is in first on its path (the same code as the parent's);
+* the helper is this Python running one of goldpan's own modules, started as above (the
+  same code as the parent's);
 * it reads its requests on its standard input and answers on its standard output, and
   ends when its standard input ends: when the parent closes it, or when the parent's
   process dies, however it dies;
@@ -19,19 +28,49 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
 
-def helper_env() -> dict[str, str]:
-    """This environment, with the folder this ``engine`` package is in first on the path."""
+def python_argv(module: str, *args: str) -> list[str]:
+    """The command line of a Python of goldpan's own running ``module`` with ``args``.
+
+    ``-P`` (Python's safe path, 3.11): ``python -m`` would otherwise put the current folder
+    first on ``sys.path``, and a folder holding an ``engine/`` or ``tui/`` package would
+    run its code in goldpan's place. Run it with :func:`helper_env`'s environment, which
+    puts goldpan's own folder on the path instead.
+    """
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def helper_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this environment) with goldpan's own folder first on the path.
+
+    The folder this ``engine`` package is in goes first on ``PYTHONPATH``: the helper
+    imports the same goldpan as this process.
+    """
+    env = dict(os.environ if base is None else base)
     root = str(Path(__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else os.pathsep.join([root, path])}
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = root if not path else os.pathsep.join([root, path])
+    return env
+
+
+def python_shell_command(module: str, *args: str) -> str:
+    """:func:`python_argv` as a POSIX shell command line that becomes that process.
+
+    For a program that runs its command through a shell and cannot be given an
+    environment (textual-serve): ``exec env PYTHONPATH=… python -P -m MODULE ARGS``.
+    ``exec`` makes Python the process the caller watches, not a shell.
+    """
+    path = "PYTHONPATH=" + helper_env()["PYTHONPATH"]
+    return "exec " + shlex.join(["env", path, *python_argv(module, *args)])
 
 
 class HelperFailed(RuntimeError):
@@ -46,7 +85,7 @@ class HelperProcess:
     """The parent's side of one helper process: started on demand, asked under a lock."""
 
     module = ""
-    """The module the helper runs (``python -m MODULE``)."""
+    """The module the helper runs (``python -P -m MODULE``, see :func:`python_argv`)."""
     label = "a helper process"
     """How its failures name it ("Kiwi's helper process ended (exit code 1)")."""
     failure: type[HelperFailed] = HelperFailed
@@ -96,7 +135,7 @@ class HelperProcess:
         self._said.clear()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", self.module],
+                python_argv(self.module),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

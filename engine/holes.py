@@ -86,13 +86,18 @@ def hole_warnings(
 
     ``compared``: per retriever, the questions a gate compared (default: every scored
     question of the board). A retriever with no compared question is not warned about:
-    there is nothing its scores say (the gate says so itself).
+    there is nothing its scores say (the gate says so itself), nor is one that has not
+    ranked some scored question (:attr:`~engine.scoring.RetrieverScores.lacks`: it has no
+    scores) on the questions it lacks.
     """
     row = {q: i for i, q in enumerate(board.question_ids)}
     judged: dict[str, tuple[float, int]] = {}
     for name, rs in board.retrievers.items():
+        if compared is None and rs.means is None:
+            continue  # no scores to warn about
         ids = board.question_ids if compared is None else compared.get(name, ())
-        idx = [row[q] for q in ids if q in row]
+        lacks = set(rs.lacks)
+        idx = [row[q] for q in ids if q in row and q not in lacks]
         if idx:
             judged[name] = (mean(np.asarray(rs.judged[idx], dtype=np.float64)), len(idx))
     return judged_warnings(judged, min_judged=min_judged)

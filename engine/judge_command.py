@@ -11,22 +11,33 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
 import shlex
+import signal
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 from engine.errors import BadInput
+from engine.formats.errors import IngestError
+from engine.formats.jsontext import load_json
 from engine.grades import GRADE_RANGE, GRADES
 from engine.retrieve.base import RetrieverError
-from engine.types import Doc, ModelJudge, Question
+from engine.types import TIMEOUT_RANGE, Doc, ModelJudge, Question
 
 Progress = Callable[[str, int, int], None]
 """``(what, done, total)``, as the CLI's progress bar takes it."""
 
 COMMAND_TIMEOUT_S = 3600.0
 """How long a command judge may take for one run, by default."""
+MAX_LINE_CHARS = 64 * 1024
+"""The longest output line read as a grade (a grade is a few characters; a longer line is
+refused without being held whole)."""
+STDERR_LINES = 20
+"""The last lines of the judge's standard error kept, to quote when it fails."""
 
 
 def command_argv(command: str) -> list[str]:
@@ -58,6 +69,9 @@ def command_grades(
     """
     name = f"command judge {judge.annotator}"
     argv = command_argv(judge.model)
+    low, high = TIMEOUT_RANGE
+    if not (math.isfinite(timeout) and low <= timeout <= high):
+        raise BadInput(f"{name}: a timeout is from {low:g} to {high:,.0f} seconds, not {timeout!r}")
     if not pairs:
         return []
     try:
@@ -69,6 +83,7 @@ def command_grades(
             text=True,
             encoding="utf-8",
             errors="replace",
+            start_new_session=True,  # its own process group: the deadline ends all of it
         )
     except FileNotFoundError:
         raise RetrieverError(f"{name}: no such program {argv[0]!r}") from None
@@ -89,7 +104,7 @@ def command_grades(
         + "\n"
         for q, d in pairs
     ]
-    stderr: list[str] = []
+    stderr: deque[str] = deque(maxlen=STDERR_LINES)
     timed_out = threading.Event()
     threads = [
         threading.Thread(target=_feed, args=(proc.stdin, lines), daemon=True),
@@ -104,15 +119,17 @@ def command_grades(
     grades: list[int] = []
     problem: str | None = None
     try:
-        for n, raw in enumerate(proc.stdout, 1):
+        # read to the end, so the program is not stopped by a full pipe, each line at most
+        # MAX_LINE_CHARS at a time: the rest of a longer line is read and dropped
+        for n, raw, whole in _lines(proc.stdout):
             if problem is not None:
-                continue  # read to the end, so the program is not stopped by a full pipe
+                continue
             if n > len(pairs):
                 problem = f"{name} output line {n}: more lines than the {len(pairs)} pairs sent"
                 continue
-            grade = _grade_line(raw)
+            grade = _grade_line(raw) if whole else None
             if grade is None:
-                shown = raw.strip()[:80]
+                shown = raw.strip()[:80] + ("" if whole else "…")
                 problem = (
                     f"{name} output line {n}: expected a grade {GRADE_RANGE} (a number, or "
                     f'{{"grade": N}}), got {shown!r}'
@@ -124,8 +141,7 @@ def command_grades(
         code = proc.wait()
     finally:
         watchdog.cancel()
-        with contextlib.suppress(OSError):
-            proc.kill()
+        _kill_group(proc)
         proc.wait()
         for t in threads:
             t.join(timeout=5)
@@ -152,28 +168,51 @@ def _feed(stdin: IO[str], lines: Sequence[str]) -> None:
         pass  # the program stopped reading: its exit status says why
 
 
-def _drain(stream: IO[str], into: list[str]) -> None:
+def _lines(stream: IO[str]) -> Iterator[tuple[int, str, bool]]:
+    """``(number, line, whole)`` of each output line, at most :data:`MAX_LINE_CHARS` held.
+
+    A longer line gives its first :data:`MAX_LINE_CHARS` characters with ``whole`` false;
+    the rest of it is read and dropped.
+    """
+    n, dropping = 0, False
+    for raw in iter(lambda: stream.readline(MAX_LINE_CHARS + 1), ""):
+        ended = raw.endswith("\n")
+        if dropping:
+            dropping = not ended
+            continue
+        n += 1
+        whole = ended or len(raw) <= MAX_LINE_CHARS
+        dropping = not whole
+        yield n, raw, whole
+
+
+def _drain(stream: IO[str], into: deque[str]) -> None:
     with contextlib.suppress(OSError, ValueError):
-        for line in stream:
+        for _, line, _ in _lines(stream):
             into.append(line)
 
 
 def _kill(proc: subprocess.Popen[str], flag: threading.Event) -> None:
     flag.set()
+    _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """End the judge and whatever it started (its session's process group)."""
     with contextlib.suppress(OSError):
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _grade_line(raw: str) -> int | None:
-    text = raw.strip()
+    """The grade a line gives (a number 0-3, or ``{"grade": N}``), or None."""
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = load_json(raw.strip(), "a judge's line")
+    except IngestError:  # not JSON, nested too deeply, a number of 5,000 digits
         return None
     if isinstance(value, dict):
         value = value.get("grade")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if value not in GRADES:
+    if value not in GRADES:  # NaN, 1e309 and 2.5 are not grades; 2.0 is 2
         return None
     return int(value)

@@ -11,6 +11,13 @@ other questions, and the mean is the correctly rounded sum divided by the count,
 :func:`engine.metrics.mean`'s ``math.fsum`` result bit for bit. The means therefore equal
 :func:`engine.scoring.score_workspace` exactly.
 
+A question a retriever has not ranked follows :mod:`engine.ranked`: while a retriever
+that will rank it has not, it is scored by none (its row is in no sum); a retriever that
+cannot rank now holds nothing out, and has no means (None) while it lacks a scored
+question. When a retriever ranks its first question, or is found unable to rank
+(:meth:`LiveScores.set_cannot_rank`), the rows of its unranked questions leave or join
+the sums, one by one, as a label's row does.
+
 Nothing is scored until a score is asked for: the questions, labeling and adjudicating
 screens read only the gold, the counts and the rankings, so a session that never shows a
 score never loads numpy (a tenth of a second of every app start) nor spends a label's
@@ -21,12 +28,13 @@ start and updating after each label (the sums are exact).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.gold import Gold, Status, count_golds, is_scored
 from engine.pooling import pooled_docs
+from engine.ranked import holding
 
 if TYPE_CHECKING:  # numpy loads with the first score asked for (see LiveScores)
     import numpy as np
@@ -65,8 +73,8 @@ class QuestionRow:
     top1: dict[str, str | None]
     """retriever -> the document it ranked first."""
     not_ranked: frozenset[str] = frozenset()
-    """The retrievers that have not ranked it yet (:mod:`engine.ranked`): then the
-    question is not scored, and their ranks mean nothing."""
+    """The retrievers that have not ranked it yet (:mod:`engine.ranked`): their ranks mean
+    nothing. While one of them will rank it, the question is scored by none."""
 
 
 class LiveScores:
@@ -82,6 +90,7 @@ class LiveScores:
         latency: Mapping[str, Latency] | Callable[[], Mapping[str, Latency]] | None = None,
         metrics: Sequence[str] | None = None,
         not_ranked: Mapping[str, Collection[str]] | None = None,
+        cannot_rank: Collection[str] = (),
     ) -> None:
         """Take the gold and rankings; the scores are computed when first asked for.
 
@@ -95,7 +104,9 @@ class LiveScores:
             metrics: metric names (default: those of ``goldpan score``).
             not_ranked: retriever -> the questions it has not ranked
                 (:func:`engine.ranked.not_ranked`; default: none). A question one
-                retriever has not ranked is scored by none of them.
+                retriever that will rank it has not ranked is scored by none of them.
+            cannot_rank: retrievers known not to rank now (not trusted here, failed):
+                they hold no question out (:func:`engine.ranked.holding`).
         """
         self.question_ids = sorted(question_ids)
         self._row = {q: i for i, q in enumerate(self.question_ids)}
@@ -109,10 +120,20 @@ class LiveScores:
             self.golds[q] = golds.get(q) or Gold(q, Status.UNLABELED)
         self.not_ranked: dict[str, frozenset[str]] = {}
         """Question id -> the retrievers that have not ranked it (only such questions)."""
+        self._unranked: dict[str, set[str]] = {}
+        """Retriever -> the questions it has not ranked (:attr:`not_ranked` turned)."""
         for r, qids in (not_ranked or {}).items():
             for q in qids:
                 if q in self._row:
                     self.not_ranked[q] = self.not_ranked.get(q, frozenset()) | {r}
+                    self._unranked.setdefault(r, set()).add(q)
+        self._with_rankings = {r for r in self.retrievers if self.rankings[r]}
+        """The retrievers with a cached ranking of some question (made for any inputs)."""
+        self.cannot_rank = frozenset(cannot_rank)
+        """Retrievers known not to rank now (:meth:`set_cannot_rank`)."""
+        self.holding = self._holding()
+        """The retrievers that will rank their unranked questions: those questions are
+        scored by none until they do (:func:`engine.ranked.holding`)."""
         self._scored_once = False
         self._pools: dict[int, dict[str, frozenset[str]]] = {}
         """Depth -> question id -> its pool (dropped for a question ranked again)."""
@@ -167,8 +188,35 @@ class LiveScores:
         self._scored_once = True
 
     def _is_scored(self, question_id: str) -> bool:
-        """:func:`engine.gold.is_scored`: gold, and ranked by every retriever."""
-        return is_scored(self.golds[question_id], question_id not in self.not_ranked)
+        """:func:`engine.gold.is_scored`: gold, and no retriever that will rank it has not."""
+        waiting = self.not_ranked.get(question_id)
+        return is_scored(self.golds[question_id], not (waiting and waiting & self.holding))
+
+    def _holding(self) -> frozenset[str]:
+        return frozenset(holding(self._unranked, self._with_rankings, self.cannot_rank))
+
+    def _hold_again(self) -> None:
+        """Which retrievers hold their questions out may have changed: move those rows.
+
+        A retriever ranked its first question, or is known not to rank now: each of its
+        unranked questions whose scoring flips leaves or joins every retriever's sums.
+        """
+        before, self.holding = self.holding, self._holding()
+        if before == self.holding or not self._scored_once:
+            return
+        moved = {q for r in before ^ self.holding for q in self._unranked.get(r, ())}
+        for q in moved:
+            i = self._row[q]
+            now = self._is_scored(q)
+            if now != bool(self._scored[i]):
+                self._take_out(i, self.retrievers)
+                self._scored[i] = now
+                self._put_back(i, self.retrievers)
+
+    def set_cannot_rank(self, names: Collection[str]) -> None:
+        """The retrievers known not to rank now: they hold no question out any more."""
+        self.cannot_rank = frozenset(names)
+        self._hold_again()
 
     def _take_out(self, i: int, retrievers: Sequence[str]) -> None:
         """Remove row ``i`` from the column sums (before it changes)."""
@@ -255,31 +303,44 @@ class LiveScores:
         return pools
 
     def set_ranking(
-        self, retriever: str, question_id: str, ranking: Sequence[str], ranked: bool = True
+        self,
+        retriever: str,
+        question_id: str,
+        ranking: Sequence[str] | None,
+        ranked: bool = True,
     ) -> None:
         """A question was (re)pooled: take its new ranking and rescore its row.
 
-        ``ranked``: whether the ranking is one of the question's inputs now
-        (:mod:`engine.ranked`); a question some retriever has not ranked is scored by
-        none, so its row leaves (or joins) every retriever's sums.
+        ``ranking``: None when the retriever has no cached ranking of it. ``ranked``:
+        whether the ranking is one of the question's inputs now (:mod:`engine.ranked`); a
+        question a retriever that will rank it has not ranked is scored by none, so its
+        row leaves (or joins) every retriever's sums.
         """
-        self.rankings[retriever][question_id] = list(ranking)
+        if ranking is None:
+            self.rankings[retriever].pop(question_id, None)
+        else:
+            self.rankings[retriever][question_id] = list(ranking)
+            self._with_rankings.add(retriever)
         for pools in self._pools.values():
             pools.pop(question_id, None)
         i = self._row[question_id]
         by = self.not_ranked.get(question_id, frozenset()) - {retriever}
-        if not ranked:
+        unranked = self._unranked.setdefault(retriever, set())
+        if ranked:
+            unranked.discard(question_id)
+        else:
             by |= {retriever}
+            unranked.add(question_id)
         if by:
             self.not_ranked[question_id] = by
         else:
             self.not_ranked.pop(question_id, None)
-        if not self._scored_once:
-            return
-        self._take_out(i, self.retrievers)
-        self._scored[i] = self._is_scored(question_id)
-        self._fill(retriever, i, [list(ranking)], [self.golds[question_id].qrels])
-        self._put_back(i, self.retrievers)
+        if self._scored_once:
+            self._take_out(i, self.retrievers)
+            self._scored[i] = self._is_scored(question_id)
+            self._fill(retriever, i, [list(ranking or ())], [self.golds[question_id].qrels])
+            self._put_back(i, self.retrievers)
+        self._hold_again()
 
     def _mask(self, tag: str | None) -> BoolArray:
         import numpy as np
@@ -291,35 +352,61 @@ class LiveScores:
         out: BoolArray = self._scored & has
         return out
 
-    def means(self, tag: str | None = None) -> dict[str, dict[str, float]]:
-        """Each retriever's mean of each metric over the scored questions (with ``tag``)."""
+    def _lacking(self, retriever: str, mask: BoolArray) -> Iterator[str]:
+        """The questions of ``mask`` ``retriever`` has not ranked and cannot rank now."""
+        if retriever in self.holding:
+            return  # it will: they are scored by none meanwhile
+        row = self._row
+        yield from (q for q in self._unranked.get(retriever, ()) if mask[row[q]])
+
+    def lacks(self, retriever: str, tag: str | None = None) -> int:
+        """How many scored questions (with ``tag``) ``retriever`` cannot rank now and lacks.
+
+        While there is any, it has no means (None in :meth:`means`).
+        """
+        return sum(1 for _ in self._lacking(retriever, self._mask(tag)))
+
+    def means(self, tag: str | None = None) -> dict[str, dict[str, float] | None]:
+        """Each retriever's mean of each metric over the scored questions (with ``tag``).
+
+        None for a retriever that :meth:`lacks` some of them.
+        """
         from engine.metrics import mean
 
-        self._score()
-        if tag is None:  # the kept exact sums: no question is added again
-            n = int(self._scored.sum())
-            return {
-                r: {m: _exact_mean(self._sums[r][k], n) for k, m in enumerate(self.metrics)}
-                for r in self.retrievers
-            }
         mask = self._mask(tag)
-        out: dict[str, dict[str, float]] = {}
+        out: dict[str, dict[str, float] | None] = {}
+        n = int(self._scored.sum())
         for r in self.retrievers:
-            v = self._values[r][mask]
-            out[r] = {m: mean(v[:, k]) for k, m in enumerate(self.metrics)}
+            if any(self._lacking(r, mask)):
+                out[r] = None
+            elif tag is None:  # the kept exact sums: no question is added again
+                out[r] = {m: _exact_mean(self._sums[r][k], n) for k, m in enumerate(self.metrics)}
+            else:
+                v = self._values[r][mask]
+                out[r] = {m: mean(v[:, k]) for k, m in enumerate(self.metrics)}
         return out
 
     def values(
         self, retriever: str, metric: str, tag: str | None = None
     ) -> tuple[list[str], FloatArray]:
-        """Per-question values of one metric over the scored questions (with ``tag``)."""
+        """Per-question values of one metric over the scored questions (with ``tag``).
+
+        NaN on a question the retriever :meth:`lacks`.
+        """
         mask = self._mask(tag)
         k = self.metrics.index(metric)
         ids = [q for q, keep in zip(self.question_ids, mask.tolist(), strict=True) if keep]
-        return ids, self._values[retriever][mask, k].copy()
+        values = self._values[retriever][mask, k].copy()
+        lacking = set(self._lacking(retriever, mask))
+        if lacking:
+            values[[i for i, q in enumerate(ids) if q in lacking]] = float("nan")
+        return ids, values
 
-    def means_for(self, question_ids: Sequence[str]) -> dict[str, dict[str, float]]:
-        """Means over a subset of questions (only the scored ones among them count)."""
+    def means_for(self, question_ids: Sequence[str]) -> dict[str, dict[str, float] | None]:
+        """Means over a subset of questions (only the scored ones among them count).
+
+        None for a retriever that :meth:`lacks` some of them.
+        """
         import numpy as np
 
         from engine.metrics import mean
@@ -328,15 +415,25 @@ class LiveScores:
         wanted = set(question_ids)
         mask = self._scored & np.array([q in wanted for q in self.question_ids], dtype=bool)
         return {
-            r: {m: mean(self._values[r][mask][:, k]) for k, m in enumerate(self.metrics)}
+            r: None
+            if any(self._lacking(r, mask))
+            else {m: mean(self._values[r][mask][:, k]) for k, m in enumerate(self.metrics)}
             for r in self.retrievers
         }
+
+    def held(self) -> set[str]:
+        """The questions a retriever that will rank them has not ranked yet.
+
+        Scored by no retriever until then, counted as ``not_ranked`` (their candidates are
+        still to come).
+        """
+        return {q for r in self.holding for q in self._unranked.get(r, ())}
 
     def counts(self, tag: str | None = None) -> dict[str, int]:
         """How many questions (with ``tag``) fall in each :data:`engine.gold.COUNT_KEYS`."""
         return count_golds(
             (self.golds[q] for q in self.question_ids if tag is None or tag in self.tags[q]),
-            self.not_ranked,
+            self.held(),
         )
 
     def unranked(self) -> list[str]:
@@ -346,14 +443,16 @@ class LiveScores:
     def rows(self, tag: str | None = None) -> list[QuestionRow]:
         """Scored questions, hardest first: most retrievers missing, then worst ranks.
 
-        Then the questions with gold that are not scored because some retriever has not
-        ranked them yet, in id order (:attr:`QuestionRow.not_ranked` says which).
+        Then the questions with gold that are not scored because a retriever that will
+        rank them has not yet, in id order (:attr:`QuestionRow.not_ranked` says which
+        retrievers of a row have not ranked it; their cells are no miss).
         """
         import numpy as np
 
         mask = self._mask(tag)
-        waiting = np.array(  # with gold: scored once every retriever ranked it
-            [q in self.not_ranked and is_scored(self.golds[q]) for q in self.question_ids],
+        held = self.held()
+        waiting = np.array(  # with gold: scored once ranked
+            [q in held and is_scored(self.golds[q]) for q in self.question_ids],
             dtype=bool,
         )
         if tag is not None:
@@ -370,11 +469,12 @@ class LiveScores:
             row = QuestionRow(
                 q, self.golds[q].status, ranks, top1, self.not_ranked.get(q, frozenset())
             )
-            (later if row.not_ranked else out).append(row)
+            (out if mask[i] else later).append(row)
 
         def hardness(row: QuestionRow) -> tuple[int, float, str]:
-            missed = sum(1 for v in row.ranks.values() if v == 0)
-            rr = sum(1.0 / v for v in row.ranks.values() if v > 0)
+            ranks = [v for r, v in row.ranks.items() if r not in row.not_ranked]
+            missed = sum(1 for v in ranks if v == 0)
+            rr = sum(1.0 / v for v in ranks if v > 0)
             return (-missed, rr, row.question_id)
 
         out.sort(key=hardness)

@@ -123,6 +123,20 @@ def check_person_name(name: str, given_to: str = "--annotator") -> str:
     model judge's name (:data:`MODEL_PREFIX`): a person's grades are never a model's.
     """
     _check_name(name, given_to)
+    check_person_role(name, given_to)
+    return name
+
+
+def check_person_role(name: str, given_to: str = "annotator") -> str:
+    """``name`` when it cannot pass for something else than a person's name.
+
+    Not a model judge's (:data:`MODEL_PREFIX`: a person's grades are never a model's, nor
+    a model's people's), nor one read as an option where it is passed on (``-x``). What an
+    imported file's names must pass (``import labels``, ``import verdicts``): names a
+    received workspace may hold otherwise (unprintable, long) are shown escaped, and a
+    file goldpan exported is read back.
+    """
+    _not_an_option(name, given_to)
     if is_model_name(name):
         raise BadInput(
             f"{given_to} {name!r}: names starting with {MODEL_PREFIX!r} are model judges' "
@@ -152,8 +166,7 @@ def check_model_name(name: str, given_to: str = "--annotator") -> str:
 def _check_name(name: str, given_to: str) -> None:
     if not name.strip() or name != name.strip():
         raise BadInput(f"{given_to} {name!r}: use a name without leading or trailing spaces")
-    if name.startswith("-"):
-        raise BadInput(f"{given_to} {name!r}: a name must not start with '-'")
+    _not_an_option(name, given_to)
     if any(not ch.isprintable() for ch in name) or len(name) > PERSON_NAME_MAX:
         raise BadInput(f"{given_to} {name!r}: use up to {PERSON_NAME_MAX} printable characters")
 
@@ -170,3 +183,8 @@ def param_list(value: Any, what: str) -> list[str]:
     if not items:
         raise BadInput(f"{what}: name at least one retriever")
     return items
+
+
+def _not_an_option(name: str, given_to: str) -> None:
+    if name.startswith("-"):
+        raise BadInput(f"{given_to} {name!r}: a name must not start with '-'")

@@ -36,6 +36,7 @@ neither number is given: the formulas would claim that any difference can be see
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
@@ -167,8 +168,20 @@ def power_sentence(p: Power) -> str:
 
 
 def workspace_power(
-    ws: Workspace, a: str, b: str, metric: str = DEFAULT_METRIC, *, tag: str | None = None
+    ws: Workspace,
+    a: str,
+    b: str,
+    metric: str = DEFAULT_METRIC,
+    *,
+    tag: str | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> Power:
-    """:func:`power_of` for two retrievers of a workspace on its scored questions."""
-    name, va, vb = paired_values(ws, a, b, metric, tag)
+    """:func:`power_of` for two retrievers of a workspace on its scored questions.
+
+    ``cannot_rank``: retrievers known not to rank now (:func:`engine.scoring.scored_set`).
+
+    Raises:
+        NotScored: A or B has not ranked some scored question and cannot rank it now.
+    """
+    name, va, vb = paired_values(ws, a, b, metric, tag, cannot_rank)
     return power_of(a, b, name, va, vb)

@@ -21,9 +21,19 @@ such a retriever only the first case applies. An imported run (``external``, or 
 ``--run`` file) is never "not ranked": it will never rank a question it lacks, so that
 question is a miss, as trec_eval scores it.
 
-A score leaves a question that any retriever on it has not ranked out of *every*
-retriever's means (:func:`engine.gold.is_scored`) and counts it as ``not_ranked``: the
-means of one table, a comparison's pairs and a snapshot are all over the same questions.
+What a score does with a question a retriever has not ranked depends on whether that
+retriever **will** rank it (:func:`holding`):
+
+* it will (it ranks here: it has a cached ranking of some question of the workspace, and
+  the caller does not know it cannot rank now): the question is left out of *every*
+  retriever's means (:func:`engine.gold.is_scored`) and counted as ``not_ranked`` until it
+  is ranked. The means of one table, a comparison's pairs and a snapshot stay over the
+  same questions;
+* it cannot rank now (it has no cached ranking of any question: added and never pooled,
+  a command never trusted; or the caller knows it cannot: not trusted on this machine,
+  failed, skipped by the app): its questions are not held out of the others' means. It is
+  the one that lacks rankings: its means are absent (never 0, never misses) until it has
+  ranked every scored question.
 """
 
 from __future__ import annotations
@@ -109,6 +119,34 @@ def workspace_not_ranked(
     return not_ranked(specs, ws.corpus_hash(), questions, stored)
 
 
-def left_out(not_ranked: Mapping[str, Collection[str]]) -> set[str]:
-    """The questions some retriever has not ranked: what a score over them all leaves out."""
-    return {q for qs in not_ranked.values() for q in qs}
+def holding(
+    not_ranked: Mapping[str, Collection[str]],
+    with_rankings: Collection[str],
+    cannot_rank: Collection[str] = (),
+) -> set[str]:
+    """The retrievers that will rank their unranked questions: those leave every mean.
+
+    See the module doc. ``with_rankings``: the retrievers with a cached ranking of some
+    question of the workspace, whatever its inputs (one with none has never ranked here:
+    added and never pooled, a command never trusted). ``cannot_rank``: retrievers the
+    caller knows cannot rank now (not trusted on this machine, failed, skipped). Callers:
+    :func:`engine.scoring.scored_set` (every score, comparison, snapshot and analysis) and
+    :class:`engine.live.LiveScores` (the review screen).
+    """
+    return {r for r, qs in not_ranked.items() if qs and r in with_rankings and r not in cannot_rank}
+
+
+def workspace_holding(
+    ws: Workspace, not_ranked: Mapping[str, Collection[str]], cannot_rank: Collection[str] = ()
+) -> set[str]:
+    """:func:`holding`, with the retrievers that have a cached ranking read from ``ws``."""
+    unranked = sorted(r for r, qs in not_ranked.items() if qs and r not in cannot_rank)
+    return holding(not_ranked, ws.with_rankings(unranked) if unranked else (), cannot_rank)
+
+
+def left_out(not_ranked: Mapping[str, Collection[str]], holding: Collection[str]) -> set[str]:
+    """What a score leaves out of every mean: the questions ``holding`` have not ranked yet.
+
+    ``holding``: the retrievers that will rank theirs (:func:`holding`).
+    """
+    return {q for r in holding for q in not_ranked.get(r, ())}

@@ -25,6 +25,7 @@ from engine.types import (
     MAX_JSON_DEPTH,
     MODEL_JUDGE_KINDS,
     RETRIEVER_KIND_NAMES,
+    TIMEOUT_RANGE,
     VERDICTS,
     Adjudication,
     Doc,
@@ -41,6 +42,18 @@ from engine.types import (
 
 class WorkspaceError(GoldpanError):
     """A workspace cannot be opened or changed as asked; the message says why."""
+
+
+class NotAWorkspace(WorkspaceError):
+    """The path is not a goldpan workspace at all.
+
+    Missing, a folder, a FIFO or device, not SQLite, or another program's SQLite file:
+    there is nothing to restore.
+    """
+
+
+class NewerWorkspace(WorkspaceError):
+    """A workspace written by a newer goldpan (a schema version this one does not know)."""
 
 
 class BadRow(WorkspaceError, Unusable):
@@ -322,7 +335,7 @@ def run_doc_ids(
 def run_scores(
     path: Path, retriever: str, question_id: Any, blob: Any, n: int
 ) -> tuple[float, ...]:
-    """A cached ranking's scores: ``n`` little-endian float64 values."""
+    """A cached ranking's scores: ``n`` little-endian float64 values, each finite."""
     row = f"(retriever {show(retriever)}, question {show(question_id)})"
     if type(blob) is not bytes:
         raise BadRow(path, "runs", row, f"scores is {show(blob)}, not a blob")
@@ -330,25 +343,68 @@ def run_scores(
         raise BadRow(
             path, "runs", row, f"scores holds {len(blob)} bytes; {n} documents need {8 * n}"
         )
-    return struct.unpack(f"<{n}d", blob)
+    scores: tuple[float, ...] = struct.unpack(f"<{n}d", blob)
+    # a finite sum has only finite terms (one C loop); a sum that overflowed is looked at
+    if not math.isfinite(sum(scores)):
+        bad = next((i for i, s in enumerate(scores) if not math.isfinite(s)), None)
+        if bad is not None:
+            raise BadRow(
+                path, "runs", row, f"score {bad + 1} is {scores[bad]!r}, not a finite number"
+            )
+    return scores
+
+
+MAX_MS = TIMEOUT_RANGE[1] * 1000.0
+"""The longest time goldpan stores for one question (``runs.latency_ms``, ``alone_ms``):
+the longest any run may take (a week, :data:`~engine.types.TIMEOUT_RANGE`)."""
+
+MAX_FLOAT = 1.7976931348623157e308
+"""The largest finite float: SQL's test of a stored REAL being finite is a ``BETWEEN``."""
 
 
 def number(path: Path, table: str, row: str, column: str, value: Any) -> float:
-    """A REAL column (an INTEGER is fine too)."""
+    """A REAL column (an INTEGER is fine too), finite.
+
+    SQLite stores infinities (a received file's ``9e999``; NaN it stores as NULL): a
+    number goldpan reads is finite, so that no mean, sum or percentile of it overflows.
+    """
     if type(value) not in (int, float):
         raise BadRow(path, table, row, f"{column} is {show(value)}, not a number")
-    return float(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise BadRow(path, table, row, f"{column} is {show(value)}, not a finite number")
+    return number
+
+
+def duration_ms(path: Path, table: str, row: str, column: str, value: Any) -> float:
+    """A stored time in milliseconds: a number from 0 to :data:`MAX_MS` (a week).
+
+    A received file's ``1.7e308`` overflowed the latency percentiles' sum (exit 3), a
+    negative time made them nonsense.
+    """
+    ms = number(path, table, row, column, value)
+    if not 0 <= ms <= MAX_MS:
+        raise BadRow(
+            path, table, row, f"{column} is {show(value)}, not milliseconds from 0 to {MAX_MS:,.0f}"
+        )
+    return ms
 
 
 def run_row(path: Path, retriever: str, r: Sequence[Any], names: DocNames) -> tuple[Any, ...]:
-    """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked."""
+    """(question_id, doc_ids, scores, latency_ms, input_hash, depth) decoded and checked.
+
+    A seventh value, the time ranked alone (``alone_ms``, NULL when not measured), is
+    checked when given (``goldpan check`` and the soundness gate read it here).
+    """
     row = f"(retriever {show(retriever)}, question {show(r[0])})"
     _text(retriever, path, "runs", row, "retriever")
     ids = run_doc_ids(path, retriever, r[0], r[1], names)
     scores = run_scores(path, retriever, r[0], r[2], len(ids))
-    latency = number(path, "runs", row, "latency_ms", r[3])
+    latency = duration_ms(path, "runs", row, "latency_ms", r[3])
     input_hash = _text(r[4], path, "runs", row, "input_hash")
     depth = _int(r[5], path, "runs", row, "depth")
+    if len(r) > 6 and r[6] is not None:
+        duration_ms(path, "runs", row, "alone_ms", r[6])
     return r[0], ids, scores, latency, input_hash, depth
 
 
@@ -389,6 +445,45 @@ def text_column(path: Path, table: str, column: str, value: Any) -> str:
     if type(value) is str:  # the row's name is made only for the message
         return value
     return _text(value, path, table, f"{column} {show(value)}", column)
+
+
+MAX_COUNT = 2**63 - 1
+"""The largest count SQLite's INTEGER holds (a query log's ``count``): past it, SQL's sum
+turns into an inexact REAL."""
+
+LOG_BANDS = ("head", "torso", "tail")
+LOG_STATUSES = ("pending", "kept", "rewritten", "discarded")
+LOG_COLUMNS = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
+
+
+def querylog(path: Path, r: Sequence[Any]) -> dict[str, Any]:
+    """A stored query-log group (:data:`LOG_COLUMNS`) as a dict, every value checked.
+
+    Its ``count`` is a whole number from 1 to :data:`MAX_COUNT` (the order of the write
+    screen's queries), its variants a JSON array of text.
+    """
+    row = f"id {show(r[0])}"
+    _int(r[0], path, "querylog", row, "id")
+    for value, column in ((r[1], "text"), (r[2], "norm"), (r[4], "band"), (r[6], "status")):
+        _text(value, path, "querylog", row, column)
+    count = r[3]
+    if type(count) is not int or not 1 <= count <= MAX_COUNT:
+        raise BadRow(
+            path,
+            "querylog",
+            row,
+            f"count is {show(count)}, not a whole number from 1 to {MAX_COUNT:,}",
+        )
+    if r[4] not in LOG_BANDS:
+        raise BadRow(path, "querylog", row, f"band {show(r[4])} is not one of {LOG_BANDS}")
+    if r[6] not in LOG_STATUSES:
+        raise BadRow(path, "querylog", row, f"status {show(r[6])} is not one of {LOG_STATUSES}")
+    if r[7] is not None:
+        _text(r[7], path, "querylog", row, "question_id")
+    variants = _json(r[5], path, "querylog", row, "variants", list)
+    if not all(type(v) is str for v in variants):
+        raise BadRow(path, "querylog", row, f"variants is {show(r[5])}, not a JSON array of text")
+    return {**dict(zip(LOG_COLUMNS, r, strict=True)), "variants": variants}
 
 
 def meta(path: Path, r: Sequence[Any]) -> tuple[str, str]:

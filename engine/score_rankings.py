@@ -83,6 +83,14 @@ class Rankings:
     """Retrievers that read a ranking the command line replaced and cannot be made again
     from it here, and why (a gate covering one is refused)."""
 
+    def cannot_rank(self) -> set[str]:
+        """The retrievers that cannot rank now: :attr:`not_run` and :attr:`replaced`.
+
+        Their unranked questions hold no other retriever's out of a score
+        (:func:`engine.ranked.holding`).
+        """
+        return set(self.not_run) | set(self.replaced)
+
 
 def rankings_from_file(ws: Workspace, path: Path, name: str) -> Given:
     """A TREC run file's rankings of the workspace's questions, as ``import run`` reads it.

@@ -28,13 +28,18 @@ The document format (the ``snapshots.data`` column and ``snapshot export`` files
     {"goldpan_snapshot": 1, "name", "created", "metrics": [...],
      "golds": {question: {doc: grade}},
      "retrievers": {R: {"kind", "params", "hash",
-                        "questions": {question: {"rank", "top", "values": {metric: v}}}}}}
+                        "questions": {question: {"rank", "top", "values": {metric: v}}},
+                        "not_ranked": [question, ...]}}}
+
+A retriever's ``questions`` are the scored questions it had ranked; ``not_ranked`` (only
+when there are some) names the scored questions it had not (it could not rank them then:
+:mod:`engine.ranked`), which have no values, never zeros.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,14 +73,18 @@ def take_snapshot(
     *,
     retrievers: Sequence[str] | None = None,
     given: Mapping[str, Mapping[str, CachedRun]] | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> dict[str, Any]:
     """The snapshot document of the workspace's scores now (from the cached rankings).
 
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
-    takes them (the Python API's search function).
+    takes them (the Python API's search function). ``cannot_rank``: retrievers known not
+    to rank now (:func:`~engine.scoring.scored_set`).
     """
     names = metric_names()
-    board = score_workspace(ws, metrics=names, retrievers=retrievers, given=given)
+    board = score_workspace(
+        ws, metrics=names, retrievers=retrievers, given=given, cannot_rank=cannot_rank
+    )
     qids = board.question_ids
     out: dict[str, Any] = {
         "goldpan_snapshot": FORMAT,
@@ -89,7 +98,10 @@ def take_snapshot(
         spec = None if given and r in given else ws.retriever(r)
         runs = dict(given[r]) if given and r in given else ws.runs(r, qids)
         questions = {}
+        lacks = set(rs.lacks)
         for i, q in enumerate(qids):
+            if q in lacks:  # no value: recorded as not ranked, never as zeros
+                continue
             ranking = runs[q].doc_ids if q in runs else ()
             questions[q] = {
                 "rank": int(rs.first_gold_rank[i]),
@@ -101,6 +113,7 @@ def take_snapshot(
             "params": dict(spec.params) if spec else {},
             "hash": spec.hash if spec else "",
             "questions": questions,
+            **({"not_ranked": list(rs.lacks)} if rs.lacks else {}),
         }
     return out
 
@@ -118,10 +131,11 @@ def save_snapshot(
     *,
     replace: bool = False,
     retrievers: Sequence[str] | None = None,
+    cannot_rank: Collection[str] = (),
 ) -> dict[str, Any]:
     """Take a snapshot and store it in the workspace under ``name``."""
     name = check_name(name)
-    data = take_snapshot(ws, name, retrievers=retrievers)
+    data = take_snapshot(ws, name, retrievers=retrievers, cannot_rank=cannot_rank)
     ws.save_snapshot(name, data["created"], data, replace=replace)
     return data
 
@@ -200,6 +214,17 @@ def check_snapshot(data: Any, where: str, text: str | None = None) -> dict[str, 
         qs = body.get("questions") if isinstance(body, dict) else None
         if not isinstance(qs, dict):
             raise bad(f"retriever {r!r} has no `questions` object", "retrievers", r)
+        lacked = body.get("not_ranked", [])
+        if not isinstance(lacked, list) or not all(
+            isinstance(q, str) and q in golds and q not in qs for q in lacked
+        ):
+            raise bad(
+                f"retriever {r!r}: `not_ranked` must list questions of `golds` it has no "
+                "values for",
+                "retrievers",
+                r,
+                "not_ranked",
+            )
         for q, row in qs.items():
             keys = ("retrievers", r, "questions", q)
             ok = (
@@ -311,10 +336,14 @@ class RetrieverDiff:
     only_now: list[str]
     only_then: list[str]
     not_ranked: list[str] = field(default_factory=list)
-    """Questions scored then that the score now leaves out as not ranked yet (by any
-    retriever scored, :mod:`engine.ranked`): not compared."""
+    """Questions scored then that the score now leaves out as not ranked yet (a retriever
+    scored will rank them, :mod:`engine.ranked`): not compared."""
+    not_ranked_now: list[str] = field(default_factory=list)
+    """Questions scored now that this retriever has not ranked and cannot rank now (never
+    ranked here, not trusted, failed: :mod:`engine.ranked`): not compared, never zeros."""
     ranks_now: dict[str, int] = field(default_factory=dict)
-    """Every question scored now -> its first-gold rank now (0: no gold ranked)."""
+    """Every question scored now -> its first-gold rank now (0: no gold ranked; -1: one
+    of :attr:`not_ranked_now`)."""
 
     @property
     def paired(self) -> int:
@@ -338,9 +367,6 @@ class SnapshotDiff:
     scored_now: list[str] = field(default_factory=list)
     """Every retriever scored now (those of :attr:`retrievers` and the ones the snapshot
     lacks)."""
-    not_ranking: list[str] = field(default_factory=list)
-    """The retrievers scored now whose questions not ranked yet leave questions out of
-    every retriever's comparison (:attr:`RetrieverDiff.not_ranked`)."""
     warnings: list[HoleWarning] = field(default_factory=list)
     """Retrievers whose top 10 is too little judged on the compared questions."""
 
@@ -373,6 +399,7 @@ class SnapshotDiff:
                         "only_now": d.only_now,
                         "only_then": d.only_then,
                         "not_ranked": d.not_ranked,
+                        "not_ranked_now": d.not_ranked_now,
                     },
                 }
                 for r, d in self.retrievers.items()
@@ -448,18 +475,24 @@ def diff_against(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     given: Mapping[str, Mapping[str, CachedRun]] | None = None,
+    cannot_rank: Collection[str] = (),
     min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> SnapshotDiff:
     """Compare the scores now (cached rankings, current labels) with a snapshot.
 
     ``given``: rankings not in the workspace, as :func:`~engine.scoring.score_workspace`
     takes them (only they, and the workspace's ``retrievers``, are compared).
+    ``cannot_rank``: retrievers known not to rank now (:func:`~engine.scoring.scored_set`):
+    a scored question one of them has not ranked is not compared for it
+    (:attr:`RetrieverDiff.not_ranked_now`), never a zero.
     ``min_judged``: the :func:`~engine.holes.hole_warnings` threshold on the questions
     each retriever is compared on.
     """
     min_judged = check_min_judged(min_judged)
     metrics = [m for m in snap["metrics"] if m in set(metric_names())] or metric_names()
-    board = score_workspace(ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given)
+    board = score_workspace(
+        ws, metrics=metrics, retrievers=retrievers, tag=tag, given=given, cannot_rank=cannot_rank
+    )
     golds_then: Mapping[str, Mapping[str, int]] = snap["golds"]
     now_ids = board.question_ids
     tagged = set(now_ids) if tag is None else {q.id for q in ws.questions() if tag in q.tags}
@@ -474,8 +507,7 @@ def diff_against(
         if r not in board.retrievers and (wanted is None or r in wanted)
     )
     # left out of every retriever's means now: not ranked yet (engine.ranked), with gold
-    left = left_out({r: rs.not_ranked for r, rs in board.retrievers.items()})
-    out.not_ranking = [r for r, rs in board.retrievers.items() if rs.not_ranked]
+    left = left_out({r: rs.not_ranked for r, rs in board.retrievers.items()}, board.holding)
     out.snapshot_retrievers = list(snap["retrievers"])
     out.scored_now = list(board.retrievers)
     row_now = {q: i for i, q in enumerate(now_ids)}
@@ -485,7 +517,8 @@ def diff_against(
         if then is None:
             continue
         tq: Mapping[str, Any] = then["questions"]
-        pairs = paired_questions(snap, r, common)
+        lacks = set(rs.lacks)  # scored now, but not for it: it cannot rank them now
+        pairs = [q for q in paired_questions(snap, r, common) if q not in lacks]
         runs = dict(given[r]) if given and r in given else ws.runs(r, pairs)
         compared[r] = pairs
         now_vals, then_vals = paired_matrices(tq, pairs, row_now, rs.per_question, metrics)
@@ -515,9 +548,12 @@ def diff_against(
             improved=improved,
             changed_config=spec is not None and spec.hash != then.get("hash"),
             compared=pairs,
-            only_now=[q for q in now_ids if q not in tq or q not in golds_then],
+            only_now=[
+                q for q in now_ids if (q not in tq or q not in golds_then) and q not in lacks
+            ],
             only_then=[q for q in then_ids if q in tq and q not in row_now and q not in left],
             not_ranked=[q for q in then_ids if q in tq and q in left],
+            not_ranked_now=list(rs.lacks),
             ranks_now={q: int(rs.first_gold_rank[i]) for i, q in enumerate(now_ids)},
         )
     out.warnings = hole_warnings(board, compared, min_judged=min_judged)
@@ -559,14 +595,17 @@ def snapshot_means(
     """Per retriever and metric, the mean over the snapshot's questions (or ``question_ids``).
 
     A retriever with none of those questions has no mean and is left out: a mean over no
-    question would read 0, and a change since the snapshot would be measured from it.
+    question would read 0, and a change since the snapshot would be measured from it. So
+    is one that had not ranked some of them (``not_ranked``): its mean would be over
+    other questions than the rest's.
     """
     out: dict[str, dict[str, float]] = {}
     wanted = None if question_ids is None else set(question_ids)
-    for r in snap["retrievers"]:
+    for r, body in snap["retrievers"].items():
         qids, values = snapshot_values(snap, r)
         rows = [i for i, q in enumerate(qids) if wanted is None or q in wanted]
-        if rows:
+        lacked = [q for q in body.get("not_ranked", ()) if wanted is None or q in wanted]
+        if rows and not lacked:
             out[r] = {m: mean(values[rows, k]) for k, m in enumerate(snap["metrics"])}
     return out
 

@@ -235,6 +235,9 @@ class LabelingSession:
         self._states: dict[str, QuestionState] = {}
         """Per-question rows read since the last reload, kept current by own writes."""
         self._live: LiveScores | None = None
+        self._cannot_rank: set[str] = set()
+        """Retrievers a pool of this session found unable to rank (not trusted here,
+        failed): kept across reloads, so their questions hold no one's out meanwhile."""
         self._judged: dict[str, bool] | None = None
         """Question id -> judged by this annotator (read once, then kept by own writes, by
         :meth:`catch_up` and by :meth:`take_rankings`)."""
@@ -275,6 +278,7 @@ class LabelingSession:
             tags={q.id: q.tags for q in questions},
             latency=latency,
             not_ranked=unranked,
+            cannot_rank=self._cannot_rank,
         )
 
     @staticmethod
@@ -367,6 +371,17 @@ class LabelingSession:
         if ranked:
             self._take_rankings(ranked)
 
+    def ranked_with(self, cannot_rank: Collection[str], ranked: Collection[str]) -> None:
+        """A pool of this session ended: who could not rank, who ranked.
+
+        ``cannot_rank`` (not trusted here, failed) hold no question out of the scores from
+        now on (:func:`engine.ranked.holding`), across reloads, until they are among
+        ``ranked`` (they made rankings) in a later pool.
+        """
+        self._cannot_rank = (self._cannot_rank | set(cannot_rank)) - set(ranked)
+        if self._live is not None:
+            self._live.set_cannot_rank(self._cannot_rank)
+
     def take_rankings(self, question_id: str) -> None:
         """A question was (re)pooled here: its new rankings into the live scores."""
         self._take_rankings([question_id])
@@ -389,7 +404,7 @@ class LabelingSession:
         for name in live.retrievers:
             for qid in qids:
                 run = runs[name].get(qid)
-                ranking = run.doc_ids if run is not None else ()
+                ranking = run.doc_ids if run is not None else None
                 live.set_ranking(name, qid, ranking, qid not in unranked.get(name, ()))
         for qid in qids:  # new candidates: judged again against them
             self._rejudge(qid, self.state(qid))

@@ -223,6 +223,21 @@ def what_runs(spec: RetrieverSpec) -> str:
     return " ".join(parts)
 
 
+def whole_texts(spec: RetrieverSpec) -> list[tuple[str, str]]:
+    """The whole texts :func:`what_runs` names by their hash: (``--sql sha256:…``, the text).
+
+    What ``goldpan trust`` shows in full before asking, so that a template is read, not
+    trusted by its hash.
+    """
+    if spec.kind not in UNTRUSTED_KINDS:
+        return []
+    return [
+        (f"--{name.replace('_', '-')} {content_hash(str(value))}", str(value))
+        for name in UNTRUSTED_KINDS[spec.kind]
+        if name in CONTENT_PARAMS and (value := spec.params.get(name))
+    ]
+
+
 def not_trusted(kind: str, what: str) -> str:
     """A clause naming what is not trusted: ``its command 'X' is not trusted``."""
     if kind == COMMAND_KIND:

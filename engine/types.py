@@ -60,6 +60,14 @@ MAX_JSON_DEPTH = 64
 """Deepest nesting of a JSON value goldpan stores or reads back (deeper values would
 overflow the recursion of the code that copies, hashes and prints them)."""
 
+MAX_DEPTH = 100_000
+"""The deepest ranking a pool keeps or a retriever reads (``--depth``, a fusion's ``depth``)."""
+
+TIMEOUT_RANGE = (0.1, 604_800.0)
+"""Seconds any timeout may be, from a tenth of a second to a week: a retriever's request
+or pool run, a query's, a command judge's run. Less cannot even connect; more is no
+deadline (and ``1e300`` overflowed the clocks that wait for it)."""
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: the same value always gives the same text."""

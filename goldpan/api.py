@@ -12,7 +12,8 @@ from typing import Any
 from engine.errors import BadInput
 from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
 from engine.holes import HoleWarning, hole_warnings
-from engine.retrieve import DEFAULT_DEPTH, trec_order
+from engine.retrieve import DEFAULT_DEPTH
+from engine.retrieve.checked import checked_ranking
 from engine.score_snapshots import (
     MetricChange,
     Moved,
@@ -57,22 +58,19 @@ def open(path: str | Path) -> TestSet:
 
 
 def _ranking(found: Iterable[Any], known: set[str], question: str, depth: int) -> CachedRun:
+    """What ``search(question)`` returned, as a ranking.
+
+    ``(doc_id, score)`` pairs, or doc ids best first (scored by their order), held to the
+    rule of every outside answer (:func:`~engine.retrieve.checked.checked_ranking`).
+    """
     items = list(found)
     if items and all(isinstance(x, tuple | list) and len(x) == 2 for x in items):
-        scores = {str(d): float(s) for d, s in items}
-        if len(scores) != len(items):
-            raise BadInput(f"search({question!r}) returned a document twice")
-        ids, values = trec_order(scores, depth)
+        hits = [(f"item {i}", str(d), s) for i, (d, s) in enumerate(items)]
     else:
-        ids = [str(x) for x in items][:depth]
-        if len(set(ids)) != len(ids):
-            raise BadInput(f"search({question!r}) returned a document twice")
-        values = [float(len(ids) - i) for i in range(len(ids))]
-    unknown = [d for d in ids if d not in known]
-    if unknown:
-        raise BadInput(
-            f"search({question!r}) returned {unknown[0]!r}, which is not a document of the test set"
-        )
+        hits = [(f"item {i}", str(d), float(len(items) - i)) for i, d in enumerate(items)]
+    ids, values = checked_ranking(
+        hits, depth, known, lambda what: BadInput(f"search({question!r}): {what}")
+    )
     return CachedRun("", "", tuple(ids), tuple(values), 0.0, "", depth)
 
 
@@ -148,7 +146,9 @@ class Evaluation:
         verdict = self.verdict()
         if verdict.refusals:
             raise GateRefused(verdict)
-        return dict(self.board.retrievers[self.name].means)
+        means = self.board.retrievers[self.name].means
+        assert means is not None  # the search was asked every question: none is unranked
+        return dict(means)
 
     @property
     def warnings(self) -> list[HoleWarning]:

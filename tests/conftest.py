@@ -59,6 +59,13 @@ def pytest_configure(config: pytest.Config) -> None:
     del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow layer (tests/slow.py): ``pytest -m "not slow"`` is the fast one."""
+    from tests.slow import mark_slow
+
+    mark_slow(items)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """After a module's last test (its module fixtures are torn down by then): collect what

@@ -160,7 +160,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
    WHERE w <> ''
 $$;
 """
-"""The SQL function the README's Korean example defines (kept the same here)."""
+"""The SQL function docs/retrievers.md's Korean example defines (kept the same here)."""
 
 TSVECTOR_TEMPLATE = """\
 SELECT id, ts_rank_cd(tsv, q) AS score
@@ -169,7 +169,7 @@ SELECT id, ts_rank_cd(tsv, q) AS score
  ORDER BY score DESC, id COLLATE "C" DESC
  LIMIT %(k)s
 """
-"""The README's Korean tsvector template."""
+"""docs/retrievers.md's Korean tsvector template."""
 
 
 def korquad_subset(

@@ -113,7 +113,7 @@ def test_evaluate_scores_a_function_as_goldpan_score_does(project):
     # MRR fell on one question: a change, and too few questions differ to call it real
     mrr = worse.changes["mrr"]
     assert mrr.now < mrr.then and mrr.verdict.status == "too_few_discordant"
-    with pytest.raises(Exception, match="not a document of the test set"):
+    with pytest.raises(Exception, match="document .nope. is not in the workspace"):
         goldpan.evaluate(lambda text: ["nope"], "tests/retrieval.db")
 
 

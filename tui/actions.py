@@ -9,7 +9,7 @@ user reads about a key is derived from them (davep/braindrop's command pattern):
 - the help screen (``?`` / ``f1``): :mod:`tui.help` lists the commands with their help;
 - the keys named in a screen's ``HELP`` prose and a dialog's hint line: :func:`with_keys`
   writes a command's id (``"`judge.undo`"``) as its key;
-- the README's key table: :func:`tui.help.keys_table`, checked by a test (the dialogs'
+- docs/tui.md's key table: :func:`tui.help.keys_table`, checked by a test (the dialogs'
   keys too: :mod:`tui.screens.modals` and the help screen declare theirs the same way).
 
 ``when`` names a boolean attribute of the screen: while it is false the command is
@@ -75,9 +75,9 @@ class Command:
     when: str | None = None
     """Name of a boolean screen attribute that must be true for the command to work."""
     doc_key: str | None = None
-    """How the README writes the key when several commands share one row (``1-9``)."""
+    """How docs/tui.md's key table writes the key when several commands share one row (``1-9``)."""
     doc_help: str | None = None
-    """The README's explanation of that shared row."""
+    """The key table's explanation of that shared row."""
 
     @property
     def name(self) -> str:

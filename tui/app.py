@@ -20,7 +20,7 @@ from engine.session import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui.actions import Command, bindings, palette_commands
 from tui.controllers.leases import LeaseKeeper
-from tui.controllers.ranking import BackgroundRanking
+from tui.controllers.ranking import BackgroundRanking, ranked_with
 from tui.controllers.trust_flow import TrustFlow
 from tui.crash import failure_notice
 from tui.literal import visible
@@ -527,7 +527,7 @@ class GoldpanApp(App[None]):
         if errors:  # the other retrievers' rankings still count
             failed = "; ".join(f"{n}: {e}" for n, e in errors.items())
             self.post_message(PoolFailed(question_id, failed))
-        self.post_message(QuestionPooled(question_id))
+        self.post_message(QuestionPooled(question_id, *ranked_with(report)))
 
     def say_warnings(self, warnings: dict[str, tuple[str, ...]]) -> None:
         """What a retriever says on every run (TLS not checked), once per session each."""
@@ -539,6 +539,7 @@ class GoldpanApp(App[None]):
     def on_question_pooled(self, message: QuestionPooled) -> None:
         """Take the new rankings into the live scores and tell the screens (once each)."""
         session = self.session
+        session.ranked_with(message.cannot_rank, message.ranked)
         session.reload_if_changed()  # the worker committed the rankings on its connection
         session.take_rankings(message.question_id)
         self.announce(message.question_id, pooled=True)

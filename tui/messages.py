@@ -26,6 +26,10 @@ class QuestionPooled(Message, bubble=False):
     """Every retriever ranked ``question_id`` (a worker finished; for the app alone)."""
 
     question_id: str
+    cannot_rank: frozenset[str] = frozenset()
+    """The retrievers that could not rank it (not trusted here, failed)."""
+    ranked: frozenset[str] = frozenset()
+    """The retrievers that ranked it now."""
 
 
 @dataclass
@@ -33,6 +37,10 @@ class QuestionsRanked(Message, bubble=False):
     """A worker ranked the questions that were not ranked yet (for the app alone)."""
 
     question_ids: tuple[str, ...]
+    cannot_rank: frozenset[str] = frozenset()
+    """The retrievers that could not rank them (not trusted here, failed)."""
+    ranked: frozenset[str] = frozenset()
+    """The retrievers that ranked some of them now."""
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""The README's generated tables (the key table, the command table), kept between markers.
+"""The docs' generated tables (the key table, the command table), kept between markers.
 
-Each table is rendered from its declarations (:func:`tui.help.keys_table`,
-:func:`tui.cli.reference.commands_table`); a test fails while the README holds another
-text, and ``python -m tui.help`` / ``python -m tui.cli.reference`` write it in.
+Each table is rendered from its declarations (:func:`tui.help.keys_table`, written into
+``docs/tui.md``; :func:`tui.cli.reference.commands_table`, written into ``docs/cli.md``);
+a test fails while the page holds another text, and ``python -m tui.help`` /
+``python -m tui.cli.reference`` write it in.
 """
 
 from __future__ import annotations
@@ -10,28 +11,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+"""The folder of the pages that hold the tables."""
 
 
-def with_table(readme: str, start: str, end: str, table: str, what: str) -> str:
-    """``readme`` with the text between the markers ``start`` and ``end`` replaced by ``table``.
+def with_table(page: str, start: str, end: str, table: str, what: str) -> str:
+    """``page`` with the text between the markers ``start`` and ``end`` replaced by ``table``.
 
     Raises:
         ValueError: a marker is missing (``what`` names the table in the message).
     """
-    if start not in readme or end not in readme:
-        raise ValueError(f"README.md has no generated {what} (its markers are missing)")
-    head, rest = readme.split(start, 1)
+    if start not in page or end not in page:
+        raise ValueError(f"the page has no generated {what} (its markers are missing)")
+    head, rest = page.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{table}\n{end}{tail}"
 
 
-def rewrite(replace: Callable[[str], str], what: str) -> None:
-    """Write ``replace(README)`` over the README when it differs, saying which it was."""
-    text = README.read_text(encoding="utf-8")
+def rewrite(path: Path, replace: Callable[[str], str], what: str) -> None:
+    """Write ``replace(text of path)`` over ``path`` when it differs, saying which it was."""
+    text = path.read_text(encoding="utf-8")
     new = replace(text)
+    shown = f"{path.parent.name}/{path.name}"
     if new != text:
-        README.write_text(new, encoding="utf-8")
-        print(f"updated the {what} in {README.name}")
+        path.write_text(new, encoding="utf-8")
+        print(f"updated the {what} in {shown}")
     else:
-        print(f"the {what} in {README.name} is up to date")
+        print(f"the {what} in {shown} is up to date")

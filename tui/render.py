@@ -121,14 +121,18 @@ def metric_header(name: str) -> str:
 
 
 def scores_grid(
-    means: Mapping[str, Mapping[str, float]],
+    means: Mapping[str, Mapping[str, float] | None],
     metrics: Sequence[str],
     latency: Mapping[str, Sequence[float]],
     latency_headers: Sequence[str],
+    compact: bool = False,
 ) -> Grid:
     """One row per retriever: means per metric, then its latency columns.
 
-    The best value of each metric column is bold green.
+    The best value of each metric column is bold green. A retriever without means (it
+    has not ranked some scored question: :mod:`engine.ranked`) has ``-`` in each.
+    ``compact`` gives the latency three significant figures (``65.2``, ``158``), for a
+    narrow terminal.
     """
     grid = Grid(
         [
@@ -137,15 +141,20 @@ def scores_grid(
             *(Column(h, "right", no_wrap=True) for h in latency_headers),
         ]
     )
-    best = {m: max((means[r][m] for r in means), default=0.0) for m in metrics}
-    for r in means:
+    real = [v for v in means.values() if v is not None]
+    best = {m: max((v[m] for v in real), default=0.0) for m in metrics}
+    for r, values in means.items():
         row = [literal(r)]
         for m in metrics:
-            v = means[r][m]
+            if values is None:
+                row.append(Text("-", style="dim", justify="right"))
+                continue
+            v = values[m]
             style = "bold green" if v == best[m] and v > 0 else ""
             row.append(Text(f"{v:.3f}", style=style, justify="right"))
         lat = latency.get(r, ())
-        row.extend(Text(_speed(v), justify="right") for v in lat)
+        speed = _speed_compact if compact else _speed
+        row.extend(Text(speed(v), justify="right") for v in lat)
         grid.rows.append(row)
     return grid
 
@@ -155,6 +164,13 @@ def _speed(v: float) -> str:
     if v != v:  # NaN: nothing was measured
         return "-"
     return f"{v:.2f}" if v < 1000 else f"{v:,.0f}"
+
+
+def _speed_compact(v: float) -> str:
+    """A latency or throughput cell in three significant figures (whole from 100), - unmeasured."""
+    if v != v:
+        return "-"
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:,.0f}"
 
 
 def doc_cell(doc_id: str | None, title: str, title_width: int | None = None) -> Text:

@@ -28,10 +28,8 @@ import logging
 import os
 import re
 import secrets
-import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -41,16 +39,15 @@ from typing import Any, cast
 from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
+from engine.helper_process import helper_env, python_argv, python_shell_command
 from engine.trust import config_dir
 from tui.literal import visible
 from tui.served_app import ENDED_META, ROLES, STARTED_META, Served
+from tui.tab_messages import TERMINAL_HEIGHTS, TERMINAL_WIDTHS, relay
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
 """The ``?fontsize=`` values the page accepts (xterm.js pixels)."""
-TERMINAL_WIDTHS = range(1, 2001)
-TERMINAL_HEIGHTS = range(1, 1001)
-"""The terminal sizes a websocket may ask for (``?width=&height=``, in cells)."""
 
 log = logging.getLogger("goldpan.serve")
 
@@ -474,26 +471,24 @@ def _server_class() -> type[Any]:
             textual-serve runs it through a shell: ``exec`` makes the app the process it
             watches (its exit code and signal are the app's, not a shell's). With the
             preloader running it is ``tui.tab``, which has the preloader fork the app (or
-            runs it itself when the preloader cannot).
+            runs it itself when the preloader cannot). Either is started as every Python
+            of goldpan's own is (:func:`~engine.helper_process.python_shell_command`):
+            never with the folder the server runs in first on its path.
             """
             start = ["tui.served_app"]
             if self.preload_dir is not None and self.preloader and self.preloader.poll() is None:
                 start = ["tui.tab", str(self.preload_dir / PRELOAD_SOCKET)]
-            return "exec " + shlex.join(
-                [
-                    sys.executable,
-                    "-m",
-                    *start,
-                    str(self.workspace),
-                    # one word: a name is never read as an option, whatever it starts with
-                    f"--annotator={person.name}",
-                    "--role",
-                    person.role,
-                    "--per-question",
-                    str(self.served.per_question),
-                    "--lease-seconds",
-                    str(self.served.lease_seconds),
-                ]
+            return python_shell_command(
+                *start,
+                str(self.workspace),
+                # one word: a name is never read as an option, whatever it starts with
+                f"--annotator={person.name}",
+                "--role",
+                person.role,
+                "--per-question",
+                str(self.served.per_question),
+                "--lease-seconds",
+                str(self.served.lease_seconds),
             )
 
         def initialize_logging(self) -> None:
@@ -557,16 +552,20 @@ def _server_class() -> type[Any]:
 
             if not hasattr(os, "fork") or not hasattr(socket, "AF_UNIX"):
                 return  # no fork, or no Unix socket to pass pipes through (Windows)
-            folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             # textual-serve's own recipe of an app's environment (it reads only ``debug``)
             like_a_tab = cast(AppService, SimpleNamespace(debug=self.debug))
             env = AppService._build_environment(like_a_tab, 80, 24)
             try:
+                folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
+            except OSError as exc:  # a full or unwritable TMPDIR: tabs start their own apps
+                log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
+                return
+            try:
                 self.preloader = subprocess.Popen(
-                    [sys.executable, "-m", "tui.preload", str(folder / PRELOAD_SOCKET)],
+                    python_argv("tui.preload", str(folder / PRELOAD_SOCKET)),
                     stdin=subprocess.PIPE,  # it ends when this closes, however the server ends
                     stdout=subprocess.DEVNULL,
-                    env=env,
+                    env=helper_env(env),  # PYTHONPATH as the tabs' (see python_shell_command)
                 )
             except OSError as exc:
                 log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
@@ -657,7 +656,7 @@ def _server_class() -> type[Any]:
                 self.open_sessions[service.app_service_id] = person.name
                 log.info("goldpan: %s connected (%s)", person.name, person.role)
                 await service.start(width, height)
-                await self._process_messages(websocket, service)
+                await relay(websocket, service, person.name)
             except Exception as exc:  # one session failing never stops the others
                 log.error("goldpan: %s's session failed: %s", person.name, exc)
             finally:

@@ -7,9 +7,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.tabular import _csv_records, _grade, spreadsheet_safe
 from engine.grades import GRADE_RANGE, GRADES
+from engine.names import check_person_role
 from engine.types import VERDICTS, Label, Verdict
 
 # -- labels and verdicts (goldpan's own CSV) ---------------------------------------------
@@ -27,6 +29,7 @@ def read_labels_csv(path: Path) -> list[tuple[Label, int]]:
         key = (row["question_id"], row["doc_id"], row["annotator"])
         if not all(k.strip() for k in key):
             raise IngestError(path, n, "question_id, doc_id and annotator must not be empty")
+        _person(row["annotator"], path, n)
         if key in seen:
             raise IngestError(path, n, f"label repeated (first on line {seen[key]})")
         seen[key] = n
@@ -47,6 +50,7 @@ def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
         key = (row["question_id"], row["annotator"])
         if not all(k.strip() for k in key):
             raise IngestError(path, n, "question_id and annotator must not be empty")
+        _person(row["annotator"], path, n)
         if key in seen:
             raise IngestError(
                 path, n, f"a second verdict of the same annotator (first on line {seen[key]})"
@@ -54,6 +58,14 @@ def read_verdicts_csv(path: Path) -> list[tuple[Verdict, int]]:
         seen[key] = n
         out.append((Verdict(*key, verdict, row.get("note") or ""), n))
     return out
+
+
+def _person(name: str, path: Path, line: int) -> None:
+    """The annotator column names a person (:func:`~engine.names.check_person_role`)."""
+    try:
+        check_person_role(name, "annotator")
+    except BadInput as exc:
+        raise IngestError(path, line, str(exc)) from None
 
 
 LABEL_COLUMNS: Sequence[str] = ("question_id", "doc_id", "annotator", "grade")

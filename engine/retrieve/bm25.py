@@ -64,7 +64,7 @@ from engine.retrieve.order import (
     top_k,
     top_k_flat,
 )
-from engine.retrieve.params import LIST, Param, finite_at_least, resolve
+from engine.retrieve.params import LIST, Param, resolve
 from engine.retrieve.rank_helper import RankHelper
 from engine.tokenize import (
     COMPOSED,
@@ -75,6 +75,11 @@ from engine.tokenize import (
     token_counts,
 )
 from engine.types import Doc, Question, RankedBatch, RetrieverSpec, sha256_text
+
+MAX_BM25_PARAM = 1000
+"""The largest k1, delta (and |epsilon|) a bm25 retriever takes: Lucene's default k1 is
+1.2 and a sweep's grid stays under 3; ``1e308`` overflowed the term weights to inf and
+NaN, which were ranked and stored."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -930,7 +935,14 @@ class BM25Retriever:
             choices=tuple(VARIANTS),
             lookup=get_variant,
         ),
-        Param("k1", float, 1.5, "term frequency saturation", check=finite_at_least(0), must=">= 0"),
+        Param(
+            "k1",
+            float,
+            1.5,
+            "term frequency saturation",
+            check=lambda v: math.isfinite(v) and 0 <= v <= MAX_BM25_PARAM,
+            must=f"from 0 to {MAX_BM25_PARAM:,}",
+        ),
         Param(
             "b",
             float,
@@ -944,16 +956,16 @@ class BM25Retriever:
             float,
             None,
             "okapi: the idf floor is epsilon x mean idf (default 0.25)",
-            check=math.isfinite,
-            must="a finite number",
+            check=lambda v: math.isfinite(v) and -MAX_BM25_PARAM <= v <= MAX_BM25_PARAM,
+            must=f"from -{MAX_BM25_PARAM:,} to {MAX_BM25_PARAM:,}",
         ),
         Param(
             "delta",
             float,
             None,
             "bm25l and bm25plus: the lower bound (default 0.5 and 1)",
-            check=finite_at_least(0),
-            must=">= 0",
+            check=lambda v: math.isfinite(v) and 0 <= v <= MAX_BM25_PARAM,
+            must=f"from 0 to {MAX_BM25_PARAM:,}",
         ),
         Param(
             "fields",

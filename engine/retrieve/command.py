@@ -33,13 +33,15 @@ from typing import Any, NoReturn
 
 from engine.errors import BadInput
 from engine.formats.errors import IngestError
-from engine.formats.trec import parse_trec_run, run_scores
+from engine.formats.trec import parse_trec_run
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
-from engine.retrieve.order import trec_order
-from engine.retrieve.params import PATHS, Param, default_of
+from engine.retrieve.checked import Hit, checked_ranking
+from engine.retrieve.params import PATHS, Param, resolve, timeout
 from engine.types import Doc, Question, RetrieverSpec
 
 DEFAULT_TIMEOUT_S = 600.0
+TIMEOUT = timeout(DEFAULT_TIMEOUT_S, "a pool run may take")
+"""``--timeout``: the whole run of the command, for a pool's questions."""
 CACHE_KEY_TIMEOUT_S = 60.0
 """How long a ``cache_key_command`` may take."""
 SKIPPED_IN_CACHE_KEY = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache"})
@@ -47,30 +49,36 @@ SKIPPED_IN_CACHE_KEY = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_c
 
 
 def parse_run_output(
-    text: str, questions: set[str], docs: set[str] | None, source: str
-) -> dict[str, dict[str, float]]:
-    """Question id -> doc id -> score from a command's TREC run output, every line checked.
+    text: str, questions: Sequence[str], docs: set[str] | None, source: str, depth: int
+) -> list[Ranking]:
+    """Each question's ranking from a command's TREC run output, every line checked.
+
+    The lines are read as a run file is (:func:`~engine.formats.trec.parse_trec_run`),
+    then each question's are one outside answer
+    (:func:`~engine.retrieve.checked.checked_ranking`). A question the output does not
+    answer gets an empty ranking.
 
     Raises:
         RetrieverError: the first bad line, named as ``source line N``.
     """
     if not text.strip():
-        return {}
+        return [([], []) for _ in questions]
     try:
         lines = parse_trec_run(text, source)
     except IngestError as exc:
         where = f"{source} line {exc.line}" if exc.line is not None else source
         raise RetrieverError(f"{where}: {exc.message}") from None
+    asked: dict[str, list[Hit]] = {q: [] for q in questions}
     for r in lines:
-        if r.question_id not in questions:
+        if r.question_id not in asked:
             raise RetrieverError(
                 f"{source} line {r.line}: question {r.question_id!r} was not asked"
             )
-        if docs is not None and r.doc_id not in docs:
-            raise RetrieverError(
-                f"{source} line {r.line}: document {r.doc_id!r} is not in the workspace"
-            )
-    return run_scores(lines)
+        asked[r.question_id].append((f"line {r.line}", r.doc_id, r.score))
+    return [
+        checked_ranking(asked[q], depth, docs, lambda what: RetrieverError(f"{source} {what}"))
+        for q in questions
+    ]
 
 
 class CommandRetriever:
@@ -85,7 +93,7 @@ class CommandRetriever:
             required=True,
             metavar="CMD",
         ),
-        Param("timeout", float, DEFAULT_TIMEOUT_S, "seconds per pool run"),
+        TIMEOUT,
         Param(
             "cache_key_files",
             PATHS,
@@ -121,9 +129,7 @@ class CommandRetriever:
             self.argv = shlex.split(command)
         except ValueError as exc:
             raise BadInput(f"cannot split the command {command!r}: {exc}") from None
-        self.timeout = float(spec.params.get("timeout", default_of(self.PARAMS, "timeout")))
-        if not self.timeout > 0:
-            raise BadInput("a command retriever's --timeout must be positive")
+        self.timeout: float = resolve((TIMEOUT,), spec.params, "command")["timeout"]
         for path in spec.params.get("cache_key_files") or []:
             if not isinstance(path, str) or not path.strip():
                 raise BadInput("a command retriever's --cache-key-files are paths")
@@ -180,10 +186,9 @@ class CommandRetriever:
             raise RetrieverError(
                 f"{name} exited with status {done.returncode}" + (f":\n{tail}" if tail else "")
             )
-        runs = parse_run_output(
-            done.stdout, {q.id for q in questions}, self._docs, f"{name} output"
+        return parse_run_output(
+            done.stdout, [q.id for q in questions], self._docs, f"{name} output", depth
         )
-        return [trec_order(runs.get(q.id, {}), depth) for q in questions]
 
 
 def declares_cache_key(spec: RetrieverSpec) -> bool:

@@ -28,6 +28,22 @@ Embed = Callable[[list[str]], np.ndarray[Any, np.dtype[np.float32]]]
 """Texts -> their vectors, one row each (normalised: the dot product is the cosine)."""
 
 
+MAX_SQUARED_NORM = 1.001
+"""A stored vector's largest squared length: every kind stores its vectors normalised
+(length 1, up to float32's rounding; 0 for a text with no token)."""
+
+
+def sound(vector: Vector) -> bool:
+    """Whether a stored vector can be one goldpan embedded: finite and normalised.
+
+    The vectors are a cache inside a file people send each other: a received workspace's
+    NaN or 1e38 components made every cosine with them NaN or infinite. One that is not
+    sound is embedded again, as a document whose text changed is.
+    """
+    wide = vector.astype(np.float64)
+    return bool(np.isfinite(wide).all()) and float(wide @ wide) <= MAX_SQUARED_NORM
+
+
 def document_vectors(
     docs: Sequence[Doc],
     key: str,
@@ -40,16 +56,20 @@ def document_vectors(
 ) -> dict[str, Vector]:
     """Each document's vector: stored under ``key`` for its current hash, else embedded now.
 
-    New vectors are stored batch by batch (unless the store is read-only: then they serve
-    this run only), so an interrupted run keeps what it embedded.
+    A stored vector that is not :func:`sound` is embedded again. New vectors are stored
+    batch by batch (unless the store is read-only: then they serve this run only), so an
+    interrupted run keeps what it embedded.
     """
     have = store.embeddings(key) if store is not None else {}
     out: dict[str, Vector] = {}
     todo: list[Doc] = []
     for d in docs:
         found = have.get(d.id)
-        if found is not None and found[0] == d.hash:
-            out[d.id] = np.frombuffer(found[1], "<f4")
+        vector = (
+            np.frombuffer(found[1], "<f4") if found is not None and found[0] == d.hash else None
+        )
+        if vector is not None and sound(vector):
+            out[d.id] = vector
         else:
             todo.append(d)
     if progress:

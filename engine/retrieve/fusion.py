@@ -29,12 +29,47 @@ from engine.errors import BadInput
 from engine.pooling import DEFAULT_DEPTH
 from engine.retrieve.base import PrepareEnv, Ranking, param_list
 from engine.retrieve.order import canonical_scores, trec_order
-from engine.retrieve.params import FLOATS, OF, Param, default_of, resolve
-from engine.types import Doc, Question, RetrieverSpec
+from engine.retrieve.params import FLOATS, OF, Param, finite_at_least, resolve
+from engine.types import MAX_DEPTH, Doc, Question, RetrieverSpec
 
 FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_RRF_K = 60.0
+
+MAX_WEIGHT = 1_000_000.0
+"""The largest weight a fused retriever may give a base: any ratio people mean fits, and
+the fused sums stay far from a float's limit (a weight of 1e308 overflowed RRF's sum)."""
+
+
+def _weights_in_range(weights: list[float]) -> bool:
+    return all(math.isfinite(w) and 0 <= w <= MAX_WEIGHT for w in weights)
+
+
+WEIGHTS = Param(
+    "weights",
+    FLOATS,
+    None,
+    f"one weight per retriever, each from 0 to {MAX_WEIGHT:,.0f}",
+    metavar="W1,W2",
+    check=_weights_in_range,
+    must=f"finite and >= 0, at most {MAX_WEIGHT:,.0f} each",
+)
+"""The fused retrievers' weights (rrf and fuse's wsum)."""
+DEPTH = Param(
+    "depth",
+    int,
+    DEFAULT_DEPTH,
+    "how deep each base is read",
+    cli=False,
+    check=lambda v: 1 <= v <= MAX_DEPTH,
+    must=f"a whole number from 1 to {MAX_DEPTH:,}",
+)
+"""How deep each base's ranking is read (stored, never given on the command line)."""
+
+HUGE_EXPONENT = 500
+"""Scores of a base beyond 2**500 are scaled down to it by a power of two when their
+fusion overflowed (:func:`_excess`): the normalizations' sums, differences and squares
+of such scores reach inf or nan."""
 
 
 class _Fusion:
@@ -63,40 +98,33 @@ class RRFRetriever(_Fusion):
 
     PARAMS: tuple[Param, ...] = (
         OF,
-        Param("k", float, DEFAULT_RRF_K, "the rank offset"),
-        Param("weights", FLOATS, None, "one weight per retriever", metavar="W1,W2"),
-        Param("depth", int, DEFAULT_DEPTH, "how deep each base is read", cli=False),
+        Param(
+            "k",
+            float,
+            DEFAULT_RRF_K,
+            "the rank offset",
+            check=finite_at_least(0),
+            must="a number >= 0",
+        ),
+        WEIGHTS,
+        DEPTH,
     )
     """The parameters of the ``rrf`` kind."""
 
     def __init__(self, spec: RetrieverSpec) -> None:
         """Validate ``of``, ``k`` and ``weights``."""
         self.spec = spec
-        p = spec.params
-        self.bases = tuple(param_list(p.get("of"), "rrf --of"))
+        p = resolve(self.PARAMS, spec.params, "rrf")
+        self.bases = tuple(param_list(p["of"], "rrf --of"))
         if len(set(self.bases)) != len(self.bases):
             raise BadInput("rrf --of names a retriever twice; use --weights to favour one")
-        self.k = float(p.get("k", default_of(self.PARAMS, "k")))
-        if not math.isfinite(self.k) or self.k < 0:
-            raise BadInput(f"rrf k must be a number >= 0, not {p.get('k')!r}")
-        self.fuse_depth = int(p.get("depth", default_of(self.PARAMS, "depth")))
-        if self.fuse_depth < 1:
-            raise BadInput("rrf depth (how deep each base is read) must be at least 1")
+        self.k: float = p["k"]
+        self.fuse_depth: int = p["depth"]
         self.base_depth: int | None = self.fuse_depth
-        weights = p.get("weights")
-        if weights is None:
-            self.weights = tuple(1.0 for _ in self.bases)
-        else:
-            try:
-                self.weights = tuple(float(w) for w in weights)
-            except (TypeError, ValueError):
-                raise BadInput(f"rrf weights must be numbers, not {weights!r}") from None
-            if len(self.weights) != len(self.bases):
-                raise BadInput(
-                    f"rrf has {len(self.bases)} retrievers but {len(self.weights)} weights"
-                )
-            if any(not math.isfinite(w) or w < 0 for w in self.weights):
-                raise BadInput("rrf weights must be finite and >= 0")
+        weights = p["weights"]
+        self.weights = tuple(weights) if weights is not None else (1.0,) * len(self.bases)
+        if len(self.weights) != len(self.bases):
+            raise BadInput(f"rrf has {len(self.bases)} retrievers but {len(self.weights)} weights")
 
     def fuse(self, rankings: Mapping[str, Ranking], depth: int) -> Ranking:
         """The fused ranking of one question."""
@@ -146,6 +174,20 @@ def _none(s: FloatArray) -> FloatArray:
     return s
 
 
+def _excess(scores: Sequence[float] | FloatArray) -> int:
+    """By how many powers of two these scores must be scaled down (0 for most).
+
+    The normalizations give the same values for scores scaled by a power of two (exact
+    on a float; ``max`` of scores all below zero divides by its floor, 1e-9, and keeps
+    their order), so a ranking whose scores pass 2**:data:`HUGE_EXPONENT` (±1.7e308 from
+    an engine, say) fuses to the same ranking where its sums and squares overflowed.
+    """
+    if not len(scores):
+        return 0
+    biggest = float(np.max(np.abs(np.asarray(scores, dtype=np.float64))))
+    return max(0, math.frexp(biggest)[1] - HUGE_EXPONENT) if math.isfinite(biggest) else 0
+
+
 NORMS: dict[str, Callable[[FloatArray], FloatArray]] = {
     "min-max": _min_max,
     "max": _max,
@@ -191,8 +233,8 @@ class FuseRetriever(_Fusion):
             "how each base's scores are normalized first (zmuv: the z-score)",
             choices=tuple(NORMS),
         ),
-        Param("weights", FLOATS, None, "one weight per retriever", metavar="W1,W2"),
-        Param("depth", int, DEFAULT_DEPTH, "how deep each base is read", cli=False),
+        WEIGHTS,
+        DEPTH,
     )
     """The parameters of the ``fuse`` kind (``weights`` only with ``--method wsum``)."""
 
@@ -208,8 +250,6 @@ class FuseRetriever(_Fusion):
         self.method: str = p["method"]
         self.norm: Callable[[FloatArray], FloatArray] = NORMS[p["norm"]]
         self.fuse_depth: int = p["depth"]
-        if self.fuse_depth < 1:
-            raise BadInput("fuse depth (how deep each base is read) must be at least 1")
         self.base_depth: int | None = self.fuse_depth
         weights = p["weights"]
         if weights is not None and self.method != "wsum":
@@ -217,28 +257,53 @@ class FuseRetriever(_Fusion):
         self.weights = tuple(weights) if weights is not None else (1.0,) * len(self.bases)
         if len(self.weights) != len(self.bases):
             raise BadInput(f"fuse has {len(self.bases)} retrievers but {len(self.weights)} weights")
-        if any(not math.isfinite(w) or w < 0 for w in self.weights):
-            raise BadInput("fuse weights must be finite and >= 0")
 
     def fuse(self, rankings: Mapping[str, Ranking], depth: int) -> Ranking:
-        """The fused ranking of one question."""
+        """The fused ranking of one question.
+
+        Computed as ranx computes it. Scores so large that a sum, a difference or a square
+        overflows (±1.7e308 from an engine) are fused again with each base's scores scaled
+        down by a power of two (:func:`_excess`), which the normalizations do not see
+        (``none``'s scores are all scaled by one power): the ranking stays the one exact
+        arithmetic gives, its scores finite.
+        """
+        read = [
+            (weight, *rankings.get(name, ([], [])))
+            for name, weight in zip(self.bases, self.weights, strict=True)
+        ]
+        with np.errstate(over="ignore", invalid="ignore"):
+            docs, raw = self._combined(read, {})
+            if not np.isfinite(raw).all():
+                shifts = {
+                    i: _excess(scores[: self.fuse_depth]) for i, (_, _, scores) in enumerate(read)
+                }
+                if self.norm is _none:  # summed as they are: one scale for every base
+                    shifts = dict.fromkeys(shifts, max(shifts.values(), default=0))
+                docs, raw = self._combined(read, shifts)
+        if not docs:
+            return [], []
+        fused = canonical_scores(raw)
+        return trec_order(dict(zip(docs, fused.tolist(), strict=True)), depth)
+
+    def _combined(
+        self, read: Sequence[tuple[float, Sequence[str], Sequence[float]]], shifts: dict[int, int]
+    ) -> tuple[list[str], FloatArray]:
+        """The documents and their fused scores, base i's scores scaled by 2**-shifts[i]."""
         total: dict[str, float] = {}
         hits: dict[str, int] = {}
-        for name, weight in zip(self.bases, self.weights, strict=True):
-            ids, scores = rankings.get(name, ([], []))
-            ids = list(ids[: self.fuse_depth])
+        for i, (weight, ids_read, scores) in enumerate(read):
+            ids = list(ids_read[: self.fuse_depth])
             if not ids:
                 continue
-            normed = self.norm(np.asarray(scores[: len(ids)], dtype=np.float64))
+            given = np.asarray(scores[: len(ids)], dtype=np.float64)
+            shift = shifts.get(i, 0)
+            normed = self.norm(np.ldexp(given, -shift) if shift else given)
             # summed base by base, as ranx does, so the float sums agree too
             for doc, s in zip(ids, normed.tolist(), strict=True):
                 total[doc] = total.get(doc, 0.0) + weight * s
                 hits[doc] = hits.get(doc, 0) + 1
-        if not total:
-            return [], []
         docs = list(total)
         raw = np.array([total[d] for d in docs], dtype=np.float64)
         if self.method == "mnz":
             raw *= np.array([hits[d] for d in docs], dtype=np.float64)
-        fused = canonical_scores(raw)
-        return trec_order(dict(zip(docs, fused.tolist(), strict=True)), depth)
+        return docs, raw

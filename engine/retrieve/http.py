@@ -11,8 +11,10 @@ The answer is read with JSON Pointers (RFC 6901): ``--hits-pointer`` to the arra
 hits, ``--id-pointer`` and ``--score-pointer`` inside each hit. Rankings are re-derived
 from the scores the trec_eval way (score descending, then doc id descending), as every
 goldpan ranking is. An answer that is not 2xx, not JSON, without the pointed-to values,
-with a document the workspace lacks or one listed twice is an error naming the
-retriever, the question, the request and the answer (its status and first characters).
+or whose hits break the rule of :func:`~engine.retrieve.checked.checked_ranking` (a
+document the workspace lacks or listed twice, a score that is not a finite number) is an
+error naming the retriever, the question, the request and the answer (its status and
+first characters).
 
 The service's output can change while everything goldpan knows stays the same, so its
 rankings are made again on every pool (as a ``command`` without a cache key). It is
@@ -27,22 +29,20 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.retrieve.base import PrepareEnv, Ranking
-from engine.retrieve.order import trec_order
-from engine.retrieve.params import LIST, Param, finite_at_least, resolve
+from engine.retrieve.checked import Hit, checked_ranking
+from engine.retrieve.params import LIST, Param, resolve, timeout
 from engine.retrieve.remote import (
     MISSING,
     Template,
     check_env_name,
     check_header_name,
     check_url,
-    doc_id_of,
     encode,
     env_value,
     fail,
     json_answer,
     parse_pointer,
     render_url,
-    score_of,
     send,
     status_error,
     transport_warnings,
@@ -74,15 +74,8 @@ INSECURE = Param(
 
 
 def request_timeout(default: float) -> Param:
-    """``--timeout`` in seconds per request."""
-    return Param(
-        "timeout",
-        float,
-        default,
-        "seconds per request",
-        check=finite_at_least(0.001),
-        must="a positive number of seconds",
-    )
+    """``--timeout``: each request's deadline, connecting and the whole answer together."""
+    return timeout(default, "a request may take (connecting and the whole answer)")
 
 
 class HttpRetriever:
@@ -207,23 +200,19 @@ class HttpRetriever:
             raise fail(who, answer, f"nothing at {hits_text!r} (--hits-pointer)")
         if not isinstance(hits, list):
             raise fail(who, answer, f"{hits_text!r} (--hits-pointer) is not an array of hits")
-        scores: dict[str, float] = {}
-        for i, hit in enumerate(hits):
-            raw_id = point(hit, self.id_pointer)
+
+        def hit(i: int, found: Any) -> Hit:
+            raw_id = point(found, self.id_pointer)
             if raw_id is MISSING:
                 raise fail(who, answer, f"hit {i} has nothing at {id_text!r} (--id-pointer)")
-            doc_id = doc_id_of(raw_id)
-            if doc_id is None:
-                raise fail(who, answer, f"hit {i}'s id {raw_id!r} is not a string or a number")
-            raw_score = point(hit, self.score_pointer)
+            raw_score = point(found, self.score_pointer)
             if raw_score is MISSING:
                 raise fail(who, answer, f"hit {i} has nothing at {score_text!r} (--score-pointer)")
-            score = score_of(raw_score)
-            if score is None:
-                raise fail(who, answer, f"hit {i}'s score {raw_score!r} is not a finite number")
-            if self._docs is not None and doc_id not in self._docs:
-                raise fail(who, answer, f"document {doc_id!r} (hit {i}) is not in the workspace")
-            if doc_id in scores:
-                raise fail(who, answer, f"document {doc_id!r} is listed twice (hit {i})")
-            scores[doc_id] = score
-        return trec_order(scores, depth)
+            return f"hit {i}", raw_id, raw_score
+
+        return checked_ranking(
+            (hit(i, found) for i, found in enumerate(hits)),
+            depth,
+            self._docs,
+            lambda what: fail(who, answer, what),
+        )

@@ -20,7 +20,8 @@ basic); the workspace keeps the variables' names, never their values.
 Errors name the retriever and what the engine answered: an unreachable engine, refused
 credentials (401/403), an unknown index (404), an item of ``_msearch`` that failed, a
 search that timed out or lost shards (its ranking would be partial), hits without a
-score, documents the workspace lacks or listed twice.
+score, and hits that break :func:`~engine.retrieve.checked.checked_ranking`'s rule
+(documents the workspace lacks or listed twice, a score that is not a finite number).
 
 The index can change while everything goldpan knows stays the same, so its identity is
 read before each pool (:meth:`SearchIndexRetriever.cache_key`): for each index behind the
@@ -42,21 +43,19 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
+from engine.retrieve.checked import Hit, checked_ranking
 from engine.retrieve.http import INSECURE, URL, request_timeout
-from engine.retrieve.order import trec_order
 from engine.retrieve.params import LIST, Param, resolve
 from engine.retrieve.remote import (
     Answer,
     Template,
     check_env_name,
     check_url,
-    doc_id_of,
     encode,
     env_value,
     excerpt,
     fail,
     json_answer,
-    score_of,
     send,
     status_error,
     transport_warnings,
@@ -370,34 +369,34 @@ class SearchIndexRetriever:
         hits = _dict(item.get("hits")).get("hits")
         if not isinstance(hits, list):
             raise fail(who, answer, "a response without hits.hits")
-        scores: dict[str, float] = {}
-        for i, hit in enumerate(hits):
-            if not isinstance(hit, dict):
+
+        def hit(i: int, found: Any) -> Hit:
+            if not isinstance(found, dict):
                 raise fail(who, answer, f"hit {i} is not an object")
             raw = (
-                hit.get("_id")
+                found.get("_id")
                 if self.id_field == "_id"
-                else _source_field(hit.get("_source"), self.id_field)
+                else _source_field(found.get("_source"), self.id_field)
             )
-            doc_id = doc_id_of(raw)
-            if doc_id is None:
+            if raw is None:
                 raise fail(
                     who, answer, f"hit {i} has no document id in {self.id_field} (--id-field)"
                 )
-            score = score_of(hit.get("_score"))
-            if score is None:
+            if found.get("_score") is None:
                 raise fail(
                     who,
                     answer,
-                    f"hit {i} ({doc_id!r}) has no _score (does the template sort by "
+                    f"hit {i} ({raw!r}) has no _score (does the template sort by "
                     "something else, or turn scoring off?)",
                 )
-            if self._docs is not None and doc_id not in self._docs:
-                raise fail(who, answer, f"document {doc_id!r} (hit {i}) is not in the workspace")
-            if doc_id in scores:
-                raise fail(who, answer, f"document {doc_id!r} is listed twice (hit {i})")
-            scores[doc_id] = score
-        return trec_order(scores, depth)
+            return f"hit {i}", raw, found["_score"]
+
+        return checked_ranking(
+            (hit(i, found) for i, found in enumerate(hits)),
+            depth,
+            self._docs,
+            lambda what: fail(who, answer, what),
+        )
 
 
 class ElasticsearchRetriever(SearchIndexRetriever):

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.errors import BadInput
 from engine.formats.outfiles import not_regular
+from engine.types import TIMEOUT_RANGE
 
 LIST = "list"
 """``Param.type`` of a list of names (a JSON list, or a comma-separated string)."""
@@ -45,6 +46,9 @@ class Param:
     check: Callable[[Any], bool] | None = None
     """True when a (converted) value is acceptable; else :attr:`must` says what it must be."""
     must: str = ""
+    bounds: tuple[float, float] | None = None
+    """The range of a number (both ends included), checked here and by the command line's
+    option as it is parsed."""
     required: bool = False
     metavar: str | None = None
     cli: bool = True
@@ -89,7 +93,7 @@ class Param:
                 if isinstance(value, bool):
                     raise TypeError
                 out = self.type(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf), float(10**400)
             raise BadInput(f"{what}: expected {_type_name(self.type)}, not {value!r}") from None
         if self.lookup is not None:
             self.lookup(out)
@@ -99,6 +103,10 @@ class Param:
             )
         if self.check is not None and not self.check(out):
             raise BadInput(f"{what} must be {self.must}, not {value!r}")
+        if self.bounds is not None and not (
+            math.isfinite(out) and self.bounds[0] <= out <= self.bounds[1]
+        ):
+            raise BadInput(f"{what} must be {in_range(self.bounds)}, not {value!r}")
         return out
 
 
@@ -112,6 +120,22 @@ def _type_name(t: Any) -> str:
         FLOATS: "a list of numbers",
         PATHS: "a list of paths",
     }.get(t, str(t))
+
+
+def in_range(bounds: tuple[float, float]) -> str:
+    """``from 0.1 to 604,800``: a range as the help and the messages say it."""
+    return "from " + " to ".join(f"{b:,g}" if b < 1 else f"{b:,.0f}" for b in bounds)
+
+
+def timeout(default: float, per: str) -> Param:
+    """The ``timeout`` parameter: seconds ``per`` something, in :data:`TIMEOUT_RANGE`."""
+    return Param(
+        "timeout",
+        float,
+        default,
+        f"seconds {per}, {in_range(TIMEOUT_RANGE)}",
+        bounds=TIMEOUT_RANGE,
+    )
 
 
 def finite_at_least(low: float) -> Callable[[Any], bool]:

@@ -13,7 +13,12 @@ its ``LIMIT``.
 The connection string is read from the environment variable ``--dsn-env`` names, when
 the retriever runs; it is never stored. One connection per pool run, and every question
 in one read-only transaction (``SET TRANSACTION READ ONLY``, repeatable read: one
-snapshot of the data for the whole pool), so a template cannot write.
+snapshot of the data for the whole pool), so a template cannot write. SQL the workspace
+holds (the template, ``--cache-key-sql``) runs by the server's rule
+(:meth:`PostgresRetriever._run`): always with the extended query protocol, which takes one
+statement only (``SELECT 1; COMMIT; DROP TABLE t`` is refused by the server before
+anything runs), and a statement that ends the read-only transaction (``COMMIT``) stops
+the retriever before anything else is sent.
 
 The database can change while the corpus, questions and template stay the same, so a
 postgres retriever's rankings are made again on every pool (as a ``command``'s are)
@@ -32,23 +37,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from decimal import Decimal
 from typing import Any
 
 from engine.errors import BadInput
 from engine.retrieve.base import PrepareEnv, Ranking, RetrieverError
-from engine.retrieve.order import trec_order
-from engine.retrieve.params import Param, default_of
+from engine.retrieve.checked import checked_ranking
+from engine.retrieve.deadline import Deadline
+from engine.retrieve.params import Param, resolve, timeout
 from engine.types import Doc, Question, RetrieverSpec
 
 INSTALL_HINT = "postgres retrievers need the optional extra: pip install 'goldpan[postgres]'"
 DEFAULT_TIMEOUT_S = 30.0
+TIMEOUT = timeout(DEFAULT_TIMEOUT_S, "one question's query may take (statement_timeout)")
+"""``--timeout``: each question's query (the server's statement_timeout)."""
 CONNECT_TIMEOUT_S = 10
+ROWS_MARGIN_S = 10.0
+"""How much longer than ``--timeout`` a question's whole answer may take to arrive."""
 PLACEHOLDERS = ("query", "k", "embedding")
 """The named parameters a template may use."""
 
@@ -103,23 +112,6 @@ def template_names(sql: str, what: str) -> set[str]:
             )
         names.add(name)
     return names
-
-
-def _score(value: Any) -> float | None:
-    """A row's score as a float, or None when it is not a finite number."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        return None
-    out = float(value)
-    return out if math.isfinite(out) else None
-
-
-def _doc_id(value: Any) -> str | None:
-    """A row's doc id as text (a whole number too), or None."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
 
 
 def _server_words(exc: Exception) -> str:
@@ -182,14 +174,7 @@ class PostgresRetriever:
             "and pool)",
             metavar="SQL",
         ),
-        Param(
-            "timeout",
-            float,
-            DEFAULT_TIMEOUT_S,
-            "seconds one question's query may take (statement_timeout)",
-            check=lambda v: math.isfinite(v) and v > 0,
-            must="a positive number of seconds",
-        ),
+        TIMEOUT,
     )
     """The parameters of the ``postgres`` kind."""
 
@@ -211,9 +196,10 @@ class PostgresRetriever:
                 f"postgres --dsn-env: {self.dsn_env!r} is not an environment variable name "
                 "(letters, digits, _)"
             )
-        self.sql = p.get("sql")
-        if not isinstance(self.sql, str) or not self.sql.strip():
+        sql = p.get("sql")
+        if not isinstance(sql, str) or not sql.strip():
             raise BadInput("a postgres retriever needs --sql FILE (a SQL template)")
+        self.sql: str = sql
         embed = p.get("embed_model")
         self.embed_model = str(embed).strip() if embed else None
         self.query_prefix = str(p.get("query_prefix") or "")
@@ -233,12 +219,7 @@ class PostgresRetriever:
                 "with --embed-model): every question would get the same ranking"
             )
         self.uses = names
-        timeout = p.get("timeout", default_of(self.PARAMS, "timeout"))
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise BadInput(f"postgres timeout: expected a number, not {timeout!r}")
-        self.timeout = float(timeout)
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise BadInput("a postgres retriever's --timeout must be a positive number")
+        self.timeout: float = resolve((TIMEOUT,), p, "postgres")["timeout"]
         key_sql = p.get("cache_key_sql")
         self.cache_key_sql = str(key_sql) if key_sql and str(key_sql).strip() else None
         if self.cache_key_sql is not None and template_names(
@@ -325,6 +306,54 @@ class PostgresRetriever:
                 conn.rollback()  # read only: there is nothing to keep
             conn.close()
 
+    def _run(self, cur: Any, sql: str, params: Mapping[str, Any], what: str) -> None:
+        """Run SQL from the workspace on ``cur`` by the server's rule: one read-only statement.
+
+        Under a deadline: the server stops the query at ``--timeout``
+        (``statement_timeout``), and this side stops waiting for its whole answer
+        :data:`ROWS_MARGIN_S` later, whatever the server (or what is between) sends.
+
+        In pipeline mode psycopg always sends the extended query protocol, whose one
+        statement the server parses alone (the simple protocol, which psycopg uses for a
+        query without parameters, runs ``SELECT 1; COMMIT; DROP TABLE t`` whole: the
+        ``COMMIT`` ends the read-only transaction and the ``DROP`` runs outside it). A
+        single statement that ends the transaction (``COMMIT``, ``ROLLBACK``) is caught
+        right after it: nothing else is sent on that connection.
+
+        Raises:
+            psycopg.Error: the server refused or failed the statement (the caller words it).
+            RetrieverError: the statement ended the read-only transaction.
+        """
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        conn = cur.connection
+        seconds = self.timeout + ROWS_MARGIN_S
+        # the connection's socket, watched by the deadline (a copy of its descriptor:
+        # closing it leaves the connection's own open)
+        with (
+            socket.socket(fileno=os.dup(conn.pgconn.socket)) as watched,
+            Deadline(seconds) as deadline,
+        ):
+            deadline.watch(watched)
+            try:
+                with conn.pipeline():  # every result is read in full as it ends
+                    cur.execute(sql, params)
+            except psycopg.Error:
+                if deadline.passed:
+                    raise RetrieverError(
+                        f"{self.name}: {what} gave no whole answer within {seconds:g} s "
+                        f"(--timeout {self.timeout:g} s for the query on the server, "
+                        f"{ROWS_MARGIN_S:g} s more for its rows to arrive)"
+                    ) from None
+                raise
+        if conn.info.transaction_status != TransactionStatus.INTRANS:
+            raise RetrieverError(
+                f"{self.name}: {what} ended the read-only transaction it runs in (COMMIT, "
+                "ROLLBACK, ...); goldpan stopped before sending anything else. SQL from a "
+                "workspace is one statement that reads"
+            )
+
     def _sql_error(self, exc: Exception, question: str) -> RetrieverError:
         import psycopg
 
@@ -371,7 +400,7 @@ class PostgresRetriever:
                     values["embedding"] = vectors[i]
                 bound = {k: v for k, v in values.items() if k in self.uses}
                 try:
-                    cur.execute(self.sql, bound)
+                    self._run(cur, self.sql, bound, "the SQL template")
                     if cur.description is None:
                         raise RetrieverError(
                             f"{self.name}: the SQL template returned no rows at all for "
@@ -381,43 +410,26 @@ class PostgresRetriever:
                     rows = cur.fetchall()
                 except psycopg.Error as exc:
                     raise self._sql_error(exc, q.id) from None
-                out.append(trec_order(self._scores(q.id, columns, rows), depth))
+                out.append(self._ranking(q.id, columns, rows, depth))
         return out
 
-    def _scores(self, qid: str, columns: list[str], rows: list[Any]) -> dict[str, float]:
-        """Doc id -> score from one question's rows, every row checked."""
+    def _ranking(self, qid: str, columns: list[str], rows: list[Any], depth: int) -> Ranking:
+        """One question's ranking from its rows (:func:`checked_ranking`'s rule)."""
         if len(columns) != 2:
             raise RetrieverError(
                 f"{self.name}: the SQL template returned {len(columns)} columns "
                 f"({', '.join(columns)}) for question {qid!r}; it must return two: "
                 "doc_id, score"
             )
-        scores: dict[str, float] = {}
-        for n, (raw_id, raw_score) in enumerate(rows, 1):
-            doc = _doc_id(raw_id)
-            if doc is None:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: the doc id {raw_id!r} "
-                    "is not text or a whole number"
-                )
-            score = _score(raw_score)
-            if score is None:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: the score {raw_score!r} "
-                    f"of document {doc!r} is not a finite number (the second column "
-                    "must be numeric)"
-                )
-            if self._docs is not None and doc not in self._docs:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: document {doc!r} is not "
-                    "in the workspace"
-                )
-            if doc in scores:
-                raise RetrieverError(
-                    f"{self.name}: row {n} for question {qid!r}: document {doc!r} is listed twice"
-                )
-            scores[doc] = score
-        return scores
+        return checked_ranking(
+            (
+                (f"row {n} for question {qid!r}", doc, score)
+                for n, (doc, score) in enumerate(rows, 1)
+            ),
+            depth,
+            self._docs,
+            lambda what: RetrieverError(f"{self.name}: {what}"),
+        )
 
     def cache_key(self) -> str | None:
         """A hash of the data's state (``--cache-key-sql``), or None when none is declared.
@@ -445,7 +457,7 @@ class PostgresRetriever:
             h.update(json.dumps([ident, name], default=str).encode() + b"\0")
             try:
                 # with (empty) parameters, so that %% means % as in the template
-                cur.execute(self.cache_key_sql, {})
+                self._run(cur, self.cache_key_sql, {}, "its --cache-key-sql")
                 rows = cur.fetchall() if cur.description is not None else []
             except psycopg.Error as exc:
                 words = _server_words(exc)

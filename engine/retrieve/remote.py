@@ -7,7 +7,8 @@
   question with quotes, backslashes or newlines stays one string.
 - :func:`send`: one request with :mod:`urllib` (no dependency): TLS certificates checked
   unless ``insecure``, no redirect followed (a redirect would carry the credentials to an
-  address nobody trusted), a cap on the answer's size, and every failure a
+  address nobody trusted), one deadline for the whole exchange, a cap on the answer's
+  size, an answer that is not HTTP refused as such, and every failure a
   :class:`~engine.retrieve.base.RetrieverError` naming the retriever, the request and
   the answer (its status and a short excerpt, shown as data).
 - :func:`env_value`: credentials come only from environment variables whose *names* the
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 import urllib.parse
@@ -31,6 +31,7 @@ from engine.errors import BadInput
 from engine.formats.errors import IngestError
 from engine.formats.jsontext import load_json
 from engine.retrieve.base import RetrieverError
+from engine.retrieve.deadline import Deadline, watch
 
 if TYPE_CHECKING:
     import urllib.request
@@ -165,6 +166,11 @@ def check_url(url: str, what: str) -> urllib.parse.SplitResult:
     """
     if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
         raise BadInput(f"{what}: an address has no spaces or control characters: {url!r}")
+    if not url.isascii():  # HTTP sends the address as ASCII
+        raise BadInput(
+            f"{what}: write the address in ASCII, its other characters percent-encoded "
+            f"(%EA%B2%80 for 검): {url!r}"
+        )
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(f"{what}: expected an http:// or https:// address with a host, not {url!r}")
@@ -200,7 +206,8 @@ def env_value(var: str, option: str, who: str) -> str:
     """The value of environment variable ``var``, read now and never kept.
 
     Raises:
-        RetrieverError: it is not set, is empty, or holds a line break.
+        RetrieverError: it is not set, is empty, or holds a line break or another
+            character an HTTP header cannot carry.
     """
     value = os.environ.get(var)
     if not value:
@@ -210,6 +217,11 @@ def env_value(var: str, option: str, who: str) -> str:
         )
     if "\r" in value or "\n" in value or "\0" in value:
         raise RetrieverError(f"{who}: environment variable {var} ({option}) holds a line break")
+    if any(ord(c) > 0xFF or (ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+        raise RetrieverError(
+            f"{who}: environment variable {var} ({option}) holds a character an HTTP header "
+            "cannot carry (a control character, or one beyond Latin-1)"
+        )
     return value
 
 
@@ -253,36 +265,40 @@ def send(
     timeout: float,
     insecure: bool = False,
 ) -> Answer:
-    """Send one request and read the whole answer, whatever its status.
+    """Send one request and read the whole answer, whatever its status, within ``timeout``.
+
+    ``timeout`` is the whole exchange's deadline (:class:`~engine.retrieve.deadline.Deadline`):
+    connecting, the headers and the body together, however slowly the engine sends them.
 
     Raises:
-        RetrieverError: the engine cannot be reached (refused, unknown host, TLS,
-            timeout), or its answer is too large; naming ``who`` and the request.
+        RetrieverError: the engine cannot be reached (refused, unknown host, TLS), gave no
+            whole answer within ``timeout``, answered something that is not HTTP (a status
+            line that is not one, more than 100 headers, broken chunks), or more than
+            :data:`MAX_ANSWER_BYTES`; naming ``who`` and the request.
     """
-    import urllib.error  # with urllib.request, ssl and http.client: only a request needs them
+    import http.client  # with urllib.request, ssl: only a request needs them
+    import urllib.error
     import urllib.request
 
     where = f"{method} {url}"
+    late = f"{who}: {where}: no whole answer within {timeout:g} s (connecting, headers and body)"
     opener = _opener(insecure)
     request = urllib.request.Request(url, data=body, method=method, headers=dict(headers or {}))
-    try:
-        response = opener.open(request, timeout=timeout)
-    except urllib.error.HTTPError as exc:
-        response = exc
-    except urllib.error.URLError as exc:
-        raise RetrieverError(f"{who}: cannot reach {where}: {_reason(exc.reason)}") from None
-    except TimeoutError:
-        raise RetrieverError(f"{who}: no answer from {where} within {timeout:g} s") from None
-    except (OSError, ValueError) as exc:  # a reset connection, a bad header value
-        raise RetrieverError(f"{who}: {where} failed: {_reason(exc)}") from None
-    try:
-        with response:
-            data = response.read(MAX_ANSWER_BYTES + 1)
-            status = int(response.status if response.status is not None else 0)
-    except TimeoutError:
-        raise RetrieverError(f"{who}: {where}: the answer stopped for {timeout:g} s") from None
-    except OSError as exc:
-        raise RetrieverError(f"{who}: {where}: the answer broke off: {_reason(exc)}") from None
+    with Deadline(timeout) as deadline:
+        try:
+            try:
+                response = opener.open(request, timeout=timeout)
+            except urllib.error.HTTPError as exc:
+                response = exc
+            with response:
+                data = response.read(MAX_ANSWER_BYTES + 1)
+                status = int(response.status if response.status is not None else 0)
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            if deadline.passed or isinstance(exc, TimeoutError):
+                raise RetrieverError(late) from None
+            raise _failure(who, where, exc) from None
+        if deadline.passed:  # the body was cut off where the deadline found it
+            raise RetrieverError(late)
     if len(data) > MAX_ANSWER_BYTES:
         raise RetrieverError(
             f"{who}: {where} answered more than {MAX_ANSWER_BYTES >> 20} MiB (a ranking is "
@@ -291,12 +307,39 @@ def send(
     return Answer(status, data, where)
 
 
+def _failure(who: str, where: str, exc: BaseException) -> RetrieverError:
+    """The error for a request that failed before its deadline."""
+    import http.client
+    import urllib.error
+
+    if isinstance(exc, urllib.error.URLError):
+        return RetrieverError(f"{who}: cannot reach {where}: {_reason(exc.reason)}")
+    if isinstance(exc, http.client.HTTPException) and not isinstance(exc, ConnectionError):
+        return RetrieverError(f"{who}: {where}: the answer is not HTTP: {_malformed(exc)}")
+    return RetrieverError(f"{who}: {where}: the answer broke off: {_reason(exc)}")
+
+
+def _malformed(exc: BaseException) -> str:
+    """What was wrong with an answer that is not HTTP (what the engine sent, as data)."""
+    import http.client
+
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc.args[0] if exc.args else "").encode("latin-1", "replace")
+        return f"its first line is {excerpt(line)}, not a status line"
+    if isinstance(exc, http.client.IncompleteRead):
+        return f"its body ended after {len(exc.partial)} bytes, before its length or last chunk"
+    return str(exc)  # http.client's own words: "got more than 100 headers"
+
+
 @functools.cache
 def _opener(insecure: bool) -> urllib.request.OpenerDirector:
     """The one opener per TLS setting (loading the system's CA certificates takes a while).
 
-    It follows no redirect; with ``insecure`` it checks no certificate.
+    It follows no redirect; with ``insecure`` it checks no certificate. Its connections'
+    sockets are watched by the :class:`~engine.retrieve.deadline.Deadline` active on the
+    requesting thread: a plain one once connected, a TLS one from its handshake on.
     """
+    import http.client
     import ssl
     import urllib.request
 
@@ -306,11 +349,45 @@ def _opener(insecure: bool) -> urllib.request.OpenerDirector:
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:
             return None
 
+    class Watched(http.client.HTTPConnection):
+        """A connection whose socket the thread's deadline watches once connected."""
+
+        def connect(self) -> None:
+            super().connect()
+            watch(self.sock)
+
+    class WatchedTLS(http.client.HTTPSConnection, Watched):
+        """The same over TLS.
+
+        The plain socket while it connects (and through a proxy), then the TLS socket
+        (:class:`WatchedSocket`) for the handshake and after.
+        """
+
+    class WatchedSocket(ssl.SSLSocket):
+        """A TLS socket the thread's deadline watches before its handshake starts."""
+
+        def do_handshake(self, block: bool = False) -> None:
+            watch(self)
+            super().do_handshake(block)
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(Watched, req)
+
+    class TLS(urllib.request.HTTPSHandler):
+        def __init__(self, context: ssl.SSLContext) -> None:
+            super().__init__(context=context)
+            self.tls = context
+
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(WatchedTLS, req, context=self.tls)
+
     context = ssl.create_default_context()
     if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    return urllib.request.build_opener(NoRedirect(), urllib.request.HTTPSHandler(context=context))
+    context.sslsocket_class = WatchedSocket  # a public hook: wrap_socket makes these
+    return urllib.request.build_opener(NoRedirect(), Plain(), TLS(context))
 
 
 def _reason(reason: object) -> str:
@@ -423,27 +500,6 @@ def resolve(doc: Any, pointer: Pointer) -> Any:
 def pointer_text(pointer: Pointer) -> str:
     """A pointer as written."""
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in pointer)
-
-
-def doc_id_of(value: Any) -> str | None:
-    """A hit's id as goldpan's doc id: a string, or a whole number as its digits."""
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def score_of(value: Any) -> float | None:
-    """A hit's score: a finite number (not true/false)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            score = float(value)
-        except OverflowError:  # an integer beyond any float
-            return None
-        if math.isfinite(score):
-            return score
-    return None
 
 
 def encode(value: Any) -> bytes:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from engine.arrays import spans
+from engine.errors import BadInput
 from engine.names import check_known
 from engine.pooling import TopDocs
 from engine.ranked import input_hashes
@@ -62,6 +63,12 @@ from engine.workspace import Workspace, WorkspaceError
 
 Progress = Callable[[str, int, int], None]
 """progress(retriever name, questions done, questions to do)."""
+
+CANNOT_RUN = (RetrieverError, BadInput)
+"""What a retriever that cannot run raises (it is then skipped with ``keep_going``): its
+kind's own error, or parameters it refuses. Never a built-in ``ValueError``: a bug in a
+retriever is a crash with its log, not a notice. A full disk or a lock held while its
+rankings are written is not the retriever's: it stops the pool."""
 
 ALONE_SAMPLE = 20
 """How many of a batched pool's questions are also timed ranked alone."""
@@ -108,6 +115,14 @@ class RunReport:
     top: dict[str, TopDocs] = field(default_factory=dict)
     """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
     doc ids (what a report of the pool reads without reading the rankings back)."""
+
+    def cannot_rank(self) -> set[str]:
+        """The retrievers this run could not rank with: not trusted here, or failed.
+
+        Their unranked questions hold no other retriever's out of a score
+        (:func:`engine.ranked.holding`).
+        """
+        return set(self.errors) | set(self.untrusted)
 
     def failed(self) -> dict[str, str]:
         """:attr:`errors` but those of retrievers skipped as not trusted (or reading one).
@@ -169,24 +184,35 @@ def select_retrievers(ws: Workspace, names: Sequence[str] | None) -> list[Retrie
 def run_order(
     all_specs: Sequence[RetrieverSpec], chosen: Sequence[RetrieverSpec]
 ) -> list[RetrieverSpec]:
-    """``chosen`` and every retriever they read, bases first (each once)."""
+    """``chosen`` and every retriever they read, bases first (each once).
+
+    Also what ``goldpan check`` asks of a workspace's retrievers (every one chosen).
+
+    Raises:
+        WorkspaceError: a retriever reads its own rankings, itself or through others (a
+            file edited by hand: ``retriever add`` refuses it), or reads one the
+            workspace no longer has; naming the retrievers.
+    """
     by_name = {s.name: s for s in all_specs}
     order: list[RetrieverSpec] = []
-    visiting: set[str] = set()
+    visiting: list[str] = []
 
     def visit(spec: RetrieverSpec) -> None:
         if spec in order:
             return
         if spec.name in visiting:
-            raise WorkspaceError(f"retriever {spec.name!r} reads its own rankings (a cycle)")
-        visiting.add(spec.name)
+            cycle = " -> ".join([*visiting[visiting.index(spec.name) :], spec.name])
+            raise WorkspaceError(
+                f"retriever {spec.name!r} reads its own rankings (a cycle: {cycle})"
+            )
+        visiting.append(spec.name)
         for base in bases_of(spec):
             if base not in by_name:
                 raise WorkspaceError(
                     f"{spec.name} reads {base!r}, which this workspace no longer has"
                 )
             visit(by_name[base])
-        visiting.discard(spec.name)
+        visiting.pop()
         order.append(spec)
 
     for spec in chosen:
@@ -233,6 +259,7 @@ def refresh_runs(
     Raises:
         RetrieverError: a retriever could not run (missing extra, bad command output);
             rankings written before it stay.
+        BadInput: a retriever's stored parameters are refused by its kind.
     """
     all_specs = ws.retrievers()
     specs = run_order(all_specs, select_retrievers(ws, names))
@@ -252,7 +279,7 @@ def refresh_runs(
     for spec in specs:
         try:
             reader = build_retriever(spec) if spec.kind not in STORED_KINDS else None
-        except (RetrieverError, ValueError):
+        except CANNOT_RUN:
             continue  # reported when its turn comes
         if reader is not None:
             for base in reader.bases:
@@ -304,7 +331,7 @@ def refresh_runs(
                 continue
             try:
                 run.refresh(spec)
-            except (RetrieverError, ValueError) as exc:
+            except CANNOT_RUN as exc:
                 if not keep_going:
                     run.flush()  # what ranked before it is kept, as if run one by one
                     raise
@@ -696,7 +723,7 @@ class _PoolRun:
             name, started, ranking = self._pending.pop(0)
             try:
                 batches = ranking.result()
-            except (RetrieverError, ValueError) as exc:
+            except CANNOT_RUN as exc:
                 if not self.keep_going:
                     self._pending.clear()
                     self._write_held()  # the counts are sound; only the ranking failed

@@ -89,6 +89,8 @@ from engine.workspace.judgments import (
 from engine.workspace.lifecycle import (
     READ_ONLY_ASKED,
     BadRow,
+    NewerWorkspace,
+    NotAWorkspace,
     WorkspaceError,
     WorkspaceFile,
     backup_path,
@@ -115,6 +117,8 @@ __all__ = [
     "EventLog",
     "JudgmentTimes",
     "LeaseState",
+    "NewerWorkspace",
+    "NotAWorkspace",
     "Workspace",
     "WorkspaceError",
     "WorkspaceFile",

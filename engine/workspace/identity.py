@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine import __version__
 from engine.migrations import GOLDPAN_APPLICATION_ID, M007_IDENTITY, MIGRATIONS, SCHEMA_VERSION
-from engine.rows import WorkspaceError
+from engine.rows import NewerWorkspace, NotAWorkspace, WorkspaceError
 from engine.workspace import held
 from engine.workspace.held import BUSY_TIMEOUT_S
 
@@ -109,8 +109,8 @@ def expected_tables(version: int) -> dict[str, tuple[str, ...]]:
     return _expected_tables(tuple(MIGRATIONS[:version]))
 
 
-def _not_goldpan(path: Path, why: str) -> WorkspaceError:
-    return WorkspaceError(
+def _not_goldpan(path: Path, why: str) -> NotAWorkspace:
+    return NotAWorkspace(
         f"{path} is not a goldpan workspace: {why}. goldpan leaves it as it is (nothing "
         "was written); give the path of a workspace, or create one with `goldpan new`"
     )
@@ -131,7 +131,7 @@ def identify(path: Path) -> int:
             workspace of a newer goldpan, or a goldpan workspace whose schema is damaged.
     """
     if (problem := regular_file_problem(path)) is not None:
-        raise WorkspaceError(problem)
+        raise NotAWorkspace(problem)
     with held.plain_read_allowed(path) as plain:
         # While this process holds a connection to the file, a plain descriptor opened
         # and closed here would drop that connection's locks (see :mod:`held`): the file
@@ -261,9 +261,9 @@ def _judge_ids(path: Path, app_id: int, version: int) -> None:
         )
 
 
-def newer_schema(path: Path, version: int) -> WorkspaceError:
+def newer_schema(path: Path, version: int) -> NewerWorkspace:
     """The refusal of a workspace written by a newer goldpan."""
-    return WorkspaceError(
+    return NewerWorkspace(
         f"{path} has workspace schema version {version}, written by a newer "
         f"goldpan; this goldpan ({__version__}) reads schema versions up to "
         f"{SCHEMA_VERSION}. Upgrade goldpan to open it."

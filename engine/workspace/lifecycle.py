@@ -21,6 +21,8 @@ from engine import rows as decode
 from engine.errors import from_os_error, from_sqlite
 from engine.migrations import MIGRATIONS, SCHEMA_VERSION
 from engine.rows import BadRow as BadRow
+from engine.rows import NewerWorkspace as NewerWorkspace
+from engine.rows import NotAWorkspace as NotAWorkspace
 from engine.rows import WorkspaceError as WorkspaceError
 from engine.workspace import held
 from engine.workspace.held import BUSY_TIMEOUT_S
@@ -163,9 +165,10 @@ class WorkspaceFile(SoundnessChecks):
         """
         path = Path(path)
         if (problem := regular_file_problem(path)) is not None:
-            raise WorkspaceError(problem)
+            raise NotAWorkspace(problem)
         if not path.is_file():
-            raise WorkspaceError(f"{path}: no such workspace file")
+            what = "a folder, not a workspace file" if path.is_dir() else "no such workspace file"
+            raise NotAWorkspace(f"{path}: {what}")
         identify(path)
         try:
             conn, release = connect_readonly(path)
@@ -195,11 +198,11 @@ class WorkspaceFile(SoundnessChecks):
         """
         path = Path(path)
         if (problem := regular_file_problem(path)) is not None:
-            raise WorkspaceError(problem)
+            raise NotAWorkspace(problem)
         if not path.exists() and not create:
-            raise WorkspaceError(f"{path}: no such workspace (create one with `goldpan new`)")
+            raise NotAWorkspace(f"{path}: no such workspace (create one with `goldpan new`)")
         if path.is_dir():
-            raise WorkspaceError(f"{path} is a folder, not a workspace file")
+            raise NotAWorkspace(f"{path} is a folder, not a workspace file")
         existed = path.exists()
         if existed:  # before any connection that could write: refuse other programs' files
             identify(path)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from engine import rows as decode
 from engine.names import check_retriever_name
@@ -75,7 +76,21 @@ def _packed(batch: BatchRun, used: Any, numbers: Mapping[str, int]) -> tuple[byt
     ranked = batch.ranked
     number_of = np.zeros(len(ranked.doc_ids), dtype="<u4")
     number_of[used] = [numbers[ranked.doc_ids[i]] for i in used.tolist()]
-    return number_of[ranked.cols].tobytes(), np.asarray(ranked.scores, dtype="<f8").tobytes()
+    scores = np.asarray(ranked.scores, dtype="<f8")
+    if not np.isfinite(scores).all():
+        at = int(np.flatnonzero(~np.isfinite(scores))[0])
+        qid = batch.question_ids[int(np.searchsorted(ranked.ends, at, side="right"))]
+        _not_finite(batch.retriever, qid, float(scores[at]))
+    return number_of[ranked.cols].tobytes(), scores.tobytes()
+
+
+def _not_finite(retriever: str, question_id: str, score: float) -> NoReturn:
+    """Refuse a ranking whose score is not finite: no reader could read it back."""
+    raise WorkspaceError(
+        f"retriever {retriever!r} gave question {question_id!r} the score {score!r}, not a "
+        "finite number; its parameters may be out of range (`goldpan retriever list`). "
+        "Nothing was written"
+    )
 
 
 def _run_rows(
@@ -185,9 +200,23 @@ class RankingTables(EventLog):
             )
         return out
 
+    def with_rankings(self, retrievers: Sequence[str]) -> set[str]:
+        """The ``retrievers`` with a cached ranking of some question, whatever its inputs."""
+        rows = self.conn.execute(
+            "SELECT value FROM json_each(?) AS r"
+            " WHERE EXISTS (SELECT 1 FROM runs WHERE runs.retriever = r.value)",
+            (json.dumps(list(retrievers)),),
+        )
+        return {str(r[0]) for r in rows}
+
     def write_runs(self, runs: Iterable[CachedRun]) -> int:
         """Store (or replace) cached rankings."""
         runs = list(runs)
+        for r in runs:  # a finite sum has only finite terms
+            if not math.isfinite(sum(r.scores)):
+                bad = next((x for x in r.scores if not math.isfinite(x)), None)
+                if bad is not None:
+                    _not_finite(r.retriever, r.question_id, bad)
         with self.transaction():
             numbers = self.doc_numbers.of({d for r in runs for d in r.doc_ids})
             rows = [
@@ -300,7 +329,7 @@ class RankingTables(EventLog):
         if value is None:
             return None
         row = f"(retriever {decode.show(retriever)}, question {decode.show(question_id)})"
-        return decode.number(self.path, "runs", row, "alone_ms", value)
+        return decode.duration_ms(self.path, "runs", row, "alone_ms", value)
 
     def latencies(self) -> dict[str, tuple[list[float], list[float]]]:
         """Per retriever: batch shares and times alone (ms) of its cached rankings.
@@ -310,14 +339,22 @@ class RankingTables(EventLog):
         """
         out: dict[str, tuple[list[float], list[float]]] = {}
         sound = (float, int)  # the row's name is written out only for a value refused
+        top = decode.MAX_MS
         for r in self.conn.execute("SELECT retriever, question_id, latency_ms, alone_ms FROM runs"):
             shares, alone = out.get(r[0]) or out.setdefault(r[0], ([], []))
             share, by_itself = r[2], r[3]
-            if type(share) not in sound or (by_itself is not None and type(by_itself) not in sound):
+            if (
+                type(share) not in sound
+                or not 0 <= share <= top
+                or (
+                    by_itself is not None
+                    and (type(by_itself) not in sound or not 0 <= by_itself <= top)
+                )
+            ):
                 row = f"(retriever {decode.show(r[0])}, question {decode.show(r[1])})"
-                share = decode.number(self.path, "runs", row, "latency_ms", share)
+                share = decode.duration_ms(self.path, "runs", row, "latency_ms", share)
                 if by_itself is not None:
-                    by_itself = decode.number(self.path, "runs", row, "alone_ms", by_itself)
+                    by_itself = decode.duration_ms(self.path, "runs", row, "alone_ms", by_itself)
             shares.append(float(share))
             if by_itself is not None:
                 alone.append(float(by_itself))

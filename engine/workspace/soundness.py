@@ -239,8 +239,8 @@ class SoundnessChecks:
         return {
             **_ROW_READERS,
             "runs": (
-                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth "
-                "FROM runs",
+                "SELECT retriever, question_id, doc_ids, scores, latency_ms, input_hash, depth, "
+                "alone_ms FROM runs",
                 lambda path, r: decode.run_row(path, r[0], r[1:], self.doc_numbers),
             ),
         }
@@ -457,6 +457,9 @@ _RUN_NUMBERS = "goldpan_bad_numbers(doc_ids)"
 Python per ranking: most of the gate's time on a pooled workspace). Left out when this
 connection has just decoded every ranking (``_runs_decoded_at``)."""
 
+_MS = repr(decode.MAX_MS)
+"""SQL's longest stored time (ms): a time ranked is a number from 0 to it (``duration_ms``)."""
+
 _SUSPECTS: dict[str, str] = {
     "meta": f"{_not_text('key', 'value')} OR key IN ({', '.join(map(repr, JUDGING_KEYS))})",
     "docs": f"{_not_text('id', 'title', 'text')} OR {_bad_json('fields', 'object')}",
@@ -480,6 +483,8 @@ _SUSPECTS: dict[str, str] = {
     f"({', '.join(repr(k) for k in RETRIEVER_KIND_NAMES)}) OR {_bad_json('params', 'object')}",
     "runs": f"{_not_text('retriever', 'question_id', 'input_hash')} OR "
     "typeof(depth) != 'integer' OR typeof(latency_ms) NOT IN ('real', 'integer') OR "
+    f"latency_ms NOT BETWEEN 0 AND {_MS} OR (alone_ms IS NOT NULL AND "
+    f"(typeof(alone_ms) NOT IN ('real', 'integer') OR alone_ms NOT BETWEEN 0 AND {_MS})) OR "
     "typeof(scores) != 'blob' OR (CASE WHEN typeof(doc_ids) = 'blob' THEN "
     f"length(scores) != 2 * length(doc_ids) OR {_RUN_NUMBERS} ELSE "
     + _bad_json(
@@ -496,13 +501,25 @@ _SUSPECTS: dict[str, str] = {
     "model_labels": f"{_not_text('question_id', 'doc_id', 'annotator')} OR "
     + sql_not_a_grade()
     + " OR "
-    "typeof(score) NOT IN ('real', 'integer', 'null')",
+    "typeof(score) NOT IN ('real', 'integer', 'null') OR "
+    f"score NOT BETWEEN -{decode.MAX_FLOAT!r} AND {decode.MAX_FLOAT!r}",
     "stops": _not_text("question_id", "annotator", "rule"),
     "proposals": _not_text("question_id", "doc_id", "method", "by", "proposed"),
     "embeddings": f"{_not_text('model', 'doc_id', 'doc_hash')} OR typeof(dim) != 'integer' "
     "OR typeof(vector) != 'blob' OR length(vector) != 4 * dim",
     "events": f"{_not_text('at', 'annotator', 'kind')} OR "
     + _not_null_text("question_id", "doc_id", "old", "new"),
+    "querylog": f"{_not_text('text', 'norm', 'band', 'status')} OR typeof(id) != 'integer' OR "
+    "typeof(count) != 'integer' OR count < 1 OR "
+    f"band NOT IN ({', '.join(repr(b) for b in decode.LOG_BANDS)}) OR "
+    f"status NOT IN ({', '.join(repr(s) for s in decode.LOG_STATUSES)}) OR "
+    + _not_null_text("question_id")
+    + " OR "
+    + _bad_json(
+        "variants",
+        "array",
+        "EXISTS (SELECT 1 FROM json_each(querylog.variants) WHERE type != 'text')",
+    ),
 }
 """Table -> SQL condition picking every row its reader might refuse (and a few more)."""
 
@@ -534,6 +551,7 @@ _ROW_READERS: dict[str, tuple[str, Any]] = {
     ),
     "embeddings": ("SELECT model, doc_id, doc_hash, dim, vector FROM embeddings", decode.embedding),
     "events": (f"SELECT {', '.join(decode.EVENT_COLUMNS)} FROM events", decode.event),
+    "querylog": (f"SELECT {', '.join(decode.LOG_COLUMNS)} FROM querylog", decode.querylog),
 }
 """Table -> (the query, the decoder) ``row_problems`` reads each row with (``runs``, whose
 decoder needs the workspace's document numbers: :meth:`WorkspaceFile._row_readers`)."""

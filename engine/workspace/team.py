@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import rows as decode
 from engine.rows import WorkspaceError
 from engine.workspace.judgments import EventLog
 from engine.workspace.lifecycle import now
@@ -121,14 +122,10 @@ class TeamTables(EventLog):
         )
         return {r[0]: r[1] for r in rows}
 
-    _LOG_COLUMNS = "id, text, norm, count, band, variants, status, question_id"
+    _LOG_COLUMNS = ", ".join(decode.LOG_COLUMNS)
 
-    @staticmethod
-    def _log_row(r: Sequence[Any]) -> dict[str, Any]:
-        keys = ("id", "text", "norm", "count", "band", "variants", "status", "question_id")
-        row = dict(zip(keys, r, strict=True))
-        row["variants"] = json.loads(row["variants"])
-        return row
+    def _log_row(self, r: Sequence[Any]) -> dict[str, Any]:
+        return decode.querylog(self.path, r)
 
     def write_querylog(self, rows: Iterable[dict[str, Any]], source: str) -> tuple[int, int]:
         """Store query groups (text, norm, count, band, variants); returns (added, merged).
@@ -139,11 +136,21 @@ class TeamTables(EventLog):
         added = merged = 0
         with self.transaction():
             for row in rows:
-                cur = self.conn.execute(
-                    "UPDATE querylog SET count = count + ? WHERE norm = ?",
-                    (int(row["count"]), row["norm"]),
-                )
-                if cur.rowcount:
+                found = self.conn.execute(
+                    f"SELECT {self._LOG_COLUMNS} FROM querylog WHERE norm = ?", (row["norm"],)
+                ).fetchone()
+                if found is not None:
+                    stored = self._log_row(found)["count"]
+                    if stored + int(row["count"]) > decode.MAX_COUNT:  # SQL's sum: a REAL
+                        raise WorkspaceError(
+                            f"{self.path}: the query {row['text']!r} is counted {stored:,} "
+                            f"times already; with this log's {int(row['count']):,} the count "
+                            f"would pass {decode.MAX_COUNT:,}. Nothing was written"
+                        )
+                    self.conn.execute(
+                        "UPDATE querylog SET count = count + ? WHERE norm = ?",
+                        (int(row["count"]), row["norm"]),
+                    )
                     merged += 1
                     continue
                 self.conn.execute(

@@ -66,12 +66,14 @@ def test_new_import_pool_score_json(tmp_path, capsys):
         "bpref",
         "judged:mrr",
         "judged:ndcg@10",
+        "not_ranked",
         "ms_p50",
         "ms_p95",
         "ms_max",
         "timed_alone",
         "questions_per_s",
     }
+    assert bigram["not_ranked"] == 0
     assert 0 < bigram["ms_p50"] <= bigram["ms_p95"] <= bigram["ms_max"]
     assert bigram["hit@1"] == 1.0  # `보정` reaches d1 only through bigrams
     assert data["retrievers"]["bm25-word"]["hit@1"] == 0.5  # `보정은` != `보정`

@@ -1,4 +1,4 @@
-"""The CLI as a package: `score --metric`, every subcommand's help and its README line."""
+"""The CLI as a package: `score --metric`, every subcommand's help and its line in the docs."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_fail_under_gates_an_asked_metric(demo, capsys):
     assert run(capsys, *argv, "--metric", "p@5", "--fail-under", "p@5=0.01")[0] == 0
 
 
-# -- every subcommand: its help and its README line -------------------------------------------
+# -- every subcommand: its help and its line in docs/cli.md -------------------------------------
 
 
 def subcommands(
@@ -106,17 +106,17 @@ def test_the_parser_walk_finds_every_command():
 
 
 @pytest.mark.parametrize("path", [" ".join(p) for p, _ in leaves()])
-def test_every_subcommand_is_in_the_readme(path):
-    """sqlite-utils' test_docs habit: a command without a README line fails here."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_every_subcommand_is_in_the_docs(path):
+    """sqlite-utils' test_docs habit: a command without a line in docs/cli.md fails here."""
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     *parent, name = path.split()
     if not parent:
-        assert f"`goldpan {name}" in readme, f"README.md has no `goldpan {name} ...`"
+        assert f"`goldpan {name}" in page, f"docs/cli.md has no `goldpan {name} ...`"
         return
     # a nested command: `goldpan import docs ...`, or `import verdicts` beside `goldpan import`
-    lines = [line for line in readme.splitlines() if f"goldpan {' '.join(parent)}" in line]
+    lines = [line for line in page.splitlines() if f"goldpan {' '.join(parent)}" in line]
     assert any(re.search(rf"\b{re.escape(name)}\b", line) for line in lines), (
-        f"README.md has no line for `goldpan {path}`"
+        f"docs/cli.md has no line for `goldpan {path}`"
     )
 
 

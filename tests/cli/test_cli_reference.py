@@ -1,4 +1,4 @@
-"""The commands are declared once: the README's table is the generated one, and it holds
+"""The commands are declared once: docs/cli.md's table is the generated one, and it holds
 every command and every option that ``--help`` shows."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import tui.cli.declarations as declarations
 from tests.conftest import ROOT
 from tui.cli import build_parser
 from tui.cli.declarations import NAMES, commands
-from tui.cli.reference import TABLE_END, TABLE_START, readme_with_commands
+from tui.cli.reference import PAGE, TABLE_END, TABLE_START, with_commands
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
-def readme_rows() -> dict[str, str]:
-    """README table rows by their command line (the first cell, without backticks)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
+def table_rows() -> dict[str, str]:
+    """docs/cli.md's table rows by their command line (the first cell, without backticks)."""
+    page = PAGE.read_text(encoding="utf-8")
+    table = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
     rows = {}
     for line in table.strip().splitlines()[2:]:
         first, rest = line.removeprefix("| `").split("` | ", 1)
@@ -41,16 +41,15 @@ def parsers(
     return [pair for name, p in subs[0].choices.items() for pair in parsers(p, (*path, name))]
 
 
-def test_readme_command_table_is_the_generated_one():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_with_commands(readme) == readme, (
-        "run `python -m tui.cli.reference` to update the README"
-    )
+def test_the_command_table_in_docs_is_the_generated_one():
+    assert PAGE == ROOT / "docs" / "cli.md"
+    page = PAGE.read_text(encoding="utf-8")
+    assert with_commands(page) == page, "run `python -m tui.cli.reference` to update docs/cli.md"
 
 
-def test_every_command_and_every_option_of_its_help_is_in_its_readme_row(monkeypatch):
+def test_every_command_and_every_option_of_its_help_is_in_its_table_row(monkeypatch):
     monkeypatch.setenv("COLUMNS", "10000")  # no line breaks (argparse would break at "-")
-    rows = readme_rows()
+    rows = table_rows()
     commands = parsers(build_parser())
     assert len(rows) == len(commands) >= 35
     for path, parser in commands:

@@ -3,7 +3,7 @@
 A snapshot of ``bm25-word`` is taken, the retriever's k1 is changed (removed and added
 again, as a user would), and ``score --against`` must list exactly the questions whose
 first-gold rank moved, with both ranks and the new rank-1 document. The ranks are
-recomputed here independently: a plain-Python Lucene BM25 written from the README (the
+recomputed here independently: a plain-Python Lucene BM25 written from docs/numbers.md (the
 same reference as tests/engine/test_reference_korquad.py, with k1 as a parameter).
 
 The whole corpus (964 paragraphs) is kept; every 8th question is asked (722), to keep the

@@ -86,9 +86,12 @@ def test_untrusted_command_never_runs_and_the_message_says_how_to_trust_it(tmp_p
     path, marker, command = crafted(tmp_path)
     before = digest(path)
     code, _, err = run(capsys, argv[0], path, *argv[1:])
-    assert code == 0, err
-    assert not marker.exists()
     flat = " ".join(err.split())
+    if argv[0] in ("compare", "failures"):  # what did not rank is refused, naming it
+        assert code == 2 and "sneaky has not ranked 2 of the scored questions" in flat, err
+    else:
+        assert code == 0, err
+    assert not marker.exists()
     assert "skipped retriever sneaky" in flat
     assert repr(command) in flat  # the exact command
     assert f"goldpan trust {path}" in flat

@@ -377,13 +377,13 @@ def test_bm25_defaults_are_the_declared_ones():
     }
     assert bm25_spec("x", "word") == new_spec("x", "bm25", {"tokenizer": "word"})
     r = BM25Retriever(spec)
-    assert (r.params.k1, r.params.b) == (1.5, 0.75)  # the README's defaults (Lucene BM25)
+    assert (r.params.k1, r.params.b) == (1.5, 0.75)  # docs/numbers.md's defaults (Lucene BM25)
 
 
 @pytest.mark.parametrize(
     ("kind", "values", "message"),
     [
-        ("bm25", {"k1": -1}, "bm25 k1 must be >= 0"),
+        ("bm25", {"k1": -1}, "bm25 k1 must be from 0 to 1,000"),
         ("bm25", {"b": 2}, "bm25 b must be between 0 and 1"),
         (
             "bm25",

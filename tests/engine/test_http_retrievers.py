@@ -167,8 +167,8 @@ BROKEN = [
     ("/garbage", ["answered 200", "not JSON", '{"result"']),
     ("/nohits", ["nothing at '/result' (--hits-pointer)"]),
     ("/noscore", ["hit 0 has nothing at '/score' (--score-pointer)"]),
-    ("/unknown", ["document 'no-such-doc' (hit 2) is not in the workspace"]),
-    ("/dup", ["is listed twice (hit 2)"]),
+    ("/unknown", ["hit 2: document 'no-such-doc' is not in the workspace"]),
+    ("/dup", ["hit 2: document", "is listed twice"]),
     ("/redirect", ["answered 307", "a redirect, not followed"]),
     ("/missing", ["answered 404", "not found"]),
 ]

@@ -18,10 +18,10 @@ from engine.fusion_sweep import fusion_sweep
 from engine.gold import COUNT_KEYS, scored_questions, workspace_golds
 from engine.ingest import import_questions
 from engine.power import workspace_power
-from engine.ranked import input_hashes, left_out, workspace_not_ranked
+from engine.ranked import input_hashes, left_out, workspace_holding, workspace_not_ranked
 from engine.retrieve.runner import refresh_runs
-from engine.score_snapshots import take_snapshot
-from engine.scoring import paired_values, score_workspace, scored_set
+from engine.score_snapshots import check_snapshot, diff_against, snapshot_means, take_snapshot
+from engine.scoring import NotScored, paired_values, score_workspace, scored_set
 from engine.session import LabelingSession
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
@@ -88,7 +88,8 @@ def test_a_ranking_made_for_an_older_text_is_not_ranked(ws, tmp_path):
 
 def test_a_new_corpus_leaves_every_ranking_not_ranked(ws):
     ws.write_docs([Doc("d5", "새 문서", "감쇠 보정 금속")])
-    assert left_out(workspace_not_ranked(ws, FAST)) == set(ws.question_ids())
+    nr = workspace_not_ranked(ws, FAST)
+    assert left_out(nr, workspace_holding(ws, nr)) == set(ws.question_ids())
     board = score_workspace(ws, retrievers=FAST)
     assert board.question_ids == [] and board.counts["not_ranked"] == 3
 
@@ -154,7 +155,7 @@ def test_every_analysis_takes_the_same_scored_questions(ws, tiny_ws):
     scope = scored_set(ws, FAST)
     scored = scope.question_ids
     assert scored == ["q1", "q2", "q3"] == score_workspace(ws, retrievers=FAST).question_ids
-    assert scored == scored_questions(scope.golds, left_out(scope.not_ranked))
+    assert scored == scored_questions(scope.golds, left_out(scope.not_ranked, scope.holding))
     _, va, vb = paired_values(ws, *FAST, "mrr")
     assert len(va) == len(vb) == len(scored)
     assert compare_retrievers(ws, *FAST, samples=50)[0].n == len(scored)
@@ -202,5 +203,152 @@ def test_the_live_scores_leave_out_and_take_in_as_the_score_does(tiny_ws):
         assert live.means() == _means(board) != means
         session.edit_question("q9", "금속 보정은 어떻게", None)  # a new text: not ranked
         assert session.live.not_ranked["q9"] == frozenset(FAST)
+    finally:
+        session.ws.close()
+
+
+# -- a retriever that cannot rank holds nothing out ---------------------------------------
+
+TOOL = RetrieverSpec("tool", "command", {"command": "false", "timeout": 5.0})
+"""A command never trusted in these tests: the rule never runs it."""
+
+
+def _tool_ranks(w: Workspace, *qids: str) -> None:
+    """Rankings of the command, made elsewhere (a colleague's machine that trusts it)."""
+    w.write_runs(
+        [CachedRun("tool", q, ("d3", "d1"), (2.0, 1.0), 1.0, "elsewhere", 10) for q in qids]
+    )
+
+
+def test_a_retriever_that_never_ranked_holds_no_question_out(ws):
+    """Added and never pooled, or a command never trusted: the others are scored as before."""
+    alone = score_workspace(ws, retrievers=FAST)
+    ws.add_retriever(TOOL)
+    ws.add_retriever(RetrieverSpec("bm25-new", "bm25", {"tokenizer": "word", "k1": 0.9}))
+    board = score_workspace(ws, retrievers=[*FAST, "tool", "bm25-new"])
+    assert board.question_ids == alone.question_ids == ["q1", "q2", "q3"]
+    assert board.counts == alone.counts and board.counts["not_ranked"] == 0
+    assert board.holding == frozenset()
+    for name in FAST:
+        assert board.retrievers[name].means == alone.retrievers[name].means
+    for name in ("tool", "bm25-new"):
+        rs = board.retrievers[name]
+        assert rs.means is None and not rs.ranked  # never 0.000
+        assert rs.lacks == rs.not_ranked == ("q1", "q2", "q3")
+        assert all(v != v for v in rs.per_question["mrr"])  # NaN: no value, not a miss
+        assert rs.first_gold_rank.tolist() == [-1, -1, -1]
+        shown = board.to_json()["retrievers"][name]
+        assert shown["mrr"] is None and shown["hit@1"] is None and shown["not_ranked"] == 3
+
+
+def test_a_retriever_that_ranked_some_holds_the_rest_out_until_it_cannot_rank(ws):
+    ws.add_retriever(TOOL)
+    _tool_ranks(ws, "q1")  # it ranks here: it will rank q2 and q3 (q4 has no gold)
+    names = [*FAST, "tool"]
+    board = score_workspace(ws, retrievers=names)
+    assert board.holding == {"tool"}
+    assert board.question_ids == ["q1"] and board.counts["not_ranked"] == 2
+    assert all(rs.ranked for rs in board.retrievers.values())  # paired over q1
+    assert board.retrievers["tool"].not_ranked == ("q2", "q3")
+    # not trusted on this machine, or it failed: it will not rank them, so they are scored
+    board = score_workspace(ws, retrievers=names, cannot_rank={"tool"})
+    alone = score_workspace(ws, retrievers=FAST)
+    assert board.holding == frozenset() and board.question_ids == ["q1", "q2", "q3"]
+    assert {n: board.retrievers[n].means for n in FAST} == {
+        n: alone.retrievers[n].means for n in FAST
+    }
+    tool = board.retrievers["tool"]
+    assert tool.means is None and tool.lacks == ("q2", "q3")
+    assert tool.first_gold_rank.tolist() == [2, -1, -1]  # q1 ranked: d3, then the gold d1
+    _tool_ranks(ws, "q2", "q3")  # every scored question: its means are real, q4 or not
+    board = score_workspace(ws, retrievers=names, cannot_rank={"tool"})
+    assert board.retrievers["tool"].ranked and board.retrievers["tool"].lacks == ()
+    assert (
+        board.retrievers["tool"].means["mrr"] == (1 / 2 + 0 + 1) / 3
+    )  # q1 rank 2, q2 missed, q3 rank 1
+
+
+def test_compare_power_fusion_failures_refuse_a_retriever_that_has_not_ranked(ws):
+    ws.add_retriever(TOOL)
+    with pytest.raises(NotScored, match=r"^tool has not ranked 3 of the scored questions"):
+        paired_values(ws, "bm25-word", "tool", "mrr")
+    with pytest.raises(NotScored, match="tool has not ranked 3"):
+        compare_retrievers(ws, "tool", "bm25-word", samples=50)
+    with pytest.raises(NotScored, match="tool has not ranked 3"):
+        workspace_power(ws, "bm25-word", "tool")
+    with pytest.raises(NotScored, match="tool has not ranked 3 .*: a fusion with it"):
+        fusion_sweep(ws, ["bm25-word", "tool"], [0.5], None, folds=2, samples=50)
+    with pytest.raises(NotScored, match="tool has not ranked 3 .*: which of them it fails"):
+        failures(ws, "tool")  # never an empty list, which would read as none
+    _tool_ranks(ws, "q1")
+    with pytest.raises(NotScored, match="tool has not ranked 2"):
+        compare_retrievers(ws, "tool", "bm25-word", samples=50, cannot_rank={"tool"})
+    assert compare_retrievers(ws, "tool", "bm25-word", samples=50)[0].n == 1  # it will rank
+
+
+def test_a_snapshot_records_what_a_retriever_has_not_ranked_never_zeros(ws):
+    ws.add_retriever(TOOL)
+    _tool_ranks(ws, "q1")
+    snap = take_snapshot(ws, "s", retrievers=[*FAST, "tool"], cannot_rank={"tool"})
+    tool = snap["retrievers"]["tool"]
+    assert sorted(snap["golds"]) == ["q1", "q2", "q3"]
+    assert list(tool["questions"]) == ["q1"] and tool["not_ranked"] == ["q2", "q3"]
+    assert "not_ranked" not in snap["retrievers"]["bm25-word"]
+    assert check_snapshot(json.loads(json.dumps(snap)), "s") == snap
+    means = snapshot_means(snap)
+    assert "tool" not in means and set(means) == set(FAST)  # no mean over other questions
+    assert snapshot_means(snap, ["q1"])["tool"]["mrr"] == 0.5
+    diff = diff_against(ws, snap, retrievers=[*FAST, "tool"], cannot_rank={"tool"})
+    d = diff.retrievers["tool"]
+    assert d.paired == 1 and d.only_now == [] and d.only_then == []
+    assert diff.retrievers["bm25-word"].paired == 3
+
+
+def test_the_live_scores_follow_which_retrievers_will_rank(tiny_ws):
+    """A retriever's first ranking holds its other questions out; unable to rank, it holds
+    none: at each step the live means and counts are the score's, kept exactly."""
+    with Workspace.open(tiny_ws) as w:
+        refresh_runs(w, FAST)
+        for spec in w.retrievers():
+            if spec.name not in FAST:
+                w.remove_retriever(spec.name)
+        w.add_retriever(TOOL)
+    session = LabelingSession(Workspace.open(tiny_ws), "kim")
+
+    def same(cannot: set[str] | frozenset[str] = frozenset()):
+        board = score_workspace(session.ws, cannot_rank=cannot)
+        assert session.live.means() == _means(board)
+        assert session.live.counts() == board.counts
+        assert session.live.holding == board.holding
+        return board
+
+    try:
+        live = session.live
+        first = same()  # never ranked: it holds nothing, and has no means
+        assert first.question_ids == ["q1", "q2", "q3"]
+        assert live.means()["tool"] is None and live.lacks("tool") == 3
+        assert [r.question_id for r in live.rows()] == first.question_ids
+        with Workspace.open(tiny_ws) as other:  # its first ranking, made elsewhere
+            _tool_ranks(other, "q1")
+        assert session.reload_if_changed() and session.live is live  # taken in, no reload
+        board = same()
+        assert board.question_ids == ["q1"] and live.held() == {"q2", "q3", "q4"}
+        assert [r.question_id for r in live.rows()] == ["q1", "q2", "q3"]  # q2, q3 wait
+        session.ranked_with({"tool"}, ())  # a pool found it cannot rank here
+        board = same({"tool"})
+        assert board.question_ids == ["q1", "q2", "q3"] and live.held() == set()
+        assert {n: live.means()[n] for n in FAST} == {n: first.retrievers[n].means for n in FAST}
+        assert live.means()["tool"] is None and live.lacks("tool") == 2
+        session.reload()  # ctrl+r: still known not to rank, nothing held out meanwhile
+        assert session.live is not live and session.live.cannot_rank == {"tool"}
+        same({"tool"})
+        with Workspace.open(tiny_ws) as other:
+            _tool_ranks(other, "q2", "q3")
+        assert session.reload_if_changed()
+        board = same({"tool"})
+        assert board.retrievers["tool"].ranked and session.live.means()["tool"] is not None
+        session.ranked_with((), {"tool"})  # it ranked again: it would hold what it lacks
+        assert session.live.cannot_rank == frozenset()
+        same()
     finally:
         session.ws.close()

@@ -399,11 +399,11 @@ async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(
     assert rankings(ws_path, "os") == {}
 
 
-def test_the_readme_nori_template_is_accepted_and_answered(ws_path, gate, capsys, tmp_path):
-    """The README's Korean template is a valid template; osmem-server has no Nori, so only
-    the protocol is exercised (its fields analyzed by Nori are plain text fields here)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    after = readme.split("a template, `nori.json`", 1)[1]
+def test_the_documented_nori_template_is_accepted_and_answered(ws_path, gate, capsys, tmp_path):
+    """docs/retrievers.md's Korean template is a valid template; osmem-server has no Nori, so
+    only the protocol is exercised (its fields analyzed by Nori are plain text fields here)."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "retrievers.md"
+    after = page.read_text(encoding="utf-8").split("a template, `nori.json`", 1)[1]
     text = after.split("```json\n", 1)[1].split("```", 1)[0]
     (tmp_path / "nori.json").write_text(text, encoding="utf-8")
     _, service = gate

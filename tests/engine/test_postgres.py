@@ -2,7 +2,7 @@
 
 One server for the module (:mod:`tests.pgserver`): initdb + pg_ctl in a temp folder, on a
 Unix socket, password authentication, every connection logged. The Korean case is the
-README's: a bigram ``tsvector`` built when the paragraphs are loaded (``ko_bigrams``, a
+docs/retrievers.md's: a bigram ``tsvector`` built when the paragraphs are loaded (``ko_bigrams``, a
 SQL function giving goldpan's ``bigram`` tokens) and ranked with ``ts_rank_cd``; goldpan's
 cached rankings must equal, id for id and score for score, what ``psql`` (a separate
 program) prints for the same SQL.

@@ -1,6 +1,6 @@
 """goldpan's BM25 retrievers against an independent reference on KorQuAD 1.0 dev.
 
-The reference below is written from the README's "How the numbers are made"
+The reference below is written from "How the numbers are made" (docs/numbers.md)
 alone, in plain Python (dicts, ``math.log``); nothing from ``engine`` is used to compute
 it. The goldpan side goes through the CLI exactly as a user would: ``new``, ``import
 squad``, ``pool``, ``score --json``, then the cached runs of the workspace.
@@ -47,7 +47,7 @@ B = 0.75
 TOL = 1e-9
 RETRIEVERS = ("bm25-word", "bm25-bigram", "bm25-word+bigram")
 
-# -- the reference, from the README's text ----------------------------------------------------
+# -- the reference, from docs/numbers.md's text ---------------------------------------------
 
 _WORD_RUN = re.compile(r"\w+")
 
@@ -86,7 +86,7 @@ REF_TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 
 
 class RefLuceneBM25:
-    """Lucene BM25 (k1 1.5 unless given, b 0.75), query terms counted once (the README)."""
+    """Lucene BM25 (k1 1.5 unless given, b 0.75), query terms counted once (docs/numbers.md)."""
 
     def __init__(self, doc_tokens: list[list[str]], k1: float = K1) -> None:
         n_docs = len(doc_tokens)

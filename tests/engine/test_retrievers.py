@@ -564,6 +564,24 @@ def test_a_changed_base_makes_the_fusion_stale(tiny_ws):
         assert refresh_runs(ws, ["f"]).ran == {"bm25-word": 0, "bm25-bigram": 0, "f": 0}
 
 
+def test_a_bug_in_a_retriever_is_a_crash_not_a_retriever_that_could_not_run(tiny_ws, monkeypatch):
+    """A pool that goes on past retrievers that cannot run (the terminal app's) still stops
+    on a bug: a built-in ``ValueError`` is not "could not run", which would hide it in a
+    notice without a crash log. A refused parameter is."""
+
+    def buggy(self, rankings, depth):
+        raise ValueError("a bug in the fusion code")
+
+    monkeypatch.setattr(RRFRetriever, "fuse", buggy)
+    with Workspace.open(tiny_ws) as ws:
+        ws.add_retriever(RetrieverSpec("f", "rrf", {"of": ["bm25-word", "bm25-bigram"]}))
+        with pytest.raises(ValueError, match="a bug in the fusion code"):
+            refresh_runs(ws, ["f"], keep_going=True)
+        ws.add_retriever(RetrieverSpec("g", "rrf", {"of": ["bm25-word"], "k": "sixty"}))
+        report = refresh_runs(ws, ["g"], keep_going=True)
+    assert "rrf k: expected a number, not 'sixty'" in report.errors["g"]
+
+
 def test_a_fused_ranking_does_not_depend_on_how_deep_its_bases_were_cached(tmp_path):
     def fused_at_depth_3(path: Path, deepen_first: bool) -> dict[str, tuple[str, ...]]:
         with build_demo(path, pool=False, models=False) as ws:

@@ -330,8 +330,10 @@ def test_cli_write_commands_on_a_read_only_workspace_exit_2(tiny_ws, tmp_path, u
     code, out, _ = run(capsys, "info", tiny_ws, "--json")
     assert code == 0 and json.loads(out)["labels"] == 4
     code, out, _ = run(capsys, "score", tiny_ws, "--no-pool", "--json")
-    questions = json.loads(out)["questions"]  # nothing was ever pooled: not ranked yet
-    assert code == 0 and questions["scored"] == 0 and questions["not_ranked"] == 3
+    board = json.loads(out)  # nothing was ever pooled: no retriever holds any question
+    assert code == 0 and board["questions"]["scored"] == 3  # out, and none has means
+    assert board["questions"]["not_ranked"] == 0
+    assert all(r["mrr"] is None and r["not_ranked"] == 3 for r in board["retrievers"].values())
     # score pools stale rankings first, except on a read-only workspace: it scores the cache
     code, out, err = run(capsys, "score", tiny_ws)
     assert code == 0 and "scoring the cached rankings" in " ".join(err.split())

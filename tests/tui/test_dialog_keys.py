@@ -1,6 +1,6 @@
 """The dialogs declare their keys as commands too, and help prose names keys by command id.
 
-So the README's key table lists every key a person can press in a dialog, and a key is
+So docs/tui.md's key table lists every key a person can press in a dialog, and a key is
 written once: remapping it in its command changes the help text that mentions it.
 """
 

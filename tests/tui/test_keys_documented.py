@@ -1,4 +1,4 @@
-"""Every key is declared once; the README's table, the palette and help derive from it."""
+"""Every key is declared once; docs/tui.md's table, the palette and help derive from it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.conftest import ROOT
 from tests.tui.conftest import APP_SIZE, wait_for
 from tui.actions import Command
 from tui.app import GoldpanApp
-from tui.help import HelpScreen, keys_table, readme_with_keys
+from tui.help import HelpScreen, keys_table, with_keys
 from tui.screens.base import GoldpanScreen
 
 SCREENS: dict[str, type[GoldpanScreen]] = {
@@ -53,9 +53,9 @@ def test_every_binding_comes_from_a_command_with_help_and_a_palette_title():
                 assert c.title.startswith(f"{area}: "), c.title
 
 
-def test_readme_key_table_is_the_generated_one():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_with_keys(readme) == readme, "run `python -m tui.help` to update the README"
+def test_the_key_table_in_docs_is_the_generated_one():
+    page = (ROOT / "docs" / "tui.md").read_text(encoding="utf-8")
+    assert with_keys(page) == page, "run `python -m tui.help` to update docs/tui.md"
     table = keys_table()
     for cls in SCREENS.values():
         for c in cls.ACTIONS:

@@ -154,9 +154,25 @@ async def test_every_review_column_is_on_screen_at_80x24(app_factory):
             "ms\np95",
             "q/s",
         ]
+        labels = [str(c.label) for c in metrics.ordered_columns]
+        assert not any("Judged" in label for label in labels)  # the line above names it
         await pilot.resize_terminal(120, 40)  # room again: one line, as it was
         await wait_for(pilot, lambda: metrics.header_height == 1)
         assert str(metrics.ordered_columns[-2].label) == "ms p95"
+        assert any("Judged" in str(c.label) for c in metrics.ordered_columns)
+
+
+def test_narrow_latency_cells_take_three_significant_figures():
+    """A dense retriever's 157.68 ms took the q/s column off an 80-column Review."""
+    from tui.render import scores_grid
+
+    means = {"e5": {"mrr": 0.5}}
+    cells = {"e5": (65.15, 157.68, 11.43)}
+    headers = ("ms p50", "ms p95", "q/s")
+    wide = scores_grid(means, ["mrr"], cells, headers).rows[0][2:]
+    narrow = scores_grid(means, ["mrr"], cells, headers, compact=True).rows[0][2:]
+    assert [str(c) for c in wide] == ["65.15", "157.68", "11.43"]
+    assert [str(c) for c in narrow] == ["65.2", "158", "11.4"]
 
 
 async def test_the_tags_are_beside_the_question_at_80x24(app_factory):

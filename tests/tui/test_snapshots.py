@@ -248,9 +248,10 @@ def test_adjudicate_screen_small(snap_compare, app_factory):
 
 
 def test_review_screen_small(snap_compare, app_factory):
-    """Review at 80x24: the counts and the Judged@10 warning, the metrics table with every
-    column on screen (one cell of padding; `nDCG @10`, `ms p50` and `ms p95` headers on two
-    lines, so that q/s is there too), and the grid of gold ranks across the full width with
+    """Review at 80x24: the counts and the Judged@10 warning (which names each share, so
+    the table leaves its column out), the metrics table with every column on screen (one
+    cell of padding; `nDCG @10`, `ms p50` and `ms p95` headers on two lines, so that q/s
+    is there too), and the grid of gold ranks across the full width with
     every retriever's column on screen; the detail of the current question under it."""
 
     async def run_before(pilot) -> None:

@@ -1,6 +1,6 @@
 """The ``goldpan`` console script: the engine's jobs from a terminal or a CI job.
 
-Exit codes (``goldpan --help`` and the README say the same): 0 done; 1 only for a missed
+Exit codes (``goldpan --help`` and docs/cli.md say the same): 0 done; 1 only for a missed
 ``--fail-under`` floor or a ``--fail-on-regression`` regression; 2 bad input, usage, or a
 workspace that cannot be used (the message names the file and the line, or the table and
 row; nothing is written); 3 an internal error (one line, the traceback in a log file). No

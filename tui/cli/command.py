@@ -6,7 +6,7 @@ command is derived from that declaration:
 
 - the argument parser (:func:`tui.cli.build_parser`) and so ``goldpan --help`` (the
   summaries) and ``goldpan CMD --help`` (the about text and the options);
-- the README's command reference: :func:`tui.cli.reference.commands_table`, checked by a
+- the command reference in docs/cli.md: :func:`tui.cli.reference.commands_table`, checked by a
   test (``python -m tui.cli.reference`` rewrites it).
 
 A command's ``run`` is named ``"module:function"`` in :mod:`tui.cli.commands` and its
@@ -55,7 +55,8 @@ class CliCommand:
     epilog: str = ""
     """Text after the options, kept as written (its own line breaks)."""
     see: str = ""
-    """The README section that tells more, as a Markdown link (the README's table only)."""
+    """The docs section that tells more, as a Markdown link relative to docs/ (docs/cli.md's
+    table only)."""
 
     def walk(self, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], CliCommand]]:
         """(command path, declaration) of this command and every one below it."""

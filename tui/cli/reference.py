@@ -1,7 +1,7 @@
-"""The README's command reference, generated from the command declarations.
+"""The command reference in docs/cli.md, generated from the command declarations.
 
-Run ``python -m tui.cli.reference`` to rewrite the table in README.md (between its marker
-comments); ``tests/cli/test_cli_reference.py`` fails while the README differs from it.
+Run ``python -m tui.cli.reference`` to rewrite the table in docs/cli.md (between its marker
+comments); ``tests/cli/test_cli_reference.py`` fails while the page differs from it.
 Each row is one command as ``--help`` shows it: the command line with its positional
 arguments, the text above the options, and every option with its help (defaults included).
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from tui.cli.command import CliCommand
 from tui.cli.declarations import ABOUT_GOLDPAN, commands
-from tui.readme_tables import rewrite, with_table
+from tui.readme_tables import DOCS, rewrite, with_table
 
 ABOUT: dict[str, str] = {
     "": ABOUT_GOLDPAN,
@@ -27,6 +27,8 @@ TABLE_START = (
     "do not edit -->"
 )
 TABLE_END = "<!-- commands: end -->"
+PAGE = DOCS / "cli.md"
+"""The page that holds the table; each row's ``see`` link is relative to it."""
 
 
 def leaves() -> Iterator[tuple[tuple[str, ...], CliCommand, argparse.ArgumentParser]]:
@@ -89,7 +91,7 @@ def _cell(text: str) -> str:
 
 
 def commands_table() -> str:
-    """The README's command table (Markdown): every command and every option it takes."""
+    """The command table (Markdown): every command and every option it takes."""
     lines = ["| command | what it does, and its options |", "|---|---|"]
     for path, command, parser in leaves():
         about = parser.description or ""  # the declaration's, or more (retriever add's kinds)
@@ -101,14 +103,14 @@ def commands_table() -> str:
     return "\n".join(lines)
 
 
-def readme_with_commands(readme: str) -> str:
-    """The README text with its generated command table replaced by the current one."""
-    return with_table(readme, TABLE_START, TABLE_END, commands_table(), "command table")
+def with_commands(page: str) -> str:
+    """The text of docs/cli.md with its generated command table replaced by the current one."""
+    return with_table(page, TABLE_START, TABLE_END, commands_table(), "command table")
 
 
 def main() -> None:
-    """Rewrite README.md's command table from the declarations."""
-    rewrite(readme_with_commands, "command table")
+    """Rewrite docs/cli.md's command table from the declarations."""
+    rewrite(PAGE, with_commands, "command table")
 
 
 if __name__ == "__main__":

@@ -17,10 +17,12 @@ import math
 import re
 from collections.abc import Callable
 
+from engine.types import MAX_DEPTH
+
 INT64_MAX = 2**63 - 1
 """The largest whole number SQLite and numpy's int64 hold."""
 
-MAX_RANKS = 100_000
+MAX_RANKS = MAX_DEPTH
 """The deepest ranking, cutoff or rank tolerance an option may ask for."""
 
 MAX_SAMPLES = 1_000_000

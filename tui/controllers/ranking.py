@@ -25,10 +25,19 @@ from tui.crash import failure_notice
 from tui.messages import PoolFailed, QuestionsRanked
 
 if TYPE_CHECKING:
+    from engine.retrieve.runner import RunReport
     from tui.app import GoldpanApp
 
 WATCH_S = 1.0
 """How often the app looks for other processes' commits (seconds)."""
+
+
+def ranked_with(report: RunReport) -> tuple[frozenset[str], frozenset[str]]:
+    """Who a pool could not rank with (not trusted here, failed), and who ranked.
+
+    What :meth:`~engine.session.LabelingSession.ranked_with` takes.
+    """
+    return frozenset(report.cannot_rank()), frozenset(n for n, c in report.ran.items() if c)
 
 
 class BackgroundRanking:
@@ -93,6 +102,7 @@ class BackgroundRanking:
             # nothing ranked yet: indexing (Kiwi loading, a corpus embedded), no count
             app.call_from_thread(app.say_progress, f"{what}: {name}", done, total if done else 0)
 
+        who: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         try:
             with Workspace.open(app.workspace_path) as ws:
                 report = refresh_runs(
@@ -103,6 +113,7 @@ class BackgroundRanking:
                     trust=app.trust_flow.store,
                     progress=progress,
                 )
+            who = ranked_with(report)
             if report.warnings:  # TLS not checked, said once a session
                 app.call_from_thread(app.say_warnings, report.warnings)
             failed = report.failed()
@@ -110,13 +121,14 @@ class BackgroundRanking:
                 app.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in failed.items())))
         except Exception as exc:  # reported on the UI thread, never lost (a bug: logged)
             app.post_message(PoolFailed("", failure_notice(exc)))
-        app.post_message(QuestionsRanked(todo))
+        app.post_message(QuestionsRanked(todo, *who))
 
     def ranked(self, message: QuestionsRanked) -> None:
         """A ranking ended: take it in (the worker committed on its own connection)."""
         app, session = self.app, self.app.session
         app.sub_title = app.base_sub_title
         self.ranking = ()
+        session.ranked_with(message.cannot_rank, message.ranked)
         if session.reloads != self._reloads:  # reloaded meanwhile: inputs may have changed
             self.tried.clear()
         if session.reload_if_changed():

@@ -39,7 +39,7 @@ class GoldpanScreen(Screen[None]):
         """Until when drawing waits for keys typed ahead (:mod:`tui.typeahead`)."""
 
     AREA: ClassVar[str] = ""
-    """The screen's name as people see it (``Label``): palette titles, help, README."""
+    """The screen's name as people see it (``Label``): palette titles, help, docs/tui.md."""
     ACTIONS: ClassVar[tuple[Command, ...]] = ()
     """Every action of the screen, declared once (see :mod:`tui.actions`)."""
     LEAVE: ClassVar[str | None] = None

@@ -1,7 +1,7 @@
 """Small modal screens: a one-line prompt, a yes / no question, corpus search, trust.
 
 Their keys are declared as :class:`~tui.actions.Command` objects like every screen's
-(``ACTIONS``, ``BINDINGS = bindings(ACTIONS)``): the README's key table lists them after
+(``ACTIONS``, ``BINDINGS = bindings(ACTIONS)``): docs/tui.md's key table lists them after
 the screens' (:data:`DIALOGS`), and each dialog's hint line takes its keys from them.
 """
 
@@ -45,7 +45,7 @@ class Dialog(ModalScreen[ResultT]):
     """A goldpan dialog: a modal screen whose keys are declared as commands."""
 
     AREA: ClassVar[str] = ""
-    """The dialog's name as people see it (the README's key table)."""
+    """The dialog's name as people see it (docs/tui.md's key table)."""
     ACTIONS: ClassVar[tuple[Command, ...]] = ()
     """Every key of the dialog, declared once (see :mod:`tui.actions`)."""
 
@@ -353,4 +353,4 @@ class TrustScreen(Dialog[bool]):
 
 
 DIALOGS: tuple[type[Dialog[Any]], ...] = (PromptScreen, ConfirmScreen, SearchScreen, TrustScreen)
-"""The dialogs whose keys the README's key table lists (with the help screen's)."""
+"""The dialogs whose keys docs/tui.md's key table lists (with the help screen's)."""

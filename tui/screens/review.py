@@ -50,16 +50,28 @@ if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, no
 
 PANELS = ("scores", "compare", "tags", "failures", "noanswer", "sweep", "pool")
 REVIEW_METRICS = ("hit@1", "hit@3", "hit@5", "mrr", "recall@5", "ndcg@10", "judged@10")
+NARROW_METRICS = REVIEW_METRICS[:-1]
+"""Below 100 columns the table leaves Judged@10 to the line above it, which names every
+retriever under the threshold, so that the latency columns stay on screen at 80."""
+NARROW_WIDTH = 100
 METRICS_PADDING = 2
 """The metrics table's cell padding where it fits (a narrow terminal takes less)."""
 
 
-def holes_text(means: dict[str, dict[str, float]], scored: int) -> Text:
-    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line."""
+def holes_text(means: Mapping[str, Mapping[str, float] | None], scored: int) -> Text:
+    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line.
+
+    A retriever without means (it cannot rank some scored question now) has no scores to
+    warn about.
+    """
     from engine.holes import HOLE_METRIC, judged_warnings
 
     warned = judged_warnings(
-        {r: (m[HOLE_METRIC], scored) for r, m in means.items() if HOLE_METRIC in m}
+        {
+            r: (m[HOLE_METRIC], scored)
+            for r, m in means.items()
+            if m is not None and HOLE_METRIC in m
+        }
     )
     if not warned:
         return Text()
@@ -445,8 +457,11 @@ rank-1 document that beat it.
 
     def _group_means(
         self, high: list[str], low: list[str]
-    ) -> tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]]:
-        """Live means on the two tags compared and on high / low title overlap questions."""
+    ) -> tuple[list[tuple[str, dict[str, dict[str, float] | None], int]], list[str]]:
+        """Live means on the two tags compared and on high / low title overlap questions.
+
+        None for a retriever that cannot rank now and lacks some of a group's questions.
+        """
         live = self.gp.session.live
         scored = set(live.values(live.retrievers[0], "mrr")[0]) if live.retrievers else set()
         groups = [
@@ -493,18 +508,22 @@ rank-1 document that beat it.
         from engine.scoring import LATENCY_HEADERS
 
         latency = {r: live.latency[r].cells() for r in live.retrievers if r in live.latency}
+        room = self.size.width or self.app.size.width
+        narrow = room < NARROW_WIDTH
+        shown = NARROW_METRICS if narrow else REVIEW_METRICS
         grid = scores_grid(
-            {r: means[r] for r in live.retrievers}, REVIEW_METRICS, latency, LATENCY_HEADERS
+            {r: means[r] for r in live.retrievers}, shown, latency, LATENCY_HEADERS, narrow
         )
         verdicts = self._judge_changes(baseline)
         for r, row in zip(live.retrievers, grid.rows, strict=True):
-            for j, m in enumerate(REVIEW_METRICS, start=1):
+            now = means[r]
+            for j, m in enumerate(shown, start=1):
                 diff = changes.get(r, {}).get(m)
-                if diff is not None:  # the change since the snapshot, beside the value
+                if diff is not None and now is not None:  # the change, beside the value
                     verdict = verdicts.get((r, m))
-                    row[j] = metric_cell(means[r][m], diff, str(row[j].style), verdict)
+                    row[j] = metric_cell(now[m], diff, str(row[j].style), verdict)
         metrics = self.query_one("#metrics", DataTable)
-        self._fitted_width = self.size.width or self.app.size.width
+        self._fitted_width = room
         labels, metrics.cell_padding, metrics.header_height = fitted(
             grid.headers(), grid.rows, self._fitted_width, METRICS_PADDING
         )
@@ -514,11 +533,12 @@ rank-1 document that beat it.
             self.refresh_panel()
 
     def _changes(
-        self, baseline: Baseline, means: dict[str, dict[str, float]]
+        self, baseline: Baseline, means: dict[str, dict[str, float] | None]
     ) -> dict[str, dict[str, float]]:
         """Per retriever and metric, now minus then, over the same questions on both sides.
 
-        Those compared with the snapshot: scored both then and now (with the tag).
+        Those compared with the snapshot: scored both then and now (with the tag). A
+        retriever without means now (it has not ranked some of them) has no change.
         """
         live = self.gp.session.live
         if not live.retrievers:
@@ -526,7 +546,7 @@ rank-1 document that beat it.
         scored = live.values(live.retrievers[0], REVIEW_METRICS[0], self.tag)[0]
         # ``means`` is over every question scored now: when all of them are compared (no
         # question added since the snapshot), they are the means over those compared
-        now_over: dict[tuple[str, ...], dict[str, dict[str, float]]] = {tuple(scored): means}
+        now_over: dict[tuple[str, ...], dict[str, dict[str, float] | None]] = {tuple(scored): means}
         out: dict[str, dict[str, float]] = {}
         for r in live.retrievers:
             since = baseline.since(r, scored)
@@ -535,7 +555,8 @@ rank-1 document that beat it.
             if since.compared not in now_over:  # the retrievers usually share their questions
                 now_over[since.compared] = live.means_for(since.compared)
             now = now_over[since.compared][r]
-            out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
+            if now is not None:
+                out[r] = {m: now[m] - then for m, then in since.then.items() if m in now}
         return out
 
     def _judge_changes(self, baseline: Baseline | None) -> Verdicts:
@@ -548,6 +569,8 @@ rank-1 document that beat it.
             live = self.gp.session.live
             now: ChangesNow = {}
             for r in live.retrievers:
+                if live.lacks(r, self.tag):  # no means, so no change to judge (never NaN)
+                    continue
                 values = {m: live.values(r, m, self.tag) for m in REVIEW_METRICS}
                 ids = next(iter(values.values()))[0]
                 now[r] = (ids, {m: v for m, (_, v) in values.items()})
@@ -636,8 +659,8 @@ rank-1 document that beat it.
             out.append("\n")
             out.append_text(literal(r, style="bold"))
             out.append("  ")
-            if r in waiting:
-                out.append(f"{NOT_RANKED} yet", style="italic yellow")
+            if r in waiting:  # "yet" when it will rank it; else it cannot rank now
+                out.append(NOT_RANKED + (" yet" if r in live.holding else ""), "italic yellow")
                 continue
             out.append_text(rank_cell(first))
             if first != 1 and ranking:

@@ -39,8 +39,8 @@ def progress_text(
     """``you: 12/49 questions judged · q05: 3/14 candidates · ] opens q06 · auto-advance on``.
 
     "Judged" is :func:`engine.counters.is_judged` (a verdict, or every candidate graded).
-    Questions some retriever has not ranked yet (:mod:`engine.ranked`: their candidates
-    are still to come) are counted after it, and the current one says so.
+    Questions a retriever that will rank them has not ranked yet (:mod:`engine.ranked`:
+    their candidates are still to come) are counted after it, and the current one says so.
     ``advance`` is shown when given (the label screen, where `m` toggles it);
     ``handed_out``: served, `]` takes the next question the server hands out, not the next
     of ``order``; a ``viewer`` judges nothing, so the line says where they are instead.
@@ -54,7 +54,7 @@ def progress_text(
         (f"{mine}/{total}", "bold"),
         (" questions judged", "dim"),
     )
-    waiting = session.live.not_ranked
+    waiting = session.live.held()  # candidates still to come: a retriever will rank it
     if waiting:
         out.append(" · ", "dim")
         out.append(str(len(waiting)), "bold yellow")

@@ -190,9 +190,13 @@ class ComparePanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """Comparisons per metric, MRR wins per retriever, and the power line."""
+        """Comparisons per metric, MRR wins per retriever, and the power line.
 
-        result: tuple[list[Comparison], dict[str, list[str]], str]
+        Or why there is nothing to compare: a retriever has not ranked some scored
+        question and cannot rank it now.
+        """
+
+        result: tuple[list[Comparison], dict[str, list[str]], str] | str
 
     def __init__(self, *, id: str, values: ValuesSource) -> None:  # noqa: A002
         """``values`` gives per-question metric values from the live scores."""
@@ -209,7 +213,18 @@ class ComparePanel(AnalysisPanel):
         if request.a == request.b:  # one retriever: nothing to compare it with
             self.post_message(self.Ready(key, ([], {request.a: []}, "")))
             return
+        import numpy as np
+
         values = {m: self.values(request.a, request.b, m, request.tag) for m in COMPARE_METRICS}
+        _, va, vb = values["mrr"]
+        lacking = [  # NaN: a question it has not ranked and cannot rank now
+            f"{r} has not ranked {n} of the scored questions"
+            for r, v in ((request.a, va), (request.b, vb))
+            if (n := int(np.isnan(v).sum()))
+        ]
+        if lacking:
+            self.post_message(self.Ready(key, "; ".join(lacking) + ": nothing to compare yet"))
+            return
         self._compare(key, request, values)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
@@ -239,8 +254,11 @@ class ComparePanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The comparison table and the wins."""
-        results, wins, power = cast("tuple[list[Comparison], dict[str, list[str]], str]", result)
         body = self.query_one("#compare-body", Static)
+        if isinstance(result, str):
+            body.update(literal(result, style="dim"))
+            return
+        results, wins, power = cast("tuple[list[Comparison], dict[str, list[str]], str]", result)
         if len(wins) < 2:
             body.update(
                 Text("Comparing needs two retrievers; this workspace has one.", style="dim")
@@ -344,8 +362,9 @@ class TagsPanel(AnalysisPanel):
         for r in retrievers:
             cells: list[str | Text] = [literal(r)]
             for _, means, scored in groups:
+                values = means[r]  # None: it has not ranked every scored question there
                 for m in ("hit@1", "mrr"):
-                    shown = f"{means[r][m]:.3f}" if scored else "-"
+                    shown = f"{values[m]:.3f}" if scored and values is not None else "-"
                     cells.append(Text(shown, justify="right"))
             rows.append(cells)
         fill_table(self.query_one("#tags-table", DataTable), labels, rows)
@@ -376,9 +395,12 @@ class FailuresPanel(AnalysisPanel):
 
     @dataclass
     class Ready(PanelReady):
-        """A's failures (with both titles) and how many questions are scored."""
+        """A's failures (with both titles) and how many questions are scored.
 
-        result: tuple[list[Failure], int]
+        Or why they are unknown: A has not ranked some scored question and cannot rank it.
+        """
+
+        result: tuple[list[Failure], int] | str
 
     def __init__(self, *, id: str) -> None:  # noqa: A002 - Textual's own keyword
         """A panel with this DOM id."""
@@ -393,19 +415,25 @@ class FailuresPanel(AnalysisPanel):
         return (request.token, request.a, request.tag)
 
     def compose(self) -> ComposeResult:
-        """The table, and the selected failure's documents with their whole titles."""
+        """The table and the selected failure's documents; a note when they are unknown."""
+        note = Static(id="failures-note")
+        note.display = False
+        yield note
         yield DataTable(id="failures", cursor_type="row", zebra_stripes=True)
         yield Static(id="failure-detail")
 
     def analyse(self, request: PanelRequest) -> object:
         """Failures of A (reads every scored question's cached ranking)."""
         from engine.analysis import failures
-        from engine.scoring import scored_set
+        from engine.scoring import NotScored, scored_set
 
         ws = _open(request.path)
         try:
-            scored = len(scored_set(ws, [request.a], request.tag).question_ids)
-            return failures(ws, request.a, tag=request.tag), scored
+            try:
+                rows = failures(ws, request.a, tag=request.tag)
+            except NotScored as exc:  # never an empty table: that would read as none
+                return str(exc)
+            return rows, len(scored_set(ws, [request.a], request.tag).question_ids)
         finally:
             ws.close()
 
@@ -415,6 +443,14 @@ class FailuresPanel(AnalysisPanel):
 
     def draw(self, result: object) -> None:
         """The failures table (titles cut to one line)."""
+        note = self.query_one("#failures-note", Static)
+        note.display = isinstance(result, str)
+        if isinstance(result, str):
+            self.failures, self.scored = [], 0
+            fill(self.query_one("#failures", DataTable), failures_grid([], FAILURE_TITLE_WIDTH))
+            self.query_one("#failure-detail", Static).update("")
+            note.update(literal(result, style="dim"))
+            return
         self.failures, self.scored = cast("tuple[list[Failure], int]", result)
         table = self.query_one("#failures", DataTable)
         keys = [f.question_id for f in self.failures]
@@ -614,7 +650,7 @@ if TYPE_CHECKING:
     """(a, b, metric, tag) -> question ids and A's and B's per-question values."""
     MeansSource = Callable[
         [list[str], list[str]],
-        tuple[list[tuple[str, dict[str, dict[str, float]], int]], list[str]],
+        tuple[list[tuple[str, dict[str, dict[str, float] | None], int]], list[str]],
     ]
     """(high-overlap ids, low-overlap ids) -> each group's name, means per retriever and
     scored questions (the two tags compared, then hi-ov and lo-ov), and the retrievers."""

@@ -61,6 +61,6 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from tui.cli.commands.scores import score_table
 
     with open_workspace(str(path)) as ws:
-        pool_stale(ws, None, DEFAULT_DEPTH, quiet=False)
-        board = score_workspace(ws)
+        report = pool_stale(ws, None, DEFAULT_DEPTH, quiet=False)
+        board = score_workspace(ws, cannot_rank=report.cannot_rank() if report else ())
     out.print(score_table(board, metric_names(DEFAULT_KS), None))

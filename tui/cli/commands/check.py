@@ -9,6 +9,16 @@ from engine.check import check_workspace
 from tui.cli.commands.common import Unusable, err, out, print_json
 from tui.literal import literal
 
+VERDICTS = {
+    "damaged": "is damaged; goldpan will not write into it. Restore it from a copy (a "
+    "teammate's, or a backup goldpan wrote before an upgrade), or recover its rows with "
+    "`sqlite3 FILE .recover`",
+    "not a workspace": "is not a goldpan workspace, so there is nothing to restore (goldpan "
+    "wrote nothing there); give the path of a workspace, or create one with `goldpan new`",
+    "newer": "was written by a newer goldpan; upgrade goldpan to check it",
+}
+"""The last line ``check`` says of a workspace that is not sound, by its verdict."""
+
 
 def cmd_check(args: argparse.Namespace) -> None:
     """Integrity, foreign keys, schema and every row; exit 2 when anything is wrong."""
@@ -33,13 +43,7 @@ def cmd_check(args: argparse.Namespace) -> None:
             out.print(literal(f"  ... and {report.rows_not_listed} more row problems"))
     if not report.ok:
         if not args.json:
-            err.print(
-                literal(
-                    f"goldpan: {args.workspace} is damaged; goldpan will not write into it. "
-                    "Restore it from a copy (a teammate's, or a backup goldpan wrote before an "
-                    "upgrade), or recover its rows with `sqlite3 FILE .recover`"
-                )
-            )
+            err.print(literal(f"goldpan: {args.workspace} {VERDICTS[report.verdict]}"))
         raise Unusable
     if not args.json:
         out.print(literal(f"{args.workspace}: no problems found"))

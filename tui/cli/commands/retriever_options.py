@@ -93,7 +93,7 @@ def add_retriever_options(parser: argparse.ArgumentParser) -> None:
             # finite numbers in a sane range, checked as parsed (the kind's own check,
             # e.g. b in [0, 1], follows when the spec is made)
             if p.type is float:
-                options["type"] = values.finite()
+                options["type"] = values.finite(*p.bounds) if p.bounds else values.finite()
             elif p.type is int:
                 options["type"] = values.ranks
             elif p.type == FLOATS:

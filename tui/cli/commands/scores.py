@@ -84,6 +84,30 @@ def score_table(
     return table
 
 
+def say_not_ranked(board: Scoreboard) -> None:
+    """On stderr: the questions each retriever has not ranked, and what the score did.
+
+    Those of a retriever that will rank them are left out of every mean; a retriever
+    that cannot rank now holds nothing out and has no means (``-``) while it lacks some.
+    """
+    n = len(board.question_ids)
+    lines = {
+        "not ranked yet (left out of every retriever's means until ranked, never counted "
+        "as misses; goldpan pool ranks them)": [
+            f"{r} {len(rs.not_ranked)}"
+            for r, rs in board.retrievers.items()
+            if rs.not_ranked and r in board.holding
+        ],
+        "no means (-): has not ranked every scored question and cannot rank now (the "
+        "others are scored without it)": [
+            f"{r} {len(rs.lacks)} of {n}" for r, rs in board.retrievers.items() if rs.lacks
+        ],
+    }
+    for head, said in lines.items():
+        if said:
+            err.print(literal(f"{head}: {', '.join(said)}"))
+
+
 def holes_table(board: Scoreboard, names: Sequence[str], asked: Sequence[str] = ()) -> Table | None:
     """How much of each retriever's scores rests on judgments: Judged@10, bpref, judged:.
 
@@ -146,7 +170,12 @@ def cmd_score(args: argparse.Namespace) -> None:
         check_tag(ws, args.tag)  # --retriever: checked with the --run names it may add
         rankings = gate.prepare(ws, args, given, quiet)
         board = score_workspace(
-            ws, metrics=names, retrievers=args.retriever, tag=args.tag, given=rankings.given
+            ws,
+            metrics=names,
+            retrievers=args.retriever,
+            tag=args.tag,
+            given=rankings.given,
+            cannot_rank=rankings.cannot_rank(),
         )
         warnings = hole_warnings(board, min_judged=args.min_judged)
         how = {n: w for n, w in rankings.how.items() if n in board.retrievers}
@@ -200,15 +229,7 @@ def cmd_score(args: argparse.Namespace) -> None:
             )
         )
     if not args.json and args.markdown != "-":
-        unranked = {n: len(rs.not_ranked) for n, rs in board.retrievers.items() if rs.not_ranked}
-        if unranked:
-            said = ", ".join(f"{n} {m}" for n, m in unranked.items())
-            err.print(
-                literal(
-                    f"not ranked yet (left out of every retriever's means until ranked, "
-                    f"never counted as misses; goldpan pool ranks them): {said}"
-                )
-            )
+        say_not_ranked(board)
         absent = {n: rs.missing for n, rs in board.retrievers.items() if rs.missing}
         if absent:
             said = ", ".join(f"{n} {m}" for n, m in absent.items())
@@ -236,9 +257,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers on one metric or several, each with its verdict."""
     from engine.analysis import compare_retrievers
     from engine.holes import HOLE_METRIC, hole_warnings
-    from engine.metrics import DEFAULT_METRIC
+    from engine.metrics import DEFAULT_METRIC, mean
     from engine.retrieve import DEFAULT_DEPTH
-    from engine.scoring import score_workspace
+    from engine.scoring import paired_board
     from engine.verdict import check_level
 
     # a bad metric or level fails before anything is pooled
@@ -251,7 +272,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
         check_retrievers(ws, [args.a, args.b], "compare")
         check_tag(ws, args.tag)
         check_scored(ws, args.tag, "compare")
-        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh)
+        report = pool_stale(
+            ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json, force=args.refresh
+        )
+        cannot_rank = report.cannot_rank() if report else ()
         results = compare_retrievers(
             ws,
             args.a,
@@ -261,12 +285,14 @@ def cmd_compare(args: argparse.Namespace) -> None:
             samples=args.samples,
             seed=args.seed,
             tag=args.tag,
+            cannot_rank=cannot_rank,
         )
-        holes = score_workspace(
-            ws, metrics=[HOLE_METRIC], retrievers=[args.a, args.b], tag=args.tag
+        holes = paired_board(
+            ws, args.a, args.b, [HOLE_METRIC], tag=args.tag, cannot_rank=cannot_rank
         )
     warnings = hole_warnings(holes, min_judged=args.min_judged)
-    judged = {name: rs.means[HOLE_METRIC] for name, rs in holes.retrievers.items()}
+    # both ranked every compared question (paired_board refuses otherwise)
+    judged = {name: mean(rs.per_question[HOLE_METRIC]) for name, rs in holes.retrievers.items()}
     if args.json:
         shown = [
             {**r.to_json(), HOLE_METRIC: judged, "warnings": [w.to_json() for w in warnings]}

@@ -73,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
             literal(
                 f"goldpan: warning: listening on {args.host}: anyone who can reach this "
                 "address can try links, and traffic (tokens and labels) is unencrypted "
-                "unless a TLS reverse proxy is in front (see the README). If people reach "
+                "unless a TLS reverse proxy is in front (see docs/team.md). If people reach "
                 "this machine by another name than the links show, give --public-url."
             ),
             style="yellow",

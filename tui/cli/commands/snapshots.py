@@ -73,9 +73,16 @@ def cmd_snapshot(args: argparse.Namespace) -> None:
                     f"a snapshot named {name!r} already exists (remove it, or use --replace)"
                 )
             check_retrievers(ws, args.retriever)
+            report = None
             if not args.no_pool:
-                pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=True)
-            data = save_snapshot(ws, name, replace=args.replace, retrievers=args.retriever)
+                report = pool_stale(ws, args.retriever, DEFAULT_DEPTH, quiet=True)
+            data = save_snapshot(
+                ws,
+                name,
+                replace=args.replace,
+                retrievers=args.retriever,
+                cannot_rank=report.cannot_rank() if report else (),
+            )
             n = len(data["golds"])
             rets = ", ".join(data["retrievers"]) or "no retrievers"
             out.print(literal(f"saved snapshot {name}: {n} scored questions; {rets}"))
@@ -180,6 +187,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
             tag=args.tag,
             samples=args.samples,
             given=rankings.given,
+            cannot_rank=rankings.cannot_rank(),
             min_judged=args.min_judged,
         )
         verdict = regression_verdict(
@@ -196,7 +204,12 @@ def cmd_score_against(args: argparse.Namespace) -> None:
             from engine.scoring import score_workspace
 
             board = score_workspace(
-                ws, metrics=["mrr"], retrievers=args.retriever, tag=args.tag, given=rankings.given
+                ws,
+                metrics=["mrr"],
+                retrievers=args.retriever,
+                tag=args.tag,
+                given=rankings.given,
+                cannot_rank=rankings.cannot_rank(),
             )
             texts = {q.id: q.text for q in ws.questions()}
             tops = winners(ws, rankings, verdict.retrievers, board.question_ids)
@@ -311,8 +324,15 @@ def cmd_power(args: argparse.Namespace) -> None:
     with open_workspace(args.workspace) as ws:
         check_retrievers(ws, [args.a, args.b], "power")
         check_tag(ws, args.tag)
-        pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
-        p = workspace_power(ws, args.a, args.b, metric, tag=args.tag)
+        report = pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
+        p = workspace_power(
+            ws,
+            args.a,
+            args.b,
+            metric,
+            tag=args.tag,
+            cannot_rank=report.cannot_rank() if report else (),
+        )
     if args.json:
         print_json(p.to_json())
         return

@@ -7,7 +7,7 @@ import sys
 
 from rich.table import Table
 
-from engine.trust import TrustStore, needs_trust, what_runs
+from engine.trust import TrustStore, needs_trust, what_runs, whole_texts
 from engine.types import RetrieverSpec
 from tui.cli.commands.common import UsageError, err, open_workspace, out
 from tui.literal import command_shown as shown
@@ -77,6 +77,7 @@ def cmd_trust(args: argparse.Namespace) -> None:
         chosen: list[RetrieverSpec] = []
         for spec in untrusted:
             out.print(literal(f"retriever {spec.name} runs: {shown(what_runs(spec))}"))
+            _texts(spec)
             if args.yes or _ask(f"trust this for {args.workspace}? [y/N] "):
                 chosen.append(spec)
         if chosen:
@@ -94,10 +95,25 @@ def _table(workspace: str, specs: list[RetrieverSpec], untrusted: set[str]) -> N
     table = Table(title=literal(f"retrievers of {workspace} that need trust"), title_justify="left")
     table.add_column("retriever")
     table.add_column("trusted")
-    table.add_column("runs or sends to")
+    table.add_column("runs or sends to", overflow="fold")  # in full, never cut with "…"
     for s in specs:
         table.add_row(
             literal(s.name), "no" if s.name in untrusted else "yes", literal(shown(what_runs(s)))
         )
     if specs:
         out.print(table)
+    for s in specs:
+        _texts(s, f"retriever {s.name}: ")
+
+
+def _texts(spec: RetrieverSpec, lead: str = "") -> None:
+    """Each template the line names by its hash, in full: every line of it, made visible.
+
+    Control and invisible characters show as pictures (``␛``, ``⟨U+202E⟩``), so nothing
+    in a template can hide what it holds; a line break is a line break, each line marked.
+    """
+    for option, text in whole_texts(spec):
+        out.print(literal(f"  {lead}{option} holds:"))
+        lines = text.replace("\r\n", "\n").split("\n")  # any other break stays visible
+        for line in lines[:-1] if len(lines) > 1 and not lines[-1] else lines:
+            out.print(literal(f"    | {line}"))

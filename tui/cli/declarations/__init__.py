@@ -7,7 +7,7 @@ word (``import docs|questions|...``, ``retriever list|add|remove``) is one modul
 family's ``COMMAND`` holding them as ``subcommands``.
 
 A command line imports only the declaration of the command it names (:func:`declaration`);
-``goldpan --help`` and the README's table import them all (:func:`commands`). So
+``goldpan --help`` and docs/cli.md's table import them all (:func:`commands`). So
 :data:`NAMES` lists the modules, in the order ``goldpan --help`` shows them, and a test
 checks that every module is listed and declares the command it is named after.
 """

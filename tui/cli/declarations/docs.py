@@ -35,7 +35,7 @@ COMMAND = CliCommand(
     '{"search", "total", "corpus", "docs": [{"id", "title", "length", "found_in", '
     '"snippet"}]} (found_in: id, title, text; snippet: null unless in the text).',
     run="workspace:cmd_docs",
-    see="[docs/analysis.md](docs/analysis.md#finding-a-document-goldpan-docs)",
+    see="[docs/analysis.md](analysis.md#finding-a-document-goldpan-docs)",
     options=_options,
     json=True,
 )

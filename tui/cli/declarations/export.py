@@ -48,5 +48,5 @@ COMMAND = CliCommand(
     "An existing OUT is replaced only with --force.",
     run="workspace:cmd_export",
     options=_options,
-    see="[What goldpan guarantees](#what-goldpan-guarantees)",
+    see="[What goldpan guarantees](guarantees.md)",
 )

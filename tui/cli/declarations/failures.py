@@ -25,9 +25,11 @@ COMMAND = CliCommand(
     "matter's series, else the series its title writes, e.g. \"neighbour in series 'PET "
     "원리' (⑤ vs ⑥)\"), and both documents with their titles. --json prints "
     '[{"question", "gold", "gold_rank", "top_doc", "relation", "relation_detail", '
-    '"series", "gold_doc", "gold_title", "top_title"}].',
+    '"series", "gold_doc", "gold_title", "top_title"}]. Refused (exit 2) when the '
+    "retriever has not ranked some scored question and cannot rank it now (never ranked "
+    "here).",
     run="scores:cmd_failures",
-    see="[docs/analysis.md](docs/analysis.md#which-document-beat-the-gold-goldpan-failures)",
+    see="[docs/analysis.md](analysis.md#which-document-beat-the-gold-goldpan-failures)",
     options=_options,
     json=True,
 )

@@ -34,5 +34,5 @@ COMMAND = CliCommand(
     run="fidelity:cmd_fidelity",
     options=_options,
     json=True,
-    see="[fidelity](#does-goldpans-ranking-predict-the-engines-goldpan-fidelity)",
+    see="[fidelity](retrievers.md#does-goldpans-ranking-predict-the-engines-goldpan-fidelity)",
 )

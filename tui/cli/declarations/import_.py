@@ -147,7 +147,7 @@ COMMAND = CliCommand(
             "the old text need re-check.",
             run=RUN,
             options=_questions,
-            see="[Re-imported questions](#re-imported-questions)",
+            see="[Re-imported questions](workspace.md#re-imported-questions)",
         ),
         CliCommand(
             "run",
@@ -210,7 +210,7 @@ COMMAND = CliCommand(
             "questions are attached to the workspace's documents by title.",
             run=RUN,
             options=_squad,
-            see="[docs/analysis.md](docs/analysis.md#questions-onto-your-own-corpus-goldpan-import-squad---onto)",
+            see="[docs/analysis.md](analysis.md#questions-onto-your-own-corpus-goldpan-import-squad---onto)",
         ),
         CliCommand(
             "querylog",
@@ -225,7 +225,7 @@ COMMAND = CliCommand(
             run="snapshots:cmd_import_querylog",
             options=_querylog,
             json=True,
-            see="[Questions from a query log](#questions-from-a-query-log)",
+            see="[Questions from a query log](query-log.md)",
         ),
     ),
 )

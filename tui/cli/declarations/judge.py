@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engine.grades import GRADE_RANGE
+from engine.types import TIMEOUT_RANGE
 from tui.cli import values
 from tui.cli.command import CliCommand
 
@@ -47,9 +48,10 @@ def _options(s: argparse.ArgumentParser) -> None:
     )
     what.add_argument(
         "--timeout",
-        type=values.finite(0, low_open=True),
+        type=values.finite(*TIMEOUT_RANGE),
         metavar="SECONDS",
-        help="a command judge's time for the whole run (default 3600)",
+        help="a command judge's time for the whole run, from "
+        f"{TIMEOUT_RANGE[0]:g} to {TIMEOUT_RANGE[1]:,.0f} seconds (default 3600)",
     )
     run = s.add_argument_group("what is judged, and how scores become grades")
     run.add_argument(
@@ -137,5 +139,5 @@ COMMAND = CliCommand(
     run="judge:cmd_judge",
     options=_options,
     json=True,
-    see="[Model judges](docs/model-judges.md)",
+    see="[Model judges](model-judges.md)",
 )

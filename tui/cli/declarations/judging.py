@@ -42,7 +42,7 @@ COMMAND = CliCommand(
     "name, rank or score) and when it offers to stop a question. Every annotator of the "
     "workspace judges under the same settings; `goldpan simulate` measures what each "
     'choice costs and finds. --json prints {"order", "stop_after", "stop_below", '
-    '"rule"}. See [How complete is the gold?](docs/complete-gold.md).',
+    '"rule"}. See [How complete is the gold?](complete-gold.md).',
     run="judging:cmd_judging",
     options=_options,
     json=True,

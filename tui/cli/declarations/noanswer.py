@@ -25,7 +25,7 @@ COMMAND = CliCommand(
     "answerable questions; below that it says how many more are needed, and --json has "
     '"established": false, "best": null and "needs": {"no_answer", "answerable"} each '
     '{"have", "least", "more"}.',
-    see="[Evidence before thresholds](docs/numbers.md#evidence-before-thresholds)",
+    see="[Evidence before thresholds](numbers.md#evidence-before-thresholds)",
     run="scores:cmd_noanswer",
     options=_options,
     json=True,

@@ -11,6 +11,6 @@ COMMAND = CliCommand(
     'documents\' text (likely easy questions). --json prints [{"question", "title", '
     '"gold", "high"}].',
     run="scores:cmd_overlap",
-    see="[docs/analysis.md](docs/analysis.md#questions-that-copy-a-title-goldpan-overlap)",
+    see="[docs/analysis.md](analysis.md#questions-that-copy-a-title-goldpan-overlap)",
     json=True,
 )

@@ -26,7 +26,8 @@ COMMAND = CliCommand(
     " alike on every question (or one is ahead by the same amount on every one) the"
     ' differences do not vary and neither is given. --json prints {"a", "b",'
     ' "metric", "n", "diff", "sd", "mde", "n_needed", "discordant", "least_discordant"}'
-    " (mde and n_needed null where not given).",
+    " (mde and n_needed null where not given). Refused (exit 2) when A or B has not ranked"
+    " some scored question and cannot rank it now.",
     run="snapshots:cmd_power",
     options=_options,
     json=True,

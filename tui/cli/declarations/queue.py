@@ -46,7 +46,7 @@ COMMAND = CliCommand(
     '--model also "model", "disagree" and "holes": [{"question", "status", "docs", '
     '"distance"}]; with --beyond-pool also "beyond_pool": {"method", "proposed", '
     '"questions": [{"question", "docs", "relevant_left"}]}. See [How complete is the '
-    "gold?](docs/complete-gold.md).",
+    "gold?](complete-gold.md).",
     run="team:cmd_queue",
     options=_options,
     json=True,

@@ -31,7 +31,7 @@ COMMAND = CliCommand(
     "add, list or remove retrievers",
     "Add, list or remove the retrievers a workspace pools and scores.",
     workspace=False,
-    see="[Retrievers](#retrievers)",
+    see="[Retrievers](retrievers.md)",
     dest="action",
     subcommands=(
         CliCommand(

@@ -142,18 +142,22 @@ COMMAND = CliCommand(
     "Hit@k, MRR, Recall@k, nDCG@10 per retriever",
     "Score every retriever on the resolved gold: Hit@k, MRR, Recall@k, nDCG@10 (and any "
     "--metric), the time of one question ranked alone (ms p50, ms p95) and the pool's "
-    "throughput (q/s), with the counts of scored, no-answer, disputed, need re-check and "
-    "unlabeled questions; then how complete the gold is under each retriever: Judged@10 "
-    "(the share of its top 10 a person judged), bpref, and MRR and nDCG@10 over the judged "
-    "documents only (judged:mrr, judged:ndcg@10), with a warning when Judged@10 is under "
-    "--min-judged. --metric adds any metric goldpan knows (an unknown one is refused, "
-    "exit 2) to the table and the JSON, and --fail-under can gate on it. --json prints "
-    '{"questions": {"scored", "no_answer", "disputed", "unlabeled"}, "retrievers": {NAME: '
-    '{METRIC: mean, "ms_p50", "ms_p95", "ms_max", "timed_alone", "questions_per_s"}}, '
-    '"warnings": [{"warning": "unjudged", "retriever", "judged@10", "min_judged", '
-    '"questions", "scores": "unknown", "message"}]} (null: not measured; --against has the '
-    "same warnings). Exit 1 when a --fail-under floor is missed (a warning never fails). "
-    "With --against: per "
+    "throughput (q/s), with the counts of scored, not ranked yet, no-answer, disputed, need "
+    "re-check and unlabeled questions; then how complete the gold is under each retriever: "
+    "Judged@10 (the share of its top 10 a person judged), bpref, and MRR and nDCG@10 over "
+    "the judged documents only (judged:mrr, judged:ndcg@10), with a warning when Judged@10 "
+    "is under --min-judged. A question a retriever will rank (goldpan pool) but has not yet "
+    "is left out of every retriever's means; a retriever that cannot rank now (never ranked "
+    "here, not trusted on this machine, failed) holds none out and has no means (-) while "
+    "it lacks a scored question. --metric adds any metric goldpan knows (an unknown one is "
+    "refused, exit 2) to the table and the JSON, and --fail-under can gate on it. --json "
+    'prints {"questions": {"scored", "not_ranked", "no_answer", "disputed", "recheck", '
+    '"unlabeled"}, "retrievers": {NAME: {METRIC: mean, "not_ranked", "ms_p50", "ms_p95", '
+    '"ms_max", "timed_alone", "questions_per_s"}}, "warnings": [{"warning": "unjudged", '
+    '"retriever", "judged@10", "min_judged", "questions", "scores": "unknown", "message"}]} '
+    "(null: not measured, or no means; --against has the same warnings). Exit 1 when a "
+    "--fail-under floor is missed (a warning never fails); 2 when it covers a retriever "
+    "without means. With --against: per "
     "retriever, each metric then / now / difference with a paired bootstrap 95% interval, "
     "a randomization p-value and the verdict (the same rule as compare's), and the "
     "questions whose first-gold rank got worse or better (both ranks, the document that now "
@@ -162,6 +166,6 @@ COMMAND = CliCommand(
     options=_options,
     json=True,
     epilog=GATE_HELP,
-    see="[Latency](docs/numbers.md#latency), [Use goldpan in CI](#use-goldpan-in-ci), "
-    "[Judged metrics](docs/judged-metrics.md)",
+    see="[Latency](numbers.md#latency), [Use goldpan in CI](ci.md), "
+    "[Judged metrics](judged-metrics.md)",
 )

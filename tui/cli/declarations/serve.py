@@ -71,5 +71,5 @@ COMMAND = CliCommand(
     "workspace) across restarts; `--links` prints them again.",
     run="serve:cmd_serve",
     options=_options,
-    see="[Labeling as a team, in the browser](#labeling-as-a-team-in-the-browser)",
+    see="[Labeling as a team, in the browser](team.md)",
 )

@@ -74,7 +74,7 @@ COMMAND = CliCommand(
     "Kendall's tau of the retrievers' order by MRR and nDCG@10 against NAME's full "
     "judgments with a bootstrap interval, and the pairs whose difference the verdict calls "
     "real (as compare does, at 0.05) that change order. --json: the names are documented in "
-    "[How complete is the gold?](docs/complete-gold.md).",
+    "[How complete is the gold?](complete-gold.md).",
     run="judging:cmd_simulate",
     options=_options,
     json=True,

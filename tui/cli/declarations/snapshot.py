@@ -49,5 +49,5 @@ COMMAND = CliCommand(
     workspace=False,
     usage=f"goldpan snapshot [{'|'.join(SNAPSHOT_ACTIONS)}] WS [NAME] [options]",
     epilog=SNAPSHOT_HELP,
-    see="[Use goldpan in CI](#use-goldpan-in-ci)",
+    see="[Use goldpan in CI](ci.md)",
 )

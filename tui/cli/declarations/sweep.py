@@ -64,7 +64,7 @@ COMMAND = CliCommand(
     "held-out figure and warnings in words; the best setting is named only with 5 scored "
     'questions per fold. --json prints {"retriever", "metric", "grid": [{"k1", "b", '
     '"value"}], "note"}.',
-    see="[Tuning a hybrid honestly](#tuning-a-hybrid-honestly)",
+    see="[Tuning a hybrid honestly](retrievers.md#tuning-a-hybrid-honestly)",
     run="scores:cmd_sweep",
     options=_options,
     json=True,

@@ -24,11 +24,12 @@ COMMAND = CliCommand(
     "to the address it names, a postgres retriever runs the workspace's SQL on the database "
     "its environment variable connects to. goldpan runs them only once you trusted them "
     "here: each command, or each engine's address, index, credential variable names and "
-    "template hash, is shown and you answer y/N (--yes for scripts). Trust is recorded in "
+    "template (printed whole, control and invisible characters made visible), is shown and "
+    "you answer y/N (--yes for scripts). Trust is recorded in "
     "your config folder ($XDG_CONFIG_HOME/goldpan, else ~/.config/goldpan), never in the "
     "workspace, for exactly that text, this workspace's id and its path: a copied or moved "
     "workspace, or a changed command, address or template, is asked about again.",
     run="trust:cmd_trust",
     options=_options,
-    see="[Running commands from a workspace](#running-commands-from-a-workspace)",
+    see="[What goldpan runs, sends and loads](trust.md)",
 )
