@@ -58,7 +58,7 @@ def test_a_question_without_a_ranking_is_left_out_and_counted_never_a_miss(ws, t
     assert _means(board) == _means(before)  # not a zero in any mean
     assert board.counts["not_ranked"] == 1
     assert board.counts["scored"] == before.counts["scored"]
-    assert set(board.counts) == set(COUNT_KEYS)
+    assert set(board.counts) == {*COUNT_KEYS, "stopped", "not_judged_stopped"}
     for name in FAST:  # which retriever has not ranked which question (the gate reads it)
         assert board.retrievers[name].not_ranked == ("q9",)
         assert board.retrievers[name].missing == 0
@@ -187,7 +187,8 @@ def test_the_live_scores_leave_out_and_take_in_as_the_score_does(tiny_ws):
         assert session.reload_if_changed()
         live = session.live  # loaded again: a new question
         assert live.means() == means  # never dropped by the question it cannot score
-        assert live.counts() == score_workspace(session.ws).counts
+        board = score_workspace(session.ws).counts
+        assert live.counts() == {k: board[k] for k in COUNT_KEYS}  # stops: the session's
         assert live.counts()["not_ranked"] == 1 and live.unranked() == ["q9"]
         assert live.not_ranked["q9"] == frozenset(FAST)
         rows = live.rows()
@@ -198,7 +199,7 @@ def test_the_live_scores_leave_out_and_take_in_as_the_score_does(tiny_ws):
         assert session.reload_if_changed()
         assert session.reloads == reloads and session.live is live  # taken in, no reload
         board = score_workspace(session.ws)
-        assert live.unranked() == [] and live.counts() == board.counts
+        assert live.unranked() == [] and live.counts() == {k: board.counts[k] for k in COUNT_KEYS}
         assert live.means() == _means(board) != means
         session.edit_question("q9", "금속 보정은 어떻게", None)  # a new text: not ranked
         assert session.live.not_ranked["q9"] == frozenset(FAST)
@@ -317,7 +318,7 @@ def test_the_live_scores_follow_which_retrievers_will_rank(tiny_ws):
     def same(cannot: set[str] | frozenset[str] = frozenset()):
         board = score_workspace(session.ws, cannot_rank=cannot)
         assert session.live.means() == _means(board)
-        assert session.live.counts() == board.counts
+        assert session.live.counts() == {k: board.counts[k] for k in COUNT_KEYS}
         assert session.live.holding == board.holding
         return board
 

@@ -142,6 +142,8 @@ def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFi
         "disputed": 0,
         "recheck": 0,
         "unlabeled": n_questions - n_gold,
+        "stopped": 0,
+        "not_judged_stopped": 0,
     }
     assert len(beir.qrels) == n_gold
 

@@ -255,6 +255,8 @@ def test_metrics_match_reference(
         "disputed": 0,
         "recheck": 0,
         "unlabeled": 0,
+        "stopped": 0,
+        "not_judged_stopped": 0,
     }
     for name in RETRIEVERS:
         got = board["retrievers"][name]
