@@ -59,6 +59,11 @@ _.has_snapshots  # tui/screens/review.py
 _.log_waiting  # tui/screens/write.py
 _.log_in_editor  # tui/screens/write.py
 
+# -- engine: what the standard library calls by name --------------------------------------
+
+_.http_open  # engine/retrieve/remote.py: urllib's opener calls a handler's <scheme>_open
+_.https_open  # engine/retrieve/remote.py: the same, for https
+
 # -- tui: Textual internals overridden (issue 48 item 6 moves them behind one door) ----------
 
 _._fatal_error  # tui/app.py: ends the app without Textual's traceback (exit 3 and a log)

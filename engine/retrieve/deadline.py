@@ -75,7 +75,7 @@ class Deadline:
         self,
         kind: type[BaseException] | None,
         exc: BaseException | None,
-        tb: TracebackType | None,
+        _tb: TracebackType | None,
     ) -> None:
         _active.deadline = self._outer
         with self._lock:
