@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import AwaitMount
@@ -38,6 +38,7 @@ from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
 from tui.served_app import Served, tell_started
+from tui.textual_compat import QuietCrashApp
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -49,8 +50,13 @@ if TYPE_CHECKING:
     from engine.retrieve.runner import PreparedRetrievers
 
 
-class GoldpanApp(App[None]):
-    """Label questions blind, judge pooled candidates, watch the scores move."""
+class GoldpanApp(QuietCrashApp[None]):
+    """Label questions blind, judge pooled candidates, watch the scores move.
+
+    An unhandled exception ends the app without a traceback on the terminal
+    (:class:`~tui.textual_compat.QuietCrashApp`): ``goldpan open`` then reports it in one
+    line and writes the traceback to a log (exit 3).
+    """
 
     CSS_PATH = "app.tcss"
     TITLE = "goldpan"
@@ -281,15 +287,6 @@ class GoldpanApp(App[None]):
         self._freeze_heap()
         tell_started()
 
-    def _fatal_error(self) -> None:
-        """An unhandled exception ends the app without a traceback on the terminal.
-
-        ``goldpan open`` then reports it in one line and writes the traceback to a log
-        (exit 3); Textual's own handler would print a full traceback.
-        """
-        self.bell()
-        self._close_messages_no_wait()
-
     async def run_action(
         self,
         action: str | ActionParseResult,
@@ -317,11 +314,6 @@ class GoldpanApp(App[None]):
                 markup=False,
             )
             return True
-
-    @property
-    def crash(self) -> BaseException | None:
-        """The unhandled exception that ended the app, if one did."""
-        return self._exception
 
     def notify(
         self,

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 
 from tests.tui.conftest import open_judge
+from tui.textual_compat import screen_strips
 from tui.widgets.candidate_list import CandidateList
 
 
 def cells(app) -> list[list[tuple[str, object]]]:
     """Every line of the screen as drawn now: its segments' text and style."""
-    strips = app.screen._compositor.render_strips()
+    strips = screen_strips(app.screen)
     return [[(seg.text, seg.style) for seg in strip] for strip in strips]
 
 

@@ -31,6 +31,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.modals import SearchScreen
 from tui.screens.review import PANELS, ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import screen_frame, screen_strips
 from tui.widgets.candidate_list import CandidateList
 
 FAMILIES = {
@@ -97,8 +98,7 @@ def evil_ws(tmp_path: Path) -> Path:
 
 def painted(app: GoldpanApp) -> str:
     """The screen's text; fails on any escape from the data in it or in the frame."""
-    compositor = app.screen._compositor
-    strips = compositor.render_strips()
+    strips = screen_strips(app.screen)
     bad = [
         (y, seg.text)
         for y, strip in enumerate(strips)
@@ -106,7 +106,7 @@ def painted(app: GoldpanApp) -> str:
         if UNSAFE_TEXT.search(seg.text)
     ]
     assert not bad, bad
-    frame = compositor.render_update(full=True).render_segments(app.console)
+    frame = screen_frame(app)
     assert not UNSAFE_FRAME.search(frame), UNSAFE_FRAME.findall(frame)
     return "\n".join(strip.text for strip in strips)
 

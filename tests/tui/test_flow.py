@@ -8,7 +8,6 @@ import sqlite3
 from collections import Counter
 
 import pytest
-from textual.message_pump import MessagePump
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from engine.retrieve import bm25_spec
@@ -21,15 +20,16 @@ from tui.screens.modals import ConfirmScreen, SearchScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import messages_dispatched, notification_messages, screen_text
 from tui.widgets.candidate_list import CandidateList
 
 
 def painted(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return screen_text(app.screen)
 
 
 def notices(app) -> str:
-    return " | ".join(str(n.message) for n in app._notifications)
+    return " | ".join(notification_messages(app))
 
 
 class Deliveries:
@@ -39,19 +39,23 @@ class Deliveries:
         self.per_screen: Counter[str] = Counter()
         self.messages: Counter[str] = Counter()
         handler = GoldpanScreen.on_workspace_changed
-        dispatch = MessagePump._dispatch_message
 
         def counted(screen, message):
             self.per_screen[type(screen).__name__] += 1
             return handler(screen, message)
 
-        async def every(pump, message):
-            if not type(pump).__name__.startswith("Toast"):  # notifications expire on time
-                self.messages[type(message).__name__] += 1
-            return await dispatch(pump, message)
-
         monkeypatch.setattr(GoldpanScreen, "on_workspace_changed", counted)
-        monkeypatch.setattr(MessagePump, "_dispatch_message", every)
+
+    def every(self, pump, message) -> None:
+        if not type(pump).__name__.startswith("Toast"):  # notifications expire on time
+            self.messages[type(message).__name__] += 1
+
+
+@pytest.fixture
+def deliveries(monkeypatch):
+    seen = Deliveries(monkeypatch)
+    with messages_dispatched(seen.every):
+        yield seen
 
 
 async def visit_every_screen(pilot) -> None:
@@ -74,9 +78,9 @@ def pooled_tiny(tiny_ws):
 
 
 async def test_one_save_one_delivery_per_live_screen_then_quiet(
-    app_factory, pooled_tiny, monkeypatch
+    app_factory, pooled_tiny, deliveries
 ):
-    seen = Deliveries(monkeypatch)
+    seen = deliveries
     app = app_factory(pooled_tiny)
     async with app.run_test(size=APP_SIZE) as pilot:
         await visit_every_screen(pilot)

@@ -24,6 +24,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.screens.review import PANELS, ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import screen_text
 
 CLEAR = "\x1b[2J"  # erase the screen, if a terminal ever received it from the data
 RED = "\x1b[31m"
@@ -70,7 +71,7 @@ def hostile_ws(tmp_path: Path) -> Path:
 
 def painted(app: GoldpanApp) -> str:
     """What the current screen paints, line by line; never an ESC from the data."""
-    text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    text = screen_text(app.screen)
     assert "\x1b" not in text, [line for line in text.splitlines() if "\x1b" in line]
     return text
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from engine.workspace import Workspace
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, my_labels, open_judge, wait_for
+from tui.textual_compat import notification_messages
 from tui.widgets.candidate_list import CandidateList
 
 
 def notices(app) -> str:
-    return " | ".join(str(n.message) for n in app._notifications)
+    return " | ".join(notification_messages(app))
 
 
 async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the_app_goes_on(
