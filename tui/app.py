@@ -18,7 +18,8 @@ from textual.widget import AwaitMount
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
-from tui.actions import Command, bindings, palette_commands
+from tui import app_commands
+from tui.actions import bindings, palette_commands
 from tui.controllers.leases import LeaseKeeper
 from tui.controllers.ranking import BackgroundRanking
 from tui.controllers.trust_flow import TrustFlow
@@ -31,13 +32,8 @@ from tui.messages import (
     QuestionsRanked,
     WorkspaceChanged,
 )
-from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import GoldpanScreen
-from tui.screens.judge import JudgeScreen
-from tui.screens.questions import QuestionsScreen
-from tui.screens.review import ReviewScreen
-from tui.screens.write import WriteScreen
-from tui.served_app import Served, tell_started
+from tui.served import Served, tell_started
 from tui.textual_compat import QuietCrashApp
 
 if TYPE_CHECKING:
@@ -60,92 +56,11 @@ class GoldpanApp(QuietCrashApp[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "goldpan"
-    MODES = {
-        "questions": QuestionsScreen,
-        "write": WriteScreen,
-        "judge": JudgeScreen,
-        "review": ReviewScreen,
-        "adjudicate": AdjudicateScreen,
-    }
+    MODES = dict(app_commands.SCREENS)
     DEFAULT_MODE = "questions"
-    ACTIONS = (
-        Command(
-            "q",
-            "switch_mode('questions')",
-            "Questions",
-            "Every question with its status, tags and labels",
-            "questions",
-            title="Go: questions",
-            show=False,
-        ),
-        Command(
-            "w",
-            "switch_mode('write')",
-            "Write",
-            "Write a new question without seeing any document",
-            "write",
-            title="Go: write",
-            show=False,
-        ),
-        Command(
-            "l",
-            "switch_mode('judge')",
-            "Label",
-            "Judge the pooled candidates of the current question",
-            "judge",
-            title="Go: label",
-            show=False,
-        ),
-        Command(
-            "r",
-            "switch_mode('review')",
-            "Review",
-            "Scores per retriever and per question, live",
-            "review",
-            title="Go: review",
-            show=False,
-        ),
-        Command(
-            "d",
-            "switch_mode('adjudicate')",
-            "Adjudicate",
-            "Settle disputed and ambiguous questions",
-            "adjudicate",
-            title="Go: adjudicate",
-            show=False,
-        ),
-        Command(
-            "question_mark,f1",
-            "toggle_help",
-            "Help",
-            "Show or hide how to move around, the keys and what this screen is for",
-            "help",
-            title="Help: keys and what this screen is for",
-        ),
-        Command(
-            "ctrl+r",
-            "reload",
-            "Reload",
-            "Re-read the workspace (see other annotators' labels)",
-            "reload",
-            title="Workspace: reload",
-            show=False,
-        ),
-        Command(
-            "ctrl+q",
-            "quit",
-            "Quit",
-            "Quit goldpan; every label is already saved",
-            "quit",
-            title="App: quit",
-            show=False,
-            priority=True,
-        ),
-    )
-    """The global commands (every screen); the first five switch screens."""
+    ACTIONS = app_commands.ACTIONS
     BINDINGS = bindings(ACTIONS)
-    SCREEN_KEYS = ACTIONS[:5]
-    """The commands that move between screens (the first line of help)."""
+    SCREEN_KEYS = app_commands.SCREEN_KEYS
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ from tui.screens.base import GoldpanScreen
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
-    from tui.served_app import Served
+    from tui.served import Served
 
 
 class LeaseKeeper:

@@ -24,6 +24,7 @@ from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
     from engine.gate import Floor
+    from engine.holes import HoleWarning
     from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
@@ -340,3 +341,11 @@ def annotator_name(name: str | None) -> str:
         return check_person_name(getpass.getuser(), "your login name (give --annotator)")
     except Exception:  # no login name in this environment (some containers), or an odd one
         return "annotator"
+
+
+def say_warnings(warnings: Sequence[HoleWarning]) -> None:
+    """The gate's warnings about holes, in one line on stderr."""
+    from engine.holes import warnings_text
+
+    if warnings:
+        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))
