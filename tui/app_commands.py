@@ -6,16 +6,15 @@ The app binds them (:mod:`tui.app`); the help screen and the README's key table 
 
 from __future__ import annotations
 
-from textual.screen import Screen
-
 from tui.actions import Command
 from tui.screens.adjudicate import AdjudicateScreen
+from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
 
-SCREENS: dict[str, type[Screen[None]]] = {
+SCREENS: dict[str, type[GoldpanScreen]] = {
     "questions": QuestionsScreen,
     "write": WriteScreen,
     "judge": JudgeScreen,

@@ -81,7 +81,7 @@ async def graded_four(app) -> None:
     """Four grades on q01, each moving on to the next document."""
     async with app.run_test(size=(120, 40)) as pilot:
         judge = await open_judge(pilot, "q01")
-        assert app.auto_advance
+        assert app.state.auto_advance
         # as a person's first grade comes: after the soundness checks that start with the
         # first paint. A grade typed at once waits for their verdict inside its handler,
         # and on a busy processor the screen's next frame then came first: two frames of

@@ -59,7 +59,7 @@ async def test_moving_onto_a_5_mb_document(app_factory, big_ws):
     app = app_factory(big_ws)
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_judge(pilot, "q1")
-        app.auto_advance = False
+        app.state.auto_advance = False
         candidates = screen.query_one(CandidateList)
         view = screen.query_one(DocumentView)
         ids = [c.doc_id for c in candidates.candidates]

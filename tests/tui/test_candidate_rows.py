@@ -26,7 +26,7 @@ async def test_rows_redrawn_alone_look_as_the_whole_list_redrawn(app_factory, si
     app = app_factory()
     async with app.run_test(size=size) as pilot:
         screen = await open_judge(pilot, "q01")
-        app.auto_advance = False
+        app.state.auto_advance = False
         candidates = screen.query_one(CandidateList)
         rows = len(candidates.candidates)
         assert rows > candidates.scrollable_content_region.height or size == (120, 40)

@@ -89,7 +89,7 @@ async def test_the_screens_count_as_the_engine_does(app_factory, demo_ws):
 async def test_correcting_a_complete_question_stays_and_the_end_names_whats_left(app_factory):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.question_order = ["q01", "q02", "q03"]
+        app.state.question_order = ["q01", "q02", "q03"]
         judge = await open_judge(pilot, "q03")
         cands = judge.query_one(CandidateList)
         for _ in cands.candidates:

@@ -193,7 +193,7 @@ async def test_label_screen_documents_and_search(app_factory, evil_ws):
                     assert visible(d) in text
                     seen.add(d)
         assert seen == {D1, D2}
-        app.auto_advance = False
+        app.state.auto_advance = False
         await pilot.press("1")  # a grade: the status line and the candidate's mark
         await pilot.pause()
         painted(app)
@@ -211,8 +211,8 @@ async def test_label_screen_documents_and_search(app_factory, evil_ws):
 async def test_adjudicate_screen(app_factory, evil_ws):
     app = app_factory(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
-        app.current_question = Q1
-        app.auto_advance = False
+        app.state.current_question = Q1
+        app.state.auto_advance = False
         await pilot.press("d")
         assert isinstance(app.screen, AdjudicateScreen)
         await pilot.pause()

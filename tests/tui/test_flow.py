@@ -149,7 +149,7 @@ async def test_a_grade_moves_on_and_the_last_candidate_opens_the_next_question(
         await pilot.press(*"0" * (len(ids) - 1))
         assert my_labels(demo_ws, "q47") == {ids[0]: 1, **{d: 0 for d in ids[1:]}}
         # every candidate judged: on to the next question you have not judged
-        assert screen.question_id == app.current_question == "q48"
+        assert screen.question_id == app.state.current_question == "q48"
         assert "candidates of q47 judged; on to q48" in notices(app)
         assert "q48: 0/" in plain(progress)
 
@@ -168,7 +168,7 @@ async def test_verdicts_move_to_the_next_question_and_the_toggle_stops_it(app_fa
         progress = plain(screen.query_one("#progress", Static))
         assert "you: 2/49 questions judged" in progress
         await pilot.press("m")  # auto-advance off: the footer and the progress line say so
-        assert not app.auto_advance
+        assert not app.state.auto_advance
         await wait_for(pilot, lambda: "m Auto-advance: off" in painted(app))
         assert "auto-advance off" in plain(screen.query_one("#progress", Static))
         first = screen.query_one(CandidateList).current.doc_id
@@ -177,7 +177,7 @@ async def test_verdicts_move_to_the_next_question_and_the_toggle_stops_it(app_fa
         await pilot.press("s")
         assert screen.question_id == "q12"
         await pilot.press("m")
-        assert app.auto_advance
+        assert app.state.auto_advance
 
 
 async def test_next_on_the_last_question_says_so(app_factory):
@@ -193,7 +193,7 @@ async def test_next_on_the_last_question_says_so(app_factory):
 async def test_no_answer_on_a_graded_question_clears_with_notice_and_undo(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
+        app.state.auto_advance = False
         screen = await open_judge(pilot, "q20")
         doc = screen.query_one(CandidateList).current.doc_id
         await pilot.press("3", "n")
@@ -210,7 +210,7 @@ async def test_the_current_question_is_the_same_on_every_screen(app_factory):
     async with app.run_test(size=APP_SIZE) as pilot:
         table = app.screen.query_one("#questions", DataTable)
         await pilot.press("down", "down", "down")
-        assert cursor_key(table) == app.current_question == "q04"
+        assert cursor_key(table) == app.state.current_question == "q04"
         # the questions screen shows the selected question's full text and progress
         full = plain(app.screen.query_one("#question-full", Static))
         text = rows(app.workspace_path, "SELECT text FROM questions WHERE id = 'q04'")[0][0]

@@ -131,7 +131,7 @@ async def test_judge_screen_search_and_prompts(app_factory, hostile_ws):
         assert "금속 인공물 $accent [$accent]z[/] ␛[31mred" in shown[D2]
         assert "$accent T3 ␛[31mx  d␛[31m3" in shown[D3]
         assert "점검 공지 [@click=app.quit]quit[/] 절차" in shown[D3]
-        app.auto_advance = False  # stay on the question to read its note
+        app.state.auto_advance = False  # stay on the question to read its note
         await pilot.press("k", "k", "1")  # a label and a note that look like markup
         await pilot.press("a")
         assert isinstance(app.screen, PromptScreen)
@@ -219,8 +219,8 @@ async def test_review_screen_and_every_panel(app_factory, hostile_ws):
 async def test_adjudicate_screen(app_factory, hostile_ws):
     app = app_factory(hostile_ws)
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.current_question = Q1  # the adjudicate list opens on the current question
-        app.auto_advance = False  # and stays on it after settling
+        app.state.current_question = Q1  # the adjudicate list opens on the current question
+        app.state.auto_advance = False  # and stays on it after settling
         await pilot.press("d")
         assert isinstance(app.screen, AdjudicateScreen)
         await pilot.pause()

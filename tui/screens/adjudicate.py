@@ -199,7 +199,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
     def follow_current(self) -> None:
         """Rest the list's cursor on the current question when it is listed."""
         table = self.query_one("#adjudicate-list", DataTable)
-        self.place_cursor(table, self.gp.current_question)
+        self.place_cursor(table, self.state.current_question)
         self.question_id = cursor_key(table)
 
     def model_differs(self) -> set[str]:
@@ -426,7 +426,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         self.gp.session.adjudicate(settled, gold, no_answer=no_answer, note=note)
         self.redraw()
         self.gp.announce(settled)
-        if not (advance and self.gp.auto_advance):
+        if not (advance and self.state.auto_advance):
             return
         # on to the next question still to settle (the settled one moved down the list)
         later = pending[pending.index(settled) + 1 :] if settled in pending else []
@@ -437,7 +437,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
             )
             return
         self.place_cursor(self.query_one("#adjudicate-list", DataTable), following)
-        self.gp.current_question = following
+        self.state.current_question = following
         self.question_id = following
         self.show_sides()
         self.notify(visible(f"Settled {settled}; next to settle: {following}."), markup=False)
@@ -522,7 +522,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", shown))
         if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
-            self.gp.pool_question(q.id)
+            self.gp.pooling.pool(q.id)
             self.show_sides()
 
     @work
@@ -536,8 +536,8 @@ grades, which tell how far to trust the labels (and each model against the gold)
         )
         if text and text.strip():
             new = self.gp.session.split_question(q.id, text)
-            self.gp.pool_question(new.id)
+            self.gp.pooling.pool(new.id)
             self.notify(
                 visible(f"Added {new.id}, split from {q.id}; judge it with l."), markup=False
             )
-            self.gp.current_question = new.id
+            self.state.current_question = new.id

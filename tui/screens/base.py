@@ -16,6 +16,7 @@ from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
+    from tui.state import SharedState
 
 COMPACT_FOOTER_BELOW = 100
 """Screens narrower than this many columns show the footer compact."""
@@ -30,9 +31,11 @@ class GoldpanScreen(FrameHoldingScreen[None]):
     bubbling) syncs the screen on top; any other screen syncs when it resumes.
     """
 
-    def __init__(self) -> None:
-        """A screen that has drawn nothing yet."""
+    def __init__(self, state: SharedState) -> None:
+        """A screen that has drawn nothing yet; ``state``: what the screens share."""
         super().__init__()
+        self.state = state
+        """The current question, the question order, auto-advance (every screen's)."""
         self.drawn: object = None
         """The session's change token when :meth:`redraw` last ran."""
         self._typeahead_until: float | None = None
@@ -158,7 +161,7 @@ class GoldpanScreen(FrameHoldingScreen[None]):
         """
         key = cursor_key(table)
         if key is not None and self.is_current:
-            self.gp.current_question = key
+            self.state.current_question = key
         return key
 
     @on(events.Mount)

@@ -18,6 +18,7 @@ from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
+from tui.state import SharedState
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
 from tui.widgets.lines import Lines
@@ -208,9 +209,9 @@ restores them). The line above the footer shows your progress.
     pooling: reactive[bool] = reactive(False)
     """A worker is ranking this question."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: SharedState) -> None:
         """Nothing listed yet."""
-        super().__init__()
+        super().__init__(state)
         self.listed: str | None = None
         """The question whose candidates the list shows: another one is a move, and the
         cursor starts on its first candidate you have not judged."""
@@ -233,12 +234,12 @@ restores them). The line above the footer shows your progress.
         # A watcher, not the OptionHighlighted message: it runs in the same call that
         # moves the cursor, so no frame (and no key) sees the last row's document.
         self.watch(self.query_one(CandidateList), "highlighted", self.show_document, init=False)
-        self.question_id = self.gp.current_question
+        self.question_id = self.state.current_question
 
     def follow_current(self) -> None:
         """Another screen may have chosen a different question."""
-        if self.question_id != self.gp.current_question:
-            self.question_id = self.gp.current_question
+        if self.question_id != self.state.current_question:
+            self.question_id = self.state.current_question
         self.query_one(CandidateList).focus()
 
     def redraw(self) -> None:
@@ -256,7 +257,7 @@ restores them). The line above the footer shows your progress.
         if (old is None) != (new is None):
             self.refresh_bindings()
         if self.question_id is not None:
-            self.gp.opened_question(self.question_id)
+            self.gp.leases.opened(self.question_id)
         self.show_question()
 
     # -- drawing -------------------------------------------------------------------------
@@ -298,10 +299,10 @@ restores them). The line above the footer shows your progress.
             model=self._model_marks(qid),
         )
         self.listed = qid
-        pool = qid not in self.gp.pool_tried and self.gp.readonly_reason is None
+        pool = qid not in self.gp.pooling.tried and self.gp.readonly_reason is None
         if qid in session.live.not_ranked and not self.pooling and pool:
             self.pooling = True
-            self.gp.pool_question(qid)
+            self.gp.pooling.pool(qid)
         self.show_document()
         self.show_status()
         self.can_undo = bool(session.undo_stack)
@@ -335,10 +336,10 @@ restores them). The line above the footer shows your progress.
         self.query_one("#progress", Lines).show(
             progress_text(
                 session,
-                self.gp.question_order,
+                self.state.question_order,
                 qid,
-                advance=None if self.is_viewer else self.gp.auto_advance,
-                handed_out=self.gp.assigner is not None,
+                advance=None if self.is_viewer else self.state.auto_advance,
+                handed_out=self.gp.leases.assigner is not None,
                 viewer=self.is_viewer,
             )
         )
@@ -392,12 +393,12 @@ restores them). The line above the footer shows your progress.
     @property
     def auto_advancing(self) -> bool:
         """Auto-advance is on (``m`` turns it off); a viewer has none."""
-        return self.gp.auto_advance and not self.is_viewer
+        return self.state.auto_advance and not self.is_viewer
 
     @property
     def not_auto_advancing(self) -> bool:
         """Auto-advance is off (``m`` turns it on); a viewer has none."""
-        return not self.gp.auto_advance and not self.is_viewer
+        return not self.state.auto_advance and not self.is_viewer
 
     def _saved(self, state: QuestionState) -> None:
         """Show a committed change and tell the other screens (once)."""
@@ -420,7 +421,7 @@ restores them). The line above the footer shows your progress.
         # every candidate graded already: this grade corrects one, and the cursor stays
         correcting = set(ids) <= self.gp.session.my_grades(self.question_id).keys()
         state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
-        if not self.gp.auto_advance or correcting:
+        if not self.state.auto_advance or correcting:
             self._saved(state)
             return
         here = candidates.highlighted or 0
@@ -439,11 +440,11 @@ restores them). The line above the footer shows your progress.
 
     def _advance_question(self, why: str) -> None:
         """On to the next question in the list that you have not judged yet."""
-        if self.gp.assigner is not None:
+        if self.gp.leases.assigner is not None:
             self._take_handed_out(why)
             return
         qid = self.question_id
-        order = self.gp.question_order or self.gp.session.live.question_ids
+        order = self.state.question_order or self.gp.session.live.question_ids
         judged = self.gp.session.judged_questions()
         target = next_unjudged(order, qid, judged)
         if target is None:
@@ -466,7 +467,7 @@ restores them). The line above the footer shows your progress.
             )
             return
         self.notify(visible(f"{why}; on to {target}."), markup=False)
-        self.gp.current_question = target
+        self.state.current_question = target
         self.question_id = target
 
     def action_toggle_model_grades(self) -> None:
@@ -520,7 +521,7 @@ restores them). The line above the footer shows your progress.
         else:
             state = session.set_verdict(qid, verdict, note)
         self._saved(state)
-        if self.gp.auto_advance:
+        if self.state.auto_advance:
             self._advance_question(f"{qid}: {verdict.replace('_', ' ')}")
 
     def action_no_answer(self) -> None:
@@ -533,7 +534,7 @@ restores them). The line above the footer shows your progress.
 
     def action_set_advance(self, on: bool) -> None:
         """Auto-advance on or off (the footer shows which)."""
-        self.gp.auto_advance = on
+        self.state.auto_advance = on
         self.refresh_bindings()
         self.show_status()
         self.notify(
@@ -592,7 +593,7 @@ restores them). The line above the footer shows your progress.
         if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
             self.pooling = True
-            self.gp.pool_question(q.id)
+            self.gp.pooling.pool(q.id)
             self.show_question()
 
     def action_undo(self) -> None:
@@ -601,7 +602,7 @@ restores them). The line above the footer shows your progress.
         if change is None:
             return
         if change.question_id != self.question_id:
-            self.gp.current_question = change.question_id
+            self.state.current_question = change.question_id
             self.question_id = change.question_id
             if change.kind == "label" and change.doc_id is not None:
                 # back to the grade just taken back, not the first row left to judge
@@ -610,7 +611,7 @@ restores them). The line above the footer shows your progress.
             self.show_question()
         if change.kind == "question":
             self.pooling = True
-            self.gp.pool_question(change.question_id)
+            self.gp.pooling.pool(change.question_id)
         self.drawn = self.gp.session.change_token()
         self.gp.announce(change.question_id)
         grouped = change.kind == "group" and isinstance(change.old, tuple)
@@ -618,7 +619,7 @@ restores them). The line above the footer shows your progress.
         self.notify(visible(f"Undid {what} on {change.question_id}."), markup=False)
 
     def _step(self, delta: int) -> None:
-        order = self.gp.question_order or self.gp.session.live.question_ids
+        order = self.state.question_order or self.gp.session.live.question_ids
         if not order or self.question_id is None:
             return
         if delta > 0:
@@ -636,25 +637,25 @@ restores them). The line above the footer shows your progress.
                 markup=False,
             )
             return
-        self.gp.current_question = target
+        self.state.current_question = target
         self.question_id = target
 
     def action_next(self) -> None:
         """Next question (says so on the last one). Served: the app hands one out."""
-        if self.gp.assigner is not None:
+        if self.gp.leases.assigner is not None:
             self._take_handed_out()
             return
         self._step(1)
 
     def _take_handed_out(self, why: str | None = None) -> None:
         """Served to an annotator: open the question the app hands out (leased)."""
-        nxt = self.gp.next_question()
+        nxt = self.gp.leases.next_question()
         if nxt is None:
             self.notify("No question is left for you right now.", title="Done")
             return
         if why is not None:
             self.notify(visible(f"{why}; on to {nxt}."), markup=False)
-        self.gp.current_question = nxt
+        self.state.current_question = nxt
         self.question_id = nxt
 
     def action_previous(self) -> None:

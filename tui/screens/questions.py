@@ -220,7 +220,7 @@ The selected question is the current one on every screen: the Label screen opens
 
     def follow_current(self) -> None:
         """Rest the cursor on the current question (chosen on any screen)."""
-        self.place_cursor(self.query_one(DataTable), self.gp.current_question)
+        self.place_cursor(self.query_one(DataTable), self.state.current_question)
         self.show_selected()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -247,9 +247,9 @@ The selected question is the current one on every screen: the Label screen opens
         self.query_one("#progress", Lines).show(
             progress_text(
                 session,
-                self.gp.question_order,
+                self.state.question_order,
                 qid,
-                handed_out=self.gp.assigner is not None,
+                handed_out=self.gp.leases.assigner is not None,
                 viewer=self.is_viewer,
             )
         )
@@ -342,7 +342,7 @@ The selected question is the current one on every screen: the Label screen opens
         texts = {q.id: q.text for q in session.ws.questions()}
         golds = self.golds()
         shown = self.visible_ids(golds)
-        self.gp.question_order = shown  # what `]` walks on the label screen
+        self.state.question_order = shown  # what `]` walks on the label screen
         served = self.gp.served is not None
         on = session.ws.leases() if served else {}  # served: who is judging what now
         heads: list[list[str | Text]] = []
@@ -375,7 +375,7 @@ The selected question is the current one on every screen: the Label screen opens
         ]
         fill(table, labels, rows, shown, column_keys=columns)
         self._show_first_steps(not session.live.question_ids)
-        self.place_cursor(table, self.gp.current_question, keep)
+        self.place_cursor(table, self.state.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
         counts = session.live.counts()

@@ -261,7 +261,7 @@ rank-1 document that beat it.
 
     def follow_current(self) -> None:
         """Rest the grid's cursor on the current question when it is scored."""
-        self.place_cursor(self.query_one("#grid", DataTable), self.gp.current_question)
+        self.place_cursor(self.query_one("#grid", DataTable), self.state.current_question)
 
     def watch_tag(self) -> None:
         """Rescore for the tag."""
@@ -590,7 +590,7 @@ rank-1 document that beat it.
             [row.question_id for row in shown],
             column_keys=["question", *live.retrievers],
         )
-        self.place_cursor(grid, self.gp.current_question, keep)
+        self.place_cursor(grid, self.state.current_question, keep)
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -312,7 +312,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             if not discard:
                 return
             self.action_clear()
-        back = self.gp.previous_mode
+        back = self.state.previous_mode
         self.gp.switch_mode(back if back != "write" else "questions")
 
     def action_clear(self) -> None:
