@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.counters import candidate_ids, is_judged, judged_by
 from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.ranked import not_ranked
+from engine.session_reads import SessionReads
 from engine.types import VERDICTS, Adjudication, Label, Question, Verdict
 from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 
@@ -138,7 +139,7 @@ JUDGMENT_EVENTS = frozenset({"label", "verdict", "adjudication", "querylog"})
 adjudication, query-log status): a session takes them in by re-reading that question."""
 
 
-class LabelingSession:
+class LabelingSession(SessionReads):
     """One annotator working on one workspace (main-thread connection).
 
     Another process (an annotator on the same file, ``goldpan label``, a pooling worker)
@@ -526,6 +527,23 @@ class LabelingSession:
         self._writes += 1
         self.reload()  # a new row in every live score table
         return q
+
+    def question_from_log(
+        self, row: dict[str, Any], text: str, tags: Sequence[str]
+    ) -> tuple[Question, str]:
+        """A logged query made a question by this annotator; everything is read again.
+
+        As :func:`engine.querylog.question_from_log` makes it (``kept`` or ``rewritten``).
+        """
+        from engine.querylog import question_from_log  # scipy: not before the first paint
+
+        made = question_from_log(self.ws, row, text, tags, self.annotator)
+        self.reload()
+        return made
+
+    def discard_log_query(self, log_id: int) -> None:
+        """This annotator discards a logged query (another's decision first: it stands)."""
+        self.ws.decide_log_query(log_id, "discarded", self.annotator)
 
     def edit_question(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
         """Rewrite a question (the old text stays in the event log).

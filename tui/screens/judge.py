@@ -270,7 +270,7 @@ restores them). The line above the footer shows your progress.
         session = self.gp.session
         qid = self.question_id
         candidates = self.query_one(CandidateList)
-        if qid is None or session.ws.question(qid) is None:
+        if qid is None or session.question(qid) is None:
             self.query_one("#question", Static).update(
                 Text("No question selected. Press q to pick one or w to write one.")
             )
@@ -280,7 +280,7 @@ restores them). The line above the footer shows your progress.
             self.query_one("#status", Lines).show("")
             self.query_one("#progress", Lines).show("")
             return
-        q = session.ws.question(qid)
+        q = session.question(qid)
         assert q is not None
         head = Text.assemble(
             (visible(f"{qid}  "), "bold"),
@@ -312,19 +312,19 @@ restores them). The line above the footer shows your progress.
         if not self.show_model:
             return None
         by_doc: dict[str, list[str]] = {}
-        for m in sorted(self.gp.session.ws.model_labels_for(qid), key=lambda m: m.annotator):
+        for m in sorted(self.gp.session.model_labels_for(qid), key=lambda m: m.annotator):
             by_doc.setdefault(m.doc_id, []).append(str(m.grade))
         return {d: "/".join(g) for d, g in by_doc.items()}
 
     def _title(self, doc_id: str) -> str:
-        doc = self.gp.session.ws.doc(doc_id)
+        doc = self.gp.session.doc(doc_id)
         return doc.title if doc else doc_id
 
     def show_document(self) -> None:
         """Show the highlighted candidate's text."""
         cand = self.query_one(CandidateList).current
-        q = self.gp.session.ws.question(self.question_id) if self.question_id else None
-        doc = self.gp.session.ws.doc(cand.doc_id) if cand else None
+        q = self.gp.session.question(self.question_id) if self.question_id else None
+        doc = self.gp.session.doc(cand.doc_id) if cand else None
         self.query_one(DocumentView).show(doc, question_terms(q.text) if q else [])
 
     def show_status(self) -> None:
@@ -360,7 +360,7 @@ restores them). The line above the footer shows your progress.
         elif self.gp.readonly_reason is not None and qid in session.live.not_ranked:
             text.append("   not ranked yet (read-only)", style="italic yellow")
         if self.show_model:
-            names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
+            names = sorted({m.annotator for m in session.model_labels_for(qid)})
             shown = visible(", ".join(names)) if names else "none graded this question"
             text.append(f"   model grades shown ({shown}; g hides)", style="italic magenta")
         if mine and mine.note:
@@ -570,7 +570,7 @@ restores them). The line above the footer shows your progress.
     @work
     async def action_search(self) -> None:
         """Find a document the pool missed and grade it (enter: relevant, :data:`RELEVANT`)."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
         picked = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
@@ -584,7 +584,7 @@ restores them). The line above the footer shows your progress.
     @work
     async def action_edit(self) -> None:
         """Rewrite the question; it is pooled again."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Editing a question"):
             return
         # Control characters are edited as their pictures; an untouched text is no edit.

@@ -218,7 +218,7 @@ class SearchScreen(Dialog[tuple[str, int] | None]):
     @on(OptionList.OptionHighlighted)
     def previewed(self, event: OptionList.OptionHighlighted) -> None:
         """Show the highlighted document."""
-        doc = self.gp.session.ws.doc(str(event.option.id))
+        doc = self.gp.session.doc(str(event.option.id))
         self.query_one(DocumentView).show(doc, self.terms)
 
     def action_pick(self, grade: int) -> None:

@@ -234,7 +234,7 @@ The selected question is the current one on every screen: the Label screen opens
             return
         session = self.gp.session
         qid = cursor_key(self.query_one(DataTable))
-        q = session.ws.question(qid) if qid else None
+        q = session.question(qid) if qid else None
         full = self.query_one("#question-full", Lines)
         if q is None:
             full.show(Text("No question selected.", style="dim"))
@@ -280,12 +280,14 @@ The selected question is the current one on every screen: the Label screen opens
         live = self.gp.session.live
         if self.view is None:
             return live.golds
-        ws = self.gp.session.ws
+        session = self.gp.session
         labels: dict[str, dict[str, int]] = {}
-        for lab in ws.labels():
+        for lab in session.labels():
             if lab.annotator == self.view:
                 labels.setdefault(lab.question_id, {})[lab.doc_id] = lab.grade
-        verdicts = {v.question_id: v.verdict for v in ws.verdicts() if v.annotator == self.view}
+        verdicts = {
+            v.question_id: v.verdict for v in session.verdicts() if v.annotator == self.view
+        }
         return {
             q: resolve_one(
                 q,
@@ -298,7 +300,7 @@ The selected question is the current one on every screen: the Label screen opens
     def queue(self) -> tuple[list[str], dict[str, int], dict[str, float]]:
         """The judging queue order, unjudged counts and coverage@10 per retriever."""
         live = self.gp.session.live
-        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.ws.labels()])
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.labels()])
         items = judging_queue(live.golds, live.rankings, judged, pools=live.pools(DEFAULT_K))
         return (
             [i.question_id for i in items],
@@ -339,12 +341,12 @@ The selected question is the current one on every screen: the Label screen opens
         table = self.query_one(DataTable)
         session = self.gp.session
         keep = cursor_key(table)
-        texts = {q.id: q.text for q in session.ws.questions()}
+        texts = {q.id: q.text for q in session.questions()}
         golds = self.golds()
         shown = self.visible_ids(golds)
         self.state.question_order = shown  # what `]` walks on the label screen
         served = self.gp.served is not None
-        on = session.ws.leases() if served else {}  # served: who is judging what now
+        on = session.leases() if served else {}  # served: who is judging what now
         heads: list[list[str | Text]] = []
         for qid in shown:
             gold = golds[qid]
@@ -434,7 +436,7 @@ The selected question is the current one on every screen: the Label screen opens
         self.query_one("#questions", DataTable).display = not empty
         steps.display = empty
         if empty:
-            steps.update(first_steps(self.gp, self.gp.session.ws.doc_count()))
+            steps.update(first_steps(self.gp, self.gp.session.doc_count()))
 
     def _overlap_cells(self, qid: str) -> tuple[Text, Text]:
         measured = self.overlap.get(qid)
@@ -467,7 +469,7 @@ The selected question is the current one on every screen: the Label screen opens
 
     def action_cycle_view(self) -> None:
         """Next annotator's view (then back to the resolved gold)."""
-        views: list[str | None] = [None, *self.gp.session.ws.annotators()]
+        views: list[str | None] = [None, *self.gp.session.annotators()]
         i = views.index(self.view) if self.view in views else 0
         self.view = views[(i + 1) % len(views)]
 

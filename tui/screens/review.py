@@ -278,17 +278,17 @@ rank-1 document that beat it.
 
     def action_next_since(self) -> None:
         """Next snapshot (newest first), then none."""
-        self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session.ws)) + 1)
+        self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session)) + 1)
 
     def _baseline(self) -> tuple[Baseline | None, int]:
         """The snapshot compared with (cached), and how many there are."""
-        choices = snapshot_choices(self.gp.session.ws)
+        choices = snapshot_choices(self.gp.session)
         name = choices[self.since] if self.since < len(choices) else None
         cached = self._baseline_cache
         if name is None:
             cached = None
         elif cached is None or cached.name != name:
-            cached = Baseline.load(self.gp.session.ws, name)
+            cached = Baseline.load(self.gp.session, name)
         self._baseline_cache = cached
         if len(choices) != self._snapshot_count:
             self._snapshot_count = len(choices)
@@ -615,7 +615,7 @@ rank-1 document that beat it.
 
         session = self.gp.session
         live = session.live
-        q = session.ws.question(qid)
+        q = session.question(qid)
         gold = live.golds[qid]
         out = Text.assemble((visible(qid), "bold"), "  ")
         out.append_text(literal(q.text if q else ""))
@@ -635,7 +635,7 @@ rank-1 document that beat it.
             out.append_text(rank_cell(first))
             if first != 1 and ranking:
                 top = ranking[0]
-                doc = session.ws.doc(top)
+                doc = session.doc(top)
                 out.append("\n  rank 1: ", style="dim")
                 out.append_text(one_line(doc.title if doc else top, 40))
                 out.append(visible(f"  {top}"), style="dim")
