@@ -1,4 +1,11 @@
-"""The goldpan Textual app: wiring only (screens, global keys, palette, workers)."""
+"""The goldpan Textual app: wiring only.
+
+It opens the workspace and the session, gives every screen the shared state
+(:mod:`tui.state`), binds the global keys and the palette (:mod:`tui.app_commands`), and
+hands work to its controllers (:mod:`tui.controllers`: pooling and indexes, background
+ranking, leases, the trust question, the end of the start). Private Textual names are
+:mod:`tui.textual_compat`'s; the crash policy is :mod:`tui.crash`'s.
+"""
 
 from __future__ import annotations
 
