@@ -6,7 +6,6 @@ removes one fails here, naming it, instead of breaking a screen unannounced.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from collections import deque
@@ -113,13 +112,22 @@ async def test_private_attributes_are_still_there():
             assert textual_compat.in_batch(app)
 
 
-def test_the_private_modules_imported_are_still_there():
-    for module in ("textual._compositor",):
-        importlib.import_module(module)
-    from textual._compositor import Compositor
+async def test_the_compositor_hooks_still_work():
+    """Frames are still rendered by the method frames_rendered patches; layouts still kept."""
+    frames: list[int] = []
 
-    assert callable(Compositor.render_update)
-    assert "_full_map" in inspect.getsource(Compositor.__init__)
+    class Probe(App[None]):
+        def compose(self):
+            yield OptionList("one", "two")
+
+    app = Probe()
+    with textual_compat.frames_rendered(lambda: frames.append(1)):
+        async with app.run_test(size=(40, 10)) as pilot:
+            await pilot.pause()
+            options = app.query_one(OptionList)
+            region = textual_compat.laid_out_region(app.screen, options)
+            assert region is not None and region.width == 40
+    assert frames, "Compositor.render_update no longer renders the frames"
 
 
 def test_no_private_textual_name_outside_the_compat_module():
