@@ -28,6 +28,7 @@ from engine.types import Doc, Label, Question  # noqa: E402
 from engine.workspace import Workspace  # noqa: E402
 from tui.app import GoldpanApp  # noqa: E402
 from tui.screens.judge import JudgeScreen  # noqa: E402
+from tui.textual_compat import screen_text  # noqa: E402
 from tui.widgets.candidate_list import CandidateList  # noqa: E402
 
 FIRST = "FIRST-LINE of the big document: 감쇠 보정 원리"
@@ -46,7 +47,7 @@ def build(path: Path, mb: float) -> int:
 
 
 def painted(app: GoldpanApp) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return screen_text(app.screen)
 
 
 async def measure(path: Path, runs: int) -> list[float]:

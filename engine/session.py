@@ -19,6 +19,7 @@ from engine.judging import JudgingSettings, workspace_judging
 from engine.judging_order import PoolView, Record, candidate_order, record_of
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.ranked import not_ranked
+from engine.session_reads import SessionReads
 from engine.stopping import Offer, offer
 from engine.types import VERDICTS, Adjudication, Label, Proposal, Question, Stop, Verdict
 from engine.workspace import (
@@ -203,7 +204,7 @@ adjudication, stops, proposals, query-log status): a session takes them in by re
 that question."""
 
 
-class LabelingSession:
+class LabelingSession(SessionReads):
     """One annotator working on one workspace (main-thread connection).
 
     Another process (an annotator on the same file, ``goldpan label``, a pooling worker)
@@ -754,6 +755,23 @@ class LabelingSession:
         self._writes += 1
         self.reload()  # a new row in every live score table
         return q
+
+    def question_from_log(
+        self, row: dict[str, Any], text: str, tags: Sequence[str]
+    ) -> tuple[Question, str]:
+        """A logged query made a question by this annotator; everything is read again.
+
+        As :func:`engine.querylog.question_from_log` makes it (``kept`` or ``rewritten``).
+        """
+        from engine.querylog import question_from_log  # scipy: not before the first paint
+
+        made = question_from_log(self.ws, row, text, tags, self.annotator)
+        self.reload()
+        return made
+
+    def discard_log_query(self, log_id: int) -> None:
+        """This annotator discards a logged query (another's decision first: it stands)."""
+        self.ws.decide_log_query(log_id, "discarded", self.annotator)
 
     def edit_question(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
         """Rewrite a question (the old text stays in the event log).

@@ -178,13 +178,13 @@ class HelpScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         """Navigation on top; keys beside the concept text."""
-        from tui.app import GoldpanApp
+        from tui.app_commands import ACTIONS, SCREEN_KEYS
 
         with Vertical(id="help-dialog"):
-            nav = navigation_text(self.about, GoldpanApp.SCREEN_KEYS, GoldpanApp.ACTIONS)
+            nav = navigation_text(self.about, SCREEN_KEYS, ACTIONS)
             yield Static(nav, id="help-nav")
             with VerticalScroll(id="help-body"), Horizontal(id="help-columns"):
-                everywhere = [c for c in GoldpanApp.ACTIONS if c not in GoldpanApp.SCREEN_KEYS]
+                everywhere = [c for c in ACTIONS if c not in SCREEN_KEYS]
                 yield Static(keys_renderable(self.about, everywhere), id="help-keys")
                 yield Markdown(self.about.HELP or "", id="help-text")
 
@@ -218,14 +218,14 @@ class HelpScreen(Dialog[None]):
 
 def keys_table() -> str:
     """The key table (Markdown): the app's, every screen's, then the dialogs' keys."""
-    from tui.app import GoldpanApp
+    from tui.app_commands import ACTIONS, SCREENS
 
     lines = [
         "| screen | key | action | palette | what it does |",
         "|---|---|---|---|---|",
     ]
-    sections: list[tuple[str, Sequence[Command]]] = [("global", GoldpanApp.ACTIONS)]
-    for screen in GoldpanApp.MODES.values():
+    sections: list[tuple[str, Sequence[Command]]] = [("global", ACTIONS)]
+    for screen in SCREENS.values():
         assert isinstance(screen, type) and issubclass(screen, GoldpanScreen)
         sections.append((screen.AREA.lower(), screen.ACTIONS))
     dialogs: list[type[Dialog[Any]]] = [HelpScreen, *DIALOGS]

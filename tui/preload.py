@@ -362,7 +362,7 @@ def _kill_with(pid: int, sig: int) -> None:
 
 def _crash_logged(exc: BaseException, argv: Sequence[str]) -> str:
     """Write a bug's traceback to a crash log: ``"; its crash log: PATH"`` ("" if none)."""
-    from tui.cli.commands.common import write_crash_log
+    from tui.crash import write_crash_log
 
     log = write_crash_log(exc, argv)
     return f"; its crash log: {log}" if log is not None else ""

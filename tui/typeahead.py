@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import select
 import sys
-from collections.abc import Iterable
 
-from textual import events
 from textual.app import App
+
+from tui.textual_compat import keys_queued
 
 TYPEAHEAD_S = 0.008
 """How long drawing waits at most for the keys typed ahead (half a frame at 60 per second)."""
@@ -28,9 +28,7 @@ TYPEAHEAD_POLL_S = 0.0005
 
 def keys_waiting(app: App[object]) -> bool:
     """Whether a key is waiting to be handled: queued in ``app``, or not read yet."""
-    # Textual 8.2's message queue: a deque of the messages not handled yet
-    queued: Iterable[object] = app._message_queue.values
-    if any(isinstance(m, events.Key) for m in queued):
+    if keys_queued(app):
         return True
     if app.is_headless:  # no terminal: nothing is read from stdin
         return False

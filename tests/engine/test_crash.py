@@ -397,7 +397,7 @@ async def main():
         Path(sys.argv[1]), annotator="tui-crash", warm_indexes=False, animations=False,
         blink=False,
     )
-    app.auto_advance = False  # the script walks the candidates itself (j, ])
+    app.state.auto_advance = False  # the script walks the candidates itself (j, ])
     async with app.run_test(size=(120, 40)) as pilot:
         ids = list(app.session.live.question_ids)
         app.judge(ids[0])

@@ -436,7 +436,7 @@ async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, bod
         app.judge("q01")
         await pilot.pause()
         await app.workers.wait_for_complete()
-        app.pool_question("q02")  # a second pool: no second notice
+        app.pooling.pool("q02")  # a second pool: no second notice
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()  # nor from ranking the rest behind the screen

@@ -56,9 +56,9 @@ async def test_take_a_side_union_intersection_by_hand(app_factory, demo_ws):
         no_answer, gold, by, note = adjudication(demo_ws, "q35")
         assert (no_answer, gold, by, note) == (0, '{"manual-r2":3}', "lee", "took mina's side")
         # settled: the cursor moved on to the next question to settle
-        assert screen.question_id == "q42" == app.current_question
+        assert screen.question_id == "q42" == app.state.current_question
         assert "q42" in str(screen.query_one("#adjudicate-question", Static).render())
-        app.auto_advance = False  # stay on q35 for the other decisions
+        app.state.auto_advance = False  # stay on q35 for the other decisions
         await open_adjudicate(pilot, "q35")
         await pilot.press("u")  # union: R1 (jun's 2) and R2
         assert adjudication(demo_ws, "q35")[1] == '{"manual-r1":2,"manual-r2":3}'

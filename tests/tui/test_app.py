@@ -55,7 +55,7 @@ async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
 async def test_judging_with_every_key_is_durable(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False  # the keys alone (the flow is tested below)
+        app.state.auto_advance = False  # the keys alone (the flow is tested below)
         screen = await open_judge(pilot, "q04")
         cands = screen.query_one(CandidateList)
         first, second = cands.candidates[0].doc_id, cands.candidates[1].doc_id
@@ -87,7 +87,7 @@ async def test_judging_with_every_key_is_durable(app_factory, demo_ws):
 async def test_undo_walks_back_changes(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
+        app.state.auto_advance = False
         screen = await open_judge(pilot, "q05")
         assert not screen.check_action("undo", ())  # nothing to undo: not in the footer
         doc = screen.query_one(CandidateList).current.doc_id
@@ -116,7 +116,7 @@ async def test_undo_walks_back_changes(app_factory, demo_ws):
 async def test_ambiguous_with_note_and_question_edit(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False  # stay on q06 to edit it after the flag
+        app.state.auto_advance = False  # stay on q06 to edit it after the flag
         await open_judge(pilot, "q06")
         await pilot.press("a")
         assert isinstance(app.screen, PromptScreen)
@@ -240,7 +240,7 @@ async def test_review_tag_filter_and_detail(app_factory):
         screen = app.screen
         grid = screen.query_one("#grid", DataTable)
         # the cursor rests on the current question (q01, the first), hardest rows first
-        assert cursor_key(grid) == app.current_question == "q01"
+        assert cursor_key(grid) == app.state.current_question == "q01"
         assert str(next(iter(grid.rows)).value) == "q24"
         detail = plain(screen.query_one("#detail", Static))
         assert "q01" in detail and "rank 1:" in detail
@@ -321,7 +321,7 @@ async def test_indexes_build_in_a_worker_after_the_first_paint(app_factory):
         await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
         await pilot.pause()
         ws = app.ws
-        assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
+        assert all(app.pooling.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
 
 
 async def test_a_reopen_indexes_from_the_stored_counts_without_tokenizing(app_factory, monkeypatch):
@@ -352,13 +352,13 @@ async def test_a_reopen_indexes_from_the_stored_counts_without_tokenizing(app_fa
     async with app.run_test(size=APP_SIZE, message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: any(isinstance(m, IndexesReady) for m in seen), 3000)
         ws = app.ws
-        assert all(app.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
+        assert all(app.pooling.prepared.has(s, ws.corpus_hash()) for s in ws.retrievers())
         assert counted == []
         assert loaded == ["kiwi"]
         # and what they index ranks as the stored rankings say (the kiwi retriever too)
         question = next(q for q in ws.questions() if q.id == "q02")
         for spec in ws.retrievers():
-            retriever = app.prepared.get(spec, ws.corpus_hash(), ws.docs())
+            retriever = app.pooling.prepared.get(spec, ws.corpus_hash(), ws.docs())
             ids, _ = retriever.search(question.text, 5)
             assert ids == list(ws.runs(spec.name)["q02"].doc_ids[:5]), spec.name
 

@@ -8,33 +8,26 @@ on screen after it.
 
 from __future__ import annotations
 
-from textual._compositor import Compositor
 from textual.widgets import Header
 
 from tests.tui.conftest import open_judge, wait_for
 from tui.screens.base import GoldpanScreen
 from tui.screens.judge import JudgeScreen
+from tui.textual_compat import frames_rendered, in_batch, laid_out_region, screen_text
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import Part
 
 
-async def test_no_frame_is_rendered_inside_a_batch(app_factory, monkeypatch):
-    batches: list[int] = []
+async def test_no_frame_is_rendered_inside_a_batch(app_factory):
+    batches: list[bool] = []
     app = app_factory()
-    render = Compositor.render_update
-
-    def counted(self, *args, **kwargs):
-        batches.append(app._batch_count)
-        return render(self, *args, **kwargs)
-
-    monkeypatch.setattr(Compositor, "render_update", counted)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, GoldpanScreen)
-        assert batches, "the first screen was drawn"
-        assert batches.count(0) == len(batches), f"frames rendered in a batch: {batches}"
-        first = app.screen._compositor.render_strips()
-        assert any("status:" in "".join(s.text for s in strip) for strip in first)
+    with frames_rendered(lambda: batches.append(in_batch(app))):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, GoldpanScreen)
+            assert batches, "the first screen was drawn"
+            assert not any(batches), f"frames rendered in a batch: {batches}"
+            assert "status:" in screen_text(app.screen)
 
 
 async def test_what_changes_inside_a_batch_is_drawn_after_it(app_factory):
@@ -45,20 +38,15 @@ async def test_what_changes_inside_a_batch_is_drawn_after_it(app_factory):
         with app.batch_update():
             app.sub_title = "changed in a batch"
             header.refresh()
-            app.screen._compositor_refresh()  # asked to draw now: it waits for the batch
-            assert app.screen._repaint_required
+            app.screen.draw_now()  # asked to draw now: it waits for the batch
+            assert app.screen.repaint_pending
         await pilot.pause()
         await pilot.pause()
-        assert not app.screen._repaint_required
-        text = "\n".join(
-            "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
-        )
-        assert "changed in a batch" in text
+        assert not app.screen.repaint_pending
+        assert "changed in a batch" in screen_text(app.screen)
 
 
-async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
-    app_factory, monkeypatch
-):
+async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(app_factory):
     """The grade's frame shows the next document laid out, not cut to the last one's size.
 
     Grading moves the cursor on and shows the next document. Shown before the grade's own
@@ -67,26 +55,33 @@ async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
     """
     app = app_factory()
     drawn: list[tuple[str, int, int]] = []  # (doc on show, height drawn at, height it needs)
-    render = Compositor.render_update
 
-    def checked(self, *args, **kwargs):
+    def checked() -> None:
         screen = app.screen
         if isinstance(screen, JudgeScreen) and screen.query_one(CandidateList).current:
             body = screen.query_one("#doc-body", Part)
-            laid = self._full_map.get(body)
-            if laid is not None and laid.region.width > 0:
+            laid = laid_out_region(screen, body)
+            if laid is not None and laid.width > 0:
                 gutter = body.styles.gutter
                 needs = gutter.height + body.get_content_height(
-                    laid.region.size, screen.size, laid.region.width - gutter.width
+                    laid.size, screen.size, laid.width - gutter.width
                 )
                 current = screen.query_one(CandidateList).current
-                drawn.append((current.doc_id if current else "", laid.region.height, needs))
-        return render(self, *args, **kwargs)
+                drawn.append((current.doc_id if current else "", laid.height, needs))
 
-    monkeypatch.setattr(Compositor, "render_update", checked)
+    with frames_rendered(checked):
+        await graded_four(app)
+    heights = {needs for _, _, needs in drawn}
+    assert len(heights) > 1, f"documents of one height only: nothing to tell ({drawn})"
+    wrong = [d for d in drawn if d[1] != d[2]]
+    assert not wrong, f"documents drawn at a size not their own: {wrong} of {drawn}"
+
+
+async def graded_four(app) -> None:
+    """Four grades on q01, each moving on to the next document."""
     async with app.run_test(size=(120, 40)) as pilot:
         judge = await open_judge(pilot, "q01")
-        assert app.auto_advance
+        assert app.state.auto_advance
         # as a person's first grade comes: after the soundness checks that start with the
         # first paint. A grade typed at once waits for their verdict inside its handler,
         # and on a busy processor the screen's next frame then came first: two frames of
@@ -101,7 +96,3 @@ async def test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size(
             await wait_for(pilot, lambda before=before: candidates.current.doc_id != before)
             await pilot.pause()
             shown.add(candidates.current.doc_id)
-        heights = {needs for _, _, needs in drawn}
-        assert len(heights) > 1, f"documents of one height only: nothing to tell ({drawn})"
-        wrong = [d for d in drawn if d[1] != d[2]]
-        assert not wrong, f"documents drawn at a size not their own: {wrong} of {drawn}"

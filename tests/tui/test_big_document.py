@@ -17,6 +17,7 @@ import pytest
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, my_labels, open_judge, plain
+from tui.textual_compat import screen_text
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import MOST_PARTS, DocumentView
 
@@ -51,14 +52,14 @@ def rss_peak_bytes() -> int:
 
 
 def painted(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return screen_text(app.screen)
 
 
 async def test_moving_onto_a_5_mb_document(app_factory, big_ws):
     app = app_factory(big_ws)
     async with app.run_test(size=APP_SIZE) as pilot:
         screen = await open_judge(pilot, "q1")
-        app.auto_advance = False
+        app.state.auto_advance = False
         candidates = screen.query_one(CandidateList)
         view = screen.query_one(DocumentView)
         ids = [c.doc_id for c in candidates.candidates]

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 
 from tests.tui.conftest import open_judge
+from tui.textual_compat import screen_strips
 from tui.widgets.candidate_list import CandidateList
 
 
 def cells(app) -> list[list[tuple[str, object]]]:
     """Every line of the screen as drawn now: its segments' text and style."""
-    strips = app.screen._compositor.render_strips()
+    strips = screen_strips(app.screen)
     return [[(seg.text, seg.style) for seg in strip] for strip in strips]
 
 
@@ -25,7 +26,7 @@ async def test_rows_redrawn_alone_look_as_the_whole_list_redrawn(app_factory, si
     app = app_factory()
     async with app.run_test(size=size) as pilot:
         screen = await open_judge(pilot, "q01")
-        app.auto_advance = False
+        app.state.auto_advance = False
         candidates = screen.query_one(CandidateList)
         rows = len(candidates.candidates)
         assert rows > candidates.scrollable_content_region.height or size == (120, 40)

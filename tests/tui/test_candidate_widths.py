@@ -11,6 +11,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from engine.pooling import Candidate
+from tui.textual_compat import screen_text
 from tui.widgets.candidate_list import CandidateList
 
 WIDTH = 24
@@ -26,7 +27,7 @@ class ListApp(App[None]):
 
 def heights_at(widget: CandidateList, width: int) -> list[int]:
     """Each option's height, measured now at ``width`` cells."""
-    return [widget._get_visual(o).get_height(widget.styles, width) for o in widget.options]
+    return [widget.option_height(i, width) for i in range(widget.option_count)]
 
 
 async def test_rows_measured_again_once_the_scrollbar_narrows_them():
@@ -43,11 +44,10 @@ async def test_rows_measured_again_once_the_scrollbar_narrows_them():
         narrower = widget.scrollable_content_region.width
         assert narrower < WIDTH, "the longer list has a scrollbar"
         assert heights_at(widget, WIDTH)[-1] == 1 and heights_at(widget, narrower)[-1] == 2
-        assert widget._heights[8] == 2
+        lines = widget.option_lines(8)
+        assert lines is not None and lines[1] == 2  # the last row: two lines high
         assert widget.virtual_size.height == sum(heights_at(widget, narrower))
         widget.highlighted = 8  # scrolled to the end: the id is on screen
         await pilot.pause()
-        shown = "\n".join(
-            "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
-        )
+        shown = screen_text(app.screen)
         assert "d9" in shown, shown

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from engine.session import LabelingSession
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
+from tui.textual_compat import notification_messages
 from tui.widgets.candidate_list import CandidateList
 
 
@@ -88,14 +89,14 @@ async def test_the_screens_count_as_the_engine_does(app_factory, demo_ws):
 async def test_correcting_a_complete_question_stays_and_the_end_names_whats_left(app_factory):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.question_order = ["q01", "q02", "q03"]
+        app.state.question_order = ["q01", "q02", "q03"]
         judge = await open_judge(pilot, "q03")
         cands = judge.query_one(CandidateList)
         for _ in cands.candidates:
             await pilot.press("0")
         # the last candidate judged: on to the next unjudged one, but none is after q03
         assert judge.question_id == "q03"
-        await wait_for(pilot, lambda: any("q01, q02" in n.message for n in app._notifications))
+        await wait_for(pilot, lambda: any("q01, q02" in n for n in notification_messages(app)))
         assert "q03" in app.session.judged_questions()
         cands.highlighted = 0
         await pilot.press("3")  # a correction: the cursor stays on it, the question too

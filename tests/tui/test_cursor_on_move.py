@@ -305,7 +305,7 @@ async def test_served_next_question_is_handed_out_with_the_cursor_on_its_first_r
         await first_grade_lands_on_first_unjudged(pilot, demo_ws, first, "ara")
         await move_to(pilot, carried(pool[first], pool[second], not_at=0))
         await pilot.press("right_square_bracket")
-        assert app.assigner is not None and app.assigner.current == second
+        assert app.leases.assigner is not None and app.leases.assigner.current == second
         graded = await first_grade_lands_on_first_unjudged(pilot, demo_ws, second, "ara")
         assert graded == pool[second][0]
 

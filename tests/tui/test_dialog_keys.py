@@ -18,6 +18,7 @@ from tui.help import HelpScreen, keys_table, navigation_text
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import DIALOGS
 from tui.screens.write import WriteScreen
+from tui.state import SharedState
 
 
 def test_every_dialog_key_comes_from_a_command_and_is_in_the_key_table():
@@ -71,10 +72,12 @@ def test_the_help_lines_on_leaving_and_closing_take_their_keys_from_the_commands
     app_keys = tuple(
         replace(c, key="ctrl+x") if c is quit_command else c for c in GoldpanApp.ACTIONS
     )
-    nav = navigation_text(JudgeScreen(), GoldpanApp.SCREEN_KEYS, app_keys)
+    nav = navigation_text(JudgeScreen(SharedState()), GoldpanApp.SCREEN_KEYS, app_keys)
     assert isinstance(nav, Text)
     lines = nav.plain.splitlines()
     assert lines[1].startswith("Leave") and "ctrl+x quits goldpan" in lines[1]
     assert lines[2].startswith("Help") and "escape, ? or f1 closes this help" in lines[2]
-    write_nav = navigation_text(WriteScreen(), GoldpanApp.SCREEN_KEYS, GoldpanApp.ACTIONS)
+    write_nav = navigation_text(
+        WriteScreen(SharedState()), GoldpanApp.SCREEN_KEYS, GoldpanApp.ACTIONS
+    )
     assert write_nav.plain.splitlines()[1].startswith("Leave    escape goes back")

@@ -42,7 +42,7 @@ async def test_moving_between_documents_is_laid_out_once_and_right(app_factory, 
     app = app_factory()
     async with app.run_test(size=size) as pilot:
         await open_judge(pilot, "q01")
-        app.auto_advance = False
+        app.state.auto_advance = False
         await moves_look_laid_out_again(pilot, ["j", "j", "j", "k", "j", "j", "j", "j"])
 
 
@@ -50,6 +50,6 @@ async def test_the_scrollbar_comes_and_goes_with_a_big_document(app_factory, big
     app = app_factory(big_ws)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_judge(pilot, "q1")
-        app.auto_advance = False
+        app.state.auto_advance = False
         bars = await moves_look_laid_out_again(pilot, ["j", "k", "j", "k"])
         assert bars == {True, False}

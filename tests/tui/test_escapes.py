@@ -32,6 +32,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.modals import SearchScreen
 from tui.screens.review import PANELS, ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import screen_frame, screen_strips
 from tui.widgets.candidate_list import CandidateList
 
 FAMILIES = {
@@ -98,8 +99,7 @@ def evil_ws(tmp_path: Path) -> Path:
 
 def painted(app: GoldpanApp) -> str:
     """The screen's text; fails on any escape from the data in it or in the frame."""
-    compositor = app.screen._compositor
-    strips = compositor.render_strips()
+    strips = screen_strips(app.screen)
     bad = [
         (y, seg.text)
         for y, strip in enumerate(strips)
@@ -107,7 +107,7 @@ def painted(app: GoldpanApp) -> str:
         if UNSAFE_TEXT.search(seg.text)
     ]
     assert not bad, bad
-    frame = compositor.render_update(full=True).render_segments(app.console)
+    frame = screen_frame(app)
     assert not UNSAFE_FRAME.search(frame), UNSAFE_FRAME.findall(frame)
     return "\n".join(strip.text for strip in strips)
 
@@ -194,7 +194,7 @@ async def test_label_screen_documents_and_search(app_factory, evil_ws):
                     assert visible(d) in text
                     seen.add(d)
         assert seen == {D1, D2}
-        app.auto_advance = False
+        app.state.auto_advance = False
         await pilot.press("1")  # a grade: the status line and the candidate's mark
         await pilot.pause()
         painted(app)
@@ -212,8 +212,8 @@ async def test_label_screen_documents_and_search(app_factory, evil_ws):
 async def test_adjudicate_screen(app_factory, evil_ws):
     app = app_factory(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
-        app.current_question = Q1
-        app.auto_advance = False
+        app.state.current_question = Q1
+        app.state.auto_advance = False
         await pilot.press("d")
         assert isinstance(app.screen, AdjudicateScreen)
         await pilot.pause()

@@ -8,7 +8,6 @@ import sqlite3
 from collections import Counter
 
 import pytest
-from textual.message_pump import MessagePump
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from engine.retrieve import bm25_spec
@@ -21,15 +20,16 @@ from tui.screens.modals import ConfirmScreen, SearchScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import messages_dispatched, notification_messages, screen_text
 from tui.widgets.candidate_list import CandidateList
 
 
 def painted(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return screen_text(app.screen)
 
 
 def notices(app) -> str:
-    return " | ".join(str(n.message) for n in app._notifications)
+    return " | ".join(notification_messages(app))
 
 
 class Deliveries:
@@ -39,19 +39,23 @@ class Deliveries:
         self.per_screen: Counter[str] = Counter()
         self.messages: Counter[str] = Counter()
         handler = GoldpanScreen.on_workspace_changed
-        dispatch = MessagePump._dispatch_message
 
         def counted(screen, message):
             self.per_screen[type(screen).__name__] += 1
             return handler(screen, message)
 
-        async def every(pump, message):
-            if not type(pump).__name__.startswith("Toast"):  # notifications expire on time
-                self.messages[type(message).__name__] += 1
-            return await dispatch(pump, message)
-
         monkeypatch.setattr(GoldpanScreen, "on_workspace_changed", counted)
-        monkeypatch.setattr(MessagePump, "_dispatch_message", every)
+
+    def every(self, pump, message) -> None:
+        if not type(pump).__name__.startswith("Toast"):  # notifications expire on time
+            self.messages[type(message).__name__] += 1
+
+
+@pytest.fixture
+def deliveries(monkeypatch):
+    seen = Deliveries(monkeypatch)
+    with messages_dispatched(seen.every):
+        yield seen
 
 
 async def visit_every_screen(pilot) -> None:
@@ -74,9 +78,9 @@ def pooled_tiny(tiny_ws):
 
 
 async def test_one_save_one_delivery_per_live_screen_then_quiet(
-    app_factory, pooled_tiny, monkeypatch
+    app_factory, pooled_tiny, deliveries
 ):
-    seen = Deliveries(monkeypatch)
+    seen = deliveries
     app = app_factory(pooled_tiny)
     async with app.run_test(size=APP_SIZE) as pilot:
         await visit_every_screen(pilot)
@@ -145,7 +149,7 @@ async def test_a_grade_moves_on_and_the_last_candidate_opens_the_next_question(
         await pilot.press(*"0" * (len(ids) - 1))
         assert my_labels(demo_ws, "q47") == {ids[0]: 1, **{d: 0 for d in ids[1:]}}
         # every candidate judged: on to the next question you have not judged
-        assert screen.question_id == app.current_question == "q48"
+        assert screen.question_id == app.state.current_question == "q48"
         assert "candidates of q47 judged; on to q48" in notices(app)
         assert "q48: 0/" in plain(progress)
 
@@ -164,7 +168,7 @@ async def test_verdicts_move_to_the_next_question_and_the_toggle_stops_it(app_fa
         progress = plain(screen.query_one("#progress", Static))
         assert "you: 2/49 questions judged" in progress
         await pilot.press("m")  # auto-advance off: the footer and the progress line say so
-        assert not app.auto_advance
+        assert not app.state.auto_advance
         await wait_for(pilot, lambda: "m Auto-advance: off" in painted(app))
         assert "auto-advance off" in plain(screen.query_one("#progress", Static))
         first = screen.query_one(CandidateList).current.doc_id
@@ -173,7 +177,7 @@ async def test_verdicts_move_to_the_next_question_and_the_toggle_stops_it(app_fa
         await pilot.press("s")
         assert screen.question_id == "q12"
         await pilot.press("m")
-        assert app.auto_advance
+        assert app.state.auto_advance
 
 
 async def test_next_on_the_last_question_says_so(app_factory):
@@ -189,7 +193,7 @@ async def test_next_on_the_last_question_says_so(app_factory):
 async def test_no_answer_on_a_graded_question_clears_with_notice_and_undo(app_factory, demo_ws):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
+        app.state.auto_advance = False
         screen = await open_judge(pilot, "q20")
         doc = screen.query_one(CandidateList).current.doc_id
         await pilot.press("3", "n")
@@ -206,7 +210,7 @@ async def test_the_current_question_is_the_same_on_every_screen(app_factory):
     async with app.run_test(size=APP_SIZE) as pilot:
         table = app.screen.query_one("#questions", DataTable)
         await pilot.press("down", "down", "down")
-        assert cursor_key(table) == app.current_question == "q04"
+        assert cursor_key(table) == app.state.current_question == "q04"
         # the questions screen shows the selected question's full text and progress
         full = plain(app.screen.query_one("#question-full", Static))
         text = rows(app.workspace_path, "SELECT text FROM questions WHERE id = 'q04'")[0][0]

@@ -9,15 +9,13 @@ from textual.widgets import Markdown, Static
 
 from tests.conftest import ROOT
 from tests.tui.conftest import APP_SIZE, wait_for
+from tui import app_commands
 from tui.actions import Command
 from tui.app import GoldpanApp
 from tui.help import HelpScreen, keys_table, with_keys
 from tui.screens.base import GoldpanScreen
 
-SCREENS: dict[str, type[GoldpanScreen]] = {
-    mode: cls  # type: ignore[misc]
-    for mode, cls in GoldpanApp.MODES.items()
-}
+SCREENS: dict[str, type[GoldpanScreen]] = dict(app_commands.SCREENS)
 
 
 def as_text(renderable) -> str:
@@ -75,7 +73,7 @@ def test_footers_show_at_most_seven_keys():
 async def test_every_available_binding_is_in_the_palette_on_every_screen(app_factory):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.current_question = "q01"
+        app.state.current_question = "q01"
         for mode, cls in SCREENS.items():
             app.switch_mode(mode)
             await pilot.pause()

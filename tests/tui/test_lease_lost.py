@@ -39,12 +39,12 @@ async def test_a_lost_lease_is_told_and_the_next_grade_goes_to_a_held_question(
         expire_leases(demo_ws)
         with Workspace.open(demo_ws) as other:
             assert Assigner(other, "bo").hold(lost) == "bo"  # bo takes the question
-            app.keep_lease()  # the app's next renewal (its interval timer)
+            app.leases.renew()  # the app's next renewal (its interval timer)
             await pilot.pause()
             assert any(f"{lost} ran out and bo is judging it" in m for m in seen), seen
             now = app.screen.question_id
             assert now is not None and now != lost
-            assert app.assigner is not None and app.assigner.current == now
+            assert app.leases.assigner is not None and app.leases.assigner.current == now
             assert other.leases() == {lost: "bo", now: "ara"}
             await pilot.press("1")
             assert other.labels_for(lost) == []  # nothing of ara's on bo's question

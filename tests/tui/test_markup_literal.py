@@ -24,6 +24,7 @@ from tui.screens.judge import JudgeScreen
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.screens.review import PANELS, ReviewScreen
 from tui.screens.write import WriteScreen
+from tui.textual_compat import screen_text
 
 CLEAR = "\x1b[2J"  # erase the screen, if a terminal ever received it from the data
 RED = "\x1b[31m"
@@ -70,7 +71,7 @@ def hostile_ws(tmp_path: Path) -> Path:
 
 def painted(app: GoldpanApp) -> str:
     """What the current screen paints, line by line; never an ESC from the data."""
-    text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    text = screen_text(app.screen)
     assert "\x1b" not in text, [line for line in text.splitlines() if "\x1b" in line]
     return text
 
@@ -130,7 +131,7 @@ async def test_judge_screen_search_and_prompts(app_factory, hostile_ws):
         assert "금속 인공물 $accent [$accent]z[/] ␛[31mred" in shown[D2]
         assert "$accent T3 ␛[31mx  d␛[31m3" in shown[D3]
         assert "점검 공지 [@click=app.quit]quit[/] 절차" in shown[D3]
-        app.auto_advance = False  # stay on the question to read its note
+        app.state.auto_advance = False  # stay on the question to read its note
         await pilot.press("k", "k", "1")  # a label and a note that look like markup
         await pilot.press("a")
         assert isinstance(app.screen, PromptScreen)
@@ -218,8 +219,8 @@ async def test_review_screen_and_every_panel(app_factory, hostile_ws):
 async def test_adjudicate_screen(app_factory, hostile_ws):
     app = app_factory(hostile_ws)
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.current_question = Q1  # the adjudicate list opens on the current question
-        app.auto_advance = False  # and stays on it after settling
+        app.state.current_question = Q1  # the adjudicate list opens on the current question
+        app.state.auto_advance = False  # and stays on it after settling
         await pilot.press("d")
         assert isinstance(app.screen, AdjudicateScreen)
         await pilot.pause()

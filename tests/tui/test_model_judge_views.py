@@ -68,7 +68,7 @@ async def test_adjudicate_shows_the_model_beside_the_people_and_adopting_is_a_pe
         assert (str(row[2]), str(row[3]), str(row[4])) == ("3", "3", "2")
         assert f"{MODEL}–gold" in plain(screen.query_one("#agreement", Static))
         assert adjudication(demo_ws, "q35") is None
-        app.auto_advance = False
+        app.state.auto_advance = False
         await pilot.press("3")  # the model's side, adopted by lee
         no_answer, gold, by, note = adjudication(demo_ws, "q35")
         assert (no_answer, json.loads(gold), by) == (0, {"manual-r2": 2}, "lee")

@@ -399,7 +399,7 @@ async def test_failures_panel_shows_the_selected_failures_whole_titles_and_opens
         shown = " ".join(text(detail).split())
         assert f"{second.question_id} gold: {second.gold_doc} {second.gold_title}" in shown
         assert f"rank 1: {second.top_doc} {second.top_title}" in shown
-        assert app.current_question == second.question_id
+        assert app.state.current_question == second.question_id
         await pilot.press("enter")
         assert isinstance(app.screen, JudgeScreen)
         assert app.screen.question_id == second.question_id

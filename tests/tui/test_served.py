@@ -37,7 +37,7 @@ async def test_an_annotator_is_handed_a_question_and_the_next_one_on_bracket(app
         await pilot.pause()
         assert isinstance(app.screen, JudgeScreen)
         first = app.screen.question_id
-        assert first is not None and app.assigner is not None
+        assert first is not None and app.leases.assigner is not None
         with Workspace.open(demo_ws, readonly=True) as other:
             assert other.leases() == {first: "ara"}
         await pilot.press("1")  # judged: saved under the served name
@@ -100,7 +100,7 @@ async def test_a_viewer_watches_the_review_read_only_and_takes_no_lease(app_fact
     async with app.run_test(size=APP_SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen)
-        assert app.readonly_reason is not None and app.assigner is None
+        assert app.readonly_reason is not None and app.leases.assigner is None
     with Workspace.open(demo_ws, readonly=True) as ws:
         assert ws.leases() == {}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, OptionList
 
 from tests.tui.conftest import APP_SIZE, wait_for
+from tui.textual_compat import table_measured
 
 
 def _pin_latency(app) -> None:
@@ -154,7 +155,7 @@ def _panel(name: str):
         tables = list(panel.query(DataTable))
         await wait_for(
             pilot,
-            lambda: not any(t._require_update_dimensions or t._updated_cells for t in tables),
+            lambda: all(table_measured(t) for t in tables),
         )
         await pilot.pause()
 

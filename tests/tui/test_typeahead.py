@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 
 from textual import events
-from textual._compositor import Compositor
 
 from tests.tui.conftest import open_judge, wait_for
 from tui.screens.judge import JudgeScreen
+from tui.textual_compat import frames_rendered
 from tui.typeahead import keys_waiting, unread
 from tui.widgets.candidate_list import CandidateList
 
@@ -31,50 +31,57 @@ def test_bytes_not_read_yet_are_keys_waiting() -> None:
         os.close(write)
 
 
-async def judged_with_frames(
-    pilot, monkeypatch
-) -> tuple[JudgeScreen, CandidateList, list[int | None]]:
-    """q01 open on its first row; from now on, the row highlighted in each frame drawn."""
+class Frames(list[int | None]):
+    """The row highlighted in each frame drawn, once a list is watched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.watched: CandidateList | None = None
+
+    def drawn(self) -> None:
+        if self.watched is not None:
+            self.append(self.watched.highlighted)
+
+
+async def judged(pilot, frames: Frames) -> tuple[JudgeScreen, CandidateList]:
+    """q01 open on its first row; from now on, ``frames`` records each frame drawn."""
     judge = await open_judge(pilot, "q01")
     candidates = judge.query_one(CandidateList)
     await wait_for(pilot, lambda: candidates.highlighted == 0)
-    frames: list[int | None] = []
-    render = Compositor.render_update
-
-    def recorded(self, *args, **kwargs):
-        frames.append(candidates.highlighted)
-        return render(self, *args, **kwargs)
-
-    monkeypatch.setattr(Compositor, "render_update", recorded)
-    return judge, candidates, frames
+    frames.watched = candidates
+    return judge, candidates
 
 
-async def test_drawing_waits_for_a_key_typed_ahead_then_draws(app_factory, monkeypatch):
+async def test_drawing_waits_for_a_key_typed_ahead_then_draws(app_factory):
     app = app_factory()
-    async with app.run_test(size=(120, 40)) as pilot:
-        judge, candidates, frames = await judged_with_frames(pilot, monkeypatch)
-        candidates.highlighted = 1
-        judge.refresh()  # a change to draw...
-        app.post_message(events.Key("j", "j"))  # ...and a key behind it, not handled yet
-        assert keys_waiting(app)
-        judge._on_timer_update()  # the screen's tick: it waits for the key
-        assert frames == [], "drawn while a key waited"
-        await wait_for(pilot, lambda: candidates.highlighted == 2 and bool(frames))
-        assert frames[-1] == 2  # the key's result drawn, the row it passed through never
+    frames = Frames()
+    with frames_rendered(frames.drawn):
+        async with app.run_test(size=(120, 40)) as pilot:
+            judge, candidates = await judged(pilot, frames)
+            candidates.highlighted = 1
+            judge.refresh()  # a change to draw...
+            app.post_message(events.Key("j", "j"))  # ...and a key behind it, not handled yet
+            assert keys_waiting(app)
+            judge.draw_pending()  # the screen's tick: it waits for the key
+            assert frames == [], "drawn while a key waited"
+            await wait_for(pilot, lambda: candidates.highlighted == 2 and bool(frames))
+            assert frames[-1] == 2  # the key's result drawn, the row it passed through never
 
 
 async def test_drawing_waits_for_keys_typed_ahead_a_moment_at_most(app_factory, monkeypatch):
     """A key that keeps waiting holds no frame back longer than TYPEAHEAD_S."""
     app = app_factory()
-    async with app.run_test(size=(120, 40)) as pilot:
-        judge, candidates, frames = await judged_with_frames(pilot, monkeypatch)
-        monkeypatch.setattr("tui.screens.base.keys_waiting", lambda app: True)  # never ending
-        candidates.highlighted = 1
-        judge.refresh()
-        judge._on_timer_update()
-        assert frames == []
-        assert judge._typeahead_until is not None
-        await wait_for(pilot, lambda: bool(frames))
-        assert frames[-1] == 1  # drawn although a key kept "waiting"
-        candidates.highlighted = 2  # and so is each change after it
-        await wait_for(pilot, lambda: frames[-1] == 2)
+    frames = Frames()
+    with frames_rendered(frames.drawn):
+        async with app.run_test(size=(120, 40)) as pilot:
+            judge, candidates = await judged(pilot, frames)
+            monkeypatch.setattr("tui.screens.base.keys_waiting", lambda app: True)  # no end
+            candidates.highlighted = 1
+            judge.refresh()
+            judge.draw_pending()
+            assert frames == []
+            assert judge._typeahead_until is not None
+            await wait_for(pilot, lambda: bool(frames))
+            assert frames[-1] == 1  # drawn although a key kept "waiting"
+            candidates.highlighted = 2  # and so is each change after it
+            await wait_for(pilot, lambda: frames[-1] == 2)

@@ -18,11 +18,12 @@ from pathlib import Path
 from engine.workspace import Workspace
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, my_labels, open_judge, wait_for
+from tui.textual_compat import notification_messages
 from tui.widgets.candidate_list import CandidateList
 
 
 def notices(app) -> str:
-    return " | ".join(str(n.message) for n in app._notifications)
+    return " | ".join(notification_messages(app))
 
 
 async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the_app_goes_on(
@@ -30,7 +31,7 @@ async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the
 ):
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.auto_advance = False
+        app.state.auto_advance = False
         screen = await open_judge(pilot, "q04")
         first = screen.query_one(CandidateList).candidates[0].doc_id
         before = my_labels(demo_ws, "q04")
@@ -56,7 +57,7 @@ async def test_a_grade_while_another_program_holds_the_lock_is_not_saved_and_the
 
 async def first_graded_1(pilot, ws: Path):
     """The judge screen on q04, auto-advance off, its first candidate graded 1 and saved."""
-    pilot.app.auto_advance = False
+    pilot.app.state.auto_advance = False
     screen = await open_judge(pilot, "q04")
     first = screen.query_one(CandidateList).candidates[0].doc_id
     await pilot.press("1")
@@ -169,7 +170,7 @@ async def test_a_bug_in_the_pool_worker_is_a_notice_with_its_traceback_logged(
     monkeypatch.setattr(runner, "refresh_runs", broken)
     app = app_factory()
     async with app.run_test(size=APP_SIZE) as pilot:
-        app.pool_question("q04")
+        app.pooling.pool("q04")
         await wait_for(pilot, lambda: "Pooling failed" in notices(app))
         text = notices(app)
         assert "internal error (KeyError: 'bm25-wrod')" in text and "bug in goldpan" in text

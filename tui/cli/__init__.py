@@ -39,9 +39,9 @@ from tui.cli.commands.common import (
     EXIT_CODES,
     GateFailed,
     err,
-    write_crash_log,
 )
 from tui.cli.declarations import ABOUT_GOLDPAN, NAMES, declaration
+from tui.crash import bug_notice
 from tui.literal import literal
 
 
@@ -253,14 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             err.print(literal(f"goldpan: error: {known}"))
             return 2
-        log = write_crash_log(exc, argv)  # a bug: one line here, the traceback in a log
-        where = f"the full traceback is in {log}" if log else "no log file could be written"
-        err.print(
-            literal(
-                f"goldpan: internal error ({type(exc).__name__}: {exc}); this is a bug in "
-                f"goldpan, not in your data: {where}"
-            )
-        )
+        # a bug: one line here, the traceback in a crash log
+        err.print(literal(f"goldpan: {bug_notice(exc, argv)}"))
         return 3
     return 0
 

@@ -18,7 +18,7 @@ from tui.screens.base import GoldpanScreen
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
-    from tui.served_app import Served
+    from tui.served import Served
 
 
 class LeaseKeeper:
@@ -86,8 +86,8 @@ class LeaseKeeper:
             severity="warning",
             markup=False,
         )
-        if app.current_question == question_id:
-            app.current_question = nxt
+        if app.state.current_question == question_id:
+            app.state.current_question = nxt
         if isinstance(app.screen, GoldpanScreen):
             app.screen.follow_current()
 

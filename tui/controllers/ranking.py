@@ -100,7 +100,8 @@ class BackgroundRanking:
 
         def progress(name: str, done: int, total: int) -> None:
             # nothing ranked yet: indexing (Kiwi loading, a corpus embedded), no count
-            app.call_from_thread(app.say_progress, f"{what}: {name}", done, total if done else 0)
+            say = app.pooling.say_progress
+            app.call_from_thread(say, f"{what}: {name}", done, total if done else 0)
 
         who: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         try:
@@ -108,14 +109,14 @@ class BackgroundRanking:
                 report = refresh_runs(
                     ws,
                     question_ids=todo,
-                    prepared=app.prepared,
+                    prepared=app.pooling.prepared,
                     keep_going=True,
                     trust=app.trust_flow.store,
                     progress=progress,
                 )
             who = ranked_with(report)
             if report.warnings:  # TLS not checked, said once a session
-                app.call_from_thread(app.say_warnings, report.warnings)
+                app.call_from_thread(app.pooling.say_warnings, report.warnings)
             failed = report.failed()
             if failed:  # the other retrievers' rankings still count
                 app.post_message(PoolFailed("", "; ".join(f"{n}: {e}" for n, e in failed.items())))

@@ -199,18 +199,18 @@ grades, which tell how far to trust the labels (and each model against the gold)
     def follow_current(self) -> None:
         """Rest the list's cursor on the current question when it is listed."""
         table = self.query_one("#adjudicate-list", DataTable)
-        self.place_cursor(table, self.gp.current_question)
+        self.place_cursor(table, self.state.current_question)
         self.question_id = cursor_key(table)
 
     def model_differs(self) -> set[str]:
         """Questions not adjudicated where a model judge and the people disagree."""
         token = self.gp.session.change_token()
         if self._differs[0] != token:
-            ws = self.gp.session.ws
-            models = ws.model_labels()
+            session = self.gp.session
+            models = session.model_labels()
             found: set[str] = set()
             if models:
-                golds, people = self.gp.session.live.golds, ws.labels()
+                golds, people = session.live.golds, session.labels()
                 found = {i.question_id for i in disagreement_queue(golds, models, people)}
             self._differs = (token, found)
         return self._differs[1]
@@ -271,7 +271,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         out: dict[str, dict[str, int]] = {}
         if self.question_id is None:
             return out
-        for lab in self.gp.session.ws.labels_for(self.question_id):
+        for lab in self.gp.session.labels_for(self.question_id):
             out.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
         return out
 
@@ -280,7 +280,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         out: dict[str, dict[str, int]] = {}
         if self.question_id is None:
             return out
-        for m in self.gp.session.ws.model_labels_for(self.question_id):
+        for m in self.gp.session.model_labels_for(self.question_id):
             out.setdefault(m.annotator, {})[m.doc_id] = m.grade
         return out
 
@@ -288,12 +288,12 @@ grades, which tell how far to trust the labels (and each model against the gold)
     def has_model_grades(self) -> bool:
         """A model judge graded the current question (`g` adopts its grade)."""
         return self.question_id is not None and bool(
-            self.gp.session.ws.model_labels_for(self.question_id)
+            self.gp.session.model_labels_for(self.question_id)
         )
 
     def final(self) -> dict[str, int]:
         """The adjudicated gold so far (empty when not adjudicated)."""
-        adj = self.gp.session.ws.adjudication(self.question_id or "")
+        adj = self.gp.session.adjudication(self.question_id or "")
         return dict(adj.gold) if adj and not adj.no_answer else {}
 
     def show_sides(self) -> None:
@@ -309,14 +309,14 @@ grades, which tell how far to trust the labels (and each model against the gold)
             )
             return
         session = self.gp.session
-        q = session.ws.question(qid)
+        q = session.question(qid)
         out = Text.assemble((visible(qid), "bold"), "  ")
         out.append_text(literal(q.text if q else "", style="bold"))
-        adj = session.ws.adjudication(qid)
+        adj = session.adjudication(qid)
         if adj is not None:
             settled = "no answer" if adj.no_answer else f"{len(adj.gold)} gold"
             out.append(visible(f"\nadjudicated by {adj.by}: {settled}"), style="green")
-        for v in session.ws.verdicts_for(qid):
+        for v in session.verdicts_for(qid):
             out.append(visible(f"\n{v.annotator}: "), style="bold")
             out.append(visible(v.verdict))
             if v.note:
@@ -346,7 +346,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         space = min(34, room(right, fixed, LEAST_TITLE))
         rows: list[list[Text]] = []
         for d in docs:
-            doc = session.ws.doc(d)
+            doc = session.doc(d)
             cells: list[Text] = [literal(d), cut(doc.title if doc else "", space)]
             for a in names:
                 g = grades.get(a, {}).get(d)
@@ -386,10 +386,10 @@ grades, which tell how far to trust the labels (and each model against the gold)
         if token == self._agreement_token:
             return
         self._agreement_token = token
-        ws = self.gp.session.ws
-        models = ws.model_labels()
-        golds = self.gp.session.live.golds if models else None
-        report = agreement_report(ws.labels(), ws.verdicts(), models, golds)
+        session = self.gp.session
+        models = session.model_labels()
+        golds = session.live.golds if models else None
+        report = agreement_report(session.labels(), session.verdicts(), models, golds)
         out = Text("agreement  ", style="bold")
         for p in report["pairs"]:
             out.append_text(literal(f"{p['a']}–{p['b']}"))
@@ -426,7 +426,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
         self.gp.session.adjudicate(settled, gold, no_answer=no_answer, note=note)
         self.redraw()
         self.gp.announce(settled)
-        if not (advance and self.gp.auto_advance):
+        if not (advance and self.state.auto_advance):
             return
         # on to the next question still to settle (the settled one moved down the list)
         later = pending[pending.index(settled) + 1 :] if settled in pending else []
@@ -437,7 +437,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
             )
             return
         self.place_cursor(self.query_one("#adjudicate-list", DataTable), following)
-        self.gp.current_question = following
+        self.state.current_question = following
         self.question_id = following
         self.show_sides()
         self.notify(visible(f"Settled {settled}; next to settle: {following}."), markup=False)
@@ -514,7 +514,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
     @work
     async def action_edit(self) -> None:
         """Rewrite the question; it is pooled again."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Rewriting a question"):
             return
         # Control characters are edited as their pictures; an untouched text is no edit.
@@ -522,13 +522,13 @@ grades, which tell how far to trust the labels (and each model against the gold)
         text = await self.app.push_screen_wait(PromptScreen("Rewrite the question", shown))
         if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
-            self.gp.pool_question(q.id)
+            self.gp.pooling.pool(q.id)
             self.show_sides()
 
     @work
     async def action_split(self) -> None:
         """Split off a second question, pooled at once."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Splitting a question"):
             return
         text = await self.app.push_screen_wait(
@@ -536,8 +536,8 @@ grades, which tell how far to trust the labels (and each model against the gold)
         )
         if text and text.strip():
             new = self.gp.session.split_question(q.id, text)
-            self.gp.pool_question(new.id)
+            self.gp.pooling.pool(new.id)
             self.notify(
                 visible(f"Added {new.id}, split from {q.id}; judge it with l."), markup=False
             )
-            self.gp.current_question = new.id
+            self.state.current_question = new.id

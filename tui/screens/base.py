@@ -6,22 +6,23 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header
 
 from tui.actions import Command, available, with_keys
 from tui.messages import WorkspaceChanged
+from tui.textual_compat import FrameHoldingScreen
 from tui.typeahead import TYPEAHEAD_POLL_S, TYPEAHEAD_S, keys_waiting
 from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
+    from tui.state import SharedState
 
 COMPACT_FOOTER_BELOW = 100
 """Screens narrower than this many columns show the footer compact."""
 
 
-class GoldpanScreen(Screen[None]):
+class GoldpanScreen(FrameHoldingScreen[None]):
     """A screen of the goldpan app.
 
     Redrawing follows one path: :meth:`redraw` draws everything that comes from the
@@ -30,9 +31,11 @@ class GoldpanScreen(Screen[None]):
     bubbling) syncs the screen on top; any other screen syncs when it resumes.
     """
 
-    def __init__(self) -> None:
-        """A screen that has drawn nothing yet."""
+    def __init__(self, state: SharedState) -> None:
+        """A screen that has drawn nothing yet; ``state``: what the screens share."""
         super().__init__()
+        self.state = state
+        """The current question, the question order, auto-advance (every screen's)."""
         self.drawn: object = None
         """The session's change token when :meth:`redraw` last ran."""
         self._typeahead_until: float | None = None
@@ -79,8 +82,8 @@ class GoldpanScreen(Screen[None]):
         """The app, typed."""
         return self.app  # type: ignore[return-value]
 
-    def _on_timer_update(self) -> None:
-        """Draw what changed, once the keys typed ahead are handled (see :mod:`tui.typeahead`).
+    def hold_frame(self) -> bool:
+        """Hold the frame while keys typed ahead wait (see :mod:`tui.typeahead`).
 
         While a key waits, the screen looks again in :data:`TYPEAHEAD_POLL_S`, for
         :data:`TYPEAHEAD_S` at most, then draws whatever is waiting.
@@ -89,24 +92,10 @@ class GoldpanScreen(Screen[None]):
         if self._typeahead_until is None:
             self._typeahead_until = now + TYPEAHEAD_S
         if now < self._typeahead_until and keys_waiting(self.app):
-            self.set_timer(TYPEAHEAD_POLL_S, self._on_timer_update, name="typeahead")
-            return
+            self.set_timer(TYPEAHEAD_POLL_S, self.draw_pending, name="typeahead")
+            return True
         self._typeahead_until = None
-        super()._on_timer_update()
-
-    def _compositor_refresh(self) -> None:
-        """Draw the screen, unless the app is in a batch: then only ask to be drawn after.
-
-        Textual renders the whole frame first and then throws it away in a batch
-        (``App._display`` writes nothing while ``_batch_count`` is set): at start, inside
-        the app's own batch, that was one whole render of the first screen (65-95 ms of the
-        time to the first paint) that nobody saw. A repaint asked for here is done once the
-        batch ends (the screen's idle handler), so what was to be drawn still is.
-        """
-        if self.app._batch_count and self is self.app.screen and not self.app.is_inline:
-            self._repaint_required = True
-            return
-        super()._compositor_refresh()
+        return False
 
     @on(events.Resize)
     def _fit_footer(self) -> None:
@@ -172,7 +161,7 @@ class GoldpanScreen(Screen[None]):
         """
         key = cursor_key(table)
         if key is not None and self.is_current:
-            self.gp.current_question = key
+            self.state.current_question = key
         return key
 
     @on(events.Mount)

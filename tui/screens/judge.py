@@ -23,6 +23,7 @@ from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
 from tui.screens.modals import PromptScreen, SearchScreen
+from tui.state import SharedState
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
 from tui.widgets.lines import Lines
@@ -240,9 +241,9 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
     stoppable: reactive[bool] = reactive(False, bindings=True)
     """The stopping rule offers to stop this question, or you stopped it (`x` works)."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: SharedState) -> None:
         """Nothing listed yet."""
-        super().__init__()
+        super().__init__(state)
         self.listed: str | None = None
         """The question whose candidates the list shows: another one is a move, and the
         cursor starts on its first candidate you have not judged."""
@@ -273,12 +274,12 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         # A watcher, not the OptionHighlighted message: it runs in the same call that
         # moves the cursor, so no frame (and no key) sees the last row's document.
         self.watch(self.query_one(CandidateList), "highlighted", self.show_document, init=False)
-        self.question_id = self.gp.current_question
+        self.question_id = self.state.current_question
 
     def follow_current(self) -> None:
         """Another screen may have chosen a different question."""
-        if self.question_id != self.gp.current_question:
-            self.question_id = self.gp.current_question
+        if self.question_id != self.state.current_question:
+            self.question_id = self.state.current_question
         self.query_one(CandidateList).focus()
 
     def redraw(self) -> None:
@@ -296,7 +297,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         if (old is None) != (new is None):
             self.refresh_bindings()
         if self.question_id is not None:
-            self.gp.opened_question(self.question_id)
+            self.gp.leases.opened(self.question_id)
         self.show_question()
 
     # -- drawing -------------------------------------------------------------------------
@@ -309,7 +310,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         session = self.gp.session
         qid = self.question_id
         candidates = self.query_one(CandidateList)
-        if qid is None or session.ws.question(qid) is None:
+        if qid is None or session.question(qid) is None:
             self.query_one("#question", Static).update(
                 Text("No question selected. Press q to pick one or w to write one.")
             )
@@ -319,7 +320,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             self.query_one("#status", Lines).show("")
             self.query_one("#progress", Lines).show("")
             return
-        q = session.ws.question(qid)
+        q = session.question(qid)
         assert q is not None
         head = Text.assemble(
             (visible(f"{qid}  "), "bold"),
@@ -339,10 +340,10 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             model=self._model_marks(qid),
         )
         self.listed = qid
-        pool = qid not in self.gp.pool_tried and self.gp.readonly_reason is None
+        pool = qid not in self.gp.pooling.tried and self.gp.readonly_reason is None
         if qid in session.live.not_ranked and not self.pooling and pool:
             self.pooling = True
-            self.gp.pool_question(qid)
+            self.gp.pooling.pool(qid)
         self.show_document()
         self.show_status()
         self.can_undo = bool(session.undo_stack)
@@ -352,19 +353,19 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         if not self.show_model:
             return None
         by_doc: dict[str, list[str]] = {}
-        for m in sorted(self.gp.session.ws.model_labels_for(qid), key=lambda m: m.annotator):
+        for m in sorted(self.gp.session.model_labels_for(qid), key=lambda m: m.annotator):
             by_doc.setdefault(m.doc_id, []).append(str(m.grade))
         return {d: "/".join(g) for d, g in by_doc.items()}
 
     def _title(self, doc_id: str) -> str:
-        doc = self.gp.session.ws.doc(doc_id)
+        doc = self.gp.session.doc(doc_id)
         return doc.title if doc else doc_id
 
     def show_document(self) -> None:
         """Show the highlighted candidate's text."""
         cand = self.query_one(CandidateList).current
-        q = self.gp.session.ws.question(self.question_id) if self.question_id else None
-        doc = self.gp.session.ws.doc(cand.doc_id) if cand else None
+        q = self.gp.session.question(self.question_id) if self.question_id else None
+        doc = self.gp.session.doc(cand.doc_id) if cand else None
         self.query_one(DocumentView).show(doc, question_terms(q.text) if q else [])
 
     def show_status(self) -> None:
@@ -376,10 +377,10 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         self.query_one("#progress", Lines).show(
             progress_text(
                 session,
-                self.gp.question_order,
+                self.state.question_order,
                 qid,
-                advance=None if self.is_viewer else self.gp.auto_advance,
-                handed_out=self.gp.assigner is not None,
+                advance=None if self.is_viewer else self.state.auto_advance,
+                handed_out=self.gp.leases.assigner is not None,
                 viewer=self.is_viewer,
             )
         )
@@ -402,7 +403,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         elif self.gp.readonly_reason is not None and qid in session.live.not_ranked:
             text.append("   not ranked yet (read-only)", style="italic yellow")
         if self.show_model:
-            names = sorted({m.annotator for m in session.ws.model_labels_for(qid)})
+            names = sorted({m.annotator for m in session.model_labels_for(qid)})
             shown = visible(", ".join(names)) if names else "none graded this question"
             text.append(f"   model grades shown ({shown}; g hides)", style="italic magenta")
         left = session.stopped().get(qid)
@@ -451,12 +452,12 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
     @property
     def auto_advancing(self) -> bool:
         """Auto-advance is on (``m`` turns it off); a viewer has none."""
-        return self.gp.auto_advance and not self.is_viewer
+        return self.state.auto_advance and not self.is_viewer
 
     @property
     def not_auto_advancing(self) -> bool:
         """Auto-advance is off (``m`` turns it on); a viewer has none."""
-        return not self.gp.auto_advance and not self.is_viewer
+        return not self.state.auto_advance and not self.is_viewer
 
     def _saved(self, state: QuestionState) -> None:
         """Show a committed change and tell the other screens (once)."""
@@ -479,7 +480,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         # every candidate graded already: this grade corrects one, and the cursor stays
         correcting = set(ids) <= self.gp.session.my_grades(self.question_id).keys()
         state = self.gp.session.set_grade(self.question_id, cand.doc_id, grade)
-        if not self.gp.auto_advance or correcting:
+        if not self.state.auto_advance or correcting:
             self._saved(state)
             return
         here = candidates.highlighted or 0
@@ -498,11 +499,11 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
 
     def _advance_question(self, why: str) -> None:
         """On to the next question in the list that you have not judged yet."""
-        if self.gp.assigner is not None:
+        if self.gp.leases.assigner is not None:
             self._take_handed_out(why)
             return
         qid = self.question_id
-        order = self.gp.question_order or self.gp.session.live.question_ids
+        order = self.state.question_order or self.gp.session.live.question_ids
         judged = self.gp.session.judged_questions()
         target = next_unjudged(order, qid, judged)
         if target is None:
@@ -525,7 +526,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             )
             return
         self.notify(visible(f"{why}; on to {target}."), markup=False)
-        self.gp.current_question = target
+        self.state.current_question = target
         self.question_id = target
 
     def action_stop(self) -> None:
@@ -544,7 +545,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         state = session.stop(qid, offered.reason)
         self._saved(state)
         why = f"{qid} stopped ({offered.left} candidates left not judged)"
-        if self.gp.auto_advance:
+        if self.state.auto_advance:
             self._advance_question(why)
         else:
             self.notify(visible(why + "."), markup=False)
@@ -679,7 +680,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         else:
             state = session.set_verdict(qid, verdict, note)
         self._saved(state)
-        if self.gp.auto_advance:
+        if self.state.auto_advance:
             self._advance_question(f"{qid}: {verdict.replace('_', ' ')}")
 
     def action_no_answer(self) -> None:
@@ -692,7 +693,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
 
     def action_set_advance(self, on: bool) -> None:
         """Auto-advance on or off (the footer shows which)."""
-        self.gp.auto_advance = on
+        self.state.auto_advance = on
         self.refresh_bindings()
         self.show_status()
         self.notify(
@@ -728,7 +729,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
     @work
     async def action_search(self) -> None:
         """Find a document the pool missed and grade it (enter: relevant, :data:`RELEVANT`)."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Adding a document from the corpus"):
             return
         picked = await self.app.push_screen_wait(SearchScreen(visible(q.text)))
@@ -742,7 +743,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
     @work
     async def action_edit(self) -> None:
         """Rewrite the question; it is pooled again."""
-        q = self.gp.session.ws.question(self.question_id or "")
+        q = self.gp.session.question(self.question_id or "")
         if q is None or self.refuse_read_only("Editing a question"):
             return
         # Control characters are edited as their pictures; an untouched text is no edit.
@@ -751,7 +752,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         if text and text.strip() and text.strip() not in (q.text, shown.strip()):
             self.gp.session.edit_question(q.id, text, None)
             self.pooling = True
-            self.gp.pool_question(q.id)
+            self.gp.pooling.pool(q.id)
             self.show_question()
 
     def action_undo(self) -> None:
@@ -760,7 +761,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         if change is None:
             return
         if change.question_id != self.question_id:
-            self.gp.current_question = change.question_id
+            self.state.current_question = change.question_id
             self.question_id = change.question_id
             if change.kind == "label" and change.doc_id is not None:
                 # back to the grade just taken back, not the first row left to judge
@@ -769,7 +770,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             self.show_question()
         if change.kind == "question":
             self.pooling = True
-            self.gp.pool_question(change.question_id)
+            self.gp.pooling.pool(change.question_id)
         self.drawn = self.gp.session.change_token()
         self.gp.announce(change.question_id)
         grouped = change.kind == "group" and isinstance(change.old, tuple)
@@ -777,7 +778,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         self.notify(visible(f"Undid {what} on {change.question_id}."), markup=False)
 
     def _step(self, delta: int) -> None:
-        order = self.gp.question_order or self.gp.session.live.question_ids
+        order = self.state.question_order or self.gp.session.live.question_ids
         if not order or self.question_id is None:
             return
         if delta > 0:
@@ -795,25 +796,25 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
                 markup=False,
             )
             return
-        self.gp.current_question = target
+        self.state.current_question = target
         self.question_id = target
 
     def action_next(self) -> None:
         """Next question (says so on the last one). Served: the app hands one out."""
-        if self.gp.assigner is not None:
+        if self.gp.leases.assigner is not None:
             self._take_handed_out()
             return
         self._step(1)
 
     def _take_handed_out(self, why: str | None = None) -> None:
         """Served to an annotator: open the question the app hands out (leased)."""
-        nxt = self.gp.next_question()
+        nxt = self.gp.leases.next_question()
         if nxt is None:
             self.notify("No question is left for you right now.", title="Done")
             return
         if why is not None:
             self.notify(visible(f"{why}; on to {nxt}."), markup=False)
-        self.gp.current_question = nxt
+        self.state.current_question = nxt
         self.question_id = nxt
 
     def action_previous(self) -> None:

@@ -218,7 +218,7 @@ class SearchScreen(Dialog[tuple[str, int] | None]):
     @on(OptionList.OptionHighlighted)
     def previewed(self, event: OptionList.OptionHighlighted) -> None:
         """Show the highlighted document."""
-        doc = self.gp.session.ws.doc(str(event.option.id))
+        doc = self.gp.session.doc(str(event.option.id))
         self.query_one(DocumentView).show(doc, self.terms)
 
     def action_pick(self, grade: int) -> None:
@@ -245,8 +245,8 @@ class SearchScreen(Dialog[tuple[str, int] | None]):
         try:
             corpus = ws.corpus_hash()
             spec = search_spec()
-            docs = [] if self.gp.prepared.has(spec, corpus) else ws.docs()
-            retriever = self.gp.prepared.get(spec, corpus, docs)
+            docs = [] if self.gp.pooling.prepared.has(spec, corpus) else ws.docs()
+            retriever = self.gp.pooling.prepared.get(spec, corpus, docs)
             ids, _ = retriever.rank([Question("search", query)], 30, [{}])[0]
             titles = [(d, (ws.doc(d) or None)) for d in ids]
         finally:

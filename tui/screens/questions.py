@@ -225,7 +225,7 @@ The selected question is the current one on every screen: the Label screen opens
 
     def follow_current(self) -> None:
         """Rest the cursor on the current question (chosen on any screen)."""
-        self.place_cursor(self.query_one(DataTable), self.gp.current_question)
+        self.place_cursor(self.query_one(DataTable), self.state.current_question)
         self.show_selected()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -239,7 +239,7 @@ The selected question is the current one on every screen: the Label screen opens
             return
         session = self.gp.session
         qid = cursor_key(self.query_one(DataTable))
-        q = session.ws.question(qid) if qid else None
+        q = session.question(qid) if qid else None
         full = self.query_one("#question-full", Lines)
         if q is None:
             full.show(Text("No question selected.", style="dim"))
@@ -252,9 +252,9 @@ The selected question is the current one on every screen: the Label screen opens
         self.query_one("#progress", Lines).show(
             progress_text(
                 session,
-                self.gp.question_order,
+                self.state.question_order,
                 qid,
-                handed_out=self.gp.assigner is not None,
+                handed_out=self.gp.leases.assigner is not None,
                 viewer=self.is_viewer,
             )
         )
@@ -285,12 +285,14 @@ The selected question is the current one on every screen: the Label screen opens
         live = self.gp.session.live
         if self.view is None:
             return live.golds
-        ws = self.gp.session.ws
+        session = self.gp.session
         labels: dict[str, dict[str, int]] = {}
-        for lab in ws.labels():
+        for lab in session.labels():
             if lab.annotator == self.view:
                 labels.setdefault(lab.question_id, {})[lab.doc_id] = lab.grade
-        verdicts = {v.question_id: v.verdict for v in ws.verdicts() if v.annotator == self.view}
+        verdicts = {
+            v.question_id: v.verdict for v in session.verdicts() if v.annotator == self.view
+        }
         return {
             q: resolve_one(
                 q,
@@ -303,7 +305,7 @@ The selected question is the current one on every screen: the Label screen opens
     def queue(self) -> tuple[list[str], dict[str, int], dict[str, float]]:
         """The judging queue order, unjudged counts and coverage@10 per retriever."""
         live = self.gp.session.live
-        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.ws.labels()])
+        judged = judged_docs([(lab.question_id, lab.doc_id) for lab in self.gp.session.labels()])
         items = judging_queue(
             live.golds,
             live.rankings,
@@ -350,12 +352,12 @@ The selected question is the current one on every screen: the Label screen opens
         table = self.query_one(DataTable)
         session = self.gp.session
         keep = cursor_key(table)
-        texts = {q.id: q.text for q in session.ws.questions()}
+        texts = {q.id: q.text for q in session.questions()}
         golds = self.golds()
         shown = self.visible_ids(golds)
-        self.gp.question_order = shown  # what `]` walks on the label screen
+        self.state.question_order = shown  # what `]` walks on the label screen
         served = self.gp.served is not None
-        on = session.ws.leases() if served else {}  # served: who is judging what now
+        on = session.leases() if served else {}  # served: who is judging what now
         heads: list[list[str | Text]] = []
         stopped = session.stopped()
         for qid in shown:
@@ -390,7 +392,7 @@ The selected question is the current one on every screen: the Label screen opens
         ]
         fill(table, labels, rows, shown, column_keys=columns)
         self._show_first_steps(not session.live.question_ids)
-        self.place_cursor(table, self.gp.current_question, keep)
+        self.place_cursor(table, self.state.current_question, keep)
         self.show_selected()
         status = self.status_filter.value if self.status_filter else "all"
         counts = session.live.counts()
@@ -450,7 +452,7 @@ The selected question is the current one on every screen: the Label screen opens
         self.query_one("#questions", DataTable).display = not empty
         steps.display = empty
         if empty:
-            steps.update(first_steps(self.gp, self.gp.session.ws.doc_count()))
+            steps.update(first_steps(self.gp, self.gp.session.doc_count()))
 
     def _overlap_cells(self, qid: str) -> tuple[Text, Text]:
         measured = self.overlap.get(qid)
@@ -483,7 +485,7 @@ The selected question is the current one on every screen: the Label screen opens
 
     def action_cycle_view(self) -> None:
         """Next annotator's view (then back to the resolved gold)."""
-        views: list[str | None] = [None, *self.gp.session.ws.annotators()]
+        views: list[str | None] = [None, *self.gp.session.annotators()]
         i = views.index(self.view) if self.view in views else 0
         self.view = views[(i + 1) % len(views)]
 

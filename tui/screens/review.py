@@ -279,7 +279,7 @@ rank-1 document that beat it.
 
     def follow_current(self) -> None:
         """Rest the grid's cursor on the current question when it is scored."""
-        self.place_cursor(self.query_one("#grid", DataTable), self.gp.current_question)
+        self.place_cursor(self.query_one("#grid", DataTable), self.state.current_question)
 
     def watch_tag(self) -> None:
         """Rescore for the tag."""
@@ -296,17 +296,17 @@ rank-1 document that beat it.
 
     def action_next_since(self) -> None:
         """Next snapshot (newest first), then none."""
-        self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session.ws)) + 1)
+        self.since = (self.since + 1) % (len(snapshot_choices(self.gp.session)) + 1)
 
     def _baseline(self) -> tuple[Baseline | None, int]:
         """The snapshot compared with (cached), and how many there are."""
-        choices = snapshot_choices(self.gp.session.ws)
+        choices = snapshot_choices(self.gp.session)
         name = choices[self.since] if self.since < len(choices) else None
         cached = self._baseline_cache
         if name is None:
             cached = None
         elif cached is None or cached.name != name:
-            cached = Baseline.load(self.gp.session.ws, name)
+            cached = Baseline.load(self.gp.session, name)
         self._baseline_cache = cached
         if len(choices) != self._snapshot_count:
             self._snapshot_count = len(choices)
@@ -620,7 +620,7 @@ rank-1 document that beat it.
             [row.question_id for row in shown],
             column_keys=["question", *live.retrievers],
         )
-        self.place_cursor(grid, self.gp.current_question, keep)
+        self.place_cursor(grid, self.state.current_question, keep)
         self._show_detail()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -645,7 +645,7 @@ rank-1 document that beat it.
 
         session = self.gp.session
         live = session.live
-        q = session.ws.question(qid)
+        q = session.question(qid)
         gold = live.golds[qid]
         out = Text.assemble((visible(qid), "bold"), "  ")
         out.append_text(literal(q.text if q else ""))
@@ -665,7 +665,7 @@ rank-1 document that beat it.
             out.append_text(rank_cell(first))
             if first != 1 and ranking:
                 top = ranking[0]
-                doc = session.ws.doc(top)
+                doc = session.doc(top)
                 out.append("\n  rank 1: ", style="dim")
                 out.append_text(one_line(doc.title if doc else top, 40))
                 out.append(visible(f"  {top}"), style="dim")

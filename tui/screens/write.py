@@ -125,7 +125,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         """Focus the editor; index the titles (never displayed) in a worker."""
         self._titles: TitleOverlap | None = None
         self._log_row: dict[str, object] | None = None  # the logged query being written
-        self._log_waiting = self.gp.session.ws.next_log_query() is not None
+        self._log_waiting = self.gp.session.next_log_query() is not None
         self._titles_lock = threading.Lock()  # one build, even when a keystroke cancels it
         for field in self.query(Input):
             field.cursor_blink = self.gp.blink
@@ -138,8 +138,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         super().redraw()
         if not self.is_mounted:
             return
-        ws = self.gp.session.ws
-        questions = ws.questions()
+        questions = self.gp.session.questions()
         text = self.query_one("#write-text", Input)
         text.placeholder = (
             visible(f"e.g. like {questions[-1].id}: {questions[-1].text}")[:100]
@@ -213,18 +212,14 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             logged = str(self._log_row["text"])
             if text == visible(logged).strip():  # untouched: the user's text, as typed
                 text = logged
-            from engine.querylog import question_from_log  # scipy: not before the first paint
             from engine.workspace.team import LogQueryDecided
 
             try:
-                q, status = question_from_log(
-                    session.ws, self._log_row, text, tags, session.annotator
-                )
+                q, status = session.question_from_log(self._log_row, text, tags)
             except LogQueryDecided as exc:  # another annotator kept it at the same time
                 self._set_log(None)  # the text stays: ctrl+s now saves it as a new question
                 self.notify(visible(str(exc)), title="Taken", severity="warning", markup=False)
                 return
-            session.reload()
             self.action_clear()
             self.notify(f"Saved {q.id} from the log ({status}); pooling it now.", markup=False)
             self.gp.judge(q.id, session.live.question_ids)
@@ -240,7 +235,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
 
     def _set_log(self, row: dict[str, object] | None) -> None:
         self._log_row = row
-        self._log_waiting = self.gp.session.ws.next_log_query() is not None
+        self._log_waiting = self.gp.session.next_log_query() is not None
         self.refresh_bindings()
 
     @property
@@ -257,7 +252,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         """Put the most frequent undecided query of the log in the editor."""
         if self.refuse_read_only("Taking a query from the log"):
             return
-        row = self.gp.session.ws.next_log_query()
+        row = self.gp.session.next_log_query()
         if row is None:
             self.notify(
                 "No query waiting in the log (goldpan import querylog WS FILE stores one).",
@@ -289,9 +284,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
         from engine.workspace.team import LogQueryDecided
 
         try:
-            session.ws.decide_log_query(
-                int(str(self._log_row["id"])), "discarded", session.annotator
-            )
+            session.discard_log_query(int(str(self._log_row["id"])))
         except LogQueryDecided as exc:  # decided meanwhile by someone else: theirs stands
             self.notify(visible(str(exc)), title="Taken", severity="warning", markup=False)
         self.action_clear()
@@ -312,7 +305,7 @@ duplicate, not a question, personal data). Still blind: no document is shown.
             if not discard:
                 return
             self.action_clear()
-        back = self.gp.previous_mode
+        back = self.state.previous_mode
         self.gp.switch_mode(back if back != "write" else "questions")
 
     def action_clear(self) -> None:

@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 from textual.geometry import Region
 from textual.reactive import reactive
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from engine.pooling import Candidate
 from tui.literal import one_line, visible
+from tui.textual_compat import RemeasuringOptionList
 
 GRADE_STYLE = {0: "dim", 1: "green", 2: "bold green", 3: "bold black on green"}
 MODEL_STYLE = "italic magenta"
@@ -25,7 +25,7 @@ def grade_mark(grade: int | None) -> Text:
     return Text(f"[{grade}]", style=GRADE_STYLE[grade])
 
 
-class CandidateList(OptionList):
+class CandidateList(RemeasuringOptionList):
     """Pooled candidates in judging order (blind: no retriever, rank or score), with your grade."""
 
     HELP = """
@@ -49,33 +49,6 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         """Doc id -> the model judges' grades as shown (None: not shown, the default)."""
         self._lit: int | None = None
         """The row last drawn highlighted (replacing the list redraws every row anyway)."""
-        self._lines_width: int | None = None
-        """The width the rows were last measured at (:meth:`_update_lines`)."""
-
-    def _update_lines(self) -> None:
-        """Measure the rows at the width they are drawn at, with the scrollbar or without.
-
-        Textual 8.2's OptionList measures the rows it has not measured yet at the width of
-        the moment and forgets the measures only on a resize. Rows measured before the
-        scrollbar appeared kept their height at the wider width, where the list is the same
-        size but two cells narrower: a title that fitted by one or two cells then wrapped
-        onto a line the list did not have, and was cut. Here a change of width measures
-        every row again (narrower rows only grow, so the scrollbar, once there, stays).
-
-        Textual calls this on every look at the rows' lines or heights (some 16 times a
-        key): once every row is measured at this width, it returns at once.
-        """
-        for _ in range(2):
-            width = self.scrollable_content_region.width
-            if width != self._lines_width:
-                self._option_render_cache.clear()
-                self._line_cache.clear()
-                self._lines_width = width
-            elif self.option_count and len(self._line_cache.heights) == self.option_count:
-                return  # every row measured at this width (and the virtual size set then)
-            super()._update_lines()  # may bring the scrollbar, and so change the width
-            if self.scrollable_content_region.width == width:
-                break
 
     def watch_highlighted(self, highlighted: int | None) -> None:
         """Redraw the row the cursor left and the one it is on, no other.
@@ -92,11 +65,11 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
 
     def _refresh_option(self, index: int) -> None:
         """Redraw the lines of one option (all of the list when it is not laid out yet)."""
-        try:
-            y, height = self._index_to_line[index], self._heights[index]
-        except KeyError:
+        lines = self.option_lines(index)
+        if lines is None:
             self.refresh()
             return
+        y, height = lines
         self.refresh(Region(0, y - self.scroll_offset.y, self.size.width, height))
 
     @property
@@ -179,10 +152,7 @@ follows yours in italics (`m2`; `m·` where no model graded it), hidden otherwis
         if not isinstance(before, Text) or before.cell_len != prompt.cell_len:
             self.replace_option_prompt_at_index(index, prompt)  # its height may change
             return
-        option._set_prompt(prompt)  # Textual 8.2's OptionList keeps a drawing per
-        cache = self._option_render_cache  # (option, style, padding): drop this one's
-        for key in [k for k in cache.keys() if k[0] is option]:  # noqa: SIM118 (no __iter__)
-            cache.discard(key)
+        self.set_prompt_same_width(index, prompt)
         self._refresh_option(index)
 
     def select(self, doc_id: str) -> None:

@@ -15,12 +15,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.widgets import Static
 
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc
 from tui.literal import highlighted, literal, visible
+from tui.textual_compat import LaidOutOnce
 
 SHOWN_FIELDS = ("series", "number", "version", "date")
 PART_CHARS = 4_096
@@ -56,21 +56,16 @@ def _utf8_bytes(chars: str) -> int:
     return len(chars.encode("utf-8", "surrogatepass"))
 
 
-class Part(Static):
+class Part(LaidOutOnce):
     """A piece of the view (the head, a note, a part of the text): laid out once per change.
 
     When a widget's size changes, Textual sets its virtual size through a reactive that
     lays the whole screen out a second time, for scrollbars that may now be needed. A
     ``Part`` scrolls nothing (its view does, laid out in the same pass), so each document
-    shown cost two layout passes and two frames; it now costs one (Textual 8.2's
-    ``_size_updated``, asked not to lay out again). A test compares the screen so drawn with
+    shown cost two layout passes and two frames; it now costs one
+    (:class:`~tui.textual_compat.LaidOutOnce`). A test compares the screen so drawn with
     the screen laid out again.
     """
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        return super()._size_updated(size, virtual_size, container_size, layout=False)
 
 
 class DocumentView(VerticalScroll, can_focus=False):

@@ -16,10 +16,11 @@ from rich.text import Text
 from textual.message import Message
 
 from engine.ranks import is_worse
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace import WorkspaceError
 
 if TYPE_CHECKING:  # numpy loads when the screen first compares, not at start
     from engine.metrics import FloatArray
+    from engine.session_reads import SessionReads
     from engine.verdict import Verdict
 
 Verdicts = dict[tuple[str, str], "Verdict"]
@@ -43,7 +44,7 @@ class Baseline:
     same: a label change rarely changes which questions are scored)."""
 
     @classmethod
-    def load(cls, ws: Workspace, name: str) -> Baseline | None:
+    def load(cls, ws: SessionReads, name: str) -> Baseline | None:
         """The snapshot ``name`` of the workspace (None when it is gone)."""
         from engine.score_snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
 
@@ -135,7 +136,7 @@ class ChangesJudged(Message):
     verdicts: Verdicts
 
 
-def snapshot_choices(ws: Workspace) -> list[str]:
+def snapshot_choices(ws: SessionReads) -> list[str]:
     """Names of the stored snapshots, newest first (the first is the default)."""
     return [name for name, _ in reversed(ws.snapshots())]
 

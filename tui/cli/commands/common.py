@@ -20,10 +20,12 @@ from rich.console import Console
 from rich.text import Text
 
 from engine.errors import GoldpanError
+from tui.crash import write_crash_log as write_crash_log  # tui.team_server imports it here
 from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
     from engine.gate import Floor
+    from engine.holes import HoleWarning
     from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
@@ -55,37 +57,6 @@ EXIT_CODES = """exit codes:
   3    an internal error (a bug in goldpan): one line on the terminal, the full
        traceback in a log file whose path the line gives
   130  interrupted (ctrl+c); every committed change is kept"""
-
-
-def state_dir() -> Path:
-    """Where goldpan keeps logs: ``$XDG_STATE_HOME/goldpan`` or ``~/.local/state/goldpan``."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "goldpan"
-
-
-def write_crash_log(exc: BaseException, argv: Sequence[str]) -> Path | None:
-    """Write ``exc``'s full traceback to a new log file; its path (None if none could be made)."""
-    import datetime as dt
-    import tempfile
-    import traceback
-
-    from engine import __version__
-
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    text = (
-        f"goldpan {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
-        f"command: goldpan {' '.join(argv)}\n\n" + "".join(traceback.format_exception(exc))
-    )
-    for folder in (state_dir(), Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"goldpan-crash-{stamp}-{os.getpid()}.log"
-            with path.open("x", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(text)
-            return path
-        except OSError:
-            continue
-    return None
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -336,3 +307,11 @@ def annotator_name(name: str | None) -> str:
         return check_person_name(getpass.getuser(), "your login name (give --annotator)")
     except Exception:  # no login name in this environment (some containers), or an odd one
         return "annotator"
+
+
+def say_warnings(warnings: Sequence[HoleWarning]) -> None:
+    """The gate's warnings about holes, in one line on stderr."""
+    from engine.holes import warnings_text
+
+    if warnings:
+        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))

@@ -26,6 +26,7 @@ from tui.cli.commands.common import (
     parse_ks,
     pool_stale,
     print_json,
+    say_warnings,
     with_tag,
 )
 from tui.literal import literal
@@ -39,7 +40,6 @@ from tui.render import (
 )
 
 if TYPE_CHECKING:
-    from engine.holes import HoleWarning
     from engine.scoring import Scoreboard
 
 
@@ -126,14 +126,6 @@ def holes_table(board: Scoreboard, names: Sequence[str], asked: Sequence[str] = 
     )
     table.columns[0].min_width = max((len(n) for n in board.retrievers), default=9)
     return table
-
-
-def say_warnings(warnings: Sequence[HoleWarning]) -> None:
-    """The gate's warnings about holes, in one line on stderr."""
-    from engine.holes import warnings_text
-
-    if warnings:
-        err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))
 
 
 def cmd_score(args: argparse.Namespace) -> None:

@@ -29,7 +29,7 @@ def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def cmd_serve(args: argparse.Namespace) -> None:
     """Print each person's link, then serve until ctrl+c."""
-    from tui.served_app import Served
+    from tui.served import Served
     from tui.team_server import LOOPBACK, ServeError, TokenBook, link, make_server, run
 
     path = Path(args.workspace)

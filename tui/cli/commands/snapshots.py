@@ -171,7 +171,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
     tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
     from engine.gate import regression_verdict
     from tui.cli.commands import gate
-    from tui.cli.commands.scores import say_warnings
+    from tui.cli.commands.common import say_warnings
 
     given = gate.parse_given(args)
     gate.check_report_paths(args, Path(args.workspace))

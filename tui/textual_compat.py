@@ -1,0 +1,288 @@
+"""Every use of a private Textual name, behind one door.
+
+goldpan leans on a few of Textual's private names where its public API has no way to say
+what a screen needs (a frame held for keys typed ahead, no frame rendered to be thrown
+away, one layout pass per document, a grade redrawn without measuring the list again, a
+crash ended without a traceback on the terminal). Each is used here and only here, with
+why and the Textual version it was checked against; ``tests/tui/test_textual_compat.py``
+fails, naming the name, when a Textual upgrade renames or removes one. Everything else in
+goldpan, tests included, uses Textual's public API or the functions below.
+
+Still outside this door: ``tui/team_server.py`` (textual-serve's ``AppService._build_
+environment``, ``Server._make_app`` and ``Server._process_messages``), being reworked on
+another branch; they move here when it lands.
+
+Checked against Textual :data:`TEXTUAL_CHECKED`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from textual import events
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import DataTable, OptionList, Static
+
+if TYPE_CHECKING:
+    from rich.text import Text
+    from textual.geometry import Region, Size
+    from textual.strip import Strip
+    from textual.widget import Widget
+
+TEXTUAL_CHECKED = "8.2.8"
+"""The Textual version every private name here was read against."""
+
+ReturnType = TypeVar("ReturnType")
+
+
+# -- the app -------------------------------------------------------------------------------
+
+
+class QuietCrashApp(App[ReturnType]):
+    """An app that ends on an unhandled exception without printing a traceback.
+
+    ``goldpan open`` and a served session report the exception themselves, in one line,
+    with the traceback in a crash log (:mod:`tui.crash`). Textual has no public switch for
+    its own report, which prints a full traceback, locals included, to the terminal.
+    """
+
+    def _fatal_error(self) -> None:
+        # Textual 8.2.8: App._fatal_error() runs on an unhandled exception: it renders a
+        # traceback into the exit renderables, then closes the message queue. Kept: the
+        # bell and the closing (App._close_messages_no_wait), not the traceback.
+        self.bell()
+        self._close_messages_no_wait()
+
+    @property
+    def crash(self) -> BaseException | None:
+        """The unhandled exception that ended the app, if one did."""
+        # Textual 8.2.8: App._exception holds it; no public accessor (return_code is 1)
+        return self._exception
+
+
+def keys_queued(app: App[object]) -> bool:
+    """Whether a key event waits in ``app``'s message queue, not handled yet."""
+    # Textual 8.2.8: MessagePump._message_queue is textual._queue.Queue, its messages in
+    # the deque ``values``; no public way to peek at what waits (tui.typeahead needs to)
+    queued: Iterable[object] = app._message_queue.values
+    return any(isinstance(m, events.Key) for m in queued)
+
+
+def in_batch(app: App[object]) -> bool:
+    """Whether ``app`` is inside a ``batch_update`` (nothing is written to the terminal)."""
+    # Textual 8.2.8: App._batch_count, raised by batch_update() and during the app's start
+    return bool(app._batch_count)
+
+
+# -- screens -------------------------------------------------------------------------------
+
+
+class FrameHoldingScreen(Screen[ReturnType]):
+    """A screen that may hold a frame back, and renders none inside a batch.
+
+    :meth:`hold_frame` (a subclass's) may hold the update tick's frame: it then calls
+    :meth:`draw_pending` when the frame is due. Inside the app's batch (its start is one)
+    Textual renders a whole frame and throws it away; here the screen only asks to be
+    drawn once the batch is over, and what was to be drawn still is.
+    """
+
+    def hold_frame(self) -> bool:
+        """Hold this frame back (a subclass's policy; the default: never)."""
+        return False
+
+    def draw_pending(self) -> None:
+        """Run the screen's update tick now: lay out and draw what changed."""
+        self._on_timer_update()
+
+    def _on_timer_update(self) -> None:
+        # Textual 8.2.8: Screen._on_timer_update() is the update timer's tick, which lays
+        # out and renders the dirty widgets; Screen has no public hook before a frame
+        if self.hold_frame():
+            return
+        super()._on_timer_update()
+
+    def _compositor_refresh(self) -> None:
+        # Textual 8.2.8: Screen._compositor_refresh() renders the frame, then
+        # App._display() drops it while App._batch_count is set; marking
+        # Screen._repaint_required instead makes the idle handler repaint after the batch
+        if in_batch(self.app) and self is self.app.screen and not self.app.is_inline:
+            self._repaint_required = True
+            return
+        super()._compositor_refresh()
+
+    def draw_now(self) -> None:
+        """Render the screen's frame at once (a test's probe of the batch rule)."""
+        self._compositor_refresh()
+
+    @property
+    def repaint_pending(self) -> bool:
+        """A whole repaint is asked for and not done yet."""
+        # Textual 8.2.8: Screen._repaint_required
+        return self._repaint_required
+
+
+@contextmanager
+def frames_rendered(each: Callable[[], None]) -> Iterator[None]:
+    """Call ``each()`` before every full frame a screen renders (tests watch the frames)."""
+    # Textual 8.2.8: a frame is rendered by Compositor.render_update(); the compositor is
+    # a private module, so the patch is made and undone here
+    from textual._compositor import Compositor
+
+    render = Compositor.render_update
+
+    def watched(self: Compositor, *args: Any, **kwargs: Any) -> Any:
+        each()
+        return render(self, *args, **kwargs)
+
+    Compositor.render_update = watched  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Compositor.render_update = render  # type: ignore[method-assign]
+
+
+def screen_strips(screen: Screen[object]) -> list[Strip]:
+    """The screen's lines as drawn now, with their styles."""
+    # Textual 8.2.8: Screen._compositor.render_strips() renders the whole screen's lines
+    return screen._compositor.render_strips()
+
+
+def screen_text(screen: Screen[object]) -> str:
+    """The screen as drawn now, its lines joined by newlines (no styles)."""
+    return "\n".join(strip.text for strip in screen_strips(screen))
+
+
+def screen_frame(app: App[object]) -> str:
+    """The whole screen as the terminal would be sent it: text and escape sequences."""
+    # Textual 8.2.8: Compositor.render_update(full=True) is the frame App._display writes
+    update = app.screen._compositor.render_update(full=True)
+    render_segments = getattr(update, "render_segments", None)  # a CompositorUpdate
+    return "" if render_segments is None else str(render_segments(app.console))
+
+
+@contextmanager
+def messages_dispatched(each: Callable[[object, object], None]) -> Iterator[None]:
+    """Call ``each(node, message)`` for every message any node handles (tests count)."""
+    # Textual 8.2.8: MessagePump._dispatch_message() hands each message to its handler
+    from textual.message_pump import MessagePump
+
+    dispatch = MessagePump._dispatch_message
+
+    async def counted(pump: MessagePump, message: Any) -> Any:
+        each(pump, message)
+        return await dispatch(pump, message)
+
+    MessagePump._dispatch_message = counted  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        MessagePump._dispatch_message = dispatch  # type: ignore[method-assign]
+
+
+def table_measured(table: DataTable[Any]) -> bool:
+    """Whether a data table has measured its columns for every cell it was given."""
+    # Textual 8.2.8: DataTable._require_update_dimensions and DataTable._updated_cells are
+    # set when cells change, cleared when the table measures them on its idle
+    return not (table._require_update_dimensions or table._updated_cells)
+
+
+def laid_out_region(screen: Screen[object], widget: Widget) -> Region | None:
+    """Where ``widget`` is in the screen's last layout (None: not laid out)."""
+    # Textual 8.2.8: Compositor._full_map maps each widget to its MapGeometry; the public
+    # Widget.region lays the screen out again when asked mid-frame
+    geometry = screen._compositor._full_map.get(widget)
+    return None if geometry is None else geometry.region
+
+
+def notification_messages(app: App[object]) -> list[str]:
+    """The messages of the notifications on show, oldest first."""
+    # Textual 8.2.8: App._notifications, the live Notifications (no public accessor)
+    return [str(n.message) for n in app._notifications]
+
+
+# -- widgets -------------------------------------------------------------------------------
+
+
+class LaidOutOnce(Static):
+    """A static whose new size is taken in the layout pass that gave it.
+
+    When a widget's size changes, Textual sets its virtual size through a reactive that
+    lays the whole screen out a second time, for scrollbars that may now be needed. A
+    widget that scrolls nothing (its container does, laid out in the same pass) needs no
+    second pass: each document shown cost two layout passes and two frames; now one.
+    """
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        # Textual 8.2.8: Widget._size_updated(..., layout=False) sets virtual_size without
+        # its reactive's layout (the flag Textual uses for the same purpose itself)
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
+
+class RemeasuringOptionList(OptionList):
+    """An option list that measures its rows again when its width changes.
+
+    Textual's OptionList measures the rows it has not measured yet at the width of the
+    moment and forgets the measures only on a resize. Rows measured before the scrollbar
+    appeared kept their height at the wider width, where the list is the same size but
+    two cells narrower: a title that fitted by one or two cells then wrapped onto a line
+    the list did not have, and was cut. Here a change of width measures every row again
+    (narrower rows only grow, so the scrollbar, once there, stays).
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        """An empty list."""
+        super().__init__(id=id)
+        self._lines_width: int | None = None
+        """The width the rows were last measured at."""
+
+    def _update_lines(self) -> None:
+        # Textual 8.2.8: OptionList._update_lines() measures the rows not measured yet
+        # into OptionList._line_cache (its ``heights``, one per measured option); the
+        # drawings are in OptionList._option_render_cache. Textual calls this on every
+        # look at the rows' lines or heights (some 16 times a key): once every row is
+        # measured at this width, it returns at once.
+        for _ in range(2):
+            width = self.scrollable_content_region.width
+            if width != self._lines_width:
+                self._option_render_cache.clear()
+                self._line_cache.clear()
+                self._lines_width = width
+            elif self.option_count and len(self._line_cache.heights) == self.option_count:
+                return  # every row measured at this width (and the virtual size set then)
+            super()._update_lines()  # may bring the scrollbar, and so change the width
+            if self.scrollable_content_region.width == width:
+                break
+
+    def option_lines(self, index: int) -> tuple[int, int] | None:
+        """The first line and the height of option ``index`` (None: not measured yet)."""
+        # Textual 8.2.8: OptionList._index_to_line and OptionList._heights
+        try:
+            return self._index_to_line[index], self._heights[index]
+        except KeyError:
+            return None
+
+    def set_prompt_same_width(self, index: int, prompt: Text) -> None:
+        """Give option ``index`` a new prompt of the same width, its height unchanged.
+
+        Textual's ``replace_option_prompt`` forgets every option's drawing and every line's
+        height, so the whole list is measured and drawn again; here only this option's
+        drawing is dropped. The caller redraws its lines.
+        """
+        option = self.get_option_at_index(index)
+        # Textual 8.2.8: Option._set_prompt() sets the prompt without telling the list;
+        # OptionList._option_render_cache keys its drawings by (option, style, padding)
+        option._set_prompt(prompt)
+        cache = self._option_render_cache
+        for key in [k for k in cache.keys() if k[0] is option]:  # noqa: SIM118 (no __iter__)
+            cache.discard(key)
+
+    def option_height(self, index: int, width: int) -> int:
+        """How many lines option ``index``'s prompt takes at ``width`` cells."""
+        # Textual 8.2.8: OptionList._get_visual() is the option's prompt as drawn
+        option = self.get_option_at_index(index)
+        return self._get_visual(option).get_height(self.styles, width)  # type: ignore[arg-type]
