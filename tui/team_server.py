@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
@@ -335,6 +335,8 @@ def _server_class() -> type[Any]:
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
 
+    from tui import textual_compat  # textual-serve's private names, behind the one door
+
     template_dir = Path(Server.__init__.__code__.co_filename).parent / "templates"
 
     class SessionService(AppService):
@@ -390,7 +392,7 @@ def _server_class() -> type[Any]:
                 await super().run()
             finally:
                 self.started()
-                process = self._process
+                process = textual_compat.served_process(self)
                 code = None
                 if process is not None:
                     with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
@@ -422,7 +424,7 @@ def _server_class() -> type[Any]:
                 response.reason,
             )
 
-    class GoldpanServer(Server):
+    class GoldpanServer(textual_compat.with_application(Server)):  # type: ignore[misc]
         """textual-serve with a token per person and one app command per connection."""
 
         access_log_class = RefusalLog
@@ -516,7 +518,7 @@ def _server_class() -> type[Any]:
             response.force_close()
             return response
 
-        async def _make_app(self) -> web.Application:
+        async def make_application(self) -> web.Application:
             app = web.Application()
             # The page as textual-serve ships it, less the web font fetched from Google
             # (annotators' browsers need not reach a third party; the font is in /static).
@@ -548,13 +550,11 @@ def _server_class() -> type[Any]:
             itself; so does every tab when it cannot start at all.
             """
             import socket
-            from types import SimpleNamespace
 
             if not hasattr(os, "fork") or not hasattr(socket, "AF_UNIX"):
                 return  # no fork, or no Unix socket to pass pipes through (Windows)
             # textual-serve's own recipe of an app's environment (it reads only ``debug``)
-            like_a_tab = cast(AppService, SimpleNamespace(debug=self.debug))
-            env = AppService._build_environment(like_a_tab, 80, 24)
+            env = textual_compat.tab_environment(self.debug, 80, 24)
             try:
                 folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             except OSError as exc:  # a full or unwritable TMPDIR: tabs start their own apps
@@ -618,9 +618,7 @@ def _server_class() -> type[Any]:
             response.headers["Referrer-Policy"] = "no-referrer"
             return response
 
-        async def handle_websocket(  # type: ignore[override]
-            self, request: web.Request
-        ) -> web.StreamResponse:
+        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
             """Start one app process for a valid token; 403 (nothing started) otherwise."""
             person = self.person(request.match_info.get("token"))
             if person is None:
@@ -797,7 +795,7 @@ def run(server: Any) -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, server.request_exit)
     web.run_app(
-        server._make_app(),
+        server.make_application(),
         host=server.host,
         port=server.port,
         handle_signals=False,

@@ -57,6 +57,7 @@ PRIVATE_NAMES = sorted(
     {name for _, name, _ in METHODS}
     | {a.split(".")[1] for a in ATTRIBUTES}
     | {"_update_lines", "_full_map", "_make_app", "_build_environment", "_process_messages"}
+    | {"_process"}
 )
 
 
@@ -136,11 +137,8 @@ def test_no_private_textual_name_outside_the_compat_module():
 
     What counts as a use is tools/house.py's rule: code, not a string or a comment (the
     house tool's tests hold the names as data).
-
-    tui/team_server.py (textual-serve's) is the one known exception, moved in later.
     """
     allowed = {ROOT / "tui" / "textual_compat.py", Path(__file__).resolve()}
-    allowed.add(ROOT / "tui" / "team_server.py")  # being reworked on another branch
     pattern = re.compile(
         r"\b(" + "|".join(map(re.escape, PRIVATE_NAMES)) + r")\b|\btextual(_serve)?\._"
     )
@@ -154,3 +152,38 @@ def test_no_private_textual_name_outside_the_compat_module():
                 if pattern.search(line):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "private Textual names outside tui/textual_compat.py:\n" + "\n".join(found)
+
+
+def test_textual_serve_names_are_still_there():
+    """goldpan serve's three textual-serve names (a new textual-serve: read each, then raise
+    TEXTUAL_SERVE_CHECKED)."""
+    from importlib.metadata import version
+
+    from textual_serve.app_service import AppService
+    from textual_serve.server import Server
+
+    assert version("textual-serve") == textual_compat.TEXTUAL_SERVE_CHECKED
+    assert inspect.iscoroutinefunction(Server._make_app) or callable(Server._make_app)
+    assert list(inspect.signature(AppService._build_environment).parameters) == [
+        "self",
+        "width",
+        "height",
+    ]
+    assert "self._process" in inspect.getsource(AppService.__init__)
+    env = textual_compat.tab_environment(False, 80, 24)
+    assert env["COLUMNS"] == "80" and env["ROWS"] == "24"
+
+
+def test_a_server_with_an_application_of_its_own_serves_it():
+    """with_application's subclass answers textual-serve's call with make_application()."""
+    import asyncio
+
+    class Base:
+        async def _make_app(self) -> str:
+            return "textual-serve's"
+
+    class Mine(textual_compat.with_application(Base)):
+        async def make_application(self) -> str:
+            return "goldpan's"
+
+    assert asyncio.run(Mine()._make_app()) == "goldpan's"
