@@ -69,6 +69,23 @@ _.https_open  # engine/retrieve/remote.py: the same, for https
 _._fatal_error  # tui/app.py: ends the app without Textual's traceback (exit 3 and a log)
 _._repaint_required  # tui/screens/base.py: a repaint held while Textual batches the start
 
+# -- tui/textual_compat.py: the door's functions the tests read the screen through --------
+# (tests use no private Textual name themselves; vulture reads only the shipped packages)
+
+_.TEXTUAL_CHECKED  # the Textual version the private names were read in (its test compares)
+_.TEXTUAL_SERVE_CHECKED  # the same for textual-serve
+_.draw_now  # FrameHoldingScreen: a held frame drawn at once (tests/tui/test_batch_render)
+_.repaint_pending  # FrameHoldingScreen: whether a frame is held (tests/tui/test_batch_render)
+_.frames_rendered  # tests/tui: counting frames without textual._compositor
+_.screen_text  # tests/tui: what a screen paints, as text
+_.screen_frame  # tests/tui: the whole frame, as text
+_.messages_dispatched  # tests/tui: what the message pump handled
+_.table_measured  # tests/tui: a DataTable's measure done
+_.laid_out_region  # tests/tui: where a widget was laid out
+_.notification_messages  # tests/tui: the notifications on show
+_.option_height  # RemeasuringOptionList: one option's height (tests/tui/test_candidate_widths)
+_._make_app  # with_application: textual-serve's Server calls it by name
+
 # -- tui and the CLI: what the tests read to observe the app -----------------------------------
 
 _.spawned  # tui/team_server.py: app processes started (tests/tui/test_serve_starts.py)

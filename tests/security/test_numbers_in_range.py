@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.workspace import Workspace
-from tests.conftest import run_cli, snapshot
+from tests.conftest import querylog_rows, run_cli, snapshot
 
 
 def edit_params(ws: Path, name: str, **changes: object) -> None:
@@ -288,7 +288,7 @@ def test_a_query_count_that_would_pass_a_64_bit_integer_is_refused_unchanged(
     assert "would pass 9,223,372,036,854,775,807" in said and "Nothing was written" in said
     assert snapshot(tiny_ws) == before
     with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert [r["count"] for r in ws.querylog()] == [big]
+        assert [r["count"] for r in querylog_rows(ws)] == [big]
 
 
 @pytest.mark.parametrize(

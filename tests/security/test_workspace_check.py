@@ -22,7 +22,8 @@ def test_check_calls_a_fifo_not_a_workspace_and_never_says_to_restore_it(tmp_pat
     code, out, err = run_cli(capsys, "check", fifo)
     said = " ".join((out + err).split())
     assert code == 2
-    assert f"goldpan: {fifo} is not a goldpan workspace, so there is nothing to restore" in said
+    refused = f"goldpan: error: {fifo} is not a goldpan workspace, so there is nothing to restore"
+    assert refused in said
     assert "damaged" not in said and "Restore" not in said
 
 
