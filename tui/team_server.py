@@ -335,7 +335,7 @@ def _server_class() -> type[Any]:
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
 
-    from tui import textual_compat  # textual-serve's private names, behind the one door
+    from tui import textual_serve_compat  # textual-serve's private names, behind its door
 
     template_dir = Path(Server.__init__.__code__.co_filename).parent / "templates"
 
@@ -392,7 +392,7 @@ def _server_class() -> type[Any]:
                 await super().run()
             finally:
                 self.started()
-                process = textual_compat.served_process(self)
+                process = textual_serve_compat.served_process(self)
                 code = None
                 if process is not None:
                     with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
@@ -424,7 +424,7 @@ def _server_class() -> type[Any]:
                 response.reason,
             )
 
-    class GoldpanServer(textual_compat.with_application(Server)):  # type: ignore[misc]
+    class GoldpanServer(textual_serve_compat.with_application(Server)):  # type: ignore[misc]
         """textual-serve with a token per person and one app command per connection."""
 
         access_log_class = RefusalLog
@@ -554,7 +554,7 @@ def _server_class() -> type[Any]:
             if not hasattr(os, "fork") or not hasattr(socket, "AF_UNIX"):
                 return  # no fork, or no Unix socket to pass pipes through (Windows)
             # textual-serve's own recipe of an app's environment (it reads only ``debug``)
-            env = textual_compat.tab_environment(self.debug, 80, 24)
+            env = textual_serve_compat.tab_environment(self.debug, 80, 24)
             try:
                 folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             except OSError as exc:  # a full or unwritable TMPDIR: tabs start their own apps
