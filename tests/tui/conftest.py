@@ -36,20 +36,25 @@ def demo_ws(demo_master: Path, tmp_path: Path) -> Path:
     return target
 
 
+def make_app(path: Path, annotator: str = "tester", **kw: object) -> GoldpanApp:
+    """An app over ``path``, pinned for determinism (for tests outside tests/tui too)."""
+    kw.setdefault("warm_indexes", False)
+    return GoldpanApp(
+        path,
+        annotator=annotator,
+        theme="textual-dark",
+        animations=False,
+        blink=False,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
 @pytest.fixture
 def app_factory(demo_ws: Path) -> Callable[..., GoldpanApp]:
     """Make an app over the test's demo copy, pinned for determinism."""
 
     def factory(path: Path | None = None, annotator: str = "tester", **kw: object) -> GoldpanApp:
-        kw.setdefault("warm_indexes", False)
-        return GoldpanApp(
-            path or demo_ws,
-            annotator=annotator,
-            theme="textual-dark",
-            animations=False,
-            blink=False,
-            **kw,  # type: ignore[arg-type]
-        )
+        return make_app(path or demo_ws, annotator, **kw)
 
     return factory
 

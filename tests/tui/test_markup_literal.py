@@ -4,6 +4,8 @@ markup, ``$variables`` or ANSI escape sequences shows literally on every screen.
 Every check reads what the screen would paint (the compositor's strips), so it sees
 exactly the characters that would reach the terminal: the literal markup must be there,
 and no ESC byte from the data (control characters show as their pictures, ESC as ``␛``).
+
+tests/security/test_screens_show_escapes_as_pictures.py checks every escape family.
 """
 
 from __future__ import annotations

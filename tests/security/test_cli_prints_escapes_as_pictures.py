@@ -4,8 +4,10 @@ command that shows data, and as ``\\uXXXX`` escapes in ``--json`` output.
 The families: CSI (colour, erase the screen), OSC 52 (write the clipboard), OSC 8 (a
 hyperlink), DCS, the single-byte C1 forms of CSI and OSC, and a bidi override. Captured
 output is not a terminal, so rich writes no colour codes of its own: any ESC, BEL, C1 or
-bidi control in it came from the data. tests/tui/test_escapes.py does the same for the
-screens; tests/cli/test_cli_hostile.py checks markup.
+bidi control in it came from the data.
+
+tests/security/test_screens_show_escapes_as_pictures.py does the same for the screens;
+tests/security/test_cli_prints_markup_literally.py checks markup.
 """
 
 from __future__ import annotations

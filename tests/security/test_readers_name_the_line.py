@@ -3,7 +3,7 @@ expected; data that is merely odd (a BOM, CRLF or CR line ends, a huge document,
 quarter million one-line documents) reads correctly.
 
 The CLI side (exit code 2, no traceback, the workspace byte for byte unchanged) is in
-tests/cli/test_cli_hostile.py.
+tests/security/test_bad_imports_change_nothing.py.
 """
 
 from __future__ import annotations

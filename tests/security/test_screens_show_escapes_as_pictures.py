@@ -24,7 +24,7 @@ from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Label, Question, Verdict
 from engine.workspace_setup import new_workspace
 from tests.conftest import querylog_rows
-from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.conftest import APP_SIZE, make_app, wait_for
 from tui.app import GoldpanApp
 from tui.literal import visible
 from tui.screens.adjudicate import AdjudicateScreen
@@ -128,8 +128,8 @@ def assert_shown(app: GoldpanApp, *pieces: str) -> str:
     return text
 
 
-async def test_questions_screen(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_questions_screen(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         await pilot.pause()
         # annotators' names: the table's right columns give way to the question's text;
@@ -143,8 +143,8 @@ async def test_questions_screen(app_factory, evil_ws):
         assert_shown(app, "coverage@10", visible(RETRIEVER))
 
 
-async def test_a_notice_never_carries_an_escape(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_a_notice_never_carries_an_escape(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         app.notify(f"file {EVIL}.jsonl", title=f"t {EVIL}")  # say, a file name in a notice
         app.screen.notify(f"from a screen {EVIL}", markup=False)
@@ -152,8 +152,8 @@ async def test_a_notice_never_carries_an_escape(app_factory, evil_ws):
         assert_shown(app, "file", "from a screen", "␛[31m␛[2J␛]52;c;SGVsbG8=␇", ".jsonl")
 
 
-async def test_write_screen_tag_hint_and_query_log(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_write_screen_tag_hint_and_query_log(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         await pilot.press("w")
         assert isinstance(app.screen, WriteScreen)
@@ -176,8 +176,8 @@ async def test_write_screen_tag_hint_and_query_log(app_factory, evil_ws):
         assert app.ws.question(row["question_id"]).text == LOG_QUERY
 
 
-async def test_label_screen_documents_and_search(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_label_screen_documents_and_search(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         app.judge(Q1)
         await pilot.pause()
@@ -209,8 +209,8 @@ async def test_label_screen_documents_and_search(app_factory, evil_ws):
         await pilot.press("escape")
 
 
-async def test_adjudicate_screen(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_adjudicate_screen(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         app.state.current_question = Q1
         app.state.auto_advance = False
@@ -227,8 +227,8 @@ async def test_adjudicate_screen(app_factory, evil_ws):
         painted(app)
 
 
-async def test_review_screen_and_every_panel(app_factory, evil_ws):
-    app = app_factory(evil_ws)
+async def test_review_screen_and_every_panel(evil_ws):
+    app = make_app(evil_ws)
     async with app.run_test(size=APP_SIZE, notifications=True) as pilot:
         await pilot.press("r")
         screen = app.screen
