@@ -6,5 +6,7 @@
   ``controllers/`` (the trust question, a served annotator's leases), keys declared once
   in ``actions.py`` and shown by ``help.py``;
 - browser sessions: ``team_server.py`` (``goldpan serve``) starts one app process per
-  person's tab (``served_app.py``), a few at a time.
+  person's tab (``served_app.py``), a few at a time (``team_starts.py``), for the people
+  whose links ``team_tokens.py`` keeps, and logs one redacted line per event
+  (``team_log.py``).
 """

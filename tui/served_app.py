@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
-from tui.served import (  # tui.team_server imports the role and meta names from here
+from tui.served import (  # tui.team_server and team_tokens import these names from here
     ENDED_META,
     ROLES,
     STARTED_META,

@@ -6,23 +6,15 @@ connect: each person's link carries a random token; without a valid one the page
 HTTP 403 and nothing is started. The token decides the name on every label: the app
 process gets the name and role, never the token.
 
-Tokens live outside the workspace (a workspace travels between colleagues), in a file
-only the user can read: ``$GOLDPAN_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/goldpan``,
-else ``~/.config/goldpan``), ``serve/<path key>.json``, so that a restarted server and
-``goldpan serve --links`` keep the same links. The path key is a hash of the file's
-resolved path, not the workspace id in its ``meta``: a copy elsewhere gets links of its own.
-
-The server's terminal gets one line per event (who connected and left, each refused
-request with its status), never a traceback (an unexpected error's goes to a crash log)
-and never a token: every line is redacted (:func:`redact`) on its way out, whichever
-library wrote it, because request lines and aiohttp's parse errors quote the URL.
+Its neighbours, one idea each: the links and their file (:mod:`tui.team_tokens`), the
+terminal log, one redacted line per event (:mod:`tui.team_log`), and the gate that starts
+the tabs' app processes a few at a time (:mod:`tui.team_starts`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -31,188 +23,23 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from engine.errors import GoldpanError
-from engine.formats.errors import IngestError
-from engine.formats.outfiles import not_regular, write_atomic
 from engine.helper_process import helper_env, python_argv, python_shell_command
-from engine.trust import config_dir
 from tui.literal import visible
-from tui.served_app import ENDED_META, ROLES, STARTED_META, Served
+from tui.served_app import ENDED_META, STARTED_META, Served
 from tui.tab_messages import TERMINAL_HEIGHTS, TERMINAL_WIDTHS, relay
+from tui.team_log import OneLineFormatter, reason_line, redact
+from tui.team_starts import StartGate, start_limit, waiting_line
+from tui.team_tokens import Person
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
 """The ``?fontsize=`` values the page accepts (xterm.js pixels)."""
 
 log = logging.getLogger("goldpan.serve")
-
-
-class ServeError(GoldpanError):
-    """Serving cannot start as asked (a bad name, an unreadable token file); exit code 2."""
-
-
-# -- tokens ------------------------------------------------------------------------------
-
-
-def path_key(workspace: Path) -> str:
-    """The token book's name for a workspace file on this machine: its resolved path, hashed.
-
-    Not :data:`meta.workspace_id <engine.migrations>` (the random id a workspace carries,
-    that trust records use): a copy of the file keeps that id, but gets links of its own.
-    """
-    return hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Person:
-    """Someone with a link: their name on labels, their role and their token."""
-
-    name: str
-    role: str
-    token: str
-
-
-class TokenBook:
-    """The links of one workspace: name -> role and token, kept in a 0600 file."""
-
-    def __init__(self, workspace: Path) -> None:
-        """The book of ``workspace`` (read from its file when there is one)."""
-        self.workspace = workspace
-        self.path = config_dir() / "serve" / f"{path_key(workspace)}.json"
-        self.people: dict[str, Person] = {}
-        self.serving: list[str] = []
-        """The names the last ``goldpan serve`` gave links to, in order."""
-        self.url = ""
-        """The base address the last ``goldpan serve`` printed links for."""
-        if self.path.exists():
-            self._read()
-
-    def _read(self) -> None:
-        odd = not_regular(self.path)  # a FIFO would block the read
-        if odd is not None:
-            raise ServeError(f"{self.path}: the links file {odd}; remove it to issue new links")
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            for name, entry in data["people"].items():
-                if entry["role"] not in ROLES or not isinstance(entry["token"], str):
-                    raise ValueError(f"bad entry for {name!r}")
-                self.people[name] = Person(name, entry["role"], entry["token"])
-            self.serving = [n for n in data.get("serving", []) if n in self.people]
-            self.url = str(data.get("url", ""))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ServeError(
-                f"{self.path}: cannot read the links file ({exc}); remove it to issue new links"
-            ) from None
-
-    def give(self, people: list[tuple[str, str]], *, new_tokens: bool = False) -> list[Person]:
-        """Links for these (name, role) pairs: a known name keeps its token unless asked."""
-        out = []
-        for name, role in people:
-            old = self.people.get(name)
-            token = secrets.token_urlsafe(24) if old is None or new_tokens else old.token
-            self.people[name] = Person(name, role, token)
-            out.append(self.people[name])
-        self.serving = [p.name for p in out]
-        return out
-
-    def save(self) -> None:
-        """Write the file atomically, readable by the user only (``write_atomic``)."""
-        folder = self.path.parent
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        data = {
-            "workspace": str(self.workspace.resolve()),
-            "url": self.url,
-            "serving": self.serving,
-            "people": {p.name: {"role": p.role, "token": p.token} for p in self.people.values()},
-        }
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        try:
-            write_atomic(self.path, text, force=True, mode=0o600)
-        except IngestError as exc:
-            raise ServeError(f"the links file cannot be written: {exc}") from None
-
-    def active(self) -> list[Person]:
-        """The people of the last serve, in order."""
-        return [self.people[n] for n in self.serving]
-
-
-def link(base_url: str, person: Person) -> str:
-    """The address a person opens."""
-    return f"{base_url.rstrip('/')}/?token={person.token}"
-
-
-# -- the log -----------------------------------------------------------------------------
-
-_TOKEN_IN_URL = re.compile(r"(token=|/ws/)[^\s&/?#'\"\\]+")
-
-
-def redact(text: str, tokens: Iterable[str] = ()) -> str:
-    """``text`` with every token as ``…``.
-
-    The known tokens wherever they stand, and whatever follows ``token=`` or ``/ws/`` (a
-    mistyped token is still most of someone's).
-    """
-    for token in tokens:
-        if token:
-            text = text.replace(token, "…")
-    return _TOKEN_IN_URL.sub(r"\1…", text)
-
-
-def _reason(exc: BaseException) -> str:
-    """What went wrong, on one line.
-
-    For a request aiohttp could not parse, without the request bytes its message quotes.
-    """
-    from aiohttp.http_exceptions import HttpProcessingError
-
-    if not isinstance(exc, HttpProcessingError):
-        return f"{type(exc).__name__}: {exc}"
-    kept = []
-    for line in exc.message.splitlines():
-        line = line.strip()
-        if line.startswith(("b'", 'b"', "^")):
-            break
-        if line:
-            kept.append(line.rstrip(":"))
-    return f"{exc.code} {': '.join(kept)}"
-
-
-class OneLineFormatter(logging.Formatter):
-    """Every log record as one terminal line.
-
-    Tokens redacted, control characters shown, no traceback (an unexpected exception's
-    traceback goes to a crash log, which the line names).
-    """
-
-    def __init__(
-        self,
-        tokens: Callable[[], Iterable[str]],
-        crash_log: Callable[[BaseException], Path | None],
-    ) -> None:
-        """``tokens``: the live tokens to redact; ``crash_log`` writes a traceback."""
-        super().__init__()
-        self.tokens = tokens
-        self.crash_log = crash_log
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The record's message, one line."""
-        from aiohttp.http_exceptions import HttpProcessingError
-
-        text = record.getMessage()
-        exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, HttpProcessingError):  # aiohttp's "Error handling request from IP"
-            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
-            text = f"goldpan: refused a malformed request from {remote} ({_reason(exc)})"
-        elif exc is not None:
-            where = self.crash_log(exc)
-            text = f"goldpan: {text}: {_reason(exc)}"
-            text += f" (the traceback is in {where})" if where else ""
-        return visible(" ".join(redact(text, self.tokens()).split()))
 
 
 # -- the server --------------------------------------------------------------------------
@@ -227,103 +54,10 @@ Ask whoever runs <code>goldpan serve</code> to send it to you again.</p>
 """
 
 
-# -- starting app processes, a few at a time ---------------------------------------------
-
-
-def start_limit() -> int:
-    """How many tabs' app processes start at once.
-
-    One core is kept for the tabs already up (a start takes about a second of CPU; a
-    grade, a few milliseconds).
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
-
-
 PRELOAD_SOCKET = "preload.sock"
 """The preloader's socket, in a folder of its own (:meth:`GoldpanServer.start_preloader`)."""
 PRELOAD_STOP_S = 5.0
 """How long the server waits for the preloader to end before it kills it."""
-
-START_WAIT_S = 20.0
-"""How long a start holds its place at most: an app that never says it has started (it
-hangs, or the server cannot read it) does not hold up the tabs after it."""
-
-
-class StartGate:
-    """At most ``limit`` app processes starting at once; the others wait, first come first.
-
-    With a whole team opening its links in the same minute, every app process started at
-    once shares the processor with the tabs already up, and a grade there waits behind
-    16 starts (half a second, measured). Held back, a start waits instead, and the tab
-    says so. A start ends when its app says so (:data:`STARTED_META`), when its process
-    ends, or after :data:`START_WAIT_S`.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self.starting = 0
-        self._waiting: list[asyncio.Future[None]] = []
-
-    @property
-    def queued(self) -> int:
-        """How many starts are waiting for a place."""
-        return len(self._waiting)
-
-    @property
-    def full(self) -> bool:
-        """Whether a start asked for now would wait."""
-        return self.starting >= self.limit or bool(self._waiting)
-
-    async def enter(self) -> Callable[[], None]:
-        """Wait for a place; returns the call that gives it back (once, whoever calls)."""
-        if self.full:
-            place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiting.append(place)
-            try:
-                await place  # the place is handed over taken: see _leave
-            except asyncio.CancelledError:
-                if place in self._waiting:
-                    self._waiting.remove(place)
-                elif not place.cancelled():
-                    self._leave()  # handed over as this one was cancelled: pass it on
-                raise
-        else:
-            self.starting += 1
-        timer = asyncio.get_running_loop().call_later(START_WAIT_S, lambda: done())
-        left = False
-
-        def done() -> None:
-            nonlocal left
-            if not left:
-                left = True
-                timer.cancel()
-                self._leave()
-
-        return done
-
-    def _leave(self) -> None:
-        while self._waiting:
-            place = self._waiting.pop(0)
-            if not place.done():
-                place.set_result(None)  # the place goes to it: starting is unchanged
-                return
-        self.starting -= 1
-
-
-def waiting_line(ahead: int) -> bytes:
-    """What a tab shows while its app waits for its turn to start (terminal text).
-
-    ``ahead``: the sessions starting or waiting before this one.
-    """
-    sessions = "1 session starts" if ahead == 1 else f"{ahead} sessions start"
-    return (
-        f"\r\ngoldpan: {sessions} before yours (a few at a time, so that those already "
-        "labeling stay quick); yours follows...\r\n"
-    ).encode()
 
 
 def _server_class() -> type[Any]:
@@ -376,7 +110,7 @@ def _server_class() -> type[Any]:
                 # closed once the process is gone (see run), or soon whatever it does
                 self.watchdog = asyncio.get_running_loop().call_later(
                     ENDING_WAIT_S,
-                    lambda: asyncio.ensure_future(self.closer(ended_reason(self.ended, None))),
+                    lambda: asyncio.ensure_future(self.closer(endedreason_line(self.ended, None))),
                 )
                 return
             if meta.get("type") == STARTED_META:
@@ -399,7 +133,7 @@ def _server_class() -> type[Any]:
                         code = await asyncio.wait_for(process.wait(), ENDING_WAIT_S)
                 if self.watchdog is not None:
                     self.watchdog.cancel()
-                reason = ended_reason(self.ended, code)
+                reason = endedreason_line(self.ended, code)
                 if reason:
                     log.warning("goldpan: %s's session ended: %s", self.who, reason)
                 await self.closer(reason)
@@ -558,7 +292,7 @@ def _server_class() -> type[Any]:
             try:
                 folder = Path(tempfile.mkdtemp(prefix="goldpan-serve-"))  # 0700: ours alone
             except OSError as exc:  # a full or unwritable TMPDIR: tabs start their own apps
-                log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
+                log.warning("goldpan: each tab starts its app afresh: %s", reason_line(exc))
                 return
             try:
                 self.preloader = subprocess.Popen(
@@ -568,7 +302,7 @@ def _server_class() -> type[Any]:
                     env=helper_env(env),  # PYTHONPATH as the tabs' (see python_shell_command)
                 )
             except OSError as exc:
-                log.warning("goldpan: each tab starts its app afresh: %s", _reason(exc))
+                log.warning("goldpan: each tab starts its app afresh: %s", reason_line(exc))
                 shutil.rmtree(folder, ignore_errors=True)
                 return
             self.preload_dir = folder
@@ -695,7 +429,7 @@ CLOSED_PAGE_SCRIPT = """<script>
 """
 
 
-def ended_reason(message: str, code: int | None) -> str:
+def endedreason_line(message: str, code: int | None) -> str:
     """The line a tab shows when its session ended ("" for an ordinary end).
 
     ``message`` is what the app said (may be ""); ``code`` its exit code (negative: the

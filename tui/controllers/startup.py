@@ -4,7 +4,7 @@ Once the first screen is drawn, what is alive is frozen (:func:`gc.freeze`), for
 that is its process's only app (``goldpan open``, a ``goldpan serve`` tab), never for one
 of a test's many apps. A served tab then tells the server its start is over, once the
 soundness checks are done too: the server holds the next tab's start until then
-(:class:`tui.team_server.StartGate`).
+(:class:`tui.team_starts.StartGate`).
 """
 
 from __future__ import annotations

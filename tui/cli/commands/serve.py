@@ -30,7 +30,8 @@ def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
 def cmd_serve(args: argparse.Namespace) -> None:
     """Print each person's link, then serve until ctrl+c."""
     from tui.served import Served
-    from tui.team_server import LOOPBACK, ServeError, TokenBook, link, make_server, run
+    from tui.team_server import LOOPBACK, make_server, run
+    from tui.team_tokens import ServeError, TokenBook, link
 
     path = Path(args.workspace)
     try:
