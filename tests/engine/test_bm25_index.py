@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from engine.retrieve import KIND_PARAMS, BM25Retriever, bm25_spec, new_spec
-from engine.retrieve import bm25 as bm25_module
 from engine.retrieve.bm25 import (
     VARIANTS,
     BM25Index,
@@ -26,6 +25,8 @@ from engine.retrieve.bm25 import (
     id_ranks,
     top_k,
 )
+from engine.retrieve.bm25 import index as bm25_index
+from engine.retrieve.bm25.counts import stable_order
 from engine.retrieve.order import top_k_flat
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
@@ -109,8 +110,8 @@ def test_chunks_give_the_same_rankings(monkeypatch, variant, threads):
     index = BM25Index(docs, BM25Params(variant=variant))
     rank = id_ranks([f"d{i}" for i in range(len(docs))])
     whole = per_row(index.rank_flat(queries, rank, 10))
-    monkeypatch.setattr(bm25_module, "RANK_CELLS", len(docs) * 3)  # 3 questions a chunk
-    monkeypatch.setattr(bm25_module, "RANK_THREADS", threads)  # chunks side by side
+    monkeypatch.setattr(bm25_index, "RANK_CELLS", len(docs) * 3)  # 3 questions a chunk
+    monkeypatch.setattr(bm25_index, "RANK_THREADS", threads)  # chunks side by side
     chunked = per_row(index.rank_flat(queries, rank, 10))
     for (a, sa), (b, sb) in zip(whole, chunked, strict=True):
         assert a.tolist() == b.tolist() and sa.tolist() == sb.tolist()
@@ -336,7 +337,7 @@ def test_score_block_equals_scipys_sparse_product_bit_for_bit(variant, seed):
     qm.has_sorted_indices = False
     wm = sparse.csr_matrix((w.data, w.indices, w.indptr), shape=w.shape)
     want = (qm @ wm).toarray()
-    got = bm25_module.score_block(q, w)
+    got = bm25_index.score_block(q, w)
     assert got.shape == want.shape and got.tolist() == want.tolist()
     assert np.count_nonzero(got) > 0
 
@@ -346,7 +347,7 @@ def test_stable_order_is_numpys_stable_argsort(bound):
     rng = np.random.default_rng(bound)
     values = rng.integers(0, max(bound, 1), 5000) if bound else np.zeros(0, dtype=np.int64)
     values[: values.size // 2] //= 7  # many equal values: their order must be kept
-    got = bm25_module.stable_order(values, bound)
+    got = stable_order(values, bound)
     assert got.tolist() == np.argsort(values, kind="stable").tolist()
 
 
@@ -365,10 +366,10 @@ def test_score_block_a_few_questions_at_a_time_gives_the_same_block(monkeypatch)
     docs, queries = random_corpus(4)
     index = BM25Index(docs, BM25Params())
     q, w = index.query_matrix(queries), index.weights
-    whole = bm25_module.score_block(q, w)
-    monkeypatch.setattr(bm25_module, "EXPANDED_AT_ONCE", 7)  # about one question a piece
-    assert bm25_module.score_block(q, w).tolist() == whole.tolist()
-    assert bm25_module.score_block(q.rows(3, 3), w).shape == (0, len(docs))
+    whole = bm25_index.score_block(q, w)
+    monkeypatch.setattr(bm25_index, "EXPANDED_AT_ONCE", 7)  # about one question a piece
+    assert bm25_index.score_block(q, w).tolist() == whole.tolist()
+    assert bm25_index.score_block(q.rows(3, 3), w).shape == (0, len(docs))
 
 
 # -- declared parameters --------------------------------------------------------------------

@@ -328,7 +328,7 @@ async def test_a_reopen_indexes_from_the_stored_counts_without_tokenizing(app_fa
     """The demo keeps each tokenizer's term counts: indexing at open reads them; no
     document is tokenized again (it was, on every open, while the first keys waited).
     Kiwi's model still loads there, so that no question's ranking time pays for it."""
-    import engine.retrieve.bm25 as bm25
+    import engine.retrieve.bm25.retriever as bm25
     import engine.tokenize as tokenize
     from tui.messages import IndexesReady
 
