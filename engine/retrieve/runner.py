@@ -6,7 +6,9 @@ are run again. Each retriever's new rankings are written in one transaction.
 
 BM25 (a :class:`~engine.retrieve.BatchRanker`) ranks on a worker thread, its rankings kept
 as arrays to the end, while the calling thread indexes the next retriever and stores the
-previous one: the workspace's connection is only ever used by the caller.
+previous one: the workspace's connection is only ever used by the caller
+(:mod:`engine.retrieve.batched`). Every other retriever is ranked here, on the caller's
+thread.
 
 Two times are kept per ranking: its share of its batch's time (``latency_ms``: the pool's
 throughput) and, for some questions, its time ranked alone (``alone_ms``: what a user
@@ -14,24 +16,23 @@ waits for one query). A retriever that ranks one question at a time has the seco
 every question; a batched one (BM25) ranks a seeded sample of :data:`ALONE_SAMPLE` of
 the stale questions again one by one, which costs a pool little. A command that ranks a
 pool in one call is not run again to be timed: it is timed alone when a pool has one
-question (the TUI's), else only its throughput is known.
+question (the TUI's), else only its throughput is known (:mod:`engine.retrieve.timing`).
+
+The report (:class:`RunReport`, :data:`CANNOT_RUN`, :data:`Progress`) is defined in
+:mod:`engine.retrieve.report`, and the times alone in :mod:`engine.retrieve.timing`; all
+are exported from here, where callers import them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 from engine import gc_policy
-from engine.arrays import spans
-from engine.errors import BadInput
 from engine.names import check_known
 from engine.pooling import TopDocs
 from engine.ranked import input_hashes
@@ -41,90 +42,28 @@ from engine.retrieve import (
     BatchRanker,
     PrepareEnv,
     Retriever,
-    RetrieverError,
     bases_of,
     build_retriever,
 )
 from engine.retrieve.base import HasWarnings, OutsideRetriever
+from engine.retrieve.batched import BatchedRanking, CountsLater
+from engine.retrieve.report import CANNOT_RUN, Progress, RunReport
+from engine.retrieve.timing import ALONE_SAMPLE, alone_sample, with_alone
 from engine.trust import TrustStore, is_untrusted_kind, model_of, what_runs
-from engine.types import (
-    BatchRun,
-    CachedRun,
-    Doc,
-    Question,
-    RetrieverSpec,
-)
+from engine.types import CachedRun, Doc, Question, RetrieverSpec
 from engine.workspace import Workspace, WorkspaceError
 
-Progress = Callable[[str, int, int], None]
-"""progress(retriever name, questions done, questions to do)."""
-
-CANNOT_RUN = (RetrieverError, BadInput)
-"""What a retriever that cannot run raises (it is then skipped with ``keep_going``): its
-kind's own error, or parameters it refuses. Never a built-in ``ValueError``: a bug in a
-retriever is a crash with its log, not a notice. A full disk or a lock held while its
-rankings are written is not the retriever's: it stops the pool."""
-
-ALONE_SAMPLE = 20
-"""How many of a batched pool's questions are also timed ranked alone."""
-
-
-def alone_sample(questions: Sequence[Question], n: int = ALONE_SAMPLE) -> list[Question]:
-    """The questions of a pool timed alone: the ``n`` first by a hash of their id.
-
-    Seeded by the ids, not drawn: every retriever of a pool times the same questions (a
-    fused ranking's time alone adds its bases'), and a pool of the same questions times
-    the same ones again.
-    """
-    if len(questions) <= n:
-        return list(questions)
-
-    def key(q: Question) -> str:
-        return hashlib.sha256(f"goldpan-alone\0{q.id}".encode()).hexdigest()
-
-    return sorted(questions, key=key)[:n]
-
-
-@dataclass
-class RunReport:
-    """What a pool run did, per retriever: questions run and questions still valid."""
-
-    ran: dict[str, int] = field(default_factory=dict)
-    cached: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    """Retrievers that could not run (with ``keep_going``), and why."""
-    untrusted: dict[str, str] = field(default_factory=dict)
-    """Retrievers skipped because this user has not trusted them: name -> what they run or
-    send (:func:`engine.trust.what_runs`: a command retriever's command)."""
-    untrusted_kinds: dict[str, str] = field(default_factory=dict)
-    """The kind of each of :attr:`untrusted` (``engine.trust.not_trusted`` words it)."""
-    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """What retrievers asked in this run say every time (TLS certificates not checked,
-    questions sent unencrypted): the front end shows them."""
-    how: dict[str, str] = field(default_factory=dict)
-    """Per retriever brought up to date, whether its rankings were made now or are cached
-    and why that is valid (``ranked now (command, no cache key)``, ``cached, inputs
-    unchanged``, ``cached, inputs and index identity unchanged``): what a gate says it
-    scored."""
-    top: dict[str, TopDocs] = field(default_factory=dict)
-    """With ``keep_top`` k: per retriever, each question ranked in this call -> its top k
-    doc ids (what a report of the pool reads without reading the rankings back)."""
-
-    def cannot_rank(self) -> set[str]:
-        """The retrievers this run could not rank with: not trusted here, or failed.
-
-        Their unranked questions hold no other retriever's out of a score
-        (:func:`engine.ranked.holding`).
-        """
-        return set(self.errors) | set(self.untrusted)
-
-    def failed(self) -> dict[str, str]:
-        """:attr:`errors` but those of retrievers skipped as not trusted (or reading one).
-
-        What the app says failed: a skipped command is said once, by the trust flow.
-        """
-        return {n: e for n, e in self.errors.items() if "not trusted" not in e}
+__all__ = [
+    "ALONE_SAMPLE",
+    "CANNOT_RUN",
+    "PreparedRetrievers",
+    "Progress",
+    "RunReport",
+    "alone_sample",
+    "refresh_runs",
+    "run_order",
+    "select_retrievers",
+]
 
 
 class PreparedRetrievers:
@@ -278,7 +217,7 @@ def refresh_runs(
         if reader is not None:
             for base in reader.bases:
                 need[base] = max(need.get(base, depth), reader.base_depth or depth)
-    counts = _CountsLater(ws)
+    counts = CountsLater(ws)
     corpus_hash = ws.corpus_hash()
     store = trust if trust is not None else TrustStore()
     run = _PoolRun(
@@ -310,7 +249,7 @@ def refresh_runs(
             if spec.name in report.untrusted:
                 continue
             if bases_of(spec):
-                run.flush()  # its bases' rankings are read from the workspace
+                run.batched.flush()  # its bases' rankings are read from the workspace
             untrusted = [b for b in bases_of(spec) if b in report.untrusted]
             if untrusted:
                 report.errors[spec.name] = f"reads {untrusted[0]}, which is not trusted"
@@ -323,12 +262,12 @@ def refresh_runs(
                 run.refresh(spec)
             except CANNOT_RUN as exc:
                 if not keep_going:
-                    run.flush()  # what ranked before it is kept, as if run one by one
+                    run.batched.flush()  # what ranked before it is kept, as if run one by one
                     raise
                 report.errors[spec.name] = str(exc)
-        run.flush()
+        run.batched.flush()
     finally:
-        run.close()
+        run.batched.close()
         gc_policy.resume(collecting)
     return report
 
@@ -347,91 +286,6 @@ def _how(
     if stale == total:
         return f"ranked now (inputs{keyed} changed or not ranked yet)"
     return f"ranked now for {stale} of {total} questions (inputs changed), the rest cached"
-
-
-def _time_sample(
-    retriever: BatchRanker, sample: Sequence[Question], depth: int
-) -> dict[str, float]:
-    """Each question's time (ms) ranked by itself, as one user's query is."""
-    alone = {}
-    for q in sample:
-        t0 = time.perf_counter()
-        retriever.rank_batch([q], depth)
-        alone[q.id] = (time.perf_counter() - t0) * 1000.0
-    return alone
-
-
-def _with_alone_batch(batch: BatchRun, alone: dict[str, float]) -> BatchRun:
-    """``batch`` with the times alone of those of its questions that have one."""
-    mine = {i: alone[i] for i in batch.question_ids if i in alone}
-    return dataclasses.replace(batch, alone_ms=mine) if mine else batch
-
-
-def _with_alone(
-    run: CachedRun,
-    alone: dict[str, float],
-    bases: Sequence[str],
-    base_runs: dict[str, dict[str, CachedRun]],
-) -> CachedRun:
-    """``run`` with its time ranked alone, when it and every base's were measured."""
-    own = alone.get(run.question_id)
-    if own is None:
-        return run
-    for b in bases:  # a fused or reranked ranking waits for its bases too
-        r = base_runs[b].get(run.question_id)
-        if r is None or r.alone_ms is None:
-            return run
-        own += r.alone_ms
-    return dataclasses.replace(run, alone_ms=own)
-
-
-def _keep_top(top: TopDocs, batches: Sequence[BatchRun], k: int) -> None:
-    """Each question's top ``k`` of ``batches``, into ``top``.
-
-    Kept as the rankings' positions in the corpus's ids (numpy picks the top ``k`` of
-    each): no doc id string is made until the report reads one.
-    """
-    import numpy as np
-
-    for b in batches:
-        ends = b.ranked.ends
-        starts = np.concatenate((np.zeros(1, dtype=ends.dtype), ends[:-1]))
-        counts = np.minimum(ends - starts, k)
-        cols = b.ranked.cols[spans(starts, counts)]
-        top.add_ranked(b.question_ids, b.ranked.doc_ids, cols, np.cumsum(counts))
-
-
-class _CountsLater:
-    """The workspace as BM25's index store, holding new term counts back.
-
-    They are stored with the next rankings, in their transaction (one commit where there
-    were two).
-
-    Counts still held are read back from here, so a retriever prepared after another
-    finds them as if they were stored.
-    """
-
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.readonly = ws.readonly
-        self.held: dict[str, tuple[str, dict[str, Any]]] = {}
-
-    def term_counts(self, key: str, corpus_hash: str) -> dict[str, Any] | None:
-        """The record held or stored under ``key`` for this corpus, or None."""
-        held = self.held.get(key)
-        if held is not None and held[0] == corpus_hash:
-            return held[1]
-        return self.ws.term_counts(key, corpus_hash)
-
-    def write_term_counts(self, key: str, corpus_hash: str, record: dict[str, Any]) -> None:
-        """Hold a record until :meth:`write_held`."""
-        self.held[key] = (corpus_hash, record)
-
-    def write_held(self) -> None:
-        """Store every record held (inside the caller's transaction)."""
-        for key, (corpus_hash, record) in self.held.items():
-            self.ws.write_term_counts(key, corpus_hash, record)
-        self.held.clear()
 
 
 class _LazyDocs(Sequence[Doc]):
@@ -483,18 +337,21 @@ class _PoolRun:
     depths: dict[str, int]
     """Per retriever, how deep to cache (deeper when a reranker reads it)."""
     keep_going: bool
-    counts: _CountsLater
+    counts: CountsLater
     """BM25's term counts, written with the next rankings."""
     keep_top: int = 0
     """How many of each new ranking's doc ids to keep in the report (0: none)."""
     _docs: _LazyDocs | None = None
-    _ranker: ThreadPoolExecutor | None = None
-    _pending: list[tuple[str, float, Future[list[BatchRun]]]] = field(default_factory=list)
-    """Retrievers ranking on :attr:`_ranker` (name, start time, their rankings), in order."""
-    _to_time: dict[str, tuple[BatchRanker, list[Question], int]] = field(default_factory=dict)
-    """Batched retrievers whose sample is to be timed alone when they are stored."""
+    batched: BatchedRanking = field(init=False)
+    """The ranking thread of the batched retrievers (:mod:`engine.retrieve.batched`)."""
     _samples: dict[tuple[str, ...], list[Question]] = field(default_factory=dict)
     """:meth:`sample`'s draws, by the ids of the questions drawn from."""
+
+    def __post_init__(self) -> None:
+        """Start the batched path's state (its thread starts with its first retriever)."""
+        self.batched = BatchedRanking(
+            self.ws, self.report, self.keep_going, self.counts, self.env.progress, self.keep_top
+        )
 
     def sample(self, stale: Sequence[Question]) -> list[Question]:
         """:func:`alone_sample` of ``stale``, drawn once per set of questions in this pool.
@@ -573,15 +430,9 @@ class _PoolRun:
         if isinstance(retriever, BatchRanker) and not bases:
             # ranked on a worker thread while this thread stores the retriever before it
             # and indexes the next one (numpy and SQLite work without the GIL)
-            if self._ranker is None:
-                self._ranker = ThreadPoolExecutor(1, thread_name_prefix="goldpan-rank")
-            ranking = self._ranker.submit(
-                self._rank_batches, spec.name, retriever, stale, spec_depth, hashes
-            )
-            self._pending.append((spec.name, started, ranking))
-            if len(stale) > 1 and retriever.batch_size > 1:
-                self._to_time[spec.name] = (retriever, self.sample(stale), spec_depth)
-            self.flush(waiting=False)
+            timed = len(stale) > 1 and retriever.batch_size > 1
+            sample = self.sample(stale) if timed else None
+            self.batched.send(spec.name, started, retriever, stale, spec_depth, hashes, sample)
             return
         results: list[CachedRun] = []
         chunk = max(1, retriever.batch_size)
@@ -634,7 +485,7 @@ class _PoolRun:
                 t0 = time.perf_counter()
                 retriever.rank([q], spec_depth, [base_q])
                 alone[q.id] = (time.perf_counter() - t0) * 1000.0
-        results = [_with_alone(r, alone, bases, base_runs) for r in results]
+        results = [with_alone(r, alone, bases, base_runs) for r in results]
         if self.keep_top:
             k = self.keep_top
             top = report.top.setdefault(spec.name, TopDocs())
@@ -644,111 +495,3 @@ class _PoolRun:
             self.counts.write_held()
             ws.write_runs(results)
         report.seconds[spec.name] = time.perf_counter() - started
-
-    def _rank_batches(
-        self,
-        name: str,
-        retriever: BatchRanker,
-        stale: Sequence[Question],
-        depth: int,
-        hashes: dict[str, str],
-    ) -> list[BatchRun]:
-        """Rank ``stale`` in batches kept as arrays.
-
-        Runs on the ranking thread: no SQL here.
-        """
-        progress = self.env.progress
-        batches: list[BatchRun] = []
-        chunk = max(1, retriever.batch_size)
-        done = 0
-        alone: dict[str, float] = {}
-        for start in range(0, len(stale), chunk):
-            batch = stale[start : start + chunk]
-            t0 = time.perf_counter()
-            ranked = retriever.rank_batch(batch, depth)
-            ms = (time.perf_counter() - t0) * 1000.0 / len(batch)
-            if len(batch) == 1:
-                alone[batch[0].id] = ms
-            ids = [q.id for q in batch]
-            batches.append(BatchRun(name, ids, [hashes[i] for i in ids], ms, depth, ranked))
-            done += len(batch)
-            if progress:
-                progress(name, done, len(stale))
-        return [_with_alone_batch(b, alone) for b in batches] if alone else batches
-
-    def _time_alone(self, name: str, batches: list[BatchRun]) -> list[BatchRun]:
-        """``batches`` with the times alone of their retriever's sample, timed now.
-
-        Called on this thread while nothing else ranks or indexes: a question timed while
-        the ranking thread works, or while this one tokenizes, would wait for the
-        processor as no user's query does.
-        """
-        todo = self._to_time.pop(name, None)
-        if todo is None:
-            return batches
-        alone = _time_sample(*todo)
-        return [_with_alone_batch(b, alone) for b in batches]
-
-    def flush(self, *, waiting: bool = True) -> None:
-        """Store the rankings of the retrievers sent to the ranking thread.
-
-        Each retriever's rankings are written in one transaction, on this thread (the
-        workspace's connection never leaves it), in the order the retrievers ran. Without
-        ``waiting``, only those already ranked are stored (this thread goes on indexing
-        the next retriever meanwhile). One that failed raises here, or is noted in the
-        report with ``keep_going``.
-        """
-        while self._pending and (waiting or self._pending[0][2].done()):
-            name, started, ranking = self._pending.pop(0)
-            try:
-                batches = ranking.result()
-            except CANNOT_RUN as exc:
-                if not self.keep_going:
-                    self._pending.clear()
-                    self._write_held()  # the counts are sound; only the ranking failed
-                    raise
-                self._to_time.pop(name, None)
-                self.report.errors[name] = str(exc)
-                continue
-            earlier: dict[str, dict[str, float]] = {}
-            if not self._pending:  # the ranking thread is idle: time the samples now
-                batches = self._time_alone(name, batches)
-                earlier = self._timed_alone()  # stored in this write: one commit, not two
-            if self.keep_top:
-                _keep_top(self.report.top.setdefault(name, TopDocs()), batches, self.keep_top)
-            with self.ws.transaction():
-                self.counts.write_held()
-                self.ws.write_batches(batches)
-                for other, alone in earlier.items():
-                    self.ws.write_alone_ms(other, alone)
-            self.report.seconds[name] = time.perf_counter() - started
-        if not self._pending and self._to_time:
-            self._write_alone()  # samples of retrievers stored while another was ranking
-        if waiting:
-            self._write_held()
-
-    def _timed_alone(self) -> dict[str, dict[str, float]]:
-        """Time the samples still waiting (of rankings stored already), by retriever."""
-        timed = {}
-        for name in list(self._to_time):
-            retriever, sample, depth = self._to_time.pop(name)
-            timed[name] = _time_sample(retriever, sample, depth)
-        return timed
-
-    def _write_alone(self) -> None:
-        """Time the samples still waiting and store them onto their stored rankings."""
-        timed = self._timed_alone()
-        with self.ws.transaction():
-            for name, alone in timed.items():
-                self.ws.write_alone_ms(name, alone)
-
-    def _write_held(self) -> None:
-        if self.counts.held:
-            with self.ws.transaction():
-                self.counts.write_held()
-
-    def close(self) -> None:
-        """Stop the ranking thread (after the ranking it is doing, if any)."""
-        if self._ranker is not None:
-            self._ranker.shutdown(wait=True, cancel_futures=True)
-            self._ranker = None
