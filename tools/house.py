@@ -514,10 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug here: one line, never a traceback
         print(f"house: internal error: {plain(repr(exc))}", file=sys.stderr)
         return 3
-    if args.json:
-        print(json.dumps(measures, indent=2, ensure_ascii=False))
-    else:
-        print(render(measures))
+    try:
+        print(json.dumps(measures, indent=2, ensure_ascii=False) if args.json else render(measures))
+        sys.stdout.flush()
+    except BrokenPipeError:  # read by `head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if args.check and not measures["all_met"] else 0
 
 
