@@ -3,32 +3,35 @@
 The judge screen (and ``goldpan label``) go through this object: every change is one small
 transaction, committed before the call returns, and the question's resolved gold and its
 row in the live scores are updated at once. Undo walks back this session's own changes.
+
+The session is one idea per module: what it holds of a question and its changes
+(:mod:`engine.session_state`), its undo (:mod:`engine.session_undo`), the questions it
+adds and edits (:mod:`engine.session_questions`) and what the screens read
+(:mod:`engine.session_reads`); this module loads, catches up and judges.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.counters import candidate_ids, is_judged, judged_by, workspace_stopped
-from engine.gold import Gold, resolve_one, with_recheck, workspace_golds
+from engine.gold import Gold, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
 from engine.judging import JudgingSettings, workspace_judging
 from engine.judging_order import PoolView, Record, candidate_order, record_of
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.ranked import not_ranked
+from engine.session_questions import SessionQuestions
 from engine.session_reads import SessionReads
+from engine.session_state import JUDGMENT_EVENTS, Change, QuestionState
+from engine.session_undo import SessionUndo
 from engine.stopping import Offer, offer
-from engine.types import VERDICTS, Adjudication, Label, Proposal, Question, Stop, Verdict
-from engine.workspace import (
-    PROPOSAL_EVENT,
-    RANKED_EVENT,
-    STOP_EVENT,
-    Workspace,
-    WorkspaceError,
-)
+from engine.types import VERDICTS, Adjudication, Label, Proposal, Stop, Verdict
+from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
+
+__all__ = ["JUDGMENT_EVENTS", "Change", "LabelingSession", "QuestionState"]
 
 if TYPE_CHECKING:
     from engine.live import LiveScores
@@ -39,172 +42,7 @@ Timings = Mapping[str, tuple[Sequence[float], Sequence[float]]]
 them and :func:`engine.scoring.latency_of` takes them."""
 
 
-@dataclass(frozen=True)
-class Change:
-    """One change this session made, with what it replaced (for undo)."""
-
-    kind: str
-    """``label``, ``verdict``, ``stop``, ``question`` or ``group``."""
-    question_id: str
-    doc_id: str | None
-    old: object
-    """The previous grade, (verdict, note), stop rule or question text; None when there was
-    none."""
-    new: object = None
-    """What this session wrote (same forms as ``old``; None: it removed the row).
-
-    Undo reverts only while the workspace still holds it: the same annotator in another
-    tab may have changed the row since, and that change is not this session's to undo.
-    """
-
-
-class _Superseded(Exception):
-    """The row no longer holds what this session wrote (another session changed it)."""
-
-
-@dataclass(frozen=True)
-class QuestionState:
-    """Everything judged on one question, as committed, seen by one annotator."""
-
-    question_id: str
-    annotator: str
-    labels: tuple[Label, ...]
-    """Every annotator's labels of the question."""
-    verdicts: tuple[Verdict, ...]
-    """Every annotator's verdict on the question."""
-    adjudication: Adjudication | None
-    gold: Gold
-    """The question's resolved gold."""
-    stale: int = 0
-    """Judgments made for an older text of the question (``recheck`` when only these)."""
-    stops: tuple[Stop, ...] = ()
-    """Every annotator's stop of the question."""
-    proposals: tuple[Proposal, ...] = ()
-    """Documents proposed beyond the pool, in the order they were proposed."""
-
-    @classmethod
-    def of(
-        cls,
-        question_id: str,
-        annotator: str,
-        labels: Sequence[Label],
-        verdicts: Sequence[Verdict],
-        adjudication: Adjudication | None,
-        stale: int = 0,
-        stops: Sequence[Stop] = (),
-        proposals: Sequence[Proposal] = (),
-    ) -> QuestionState:
-        """Resolve the gold of these rows (``stale``: judgments of an older text)."""
-        by: dict[str, dict[str, int]] = {}
-        for lab in labels:
-            by.setdefault(lab.annotator, {})[lab.doc_id] = lab.grade
-        said = {v.annotator: v.verdict for v in verdicts}
-        gold = with_recheck(resolve_one(question_id, by, said, adjudication), stale)
-        return cls(
-            question_id,
-            annotator,
-            tuple(labels),
-            tuple(verdicts),
-            adjudication,
-            gold,
-            stale,
-            tuple(stops),
-            tuple(proposals),
-        )
-
-    def _again(self, **changed: Any) -> QuestionState:
-        """The state with some rows replaced, its gold resolved again."""
-        rows: dict[str, Any] = {
-            "labels": self.labels,
-            "verdicts": self.verdicts,
-            "adjudication": self.adjudication,
-            "stops": self.stops,
-            "proposals": self.proposals,
-        }
-        rows.update(changed)
-        return QuestionState.of(
-            self.question_id,
-            self.annotator,
-            rows["labels"],
-            rows["verdicts"],
-            rows["adjudication"],
-            self.stale,
-            rows["stops"],
-            rows["proposals"],
-        )
-
-    @property
-    def mine(self) -> dict[str, int]:
-        """This annotator's grades: doc id -> grade."""
-        return {lab.doc_id: lab.grade for lab in self.labels if lab.annotator == self.annotator}
-
-    @property
-    def verdict(self) -> Verdict | None:
-        """This annotator's verdict, or None."""
-        return next((v for v in self.verdicts if v.annotator == self.annotator), None)
-
-    @property
-    def judged(self) -> list[str]:
-        """Every document anyone graded, in order."""
-        return list(dict.fromkeys(lab.doc_id for lab in self.labels))
-
-    @property
-    def proposed(self) -> list[str]:
-        """Every document proposed beyond the pool, in the order proposed."""
-        return [p.doc_id for p in self.proposals]
-
-    @property
-    def stop(self) -> Stop | None:
-        """This annotator's stop, or None."""
-        return next((s for s in self.stops if s.annotator == self.annotator), None)
-
-    @property
-    def stopped(self) -> bool:
-        """Someone stopped the question: its candidates nobody judged are not judged (stopped)."""
-        return bool(self.stops)
-
-    def with_label(self, doc_id: str, grade: int | None) -> QuestionState:
-        """The state after this annotator set (or, with None, removed) one grade."""
-        labels = [
-            lab
-            for lab in self.labels
-            if not (lab.annotator == self.annotator and lab.doc_id == doc_id)
-        ]
-        if grade is not None:
-            labels.append(Label(self.question_id, doc_id, self.annotator, grade))
-        labels.sort(key=lambda lab: (lab.doc_id, lab.annotator))
-        return self._again(labels=labels)
-
-    def with_verdict(self, verdict: Verdict | None) -> QuestionState:
-        """The state after this annotator set (or, with None, took back) a verdict."""
-        verdicts = [v for v in self.verdicts if v.annotator != self.annotator]
-        if verdict is not None:
-            verdicts.append(verdict)
-        verdicts.sort(key=lambda v: v.annotator)
-        return self._again(verdicts=verdicts)
-
-    def with_adjudication(self, adjudication: Adjudication) -> QuestionState:
-        """The state after an adjudication."""
-        return self._again(adjudication=adjudication)
-
-    def with_stop(self, stop: Stop | None) -> QuestionState:
-        """The state after this annotator stopped the question (None: took the stop back)."""
-        stops = [s for s in self.stops if s.annotator != self.annotator]
-        if stop is not None:
-            stops.append(stop)
-        stops.sort(key=lambda s: s.annotator)
-        return self._again(stops=stops)
-
-
-JUDGMENT_EVENTS = frozenset(
-    {"label", "verdict", "adjudication", "querylog", STOP_EVENT, PROPOSAL_EVENT}
-)
-"""Event kinds whose change is the named question's judgments only (its labels, verdicts,
-adjudication, stops, proposals, query-log status): a session takes them in by re-reading
-that question."""
-
-
-class LabelingSession(SessionReads):
+class LabelingSession(SessionQuestions, SessionUndo, SessionReads):
     """One annotator working on one workspace (main-thread connection).
 
     Another process (an annotator on the same file, ``goldpan label``, a pooling worker)
@@ -738,172 +576,3 @@ class LabelingSession(SessionReads):
         self._known(question_id)
         rows = [Proposal(question_id, d, method, self.annotator) for d in docs]
         return self._commit(question_id, lambda: self.ws.write_proposals(rows), None)
-
-    def split_question(self, question_id: str, text: str) -> Question:
-        """Split a question: a new question with the same tags plus ``split``."""
-        old = self.ws.question(question_id)
-        if old is None:
-            raise WorkspaceError(f"no question {question_id!r}")
-        tags = [*old.tags, "split"] if "split" not in old.tags else list(old.tags)
-        q = self.add_question(text, tags)
-        self.ws.log_event("split", self.annotator, f"{question_id} -> {q.id}")
-        return q
-
-    def add_question(self, text: str, tags: Sequence[str]) -> Question:
-        """A question written blind in goldpan."""
-        q = self.ws.add_question(text, tags, self.annotator, written_blind=True)
-        self._writes += 1
-        self.reload()  # a new row in every live score table
-        return q
-
-    def question_from_log(
-        self, row: dict[str, Any], text: str, tags: Sequence[str]
-    ) -> tuple[Question, str]:
-        """A logged query made a question by this annotator; everything is read again.
-
-        As :func:`engine.querylog.question_from_log` makes it (``kept`` or ``rewritten``).
-        """
-        from engine.querylog import question_from_log  # scipy: not before the first paint
-
-        made = question_from_log(self.ws, row, text, tags, self.annotator)
-        self.reload()
-        return made
-
-    def discard_log_query(self, log_id: int) -> None:
-        """This annotator discards a logged query (another's decision first: it stands)."""
-        self.ws.decide_log_query(log_id, "discarded", self.annotator)
-
-    def edit_question(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
-        """Rewrite a question (the old text stays in the event log).
-
-        A new text marks every judgment of the question as made for the old one (needing
-        re-check, no longer gold), as a re-import does; :meth:`undo` brings them back.
-        """
-        old = self.ws.question(question_id)
-        q = self._edit(question_id, text, tags)
-        if old is not None and old.text != q.text:
-            self.undo_stack.append(Change("question", question_id, None, old.text, q.text))
-        return q
-
-    def _edit(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question:
-        done: list[Question] = []
-        # read back, not derived: a new text marks the question's judgments for re-check
-        self._commit(
-            question_id,
-            lambda: done.append(self.ws.edit_question(question_id, text, tags, self.annotator)),
-            None,
-        )
-        if self._live is not None:
-            self._live.tags[question_id] = done[0].tags
-            self._take_rankings([question_id])  # a new text: its rankings are of the old
-        return done[0]
-
-    @contextlib.contextmanager
-    def grouped(self) -> Iterator[None]:
-        """Changes made inside are undone together, by one :meth:`undo`."""
-        mark = len(self.undo_stack)
-        yield
-        changes = tuple(self.undo_stack[mark:])
-        if len(changes) > 1:
-            del self.undo_stack[mark:]
-            self.undo_stack.append(Change("group", changes[0].question_id, None, changes))
-
-    def undo(self) -> Change | None:
-        """Revert this session's last change that still stands; None when none is left.
-
-        Only what this session wrote is undone: a change whose row another session has
-        changed since (the same annotator in another tab, an import) is dropped from the
-        stack untouched, and the undo goes on to the change before it. A group is undone
-        as far as its parts still stand.
-        """
-        while self.undo_stack:
-            change = self.undo_stack.pop()
-            parts = change.old if change.kind == "group" else (change,)
-            assert isinstance(parts, tuple)
-            undone = 0
-            for part in reversed(parts):
-                try:
-                    self._revert(part, check=True)
-                    undone += 1
-                except _Superseded:
-                    continue
-            if undone:
-                return change
-        return None
-
-    def _holds(self, change: Change) -> bool:
-        """Whether the workspace still holds what ``change`` wrote (read now)."""
-        q, ws = change.question_id, self.ws
-        if change.kind == "label":
-            found = [
-                lab.grade
-                for lab in ws.labels_for(q)
-                if lab.annotator == self.annotator and lab.doc_id == change.doc_id
-            ]
-            return (found[0] if found else None) == change.new
-        if change.kind == "verdict":
-            mine = [
-                (v.verdict, v.note) for v in ws.verdicts_for(q) if v.annotator == self.annotator
-            ]
-            return (mine[0] if mine else None) == change.new
-        if change.kind == "stop":
-            rules = [s.rule for s in ws.stops([q]) if s.annotator == self.annotator]
-            return (rules[0] if rules else None) == change.new
-        question = ws.question(q)
-        return question is not None and question.text == change.new
-
-    def _revert(self, change: Change, *, check: bool = False) -> None:
-        """Write back what ``change`` replaced.
-
-        With ``check``, only while the row still holds what the change wrote, checked in
-        the transaction of the write (raises :class:`_Superseded` otherwise).
-        """
-        if check:
-            with self.ws.transaction():
-                if not self._holds(change):
-                    raise _Superseded
-                self._revert(change)
-            return
-        q = change.question_id
-        if change.kind == "label":
-            doc = change.doc_id
-            assert doc is not None
-            if change.old is None:
-                self._commit(
-                    q,
-                    lambda: self.ws.delete_label(q, doc, self.annotator),
-                    lambda s: s.with_label(doc, None),
-                )
-            else:
-                grade = int(str(change.old))
-                self._commit(
-                    q,
-                    lambda: self.ws.write_labels([Label(q, doc, self.annotator, grade)]),
-                    lambda s: s.with_label(doc, grade),
-                )
-        elif change.kind == "verdict":
-            if change.old is None:
-                self._commit(
-                    q,
-                    lambda: self.ws.delete_verdict(q, self.annotator),
-                    lambda s: s.with_verdict(None),
-                )
-            else:
-                old = change.old
-                assert isinstance(old, tuple)
-                verdict = Verdict(q, self.annotator, str(old[0]), str(old[1]))
-                self._commit(
-                    q, lambda: self.ws.write_verdicts([verdict]), lambda s: s.with_verdict(verdict)
-                )
-        elif change.kind == "stop":
-            if change.old is None:
-                self._commit(
-                    q,
-                    lambda: self.ws.delete_stop(q, self.annotator),
-                    lambda s: s.with_stop(None),
-                )
-            else:
-                stop = Stop(q, self.annotator, str(change.old))
-                self._commit(q, lambda: self.ws.write_stop(stop), lambda s: s.with_stop(stop))
-        else:
-            self._edit(q, str(change.old), None)
