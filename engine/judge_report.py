@@ -32,7 +32,6 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,13 +40,13 @@ from engine.calibration import Item, held_out_grades, stored_calibration
 from engine.compare import bootstrap_means, percentile_interval
 from engine.errors import BadInput, Refused
 from engine.grades import is_relevant
-from engine.judge import check_runnable, default_annotator, stored_judge
+from engine.judge import check_runnable, stored_judge
+from engine.judge_circular import MODEL_PARAMS, Circular, circular_retrievers, model_key
 from engine.judge_command import COMMAND_TIMEOUT_S, command_grades
 from engine.metrics import FloatArray, judge, mean, parse_metric, per_question
-from engine.retrieve import bases_of
 from engine.scoring import scored_set
 from engine.trust import COMMAND_KIND, TrustStore
-from engine.types import ModelJudge, RetrieverSpec
+from engine.types import ModelJudge
 from engine.workspace import Workspace
 
 KEEP = (0.0, 0.1, 0.25, 0.5, 1.0)
@@ -60,8 +59,15 @@ CONSISTENCY_PAIRS = 200
 """Pairs a command judge is asked twice (kappa needs some 150-200 items to settle)."""
 REPORT_METRICS = ("ndcg@10", "mrr")
 """The metrics the retrievers are ranked by."""
-MODEL_PARAMS = ("model", "embed_model")
-"""A retriever's parameters that name a model."""
+
+__all__ = [
+    "MODEL_PARAMS",
+    "Circular",
+    "ReportCard",
+    "circular_retrievers",
+    "model_key",
+    "report_card",
+]
 
 
 @dataclass(frozen=True)
@@ -169,30 +175,6 @@ class Ranking:
             "people": self.people,
             "judge_alone": self.judge_alone,
             "kept": [k.to_json() for k in self.kept],
-        }
-
-
-@dataclass(frozen=True)
-class Circular:
-    """A pooled retriever built on the judge's own model."""
-
-    retriever: str
-    via: str
-    """The retriever that uses the model (itself, or a base it reads)."""
-    metric: str
-    rank_people: int
-    """Its place among the retrievers under people's judgments (1 = best)."""
-    rank_judge: int
-    """Its place under the judge's grades alone."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``--json`` shape."""
-        return {
-            "retriever": self.retriever,
-            "via": self.via,
-            "metric": self.metric,
-            "rank_people": self.rank_people,
-            "rank_judge": self.rank_judge,
         }
 
 
@@ -431,53 +413,6 @@ def rank_under_judge(
         kept_shares = tuple(KeptShare(s, tuple(taus[s])) for s in keep)
         out.append(Ranking(parse_metric(metric).name, ref, alone, kept_shares))
     return tuple(out)
-
-
-# -- circularity ------------------------------------------------------------------------------
-
-
-def model_key(model: str) -> str:
-    """A model's name for comparing: its folder's name (as judges are named), lowercased."""
-    return default_annotator("dense", model).removeprefix("model:").lower()
-
-
-def circular_retrievers(judge: ModelJudge, specs: Sequence[RetrieverSpec]) -> dict[str, str]:
-    """Retriever -> the retriever through which it uses the judge's own model or command."""
-    by_name = {s.name: s for s in specs}
-
-    def own(spec: RetrieverSpec) -> bool:
-        if judge.kind == COMMAND_KIND:
-            return spec.kind == COMMAND_KIND and spec.params.get("command") == judge.model
-        names = [str(spec.params[p]) for p in MODEL_PARAMS if spec.params.get(p)]
-        same_path = any(_same_path(n, judge.model) for n in names)
-        return same_path or any(model_key(n) == model_key(judge.model) for n in names)
-
-    def via(name: str, seen: frozenset[str]) -> str | None:
-        spec = by_name.get(name)
-        if spec is None or name in seen:
-            return None
-        if own(spec):
-            return name
-        for base in bases_of(spec):
-            found = via(base, seen | {name})
-            if found is not None:
-                return found
-        return None
-
-    out = {}
-    for s in specs:
-        found = via(s.name, frozenset())
-        if found is not None:
-            out[s.name] = found
-    return out
-
-
-def _same_path(a: str, b: str) -> bool:
-    pa, pb = Path(a), Path(b)
-    try:
-        return pa.exists() and pb.exists() and pa.resolve() == pb.resolve()
-    except OSError:
-        return False
 
 
 # -- the card ---------------------------------------------------------------------------------
