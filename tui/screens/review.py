@@ -12,19 +12,20 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 
-from tui.actions import Command, bindings
+from tui.actions import bindings
 from tui.crash import failure_notice
 from tui.literal import literal, one_line, visible
 from tui.render import scores_grid
 from tui.screens.base import GoldpanScreen, cursor_key
+from tui.screens.review_cells import NOT_RANKED, holes_text, rank_cell
+from tui.screens.review_keys import REVIEW_ACTIONS, REVIEW_HELP
+from tui.widgets.analysis_panel import AnalysisPanel, PanelRequest
 from tui.widgets.progress import stopped_text
 from tui.widgets.review_panels import (
     NO_SCORED,
-    AnalysisPanel,
     ComparePanel,
     FailuresPanel,
     NoAnswerPanel,
-    PanelRequest,
     PoolPanel,
     SweepPanel,
     TagsPanel,
@@ -58,51 +59,6 @@ METRICS_PADDING = 2
 """The metrics table's cell padding where it fits (a narrow terminal takes less)."""
 
 
-def holes_text(means: Mapping[str, Mapping[str, float] | None], scored: int) -> Text:
-    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line.
-
-    A retriever without means (it cannot rank some scored question now) has no scores to
-    warn about.
-    """
-    from engine.holes import HOLE_METRIC, judged_warnings
-
-    warned = judged_warnings(
-        {
-            r: (m[HOLE_METRIC], scored)
-            for r, m in means.items()
-            if m is not None and HOLE_METRIC in m
-        }
-    )
-    if not warned:
-        return Text()
-    figures = ", ".join(f"{w.retriever.removeprefix('bm25-')} {w.judged:.0%}" for w in warned)
-    return Text.assemble(
-        "\n",
-        (f"Judged@10 under {warned[0].min_judged:.0%}: ", "bold yellow"),
-        (visible(figures), "yellow"),
-        (" · lower scores there are unknown, not worse", "dim"),
-    )
-
-
-NOT_RANKED = "not ranked"
-"""A grid cell of a retriever that has not ranked the question yet (never a miss)."""
-
-
-def rank_cell(rank: int, ranked: bool = True) -> Text:
-    """A gold rank, coloured: 1 green, 2-3 yellow, 4-10 orange, deeper red, missed ``-``.
-
-    Not ``ranked`` yet (:mod:`engine.ranked`): :data:`NOT_RANKED`, whatever ``rank`` is.
-    """
-    if not ranked:
-        return Text(NOT_RANKED, style="italic yellow", justify="right")
-    if rank == 0:
-        return Text("-", style="bold red", justify="right")
-    style = (
-        "green" if rank == 1 else "yellow" if rank <= 3 else "dark_orange" if rank <= 10 else "red"
-    )
-    return Text(str(rank), style=style, justify="right")
-
-
 class ReviewScreen(GoldpanScreen):
     """How each retriever does on the labels as they are now."""
 
@@ -110,101 +66,10 @@ class ReviewScreen(GoldpanScreen):
     """Below 100 columns the grid takes the full width and the detail goes under it
     (app.tcss), so that every retriever's rank column is on screen."""
 
-    HELP = """
-## Review
-
-The table scores every retriever on the **scored** questions (agreed gold): Hit@k, MRR,
-Recall@5, nDCG@10, rescored (never re-run) at every label; **Judged@10**, the share of
-its top 10 a person judged (under 80%, its lower scores are unknown, not worse); **ms
-p50** / **p95** of one question ranked alone, **q/s** the pool's throughput.
-
-The grid: the **rank of the first gold** per question and retriever (`-`: not in the
-top 100; `not ranked`: not ranked yet, left out of every mean), hardest first, and the
-rank-1 document that beat it.
-
-`review.panel` cycles the panels; `review.a` / `review.b` choose retrievers A and B:
-
-- **compare**: win / tie / loss, the bootstrap 95% interval, the randomization p-value
-  and the verdict: real only when both agree, none when too few questions differ.
-- **by tag**: two tags (`review.tag1`, `review.tag2` pick them), high vs low overlap.
-- **failures**: where A misses rank 1, what won; **no-answer**: the best threshold.
-- **sweep**: A's MRR over k1 x b, a check; **pool**: what only each retriever found.
-
-`review.since`: changes since a snapshot (▼ worse ▲ better; coloured: a real change).
-"""
+    HELP = REVIEW_HELP
 
     AREA = "Review"
-    ACTIONS = (
-        Command(
-            "t",
-            "cycle_tag",
-            "Tag filter",
-            "Score only questions with one tag (cycles)",
-            "review.tag",
-            title="Review: filter by tag",
-        ),
-        Command(
-            "enter",
-            "judge",
-            "Judge",
-            "Judge the selected question",
-            "review.judge",
-            title="Review: judge selected question",
-        ),
-        Command(
-            "p",
-            "next_panel",
-            "Panel",
-            "Next panel: scores, compare, by tag, failures, no-answer, sweep, pool",
-            "review.panel",
-            title="Review: next analysis panel",
-        ),
-        Command(
-            "a",
-            "next_a",
-            "A",
-            "Choose retriever A (cycles)",
-            "review.a",
-            title="Review: choose retriever A",
-        ),
-        Command(
-            "b",
-            "next_b",
-            "B",
-            "Choose retriever B (cycles)",
-            "review.b",
-            title="Review: choose retriever B",
-        ),
-        Command(
-            "1",
-            "next_tag1",
-            "Tag 1",
-            "By tag: the first tag compared (cycles through every tag)",
-            "review.tag1",
-            title="Review: by tag, choose the first tag",
-            when="on_tags_panel",
-            show=False,
-        ),
-        Command(
-            "2",
-            "next_tag2",
-            "Tag 2",
-            "By tag: the second tag compared (cycles through every tag)",
-            "review.tag2",
-            title="Review: by tag, choose the second tag",
-            when="on_tags_panel",
-            show=False,
-        ),
-        Command(
-            "s",
-            "next_since",
-            "Since",
-            "Show changes since another snapshot (cycles: newest first, then none)",
-            "review.since",
-            title="Review: changes since a snapshot",
-            when="has_snapshots",
-        ),
-    )
+    ACTIONS = REVIEW_ACTIONS
     BINDINGS = bindings(ACTIONS)
 
     tag: reactive[str | None] = reactive(None)
