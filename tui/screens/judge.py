@@ -7,228 +7,38 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Static
 
 from engine.counters import left_to_judge
-from engine.grades import GRADE_HELP, GRADE_MEANINGS, NOT_RELEVANT, RELEVANT, is_relevant
+from engine.grades import NOT_RELEVANT, RELEVANT, is_relevant
 from engine.session import QuestionState
 from engine.stopping import Offer
-from tui.actions import Command, bindings, with_keys
-from tui.crash import failure_notice
+from tui.actions import bindings, with_keys
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
+from tui.screens.judge_beyond import FoundMore, find_more
+from tui.screens.judge_keys import JUDGE_ACTIONS, JUDGE_HELP
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.state import SharedState
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView, question_terms
 from tui.widgets.lines import Lines
-from tui.widgets.progress import next_question, next_unjudged, progress_text
+from tui.widgets.progress import next_question, next_unjudged, progress_text, you_text
 
 if TYPE_CHECKING:
-    from engine.feedback import Feedback, Round
-
-GRADE = Binding.Group("Grade", compact=True)
+    from engine.feedback import Feedback
 
 
 class JudgeScreen(GoldpanScreen):
     """Mark the gold documents of a question, or say the corpus cannot answer it."""
 
-    HELP = f"""
-## Label
-
-Below the question, the **pooled candidates**: every retriever's top 10, blind (no
-retriever names, ranks or scores), likely relevant first; the document is on the right.
-
-**Grades**: {GRADE_HELP}. `judge.toggle` toggles {RELEVANT} and {NOT_RELEVANT}. Mark
-several documents when several answer. `judge.no_answer` says the corpus has no answer;
-`judge.ambiguous` flags the question as ambiguous (with a note) for an adjudicator;
-`judge.skip` skips it (you cannot judge it).
-
-`judge.search` searches the whole corpus. Every change is saved at once; `judge.undo`
-undoes the last. `judge.model_grades` shows a model judge's grades (never gold), hidden
-unless you ask.
-
-A **stop** leaves the candidates nobody judged *not judged (stopped)*, never grade 0.
-
-**Auto-advance** (`judge.advance_off` toggles it): a grade moves to the next unjudged
-candidate; `judge.no_answer`, `judge.ambiguous`, `judge.skip`, a stop or the last
-candidate open the next unjudged question. `judge.no_answer` clears your relevant grades
-(`judge.undo` restores them). The line above the footer shows your progress.
-"""
+    HELP = JUDGE_HELP
 
     AREA = "Label"
-    ACTIONS = (
-        *(
-            Command(
-                str(grade),
-                f"grade({grade})",
-                "Grade",
-                meaning,
-                f"judge.grade{grade}",
-                title=f"Label: grade {grade} ({meaning.split(':')[0].lower()})",
-                group=GRADE,
-                when="can_judge",
-            )
-            for grade, meaning in enumerate(GRADE_MEANINGS)
-        ),
-        Command(
-            "space",
-            "toggle_relevant",
-            "Relevant",
-            f"Toggle relevant (grade {RELEVANT}) and not relevant (grade {NOT_RELEVANT})",
-            "judge.toggle",
-            title="Label: toggle relevant",
-            show=False,
-            when="can_judge",
-        ),
-        Command(
-            "n",
-            "no_answer",
-            "No answer",
-            "Nothing in the corpus answers this question (again: take back)",
-            "judge.no_answer",
-            title="Label: no answer in the corpus",
-            when="can_judge",
-        ),
-        Command(
-            "slash",
-            "search",
-            "Search",
-            "Search the whole corpus for a document the pool missed",
-            "judge.search",
-            title="Label: search the corpus",
-            when="can_judge",
-        ),
-        Command(
-            "u",
-            "undo",
-            "Undo",
-            "Undo your last change",
-            "judge.undo",
-            title="Label: undo",
-            when="can_undo",
-        ),
-        Command(
-            "right_square_bracket",
-            "next",
-            "Next",
-            "Next question",
-            "judge.next",
-            title="Label: next question",
-            when="has_question",
-        ),
-        Command(
-            "left_square_bracket",
-            "previous",
-            "Previous",
-            "Previous question",
-            "judge.previous",
-            title="Label: previous question",
-            show=False,
-            when="has_question",
-        ),
-        Command(
-            "a",
-            "ambiguous",
-            "Ambiguous",
-            "Flag it ambiguous, with a note",
-            "judge.ambiguous",
-            title="Label: flag ambiguous",
-            show=False,
-            when="can_judge",
-        ),
-        Command(
-            "s",
-            "skip",
-            "Skip",
-            "You cannot judge this question",
-            "judge.skip",
-            title="Label: skip question",
-            show=False,
-            when="can_judge",
-        ),
-        Command(
-            "e",
-            "edit",
-            "Edit question",
-            "Rewrite the question (old text kept)",
-            "judge.edit",
-            title="Label: edit question",
-            show=False,
-            when="can_judge",
-        ),
-        Command(
-            "x",
-            "stop",
-            "Stop",
-            "Stop the question (again: take back)",
-            "judge.stop",
-            title="Label: stop this question",
-            show=False,
-            when="stoppable",
-        ),
-        Command(
-            "b",
-            "beyond",
-            "Beyond the pool",
-            "Find more like the relevant ones",
-            "judge.beyond",
-            title="Label: find more beyond the pool",
-            show=False,
-            when="can_judge",
-        ),
-        Command(
-            "m",
-            "advance_off",
-            "Auto-advance: on",
-            "Auto-advance is on: a judgment moves on; press to stay put instead",
-            "judge.advance_off",
-            title="Label: auto-advance off",
-            when="auto_advancing",
-        ),
-        Command(
-            "m",
-            "advance_on",
-            "Auto-advance: off",
-            "Auto-advance is off; press to move on after each judgment",
-            "judge.advance_on",
-            title="Label: auto-advance on",
-            when="not_auto_advancing",
-        ),
-        Command(
-            "g",
-            "toggle_model_grades",
-            "Model grades",
-            "Show or hide model judges' grades",
-            "judge.model_grades",
-            title="Label: show or hide model grades",
-            show=False,
-            when="has_question",
-        ),
-        Command(
-            "j",
-            "cursor_down",
-            "Down",
-            "Next candidate",
-            "judge.down",
-            title="Label: next candidate",
-            show=False,
-        ),
-        Command(
-            "k",
-            "cursor_up",
-            "Up",
-            "Previous candidate",
-            "judge.up",
-            title="Label: previous candidate",
-            show=False,
-        ),
-    )
+    ACTIONS = JUDGE_ACTIONS
     BINDINGS = bindings(ACTIONS)
 
     question_id: reactive[str | None] = reactive(None)
@@ -391,7 +201,7 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
         self.stoppable = self.offer is not None or (state.stop is not None and not self.is_viewer)
         text = Text.assemble(
             ("you: ", "dim"),
-            (self._you(state), "bold"),
+            (you_text(state, session), "bold"),
             ("   gold: ", "dim"),
             (gold.status.value, "bold"),
             (f" ({len(gold.gold)} docs)" if gold.gold else "", ""),
@@ -426,21 +236,6 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
             text.append("\nnote: ", style="dim")
             text.append_text(literal(mine.note))
         self.query_one("#status", Lines).show(text)
-
-    def _you(self, state: QuestionState) -> str:
-        """What you said of the question: your verdict, else what your grades add up to.
-
-        "judged" is :func:`engine.counters.is_judged`, as the progress line counts it.
-        """
-        if state.verdict is not None:
-            return state.verdict.verdict
-        if not state.mine:
-            return "-"
-        relevant = sum(1 for g in state.mine.values() if is_relevant(g))
-        found = f"{relevant} relevant" if relevant else "none relevant"
-        if state.question_id in self.gp.session.judged_questions():
-            return f"judged, {found}"
-        return f"{found} so far"
 
     # -- actions -------------------------------------------------------------------------
 
@@ -561,41 +356,8 @@ candidate open the next unjudged question. `judge.no_answer` clears your relevan
 
     @work(thread=True, exclusive=True, group="beyond", exit_on_error=False)
     def _find_more(self, qid: str, known: Feedback | None) -> None:
-        """One round of feedback for ``qid``, on a connection of this thread's own."""
-        from engine.feedback import judged_grades, load_feedback, next_round
-        from engine.workspace import Workspace
-
-        try:
-            ws = Workspace.open(self.gp.workspace_path, readonly=True)
-            try:
-                feedback = known
-                if feedback is None or feedback.corpus_hash != ws.corpus_hash():
-                    feedback = load_feedback(ws)
-                feedback.learn_questions(ws, [qid])
-                grades = judged_grades(ws.labels([qid]), qid)
-                found = next_round(feedback, qid, grades, ws.proposals([qid]))
-            finally:
-                ws.close()
-        except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
-            self.post_message(self.FoundMore(qid, None, None, failure_notice(exc)))
-            return
-        self.post_message(self.FoundMore(qid, found, feedback, None))
-
-    class FoundMore(Message):
-        """Feedback's next documents for a question (or why there are none)."""
-
-        def __init__(
-            self,
-            question_id: str,
-            found: Round | None,
-            feedback: Feedback | None,
-            failure: str | None,
-        ) -> None:
-            super().__init__()
-            self.question_id = question_id
-            self.found = found
-            self.feedback = feedback
-            self.failure = failure
+        """One round of feedback for ``qid`` (:func:`tui.screens.judge_beyond.find_more`)."""
+        self.post_message(find_more(self.gp.workspace_path, qid, known))
 
     def on_judge_screen_found_more(self, message: FoundMore) -> None:
         """Add what feedback found to the question's candidates, and go to the first."""

@@ -6,7 +6,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 from rich.text import Text
 
-from engine.session import LabelingSession
+from engine.grades import is_relevant
+from engine.session import LabelingSession, QuestionState
 from tui.literal import visible
 
 
@@ -118,3 +119,19 @@ def stopped_text(stopped: Mapping[str, int], among: Collection[str] | None = Non
     if not left:
         return ""
     return f" · {len(left)} stopped ({sum(left)} not judged)"
+
+
+def you_text(state: QuestionState, session: LabelingSession) -> str:
+    """What you said of the question: your verdict, else what your grades add up to.
+
+    "judged" is :func:`engine.counters.is_judged`, as the progress line counts it.
+    """
+    if state.verdict is not None:
+        return state.verdict.verdict
+    if not state.mine:
+        return "-"
+    relevant = sum(1 for g in state.mine.values() if is_relevant(g))
+    found = f"{relevant} relevant" if relevant else "none relevant"
+    if state.question_id in session.judged_questions():
+        return f"judged, {found}"
+    return f"{found} so far"
