@@ -19,7 +19,7 @@ from tui.actions import bindings, with_keys
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
 from tui.screens.base import GoldpanScreen
-from tui.screens.judge_beyond import FoundMore, find_more
+from tui.screens.judge_beyond import FoundMore, find_more, found_notice
 from tui.screens.judge_keys import JUDGE_ACTIONS, JUDGE_HELP
 from tui.screens.modals import PromptScreen, SearchScreen
 from tui.state import SharedState
@@ -376,16 +376,13 @@ class JudgeScreen(GoldpanScreen):
             self.notify("Feedback found no document left to propose.", markup=False)
             self.show_status()
             return
+        listed = (
+            {c.doc_id for c in self.query_one(CandidateList).candidates}
+            if qid == self.question_id
+            else set()
+        )
         self._saved(self.gp.session.add_proposals(qid, found.docs, found.method))
-        left = (
-            "relevant left: not estimated yet (after two rounds)"
-            if found.relevant_left is None
-            else f"about {found.relevant_left:.1f} relevant left"
-        )
-        self.notify(
-            visible(f"{len(found.docs)} more documents for {qid} ({left}; {found.method})."),
-            markup=False,
-        )
+        self.notify(visible(found_notice(found, qid, listed)), markup=False)
         if qid == self.question_id:
             self.show_question()
             candidates = self.query_one(CandidateList)

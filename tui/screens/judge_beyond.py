@@ -53,3 +53,24 @@ def find_more(workspace_path: Path, qid: str, known: Feedback | None) -> FoundMo
     except Exception as exc:  # shown on the UI thread, never lost (a bug: logged)
         return FoundMore(qid, None, None, failure_notice(exc))
     return FoundMore(qid, found, feedback, None)
+
+
+def found_notice(found: Round, qid: str, listed: set[str]) -> str:
+    """What a round of feedback did, in words.
+
+    How many documents came from beyond the pool, and how many of the candidates
+    ``listed`` it moved up (feedback ranks both: :func:`engine.feedback.next_round`).
+    """
+    new = sum(doc not in listed for doc in found.docs)
+    what = (
+        f"{len(found.docs)} more documents for {qid}"
+        if new == len(found.docs)
+        else f"{len(found.docs)} documents first for {qid} ({new} beyond the pool, "
+        f"{len(found.docs) - new} of its candidates moved up)"
+    )
+    left = (
+        "relevant left: not estimated yet (after two rounds)"
+        if found.relevant_left is None
+        else f"about {found.relevant_left:.1f} relevant left"
+    )
+    return f"{what} ({left}; {found.method})."
