@@ -18,6 +18,7 @@ from textual.app import SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import AwaitMount
+from textual.worker import Worker
 
 from engine.errors import GoldpanError
 from engine.session import LabelingSession
@@ -254,6 +255,11 @@ class GoldpanApp(QuietCrashApp[None]):
     def on_question_pooled(self, message: QuestionPooled) -> None:
         """Take the new rankings into the live scores and tell the screens (once each)."""
         self.pooling.pooled(message)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A pool worker's end, heard after what it posted (see Pooling.ended)."""
+        if event.worker.group == "pool" and event.worker.is_finished:
+            self.pooling.ended()
 
     def on_questions_ranked(self, message: QuestionsRanked) -> None:
         """The background ranking ended: take it in, rank what came meanwhile."""

@@ -43,6 +43,8 @@ class Pooling:
         every redraw (editing a question pools it again)."""
         self.warned: set[str] = set()
         """Warnings of retrievers already shown this session (TLS not checked)."""
+        self.in_flight = 0
+        """Pool workers started whose end the app has not handled yet (:meth:`ended`)."""
 
     def start(self) -> None:
         """Kiwi in its helper process from now on (the app's mount)."""
@@ -127,15 +129,28 @@ class Pooling:
 
     def pool(self, question_id: str) -> None:
         """Pool one question, once the trust question (asked once) is answered."""
-        self.app.trust_flow.pool(
-            lambda: self.app.run_worker(
+
+        def start() -> None:
+            self.in_flight += 1  # until the worker's end is handled (ended below)
+            self.app.run_worker(
                 lambda: self._pool(question_id),
                 name="pool",
                 group="pool",
                 thread=True,
                 exit_on_error=False,
             )
-        )
+
+        self.app.trust_flow.pool(start)
+
+    def ended(self) -> None:
+        """A pool worker ended; its message (QuestionPooled or PoolFailed) was handled first.
+
+        The app hears a worker's end after the messages the worker posted, so while any
+        pool runs :class:`~tui.controllers.ranking.BackgroundRanking` leaves the workspace
+        alone: its reload would announce the worker's own commit, and the worker's message
+        announce it again (each screen redrawn twice for one save).
+        """
+        self.in_flight = max(0, self.in_flight - 1)
 
     def _pool(self, question_id: str) -> None:
         """In the worker: rank one question with every retriever (its own connection)."""

@@ -59,7 +59,13 @@ class BackgroundRanking:
         self.check()
 
     def watch(self) -> None:
-        """The timer: take in what other processes committed, rank what they added."""
+        """The timer: take in what other processes committed, rank what they added.
+
+        Not while a pool of this app runs: its message takes its commit in and tells the
+        screens (:meth:`tui.controllers.pooling.Pooling.ended`); the next tick looks.
+        """
+        if self.app.pooling.in_flight:
+            return
         if self.app.session.reload_if_changed():
             self.app.announce(None)
         self.check()
