@@ -6,35 +6,24 @@ session's commit (or reloads it), and a rewrite joins the undo stack.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.session_state import Change, QuestionState
+from engine.session_state import Change, SessionHost
 from engine.workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from engine.live import LiveScores
     from engine.types import Question
-    from engine.workspace import Workspace
 
 
-class SessionQuestions:
+class SessionQuestions(SessionHost):
     """The questions a session adds and edits (a mixin of the session)."""
 
-    ws: Workspace
-    annotator: str
-    undo_stack: list[Change]
     _writes: int
     _live: LiveScores | None
 
     if TYPE_CHECKING:
-
-        def _commit(
-            self,
-            question_id: str,
-            write: Callable[[], object],
-            after: Callable[[QuestionState], QuestionState] | None,
-        ) -> QuestionState: ...
 
         def _take_rankings(self, question_ids: Collection[str]) -> None: ...
 

@@ -7,13 +7,16 @@ it replaced.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.gold import Gold, resolve_one, with_recheck
 from engine.types import Adjudication, Label, Proposal, Stop, Verdict
 from engine.workspace import PROPOSAL_EVENT, STOP_EVENT
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -175,3 +178,24 @@ JUDGMENT_EVENTS = frozenset(
 """Event kinds whose change is the named question's judgments only (its labels, verdicts,
 adjudication, stops, proposals, query-log status): a session takes them in by re-reading
 that question."""
+
+
+class SessionHost:
+    """What the session's mixins read of the session itself, declared once.
+
+    For the type checker only (:mod:`engine.session_questions`, :mod:`engine.session_undo`):
+    nothing here exists at run time but the class.
+    """
+
+    ws: Workspace
+    annotator: str
+    undo_stack: list[Change]
+
+    if TYPE_CHECKING:
+
+        def _commit(
+            self,
+            question_id: str,
+            write: Callable[[], object],
+            after: Callable[[QuestionState], QuestionState] | None,
+        ) -> QuestionState: ...

@@ -7,35 +7,24 @@ commits each revert as it commits any change.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from engine.session_state import Change, QuestionState
+from engine.session_state import Change, SessionHost
 from engine.types import Label, Question, Stop, Verdict
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    pass
 
 
 class _Superseded(Exception):
     """The row no longer holds what this session wrote (another session changed it)."""
 
 
-class SessionUndo:
+class SessionUndo(SessionHost):
     """Undo of a session's own changes (a mixin of the session)."""
 
-    ws: Workspace
-    annotator: str
-    undo_stack: list[Change]
-
     if TYPE_CHECKING:
-
-        def _commit(
-            self,
-            question_id: str,
-            write: Callable[[], object],
-            after: Callable[[QuestionState], QuestionState] | None,
-        ) -> QuestionState: ...
 
         def _edit(self, question_id: str, text: str, tags: Sequence[str] | None) -> Question: ...
 
