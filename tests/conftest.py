@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
@@ -250,6 +251,18 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str
         code = int(exc.code or 0)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def import_hostile_workspace(
+    capsys: pytest.CaptureFixture[str], ws: Path, files: Sequence[tuple[str, Path]], retriever: str
+) -> Path:
+    """Import each (kind, file) into ``ws`` as a received workspace's author would, then add a
+    bigram BM25 retriever named ``retriever``: the hostile-output tests' one set-up."""
+    for what, path in files:
+        code, _, err = run_cli(capsys, "import", what, ws, path)
+        assert code == 0, err
+    assert run_cli(capsys, "retriever", "add", ws, retriever, "--tokenizer", "bigram")[0] == 0
+    return ws
 
 
 def file_hashes(*roots: Path) -> dict[str, str]:

@@ -18,6 +18,7 @@ import re
 
 import pytest
 
+from tests.conftest import import_hostile_workspace
 from tests.conftest import run_cli as run
 from tui.literal import visible
 
@@ -84,16 +85,9 @@ def evil_ws(tmp_path, capsys):
         csv.writer(f).writerows(
             [["question_id", "annotator", "verdict", "note"], ["q1", KIM, "ambiguous", EVIL]]
         )
-    for what, path in (
-        ("docs", docs),
-        ("questions", questions),
-        ("labels", tmp_path / "l.csv"),
-        ("verdicts", tmp_path / "v.csv"),
-    ):
-        code, _, err = run(capsys, "import", what, ws, path)
-        assert code == 0, err
-    assert run(capsys, "retriever", "add", ws, RETRIEVER, "--tokenizer", "bigram")[0] == 0
-    return ws
+    files = [("docs", docs), ("questions", questions)]
+    files += [("labels", tmp_path / "l.csv"), ("verdicts", tmp_path / "v.csv")]
+    return import_hostile_workspace(capsys, ws, files, RETRIEVER)
 
 
 def clean(text: str) -> str:

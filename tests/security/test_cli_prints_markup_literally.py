@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from tests.conftest import import_hostile_workspace
 from tests.conftest import run_cli as run
 from tui.cli.commands import common
 
@@ -59,16 +60,9 @@ def markup_ws(tmp_path, capsys):
     (tmp_path / "v.csv").write_text(
         f"question_id,annotator,verdict,note\nq5,{KIM},no_answer,[b]why[/b]\n"
     )
-    for what, path in [
-        ("docs", docs),
-        ("questions", questions),
-        ("labels", tmp_path / "l.csv"),
-        ("verdicts", tmp_path / "v.csv"),
-    ]:
-        code, _, err = run(capsys, "import", what, ws, path)
-        assert code == 0, err
-    assert run(capsys, "retriever", "add", ws, RETRIEVER, "--tokenizer", "bigram")[0] == 0
-    return ws
+    files = [("docs", docs), ("questions", questions)]
+    files += [("labels", tmp_path / "l.csv"), ("verdicts", tmp_path / "v.csv")]
+    return import_hostile_workspace(capsys, ws, files, RETRIEVER)
 
 
 def _no_escapes(text: str) -> None:
