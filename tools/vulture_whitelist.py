@@ -18,13 +18,13 @@ This file is read by vulture only; it is never imported.
 # -- engine ---------------------------------------------------------------------------------
 
 write_e5_vectors  # engine/demo.py: run by hand to rebuild the demo's e5 vectors (its docstring)
-promise  # engine/gate.py Rule.promise: the README's words for a refusal; tests match the docs
-REFUSALS  # engine/gate.py: the list of refusals the docs and tests/security walk
-_.exit_code  # engine/gate.py GateResult.exit_code: the Python API's exit code for a gate
+promise  # engine/ci/gate.py Rule.promise: the README's words for a refusal; tests match the docs
+REFUSALS  # engine/ci/gate.py: the list of refusals the docs and tests/security walk
+_.exit_code  # engine/ci/gate.py GateResult.exit_code: the Python API's exit code for a gate
 _.redirect_request  # engine/retrieve/remote.py: urllib's hook, overridden to refuse redirects
 STATUSES  # engine/verdict.py: every verdict status, the --json contract the tests check
 found_by_feedback  # engine/pooling.py Candidate: set by keyword, read by the tests (issue 49)
-NEVER  # engine/stopping.py: the rule that never offers a stop (issue 49; only tests read it)
+NEVER  # engine/judging/stopping.py: the rule that never offers a stop (only tests read it)
 
 # -- goldpan (the Python API and the pytest plugin) ------------------------------------------
 

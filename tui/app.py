@@ -21,7 +21,7 @@ from textual.widget import AwaitMount
 from textual.worker import Worker
 
 from engine.errors import GoldpanError
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui import app_commands
 from tui.actions import bindings, palette_commands

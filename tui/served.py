@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
+from engine.team.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
 
 ROLES = ("annotator", "adjudicator", "viewer")
 """What a link lets its holder do: label; label and adjudicate; only look (read-only)."""

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
+from engine.team.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
 from tui.served import (  # tui.team_server and team_tokens import these names from here
     ENDED_META,
     ROLES,

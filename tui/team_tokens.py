@@ -30,7 +30,7 @@ class ServeError(GoldpanError):
 def path_key(workspace: Path) -> str:
     """The token book's name for a workspace file on this machine: its resolved path, hashed.
 
-    Not :data:`meta.workspace_id <engine.migrations>` (the random id a workspace carries,
+    Not :data:`meta.workspace_id <engine.workspace.migrations>` (the random id a workspace carries,
     that trust records use): a copy of the file keeps that id, but gets links of its own.
     """
     return hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:16]

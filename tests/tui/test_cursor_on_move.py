@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for

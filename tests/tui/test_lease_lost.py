@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine.assign import Assigner
+from engine.team.assign import Assigner
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE
 from tests.tui.test_readonly import record_notifications

@@ -10,7 +10,7 @@ import sqlite3
 
 from textual.widgets import DataTable
 
-from engine.assign import Assigner
+from engine.team.assign import Assigner
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE
 from tests.tui.test_readonly import record_notifications

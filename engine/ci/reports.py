@@ -1,6 +1,6 @@
 r"""CI reports of a gate's verdict: JUnit XML and a Markdown summary.
 
-Both present a :class:`~engine.gate.Verdict` and decide nothing. JUnit XML has one test
+Both present a :class:`~engine.ci.gate.Verdict` and decide nothing. JUnit XML has one test
 case per question and retriever that ran (``RETRIEVER::QUESTION_ID``): failed when the
 verdict failed it (it regressed against the snapshot beyond the tolerance, or, without a
 snapshot, its first gold is not within the top ``k``), skipped when it was not compared
@@ -24,8 +24,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.gate import Verdict
-from engine.score_snapshots import SnapshotDiff
+from engine.ci.gate import Verdict
+from engine.ci.snapshots import SnapshotDiff
 from engine.scoring import Scoreboard
 from engine.verdict import rule
 from engine.visible import visible_line

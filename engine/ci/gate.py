@@ -4,7 +4,7 @@ A gate turns scores into a pass or a fail, as a unit-test suite does for code:
 ``goldpan score --fail-under`` (floors), ``score --against --fail-on-regression`` (no
 question worse than a snapshot), the Python API (``goldpan.evaluate``, ``compare_to``),
 the pytest plugin (a test per question), and the CI reports that present them (JUnit
-XML, Markdown, :mod:`engine.ci_reports`). Each front end asks this module for a
+XML, Markdown, :mod:`engine.ci.reports`). Each front end asks this module for a
 :class:`Verdict` and presents it; none decides by itself. Callers:
 ``tui.cli.commands.scores.cmd_score``, ``tui.cli.commands.snapshots.cmd_score_against``,
 ``goldpan.api`` and ``goldpan.pytest_plugin``.
@@ -13,7 +13,7 @@ A verdict holds
 
 * what was compared: per retriever, each question scored now (a question not ranked yet
   for its inputs now is left out of every score, :mod:`engine.ranked`) and, against a
-  snapshot, scored then too (:func:`engine.score_snapshots.paired_questions`); what was
+  snapshot, scored then too (:func:`engine.ci.snapshots.paired_questions`); what was
   left out and why;
 * the failures: floors missed, questions more than ``tolerance`` ranks worse than the
   snapshot (:func:`engine.ranks.is_worse`), or, for the questions' own gate, without a
@@ -30,12 +30,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.ci.holes import DEFAULT_MIN_JUDGED, hole_warnings
+from engine.ci.rankings import Rankings
+from engine.ci.snapshots import SnapshotDiff
 from engine.errors import GoldpanError
-from engine.holes import DEFAULT_MIN_JUDGED, hole_warnings
 from engine.ranked import left_out
 from engine.ranks import is_worse
-from engine.score_rankings import Rankings
-from engine.score_snapshots import SnapshotDiff
 from engine.scoring import Scoreboard, lacking
 
 
@@ -327,7 +327,7 @@ def floor_verdict(
         rankings: how the rankings were made (those not run are refused when covered).
         tag: the ``--tag`` the board was scored with (named in a refusal).
         workspace: the workspace as the user named it (in the fix a refusal gives).
-        min_judged: the least mean Judged@10 not warned about (:mod:`engine.holes`).
+        min_judged: the least mean Judged@10 not warned about (:mod:`engine.ci.holes`).
     """
     gate = "floors" if floors else "top k"
     every = not floors or any(f.retriever is None for f in floors)
@@ -392,7 +392,7 @@ def regression_verdict(
     """The verdict of a comparison with a snapshot: no question worse beyond ``tolerance``.
 
     Args:
-        diff: the comparison (:func:`engine.score_snapshots.diff_against`).
+        diff: the comparison (:func:`engine.ci.snapshots.diff_against`).
         tolerance: ranks a gold may slip before it counts (a lost gold always counts).
         rankings: how the rankings were made (those not run are refused when covered).
         named: retrievers the gate was asked for by name (``--run``/``--run-command``

@@ -11,13 +11,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.compare import DEFAULT_SAMPLES, Comparison, compare
+from engine.analysis.compare import DEFAULT_SAMPLES, Comparison, compare
+from engine.analysis.noanswer import Calibration, calibrate
+from engine.analysis.overlap import TitleOverlap
 from engine.errors import BadInput
 from engine.gold import Status
 from engine.grades import is_relevant
 from engine.metrics import DEFAULT_METRIC, first_gold_rank, judge, mean, parse_metric, per_question
-from engine.noanswer import Calibration, calibrate
-from engine.overlap import TitleOverlap
 from engine.pooling import DEFAULT_POOL_DEPTH, TopDocs, only_found
 from engine.retrieve import DEFAULT_DEPTH, BM25Retriever, bases_of, doc_text
 from engine.retrieve.bm25 import MAX_BM25_PARAM
@@ -273,7 +273,7 @@ class QuestionOverlap:
     @property
     def high(self) -> bool:
         """Likely an easy question (copies a title)."""
-        from engine.overlap import EASY_THRESHOLD
+        from engine.analysis.overlap import EASY_THRESHOLD
 
         return self.title >= EASY_THRESHOLD
 

@@ -1,7 +1,7 @@
 """What a labeling session holds of one question, and the changes it can undo.
 
 :class:`QuestionState` is one question's judgments as committed, seen by one annotator;
-:class:`Change` is one change a :class:`~engine.session.LabelingSession` made, with what
+:class:`Change` is one change a :class:`~engine.session.labeling.LabelingSession` made, with what
 it replaced.
 """
 
@@ -183,7 +183,7 @@ that question."""
 class SessionHost:
     """What the session's mixins read of the session itself, declared once.
 
-    For the type checker only (:mod:`engine.session_questions`, :mod:`engine.session_undo`):
+    For the type checker only (:mod:`engine.session.questions`, :mod:`engine.session.undo`):
     nothing here exists at run time but the class.
     """
 

@@ -9,12 +9,12 @@ al. 2024; Clarke & Dietz 2024):
    the same pool) and the base rates (the share of those pairs people and the judge call
    relevant; a kappa means little without them). A score judge's thresholds were fitted
    on these very grades, so its kappa is of *held-out* grades: each question graded by
-   thresholds fitted on the other folds (:func:`engine.calibration.held_out_grades`).
+   thresholds fitted on the other folds (:func:`engine.judges.calibration.held_out_grades`).
 2. **Self-consistency** of a command judge (an LLM behind a script, which may answer
    differently when asked again): a seeded sample of the pairs it graded is sent to it
    twice, in two runs of the command, the second in the reverse order; the report gives
    the share of identical grades and kappa between the two runs. Only a command this user
-   trusts for this workspace is run (:func:`engine.judge.check_runnable`); else the
+   trusts for this workspace is run (:func:`engine.judges.run.check_runnable`); else the
    report says why it is not measured. Model judges are deterministic: not asked.
 3. **Ranking the retrievers**: Kendall's tau-b between the retrievers' ranking by a
    metric under people's judgments and under judgments where the judge fills the holes:
@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.calibration import Item, held_out_grades, stored_calibration
-from engine.compare import bootstrap_means, percentile_interval
+from engine.analysis.compare import bootstrap_means, percentile_interval
 from engine.errors import BadInput, Refused
 from engine.grades import is_relevant
-from engine.judge import check_runnable, stored_judge
-from engine.judge_circular import MODEL_PARAMS, Circular, circular_retrievers, model_key
-from engine.judge_command import COMMAND_TIMEOUT_S, command_grades
+from engine.judges.calibration import Item, held_out_grades, stored_calibration
+from engine.judges.circular import MODEL_PARAMS, Circular, circular_retrievers, model_key
+from engine.judges.command import COMMAND_TIMEOUT_S, command_grades
+from engine.judges.run import check_runnable, stored_judge
 from engine.metrics import FloatArray, judge, mean, parse_metric, per_question
 from engine.scoring import scored_set
 from engine.trust import COMMAND_KIND, TrustStore
@@ -210,7 +210,7 @@ class ReportCard:
 
 
 def kappa_of_counts(tp: FloatArray, fp: FloatArray, fn: FloatArray, tn: FloatArray) -> FloatArray:
-    """:func:`engine.agreement.cohen_kappa` on 2 x 2 tables, vectorized over resamples.
+    """:func:`engine.team.agreement.cohen_kappa` on 2 x 2 tables, vectorized over resamples.
 
     ``tp``: both relevant, ``fp``: only the judge, ``fn``: only people, ``tn``: neither.
     ``(n * agree - S) / (n^2 - S)`` with ``S = sum_c count_judge(c) * count_people(c)``;

@@ -2,7 +2,7 @@
 
 The screens never hold the session's connection (``session.ws``): every read they make is
 one of these, so a reader sees in one place what a screen may ask of the workspace, and
-every write goes through :class:`~engine.session.LabelingSession`'s own methods (each
+every write goes through :class:`~engine.session.labeling.LabelingSession`'s own methods (each
 checks for other processes' commits and keeps the live scores). Each read is the
 workspace's, on the session's connection (the UI thread's).
 """

@@ -1,6 +1,6 @@
 """A labeling session's questions: added, split, made from the query log, rewritten.
 
-A mixin of :class:`~engine.session.LabelingSession`: each change goes through the
+A mixin of :class:`~engine.session.labeling.LabelingSession`: each change goes through the
 session's commit (or reloads it), and a rewrite joins the undo stack.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.session_state import Change, SessionHost
+from engine.session.state import Change, SessionHost
 from engine.workspace import WorkspaceError
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """From a model's scores to grades 0-3, by thresholds calibrated on people's grades.
 
-A model judge (:mod:`engine.judge`) scores each (question, document) pair; its grade is
+A model judge (:mod:`engine.judges.run`) scores each (question, document) pair; its grade is
 how many of the three thresholds ``t1 <= t2 <= t3`` the score reaches (``score >= t``).
 The thresholds are fitted on the pairs people have graded, each person's grade one item
 (a document two people graded counts twice):
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.agreement import cohen_kappa
 from engine.errors import BadInput
 from engine.evidence import JUDGE_THRESHOLDS, Evidence
 from engine.grades import GRADES, RELEVANT, is_relevant
+from engine.team.agreement import cohen_kappa
 
 FOLDS = 5
 """Folds of the held-out check (over questions)."""

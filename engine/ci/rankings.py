@@ -5,13 +5,13 @@ cached rankings, after pooling what is stale, or the code given on the command l
 ``--run FILE[=NAME]`` (a TREC run the CI job made) and ``--run-command "CMD"[=NAME]``
 (run now, as a command retriever would be). Given rankings are held in memory
 (:class:`~engine.types.CachedRun` per question, as the workspace would hand them out) and
-given to :func:`~engine.scoring.score_workspace` / :func:`~engine.score_snapshots.diff_against`;
+given to :func:`~engine.scoring.score_workspace` / :func:`~engine.ci.snapshots.diff_against`;
 the workspace is only read. A command typed by the user is theirs to trust: it runs
 without the workspace trust record (which is for commands a workspace file names).
 
 :func:`scored_rankings` decides, per retriever, whether its rankings were made now or
 are cached and why that is valid (:attr:`Rankings.how`), and which did not run here or
-cannot be vouched for (:attr:`Rankings.not_run`); :mod:`engine.gate` refuses a gate
+cannot be vouched for (:attr:`Rankings.not_run`); :mod:`engine.ci.gate` refuses a gate
 that covers one. (A cached ranking made for other inputs than now's is never scored:
 :mod:`engine.ranked` counts its question as not ranked yet.) A workspace retriever that
 reads a ranking the command line replaced (``--run today.run=mine`` where ``fz`` fuses

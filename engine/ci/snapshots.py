@@ -16,7 +16,7 @@ configuration. :func:`diff_against` then compares the scores now with a snapshot
   with both ranks and the document that now ranks first; a rank of 0 means no gold in the
   cached ranking (worse than any rank, :mod:`engine.ranks`).
 
-Whether that passes a gate is :mod:`engine.gate`'s to say (the tolerance, what must have
+Whether that passes a gate is :mod:`engine.ci.gate`'s to say (the tolerance, what must have
 been compared).
 
 Each moved question says **why** (``cause``): ``retriever`` when its gold is unchanged
@@ -45,19 +45,19 @@ from typing import Any
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, paired_tests
-from engine.holes import DEFAULT_MIN_JUDGED, HoleWarning, check_min_judged, hole_warnings
-from engine.metrics import FloatArray, first_gold_rank, mean
-from engine.ranked import left_out
-from engine.ranks import worse_by
-from engine.scoring import metric_names, score_workspace
-from engine.snapshot_files import (
+from engine.analysis.compare import DEFAULT_SAMPLES, paired_tests
+from engine.ci.holes import DEFAULT_MIN_JUDGED, HoleWarning, check_min_judged, hole_warnings
+from engine.ci.snapshot_files import (
     FORMAT,
     MAX_RANK,
     SnapshotError,
     check_snapshot,
     load_snapshot_file,
 )
+from engine.metrics import FloatArray, first_gold_rank, mean
+from engine.ranked import left_out
+from engine.ranks import worse_by
+from engine.scoring import metric_names, score_workspace
 from engine.types import CachedRun
 from engine.verdict import LEVEL, Verdict, check_level
 from engine.workspace import Workspace, now
@@ -366,7 +366,7 @@ def diff_against(
     ``cannot_rank``: retrievers known not to rank now (:func:`~engine.scoring.scored_set`):
     a scored question one of them has not ranked is not compared for it
     (:attr:`RetrieverDiff.not_ranked_now`), never a zero.
-    ``min_judged``: the :func:`~engine.holes.hole_warnings` threshold on the questions
+    ``min_judged``: the :func:`~engine.ci.holes.hole_warnings` threshold on the questions
     each retriever is compared on.
     """
     min_judged = check_min_judged(min_judged)

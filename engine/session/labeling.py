@@ -5,9 +5,9 @@ transaction, committed before the call returns, and the question's resolved gold
 row in the live scores are updated at once. Undo walks back this session's own changes.
 
 The session is one idea per module: what it holds of a question and its changes
-(:mod:`engine.session_state`), its undo (:mod:`engine.session_undo`), the questions it
-adds and edits (:mod:`engine.session_questions`) and what the screens read
-(:mod:`engine.session_reads`); this module loads, catches up and judges.
+(:mod:`engine.session.state`), its undo (:mod:`engine.session.undo`), the questions it
+adds and edits (:mod:`engine.session.questions`) and what the screens read
+(:mod:`engine.session.reads`); this module loads, catches up and judges.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING
 from engine.counters import candidate_ids, is_judged, judged_by, workspace_stopped
 from engine.gold import Gold, workspace_golds
 from engine.grades import GRADE_RANGE, GRADES, is_relevant
-from engine.judging import JudgingSettings, workspace_judging
-from engine.judging_order import PoolView, Record, candidate_order, record_of
+from engine.judging.order import PoolView, Record, candidate_order, record_of
+from engine.judging.settings import JudgingSettings, workspace_judging
+from engine.judging.stopping import Offer, offer
 from engine.pooling import DEFAULT_POOL_DEPTH, Candidate, pool
 from engine.ranked import not_ranked
-from engine.session_questions import SessionQuestions
-from engine.session_reads import SessionReads
-from engine.session_state import JUDGMENT_EVENTS, Change, QuestionState
-from engine.session_undo import SessionUndo
-from engine.stopping import Offer, offer
+from engine.session.questions import SessionQuestions
+from engine.session.reads import SessionReads
+from engine.session.state import JUDGMENT_EVENTS, Change, QuestionState
+from engine.session.undo import SessionUndo
 from engine.types import VERDICTS, Adjudication, Label, Proposal, Stop, Verdict
 from engine.workspace import RANKED_EVENT, Workspace, WorkspaceError
 
@@ -298,7 +298,7 @@ class LabelingSession(SessionQuestions, SessionUndo, SessionReads):
     def candidates(self, question_id: str, depth: int = DEFAULT_POOL_DEPTH) -> list[Candidate]:
         """A question's candidates in judging order: the pool, what anyone graded, proposals.
 
-        The order is the workspace's (:mod:`engine.judging_order`), walked with this
+        The order is the workspace's (:mod:`engine.judging.order`), walked with this
         annotator's grades; documents proposed beyond the pool and not judged yet come
         right after the judged start of the list (they are what was asked for last).
         """
@@ -368,7 +368,7 @@ class LabelingSession(SessionQuestions, SessionUndo, SessionReads):
         if found is None:
             return None
         # what the stop would leave: the candidates nobody judged (another annotator's grade
-        # judges a document for the question, :func:`engine.stopping.stopped_left`)
+        # judges a document for the question, :func:`engine.judging.stopping.stopped_left`)
         anyone = set(state.judged)
         return replace(found, left=sum(1 for d in order if d not in anyone))
 

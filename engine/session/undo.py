@@ -1,6 +1,6 @@
 """A labeling session's undo: changes grouped, reverted while the workspace still holds them.
 
-A mixin of :class:`~engine.session.LabelingSession`, which keeps the undo stack and
+A mixin of :class:`~engine.session.labeling.LabelingSession`, which keeps the undo stack and
 commits each revert as it commits any change.
 """
 
@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from engine.session_state import Change, SessionHost
+from engine.session.state import Change, SessionHost
 from engine.types import Label, Question, Stop, Verdict
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Each annotator's next question is one they have not judged, that fewer than ``K``
 annotators have judged, that is not adjudicated, and that nobody else is judging right
 now. Among those, the most needed comes first: the fewest annotators so far, then the
-judging queue's order (:mod:`engine.queue`: most unjudged pooled documents first).
+judging queue's order (:mod:`engine.judging.queue`: most unjudged pooled documents first).
 
 "Nobody else is judging it" is a lease in the workspace: taken in one transaction with
 the choice (so two annotators choosing at the same moment never get the same question),
@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence, Set
 
 from engine.errors import BadInput
 from engine.gold import Gold, workspace_golds
-from engine.queue import DEFAULT_K, judged_docs, queue_order
+from engine.judging.queue import DEFAULT_K, judged_docs, queue_order
 from engine.workspace import LeaseState, Workspace
 
 DEFAULT_PER_QUESTION = 2

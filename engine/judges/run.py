@@ -8,7 +8,7 @@ document a person graded: what the Label screen lists) with one of three kinds:
   the same model and fields);
 * ``cross-encoder``: a sentence-transformers CrossEncoder's score of the pair;
 * ``command``: the team's own judge (an LLM behind a script), JSON lines in and a grade
-  per line out (:mod:`engine.judge_command`). Like a ``command`` retriever it runs only
+  per line out (:mod:`engine.judges.command`). Like a ``command`` retriever it runs only
   once this user trusted it for this workspace (:mod:`engine.trust`): a command typed on
   the command line is trusted by being typed (and recorded so), one read from the
   workspace is not run unless trusted.
@@ -19,7 +19,7 @@ trusted by being typed, and recorded so) or the owner trusted it for this worksp
 stored judge's hub name that is not trusted is refused before anything is imported.
 
 A score becomes a grade by thresholds calibrated on what people graded
-(:mod:`engine.calibration`); the grades are stored as the judge's own annotator,
+(:mod:`engine.judges.calibration`); the grades are stored as the judge's own annotator,
 ``model:NAME``, apart from people's labels, and never become gold by themselves.
 """
 
@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.calibration import (
+from engine.counters import candidate_ids
+from engine.errors import BadInput, Refused
+from engine.grades import GRADES
+from engine.judges.calibration import (
     Calibration,
     Item,
     Thresholds,
@@ -39,10 +42,7 @@ from engine.calibration import (
     compare_grades,
     grade_of,
 )
-from engine.counters import candidate_ids
-from engine.errors import BadInput, Refused
-from engine.grades import GRADES
-from engine.judge_command import COMMAND_TIMEOUT_S, command_argv, command_grades
+from engine.judges.command import COMMAND_TIMEOUT_S, command_argv, command_grades
 from engine.names import MODEL_PREFIX, check_model_name, unknown_name
 from engine.retrieve.base import RetrieverError, check_fields, doc_text
 from engine.retrieve.dense import DenseRetriever, encode

@@ -3,7 +3,7 @@
 A judge grading the rankings of its own model favours them; :func:`circular_retrievers`
 finds the retrievers that use the judge's model or command (themselves, or through a
 base they read), and :class:`Circular` is the report card's line for one of them
-(:mod:`engine.judge_report`).
+(:mod:`engine.judges.report`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.judge import default_annotator
+from engine.judges.run import default_annotator
 from engine.retrieve import bases_of
 from engine.trust import COMMAND_KIND
 from engine.types import ModelJudge, RetrieverSpec

@@ -42,7 +42,7 @@ from statistics import NormalDist
 
 import numpy.typing as npt
 
-from engine.compare import discordant, paired_diffs
+from engine.analysis.compare import discordant, paired_diffs
 from engine.metrics import DEFAULT_METRIC
 from engine.scoring import paired_values
 from engine.verdict import LEVEL, least_discordant

@@ -3,7 +3,7 @@
 Chosen per workspace (``goldpan judging WS --order O --stop-after N --stop-below X``) and
 kept in its ``meta`` table, so every annotator of the workspace, in the terminal or the
 browser, judges in the same order under the same rule. Unset, the defaults hold:
-:data:`~engine.judging_order.DEFAULT_ORDER` and :class:`~engine.stopping.StopRule`'s.
+:data:`~engine.judging.order.DEFAULT_ORDER` and :class:`~engine.judging.stopping.StopRule`'s.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.errors import BadInput
-from engine.judging_order import DEFAULT_ORDER, ORDERS
-from engine.rows import judging_setting
-from engine.stopping import StopRule
+from engine.judging.order import DEFAULT_ORDER, ORDERS
+from engine.judging.stopping import StopRule
+from engine.workspace.rows import judging_setting
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace

@@ -125,7 +125,7 @@ M004_SNAPSHOTS = """
 -- Snapshots of the scores (issue 14): what every retriever scored on every scored question
 -- and the gold it was scored against, so a later `score --against NAME` can say which
 -- questions moved and whether the retriever or the labels changed. data is the JSON
--- document `snapshot export` writes (engine.score_snapshots describes its shape).
+-- document `snapshot export` writes (engine.ci.snapshots describes its shape).
 CREATE TABLE snapshots (
     name TEXT PRIMARY KEY,
     created TEXT NOT NULL,

@@ -4,7 +4,7 @@ The protocol (``goldpan judge --command``): the command is started once, not thr
 shell, and reads one JSON object per line on stdin, ``{"question_id", "question",
 "doc_id", "title", "text"}``; it prints one line per line read, in the same order: the
 grade 0-3, as a bare number or as ``{"grade": N}``. Whether it may run at all is the
-trust rule's (:func:`engine.judge.check_runnable`), not this module's.
+trust rule's (:func:`engine.judges.run.check_runnable`), not this module's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A snapshot file: its format, reading it, and refusing one of the wrong shape.
 
-``goldpan snapshot export`` writes the document :mod:`engine.score_snapshots` takes;
+``goldpan snapshot export`` writes the document :mod:`engine.ci.snapshots` takes;
 :func:`load_snapshot_file` reads one back and :func:`check_snapshot` checks its shape,
 naming the field (and the line) of the first value that does not fit.
 """

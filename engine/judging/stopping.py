@@ -1,7 +1,7 @@
 """When judging a question may stop, and what a stop leaves: the one home of both rules.
 
 **The offer.** Judging a question's candidates in a priority order
-(:mod:`engine.judging_order`) finds its relevant documents early; the rest of the list is
+(:mod:`engine.judging.order`) finds its relevant documents early; the rest of the list is
 mostly not relevant. The Label screen offers to stop a question (it never stops by
 itself) once it has a relevant document and either
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from engine.errors import BadInput
 from engine.grades import is_relevant
-from engine.judging_order import PRIOR_WEIGHT, PoolView, Record, Records
+from engine.judging.order import PRIOR_WEIGHT, PoolView, Record, Records
 from engine.types import Stop
 
 DEFAULT_STOP_AFTER = 5

@@ -5,7 +5,7 @@ best partly by luck. This sweep therefore reports, beside each setting's metric,
 
 * the paired bootstrap 95% interval of (setting − the better single retriever), and the
   verdict of :mod:`engine.verdict` on it, on the same resamples and sign flips for every
-  setting (:func:`engine.compare.paired_tests`);
+  setting (:func:`engine.analysis.compare.paired_tests`);
 * a **held-out** figure: the questions are split into ``folds`` seeded folds; for each
   fold the setting (and the better single retriever) is picked on the other folds and
   scored on this one. Every question is thus scored by a setting chosen without it; the
@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from engine.compare import DEFAULT_SAMPLES, Comparison, compare, paired_tests
+from engine.analysis.compare import DEFAULT_SAMPLES, Comparison, compare, paired_tests
 from engine.errors import BadInput
 from engine.evidence import Evidence, fusion_setting
 from engine.metrics import DEFAULT_METRIC, judge, mean, parse_metric, per_question

@@ -5,7 +5,7 @@ that nobody has judged is a hole: if it is relevant, some retriever's score is w
 The queue puts first the questions with the most unjudged pooled documents, then the
 disputed and ambiguous ones (they need an adjudicator, not more judging), then the
 stopped ones: their holes were left on purpose (*not judged (stopped)*, see
-:mod:`engine.stopping`), counted but not asked for. Questions already settled as
+:mod:`engine.judging.stopping`), counted but not asked for. Questions already settled as
 no-answer, and adjudicated ones, are left out.
 
 Coverage@k of a retriever is the share of its top ``k`` documents that someone has
