@@ -34,7 +34,7 @@ from tui.crash import action_not_saved
 from tui.literal import visible
 from tui.messages import PoolFailed, QuestionPooled, QuestionsRanked, WorkspaceChanged
 from tui.screens.base import GoldpanScreen
-from tui.served import Served
+from tui.serve.served import Served
 from tui.state import SharedState
 from tui.textual_compat import QuietCrashApp
 

@@ -14,7 +14,7 @@ from tests.tui.conftest import APP_SIZE
 from tests.tui.test_readonly import record_notifications
 from tests.tui.test_served import unlabel
 from tui.screens.judge import JudgeScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 
 
 def expire_leases(path) -> None:

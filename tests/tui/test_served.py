@@ -18,7 +18,7 @@ from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
-from tui.served_app import Served, main
+from tui.serve.served_app import Served, main
 
 
 def unlabel(path) -> None:

@@ -18,7 +18,7 @@ from tui.screens.base import GoldpanScreen
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
-    from tui.served import Served
+    from tui.serve.served import Served
 
 
 class LeaseKeeper:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from engine.errors import GoldpanError
-from tui.crash import write_crash_log as write_crash_log  # tui.team_server imports it here
+from tui.crash import write_crash_log as write_crash_log  # tui.serve.server imports it here
 from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:

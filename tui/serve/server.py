@@ -1,14 +1,14 @@
 """``goldpan serve``: the app in a browser for a team, one link (one token) per person.
 
 Built on Textual's ``textual-serve``: the browser page runs xterm.js, and every websocket
-connection starts its own app process (:mod:`tui.served_app`). This server adds who may
+connection starts its own app process (:mod:`tui.serve.served_app`). This server adds who may
 connect: each person's link carries a random token; without a valid one the page is an
 HTTP 403 and nothing is started. The token decides the name on every label: the app
 process gets the name and role, never the token.
 
-Its neighbours, one idea each: the links and their file (:mod:`tui.team_tokens`), the
-terminal log, one redacted line per event (:mod:`tui.team_log`), and the gate that starts
-the tabs' app processes a few at a time (:mod:`tui.team_starts`).
+Its neighbours, one idea each: the links and their file (:mod:`tui.serve.tokens`), the
+terminal log, one redacted line per event (:mod:`tui.serve.log`), and the gate that starts
+the tabs' app processes a few at a time (:mod:`tui.serve.starts`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any
 
 from engine.helper_process import helper_env, python_argv, python_shell_command
 from tui.literal import visible
-from tui.served_app import ENDED_META, STARTED_META, Served
-from tui.tab_messages import TERMINAL_HEIGHTS, TERMINAL_WIDTHS, relay
-from tui.team_log import OneLineFormatter, reason_line, redact
-from tui.team_starts import StartGate, start_limit, waiting_line
-from tui.team_tokens import Person
+from tui.serve.log import OneLineFormatter, reason_line, redact
+from tui.serve.served_app import ENDED_META, STARTED_META, Served
+from tui.serve.starts import StartGate, start_limit, waiting_line
+from tui.serve.tab_messages import TERMINAL_HEIGHTS, TERMINAL_WIDTHS, relay
+from tui.serve.tokens import Person
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 FONT_SIZES = range(6, 73)
@@ -80,7 +80,7 @@ def _server_class() -> type[Any]:
         failing session's tab showed only "Session ended". Here the websocket stays open
         until the process is gone; then it is closed with a reason that the page shows
         in place of that line: the app's own one-line message (an :data:`ENDED_META`
-        packet, :func:`tui.served_app.tell_server`), else the exit code or signal.
+        packet, :func:`tui.serve.served_app.tell_server`), else the exit code or signal.
         """
 
         def __init__(
@@ -187,7 +187,7 @@ def _server_class() -> type[Any]:
             self.open_sessions: dict[str, str] = {}
             """App service id -> the person's name, while connected."""
             self.preloader: subprocess.Popen[bytes] | None = None
-            """The process the tabs' apps are forked from (:mod:`tui.preload`)."""
+            """The process the tabs' apps are forked from (:mod:`tui.serve.preload`)."""
             self.preload_dir: Path | None = None
             """The private folder of its socket."""
 
@@ -206,14 +206,14 @@ def _server_class() -> type[Any]:
 
             textual-serve runs it through a shell: ``exec`` makes the app the process it
             watches (its exit code and signal are the app's, not a shell's). With the
-            preloader running it is ``tui.tab``, which has the preloader fork the app (or
+            preloader running it is ``tui.serve.tab``, which has the preloader fork the app (or
             runs it itself when the preloader cannot). Either is started as every Python
             of goldpan's own is (:func:`~engine.helper_process.python_shell_command`):
             never with the folder the server runs in first on its path.
             """
-            start = ["tui.served_app"]
+            start = ["tui.serve.served_app"]
             if self.preload_dir is not None and self.preloader and self.preloader.poll() is None:
-                start = ["tui.tab", str(self.preload_dir / PRELOAD_SOCKET)]
+                start = ["tui.serve.tab", str(self.preload_dir / PRELOAD_SOCKET)]
             return python_shell_command(
                 *start,
                 str(self.workspace),
@@ -277,7 +277,7 @@ def _server_class() -> type[Any]:
             log.info("goldpan: serving %s on %s (ctrl+c stops)", self.workspace, self.public_url)
 
         def start_preloader(self) -> None:
-            """Start the process the tabs' apps are forked from (see :mod:`tui.preload`).
+            """Start the process the tabs' apps are forked from (see :mod:`tui.serve.preload`).
 
             With the environment textual-serve gives each app (Textual reads it as it is
             imported). A tab that comes before it is ready, or finds it gone, runs its app
@@ -296,7 +296,7 @@ def _server_class() -> type[Any]:
                 return
             try:
                 self.preloader = subprocess.Popen(
-                    python_argv("tui.preload", str(folder / PRELOAD_SOCKET)),
+                    python_argv("tui.serve.preload", str(folder / PRELOAD_SOCKET)),
                     stdin=subprocess.PIPE,  # it ends when this closes, however the server ends
                     stdout=subprocess.DEVNULL,
                     env=helper_env(env),  # PYTHONPATH as the tabs' (see python_shell_command)

@@ -5,7 +5,7 @@ only the user can read: ``$GOLDPAN_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/gold
 else ``~/.config/goldpan``), ``serve/<path key>.json``, so that a restarted server and
 ``goldpan serve --links`` keep the same links. The path key is a hash of the file's
 resolved path, not the workspace id in its ``meta``: a copy elsewhere gets links of its own.
-The server (:mod:`tui.team_server`) reads them.
+The server (:mod:`tui.serve.server`) reads them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from engine.errors import GoldpanError
 from engine.formats.errors import IngestError
 from engine.formats.outfiles import not_regular, write_atomic
 from engine.trust import config_dir
-from tui.served_app import ROLES
+from tui.serve.served_app import ROLES
 
 
 class ServeError(GoldpanError):

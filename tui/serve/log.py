@@ -4,7 +4,7 @@ The server's terminal gets one line per event (who connected and left, each refu
 request with its status), never a traceback (an unexpected error's goes to a crash log)
 and never a token: every line is redacted (:func:`redact`) on its way out, whichever
 library wrote it, because request lines and aiohttp's parse errors quote the URL. The
-server (:mod:`tui.team_server`) installs :class:`OneLineFormatter`.
+server (:mod:`tui.serve.server`) installs :class:`OneLineFormatter`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One browser session of ``goldpan serve``: the app as the server starts it for one person.
 
-The server (:mod:`tui.team_server`) checks the person's token and starts
-``python -m tui.served_app WS --annotator NAME --role ROLE ...`` for that connection, with
+The server (:mod:`tui.serve.server`) checks the person's token and starts
+``python -m tui.serve.served_app WS --annotator NAME --role ROLE ...`` for that connection, with
 Textual's web driver. The token never reaches this process: its command line (which
 ``ps`` shows) carries only the name the token stands for, and the role.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.team.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
-from tui.served import (  # tui.team_server and team_tokens import these names from here
+from tui.serve.served import (  # tui.serve.server and tui.serve.tokens import these names from here
     ENDED_META,
     ROLES,
     STARTED_META,
@@ -29,7 +29,7 @@ __all__ = ["ENDED_META", "ROLES", "STARTED_META", "Served", "main", "send_meta",
 
 def build_parser() -> argparse.ArgumentParser:
     """The child command line (internal: `goldpan serve` writes it)."""
-    p = argparse.ArgumentParser(prog="python -m tui.served_app")
+    p = argparse.ArgumentParser(prog="python -m tui.serve.served_app")
     p.add_argument("workspace", metavar="WS")
     p.add_argument("--annotator", required=True)
     p.add_argument("--role", choices=ROLES, default="annotator")

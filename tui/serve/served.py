@@ -1,7 +1,7 @@
 """How ``goldpan serve`` runs one person's app, and the app's channel back to the server.
 
-Shared by the served app's entry (:mod:`tui.served_app`), the app (:mod:`tui.app`) and the
-server (:mod:`tui.team_server`); it imports none of them.
+Shared by the served app's entry (:mod:`tui.serve.served_app`), the app (:mod:`tui.app`) and the
+server (:mod:`tui.serve.server`); it imports none of them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Served:
 
 
 ENDED_META = "goldpan_ended"
-"""The meta packet by which this process tells the server why it ended (:mod:`tui.team_server`
+"""The meta packet by which this process tells the server why it ended (:mod:`tui.serve.server`
 shows the message in the tab)."""
 STARTED_META = "goldpan_started"
 """The meta packet by which this process tells the server that its start is over (first

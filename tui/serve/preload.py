@@ -3,9 +3,9 @@
 Each browser tab of ``goldpan serve`` is an app process of its own. Started afresh, each
 spent about a third of its start (0.3 s of CPU) importing Textual and goldpan, while the
 people already labeling waited for the processor. The server now starts one *preloader*
-(``python -m tui.preload``) that imports all of it once, then forks an app per tab.
+(``python -m tui.serve.preload``) that imports all of it once, then forks an app per tab.
 
-What textual-serve starts for a tab is ``python -m tui.tab SOCKET WS --annotator ...``: a
+What textual-serve starts for a tab is ``python -m tui.serve.tab SOCKET WS --annotator ...``: a
 small process that hands its standard input, output and error (the pipes textual-serve
 talks to the app through) to the preloader over a Unix socket, and lives as long as the
 app the preloader forks with them. It passes on the signals it is sent and ends as the
@@ -16,7 +16,7 @@ app in its own process, as before: slower to start, never different.
 
 The socket lives in a folder only the server's user can open (``0700``). Nothing is
 trusted from a request but what a tab's own command line says; the preloader forks only
-:func:`tui.served_app.main`, and only for a process of the same user.
+:func:`tui.serve.served_app.main`, and only for a process of the same user.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def _child(
         if isinstance(cwd, str):
             os.chdir(cwd)
         argv = [str(a) for a in request.get("argv") or []]  # type: ignore[attr-defined]
-        sys.argv = ["tui.served_app", *argv]
-        from tui import served_app
+        sys.argv = ["tui.serve.served_app", *argv]
+        from tui.serve import served_app
 
         code = served_app.main(argv)
     except SystemExit as exc:  # as Python ends on it: None is 0, a message is 1
@@ -146,7 +146,7 @@ def serve(socket_path: Path) -> int:
     import engine.live  # noqa: F401
     import tui.app  # noqa: F401 (Textual, the screens, the engine: the slow part)
     import tui.help  # noqa: F401 (the help screen: Markdown, opened at the first `?`)
-    import tui.served_app  # noqa: F401
+    import tui.serve.served_app  # noqa: F401
     from engine import gc_policy
 
     cell_len("가")  # loads rich's table of character widths
@@ -311,7 +311,7 @@ def run_tab(socket_path: str, argv: Sequence[str]) -> NoReturn:
         pid = None
     if pid is None:
         conn.close()
-        from tui import served_app
+        from tui.serve import served_app
 
         sys.exit(served_app.main(list(argv)))
 
@@ -369,14 +369,16 @@ def _crash_logged(exc: BaseException, argv: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tui.preload SOCKET``: what ``goldpan serve`` starts once.
+    """``python -m tui.serve.preload SOCKET``: what ``goldpan serve`` starts once.
 
     When it cannot serve, it says so in one line and leaves a mark beside the socket's
     place (tabs then stop waiting for it and run their apps themselves).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m tui.preload SOCKET (goldpan serve starts it)", file=sys.stderr)
+        print(
+            "usage: python -m tui.serve.preload SOCKET (goldpan serve starts it)", file=sys.stderr
+        )
         return 2
     path = Path(args[0])
     try:

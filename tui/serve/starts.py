@@ -1,6 +1,6 @@
 """``goldpan serve``'s tabs start their app processes a few at a time (:class:`StartGate`).
 
-The server (:mod:`tui.team_server`) enters the gate for every tab it starts.
+The server (:mod:`tui.serve.server`) enters the gate for every tab it starts.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class StartGate:
     With a whole team opening its links in the same minute, every app process started at
     once shares the processor with the tabs already up, and a grade there waits behind
     16 starts (half a second, measured). Held back, a start waits instead, and the tab
-    says so. A start ends when its app says so (:data:`~tui.served_app.STARTED_META`), when
+    says so. A start ends when its app says so (:data:`~tui.serve.served_app.STARTED_META`), when
     its process ends, or after :data:`START_WAIT_S`.
     """
 
