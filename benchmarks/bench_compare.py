@@ -8,7 +8,7 @@ Run from the repository root::
 What is measured, on a ``questions x retrievers`` matrix of random per-question values
 (uniform in [0, 1), seeded):
 
-(a) goldpan: ``engine.compare.bootstrap_means(values, samples, seed=0)``, the means of
+(a) goldpan: ``engine.analysis.compare.bootstrap_means(values, samples, seed=0)``, the means of
     every column over every resample (resamples drawn in chunks, turned into per-question
     counts, one matrix product per chunk).
 (b) the naive reference, measured in the same run: one resample at a time, an index
@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from engine.compare import CHUNK, bootstrap_means
+from engine.analysis.compare import CHUNK, bootstrap_means
 
 TARGET_SECONDS = 1.0
 

@@ -9,7 +9,7 @@ pool of the *other* retrievers (what a team has after labeling without R), and R
 scored on them and on the full judgments. Per question, the error of a metric is its
 value on the full judgments minus its value on the cut ones; the questions are binned by
 R's Judged@10 on the cut judgments. This is the evidence behind the gate's default
-``--min-judged 0.8`` (engine/holes.py).
+``--min-judged 0.8`` (engine/ci/holes.py).
 """
 
 from __future__ import annotations

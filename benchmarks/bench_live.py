@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from engine.ranked import input_hashes
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec
 from engine.workspace import Workspace
 

@@ -15,7 +15,7 @@ def cpu_seconds(pid: int) -> float:
 def forked_app(tab: int) -> int:
     """The process that runs the app of ``goldpan serve``'s tab process ``tab``.
 
-    A tab (``python -m tui.tab``) hands its standard output to the preloader, which forks
+    A tab (``python -m tui.serve.tab``) hands its standard output to the preloader, which forks
     the app onto it: the app is the other process writing to the same pipe. ``tab``
     itself when no other does (it ran the app itself).
     """

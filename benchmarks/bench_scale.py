@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 [
                     sys.executable,
                     "-c",
-                    "import tui.cli.commands.workspace, engine.analysis, "
+                    "import tui.cli.commands.workspace, engine.analysis.analyses, "
                     "engine.retrieve.runner, engine.pooling",
                 ],
                 env={**os.environ, "PYTHONPATH": str(REPO), **BYTECODE},

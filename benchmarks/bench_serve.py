@@ -233,7 +233,7 @@ def app_process(server: int, name: str) -> int | None:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except (OSError, IndexError, ValueError):
             continue
-        started = b"tui.tab" in argv or b"tui.served_app" in argv
+        started = b"tui.serve.tab" in argv or b"tui.serve.served_app" in argv
         if started and f"--annotator={name}".encode() in argv:
             return forked_app(int(entry.name))
     return None

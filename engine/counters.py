@@ -4,7 +4,7 @@ The label and questions screens, the served (browser) app and ``goldpan info`` c
 with these functions, so a number means the same wherever it appears:
 
 * **judged by an annotator**: they gave the question a verdict (no answer, ambiguous,
-  skip, answerable), stopped it (:mod:`engine.stopping`), or graded every one of its
+  skip, answerable), stopped it (:mod:`engine.judging.stopping`), or graded every one of its
   candidates (the pooled documents, any document someone added from corpus search and
   any proposed beyond the pool), or their grades of it came from a gold import (qrels,
   a questions file's gold, BEIR, SQuAD: such a file states the question's whole gold,
@@ -21,8 +21,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from engine.gold import NEEDS_ADJUDICATION, Gold, workspace_golds
+from engine.judging.stopping import stopped_left
 from engine.pooling import DEFAULT_POOL_DEPTH, pooled_docs
-from engine.stopping import stopped_left
 from engine.types import Label, Proposal, Stop, Verdict
 
 if TYPE_CHECKING:
@@ -178,7 +178,10 @@ def stopped_per_question(
     proposals: Iterable[Proposal],
     depth: int = DEFAULT_POOL_DEPTH,
 ) -> dict[str, int]:
-    """Stopped question -> its candidates nobody judged (:func:`engine.stopping.stopped_left`)."""
+    """Stopped question -> its candidates nobody judged.
+
+    Per :func:`engine.judging.stopping.stopped_left`.
+    """
     ids = set(question_ids)
     stops = [s for s in stops if s.question_id in ids]
     wanted = {s.question_id for s in stops}

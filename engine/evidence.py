@@ -10,11 +10,11 @@ needed (:meth:`Evidence.says`) and names no number.
 Each fit has one :class:`Rule`, defined here with its minimums, and its caller applies it:
 
 * :data:`NO_ANSWER_THRESHOLD`: 5 no-answer and 5 answerable questions,
-  :func:`engine.noanswer.calibrate` (``goldpan noanswer``, Review's no-answer panel);
+  :func:`engine.analysis.noanswer.calibrate` (``goldpan noanswer``, Review's no-answer panel);
 * :data:`JUDGE_THRESHOLDS`: 30 grades people gave, 5 of them relevant and 5 not,
-  :func:`engine.calibration.calibrate` (``goldpan judge``'s model thresholds);
+  :func:`engine.judges.calibration.calibrate` (``goldpan judge``'s model thresholds);
 * :func:`fusion_setting`: :data:`FUSION_PER_FOLD` scored questions per fold of the
-  held-out check, :func:`engine.fusion_sweep.fusion_sweep` (``sweep --fusion``'s tuned
+  held-out check, :func:`engine.analysis.fusion_sweep.fusion_sweep` (``sweep --fusion``'s tuned
   setting).
 
 The minimums are deliberately small: they keep a number from being named on no evidence,

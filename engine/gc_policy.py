@@ -12,7 +12,7 @@ walks, again and again, objects that are alive anyway. So:
 * **A process that lives long freezes what is alive once started**
   (:func:`freeze_survivors`): the terminal app after its first screen
   (``tui.app.GoldpanApp``) and ``goldpan serve``'s preloaded parent before it forks
-  (``tui.preload``). Later collections walk only what was made since, and forks share the
+  (``tui.serve.preload``). Later collections walk only what was made since, and forks share the
   frozen pages.
 
 No other module of goldpan calls ``gc`` (``tests/engine/test_gc_policy.py`` holds them to it).

@@ -6,7 +6,7 @@ keys). A document is *relevant* when its grade is :data:`RELEVANT` or more: that
 the metrics count as a hit (trec_eval's ``rel_level`` 1), what the gold keeps, what
 agreement's kappa and a model judge's calibration split on. Every check, message and help
 text that names the grades or the relevance cut takes them from here; the tables' CHECK
-constraints (engine/migrations.py) write them out, as a shipped migration never changes,
+constraints (engine/workspace/migrations.py) write them out, as a shipped migration never changes,
 and a test keeps the two in agreement.
 """
 

@@ -7,7 +7,7 @@ modules, with the folder this ``engine`` package is in first on ``PYTHONPATH``. 
 that holds an ``engine/``, ``tui/`` or ``goldpan/`` package of its own (an unpacked
 dataset, a cloned repository) is then never imported in goldpan's place, whatever folder
 goldpan was started in. Every process goldpan starts with ``sys.executable`` starts so:
-the helpers below, and ``goldpan serve``'s preloader and tabs (:mod:`tui.team_server`).
+the helpers below, and ``goldpan serve``'s preloader and tabs (:mod:`tui.serve.server`).
 
 Kiwi's tokenizing for the terminal app runs in a process of its own
 (:mod:`engine.kiwi_helper`). It starts and ends this way:

@@ -6,7 +6,7 @@ where) is kept for the review screen, but never shown to the annotator (TREC poo
 practice: judges should not know which system found a document or how high). :func:`pool`
 sorts the candidates by a hash of (question id, doc id), stable and unrelated to any
 ranking: the ``hash`` judging order; the Label screen shows them in the workspace's
-judging order (:mod:`engine.judging_order`), which puts likely gold first and stays blind.
+judging order (:mod:`engine.judging.order`), which puts likely gold first and stays blind.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A first-gold rank is the position of a question's first gold document in a ranki
 from 1, or 0 when no gold was ranked at all. 0 is worse than any rank: a gold that
 fell out of the ranking is the worst change there is, whatever the tolerance.
 
-Callers: :class:`engine.score_snapshots.Moved` (which questions moved, and which way),
-:func:`engine.gate.regression_verdict` (a regression beyond ``--tolerance``) and the
+Callers: :class:`engine.ci.snapshots.Moved` (which questions moved, and which way),
+:func:`engine.ci.gate.regression_verdict` (a regression beyond ``--tolerance``) and the
 review screen's "since snapshot" cells (``tui.widgets.snapshot_diff.marked_rank``).
 """
 

@@ -4,7 +4,7 @@ Only questions whose status is ``labeled`` and that no retriever of the score wi
 soon (:func:`scored_set`, :mod:`engine.ranked`) are scored with ranking metrics; the
 others are counted (not ranked yet, no answer, disputed, needing re-check, unlabeled), and
 so are stopped questions (``stopped``, their candidates ``not_judged_stopped``,
-:mod:`engine.stopping`: such a candidate scores as any unjudged document does). A
+:mod:`engine.judging.stopping`: such a candidate scores as any unjudged document does). A
 retriever that cannot rank now and lacks a ranking of some scored question has no means
 (:attr:`RetrieverScores.means` is None). Rankings come from the cache: scoring never runs
 a retriever (``goldpan score`` pools first, see :mod:`engine.retrieve.runner`).

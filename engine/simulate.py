@@ -20,7 +20,7 @@ For each policy the report gives, over the questions with a relevant pooled docu
   the policy's judgments and under the assessor's full judgments, with a 95% bootstrap
   interval (questions resampled, the same resamples for every policy);
 * ``real_pairs_swapped``: the pairs of retrievers whose difference is real under the
-  full judgments (:func:`engine.compare.verdict_of`, the verdict rule every front end
+  full judgments (:func:`engine.analysis.compare.verdict_of`, the verdict rule every front end
   presents) whose order the policy's judgments reverse.
 
 The same figures are given for a random order (the mean over ``seeds`` seeds) and a
@@ -42,15 +42,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.compare import DEFAULT_SAMPLES, percentile_interval, verdict_of
+from engine.analysis.compare import DEFAULT_SAMPLES, percentile_interval, verdict_of
 from engine.errors import BadInput
-from engine.feedback import relevant_left
 from engine.grades import is_relevant
-from engine.judging_order import ORDERS, Record, walk
+from engine.judging.feedback import relevant_left
+from engine.judging.order import ORDERS, Record, walk
+from engine.judging.stopping import StopRule, offer
 from engine.metrics import judge, per_question
 from engine.pooling import only_found
 from engine.simulate_setup import Figures, Question, Setup, Trace, _num, load
-from engine.stopping import StopRule, offer
 from engine.verdict import LEVEL, check_level
 
 FloatArray = npt.NDArray[np.float64]
@@ -252,7 +252,7 @@ def _values(
 
 def ranking_check(setup: Setup, samples: int, seed: int) -> RankingCheck:
     """The full judgments' scores, their real pairs, and the resamples."""
-    from engine.compare import _resample_counts
+    from engine.analysis.compare import _resample_counts
 
     full, mask = _values(setup, [q.truth for q in setup.questions])
     n = len(setup.questions)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import BadInput
 from engine.grades import is_relevant
-from engine.judging_order import PoolView
+from engine.judging.order import PoolView
 from engine.pooling import DEFAULT_POOL_DEPTH
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ VERDICTS = ("answerable", "no_answer", "ambiguous", "skip")
 """What an annotator can say of a question as a whole."""
 
 JUDGING_ORDERS = ("maxmean", "fused", "mtf", "hash")
-"""The orders the Label screen can show candidates in (:mod:`engine.judging_order`); the
+"""The orders the Label screen can show candidates in (:mod:`engine.judging.order`); the
 first is the default."""
 
 JUDGING_KEYS = ("judging_order", "stop_after", "stop_below")

@@ -3,7 +3,7 @@
 Two retrievers scored on the same questions (or one retriever now and at a snapshot)
 differ on some questions and agree on the others. A difference of means is called
 **real** at level ``alpha`` (:data:`LEVEL`, 5% two-sided) only when both paired tests of
-:mod:`engine.compare` say so:
+:mod:`engine.analysis.compare` say so:
 
 * the paired randomization (sign-flip) test gives ``p < alpha``, and
 * the paired bootstrap ``1 - alpha`` percentile interval of the mean difference excludes 0.
@@ -20,9 +20,9 @@ is given at all and the answer says why ("4 questions differ: no test on 4 can r
 p < 0.05 (the least p is 0.125)").
 
 Every front end presents a :class:`Verdict`, none decides: ``goldpan compare`` and
-Review's compare panel (:func:`engine.compare.compare`), ``score --against``, Review's
-snapshot diff and the CI summaries (:mod:`engine.score_snapshots`), ``sweep --fusion``'s
-table and warnings (:mod:`engine.fusion_sweep`), ``goldpan power``'s questions needed
+Review's compare panel (:func:`engine.analysis.compare.compare`), ``score --against``, Review's
+snapshot diff and the CI summaries (:mod:`engine.ci.snapshots`), ``sweep --fusion``'s
+table and warnings (:mod:`engine.analysis.fusion_sweep`), ``goldpan power``'s questions needed
 (:func:`least_discordant`), and ``goldpan simulate``'s pairs of retrievers whose difference
 is real under the full judgments (:mod:`engine.simulate`).
 """
@@ -207,7 +207,7 @@ def decide(
 
     ``p_value`` and ``interval`` are the paired randomization test's p-value and the
     paired bootstrap ``1 - level`` interval of the same differences
-    (:func:`engine.compare.paired_tests` computes all three inputs).
+    (:func:`engine.analysis.compare.paired_tests` computes all three inputs).
     """
     lo, hi = interval
     if not (0 < level < 1 and math.isfinite(lo) and math.isfinite(hi) and 0 < p_value <= 1):

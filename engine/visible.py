@@ -9,7 +9,7 @@ character as its code point between angle brackets, ``⟨U+202E⟩``. Nothing ca
 link, move the cursor or reorder text.
 
 Callers: the terminal UI and the CLI (``tui.literal``, which builds every Text from it and
-escapes ``--json`` with :data:`CONTROL`), and the CI reports (:mod:`engine.ci_reports`,
+escapes ``--json`` with :data:`CONTROL`), and the CI reports (:mod:`engine.ci.reports`,
 through :func:`visible_line`, which also shows line breaks and tabs: a question cannot
 start a line of its choosing in a report).
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.gate import GateRefused
+    from engine.ci.gate import GateRefused
     from goldpan.api import Comparison, Evaluation, Search, TestSet, evaluate, open
 
 __all__ = ["Comparison", "Evaluation", "GateRefused", "Search", "TestSet", "evaluate", "open"]

@@ -9,12 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import BadInput
-from engine.gate import GateRefused, Verdict, floor_verdict, regression_verdict
-from engine.holes import HoleWarning, hole_warnings
-from engine.retrieve import DEFAULT_DEPTH
-from engine.retrieve.checked import checked_ranking
-from engine.score_snapshots import (
+from engine.ci.gate import GateRefused, Verdict, floor_verdict, regression_verdict
+from engine.ci.holes import HoleWarning, hole_warnings
+from engine.ci.snapshots import (
     MetricChange,
     Moved,
     SnapshotDiff,
@@ -23,6 +20,9 @@ from engine.score_snapshots import (
     load_snapshot_file,
     take_snapshot,
 )
+from engine.errors import BadInput
+from engine.retrieve import DEFAULT_DEPTH
+from engine.retrieve.checked import checked_ranking
 from engine.scoring import Scoreboard, metric_names, score_workspace
 from engine.types import CachedRun
 from engine.workspace import Workspace
@@ -82,7 +82,7 @@ class Comparison:
     name: str
     """The snapshot's retriever it was compared with."""
     verdict: Verdict
-    """The gate's verdict (:func:`engine.gate.regression_verdict`); never refused here:
+    """The gate's verdict (:func:`engine.ci.gate.regression_verdict`); never refused here:
     :meth:`Evaluation.compare_to` raises instead."""
     texts: dict[str, str] = field(default_factory=dict)
 
@@ -104,7 +104,7 @@ class Comparison:
 
     @property
     def warnings(self) -> list[HoleWarning]:
-        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`)."""
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.ci.holes`)."""
         return [w for w in self.diff.warnings if w.retriever == self.name]
 
     @property
@@ -152,7 +152,7 @@ class Evaluation:
 
     @property
     def warnings(self) -> list[HoleWarning]:
-        """The gate's warning when the search's top 10 is little judged (:mod:`engine.holes`).
+        """The gate's warning when the search's top 10 is little judged (:mod:`engine.ci.holes`).
 
         Under 0.8 Judged@10 on the scored questions, its lower scores are unknown, not worse.
         """

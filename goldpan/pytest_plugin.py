@@ -6,7 +6,7 @@
            [--goldpan-against tests/retrieval-snapshot.json] [--goldpan-k 10]
 
 collects the gate's own item (``goldpan``) and one item per scored question
-(``goldpan[q017]``), and presents the gate's verdict (:mod:`engine.gate`). With
+(``goldpan[q017]``), and presents the gate's verdict (:mod:`engine.ci.gate`). With
 ``--goldpan-against`` an item fails when its question regressed against the snapshot
 (and is skipped when it was not compared: scored only now); without, when no gold is in
 the search's top k. The failure shows the question, the gold and what ranked first.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from engine.gate import QuestionResult, Verdict
+    from engine.ci.gate import QuestionResult, Verdict
     from goldpan.api import Evaluation
 
 _STATE = pytest.StashKey[dict[str, Any]]()

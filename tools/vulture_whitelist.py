@@ -18,13 +18,13 @@ This file is read by vulture only; it is never imported.
 # -- engine ---------------------------------------------------------------------------------
 
 write_e5_vectors  # engine/demo.py: run by hand to rebuild the demo's e5 vectors (its docstring)
-promise  # engine/gate.py Rule.promise: the README's words for a refusal; tests match the docs
-REFUSALS  # engine/gate.py: the list of refusals the docs and tests/security walk
-_.exit_code  # engine/gate.py GateResult.exit_code: the Python API's exit code for a gate
+promise  # engine/ci/gate.py Rule.promise: the README's words for a refusal; tests match the docs
+REFUSALS  # engine/ci/gate.py: the list of refusals the docs and tests/security walk
+_.exit_code  # engine/ci/gate.py GateResult.exit_code: the Python API's exit code for a gate
 _.redirect_request  # engine/retrieve/remote.py: urllib's hook, overridden to refuse redirects
 STATUSES  # engine/verdict.py: every verdict status, the --json contract the tests check
 found_by_feedback  # engine/pooling.py Candidate: set by keyword, read by the tests (issue 49)
-NEVER  # engine/stopping.py: the rule that never offers a stop (issue 49; only tests read it)
+NEVER  # engine/judging/stopping.py: the rule that never offers a stop (only tests read it)
 
 # -- goldpan (the Python API and the pytest plugin) ------------------------------------------
 
@@ -88,7 +88,7 @@ _._make_app  # with_application: textual-serve's Server calls it by name
 
 # -- tui and the CLI: what the tests read to observe the app -----------------------------------
 
-_.spawned  # tui/team_server.py: app processes started (tests/tui/test_serve_starts.py)
+_.spawned  # tui/serve/server.py: app processes started (tests/tui/test_serve_starts.py)
 _.computed  # tui/widgets/analysis_panel.py: analyses drawn (the tests count recomputations)
 _.shown_text  # tui/widgets/document_view.py: the text on show (tests/tui/test_big_document.py)
 _._name_parser_map  # tui/cli/__init__.py: argparse's subparser map, made lazy (15 ms a start)

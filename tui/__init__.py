@@ -5,8 +5,7 @@
 - the Textual app: ``app.py`` wires the ``screens/`` (each with its ``widgets/``) and the
   ``controllers/`` (the trust question, a served annotator's leases), keys declared once
   in ``actions.py`` and shown by ``help.py``;
-- browser sessions: ``team_server.py`` (``goldpan serve``) starts one app process per
-  person's tab (``served_app.py``), a few at a time (``team_starts.py``), for the people
-  whose links ``team_tokens.py`` keeps, and logs one redacted line per event
-  (``team_log.py``).
+- ``serve/``, browser sessions: ``server.py`` (``goldpan serve``) starts one app process
+  per person's tab (``served_app.py``), a few at a time (``starts.py``), for the people
+  whose links ``tokens.py`` keeps, and logs one redacted line per event (``log.py``).
 """

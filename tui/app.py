@@ -21,7 +21,7 @@ from textual.widget import AwaitMount
 from textual.worker import Worker
 
 from engine.errors import GoldpanError
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import INTERACTIVE_BUSY_TIMEOUT_S, Workspace
 from tui import app_commands
 from tui.actions import bindings, palette_commands
@@ -34,7 +34,7 @@ from tui.crash import action_not_saved
 from tui.literal import visible
 from tui.messages import PoolFailed, QuestionPooled, QuestionsRanked, WorkspaceChanged
 from tui.screens.base import GoldpanScreen
-from tui.served import Served
+from tui.serve.served import Served
 from tui.state import SharedState
 from tui.textual_compat import QuietCrashApp
 

@@ -5,10 +5,10 @@ notice. Anything else is a bug: its traceback goes to a crash log (no document t
 token), and the one line shown says it is a bug and where the log is.
 
 Its callers: the CLI's exit codes (:func:`tui.cli.main`: exit 3 with :func:`bug_notice`),
-``goldpan open``'s app (:mod:`tui.cli.commands.app`) and a served tab (:mod:`tui.served_app`)
+``goldpan open``'s app (:mod:`tui.cli.commands.app`) and a served tab (:mod:`tui.serve.served_app`)
 ending on an unhandled exception, the app's notices for a worker or an action
 (:func:`failure_notice`, :func:`action_not_saved`), the serve preloader
-(:mod:`tui.preload`) and the server's log (:mod:`tui.team_server`, via
+(:mod:`tui.serve.preload`) and the server's log (:mod:`tui.serve.server`, via
 :func:`write_crash_log`).
 """
 

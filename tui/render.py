@@ -18,9 +18,9 @@ from engine.verdict import rule
 from tui.literal import literal, one_line, visible
 
 if TYPE_CHECKING:  # the analyses' modules load numpy and the retrievers: not at import
-    from engine.analysis import Contribution, Failure, QuestionOverlap, SweepCell
-    from engine.compare import Comparison
-    from engine.noanswer import Calibration
+    from engine.analysis.analyses import Contribution, Failure, QuestionOverlap, SweepCell
+    from engine.analysis.compare import Comparison
+    from engine.analysis.noanswer import Calibration
     from engine.types import Doc
 
 BAR = "█"
@@ -367,7 +367,7 @@ def overlap_grid(overlaps: Sequence[QuestionOverlap]) -> Grid:
     """Each question's overlap with the nearest title and with its gold text.
 
     ``likely easy`` says yes where the title overlap reaches
-    :data:`engine.overlap.EASY_THRESHOLD`.
+    :data:`engine.analysis.overlap.EASY_THRESHOLD`.
     """
     grid = Grid(
         [

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.formats.errors import IngestError
-from engine.rows import too_deep
 from engine.types import MAX_JSON_DEPTH
+from engine.workspace.rows import too_deep
 
 _DIGITS_LIMIT = sys.get_int_max_str_digits() or 4300
 _LONG_DIGITS = re.compile(f"[0-9]{{{_DIGITS_LIMIT + 1},}}")

@@ -1,7 +1,7 @@
 """The one cache of document embeddings: computed once per model and document content.
 
 Every kind that embeds documents (the ``dense`` and ``e5`` retrievers, the ``dense`` model
-judge of :mod:`engine.judge`) reads and fills it through :func:`document_vectors`. The
+judge of :mod:`engine.judges.run`) reads and fills it through :func:`document_vectors`. The
 vectors live in the workspace's ``embeddings`` table under a key that names everything
 they depend on besides the document (the model, its fields, its prefix: the kind's
 ``store_key``) and each row keeps the document's hash (id, title, text and fields): a

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from engine import rows as decode
 from engine.types import JUDGING_KEYS, Proposal, Stop
+from engine.workspace import rows as decode
 from engine.workspace.judgments import PROPOSAL_EVENT, STOP_EVENT, EventLog, of_questions
 from engine.workspace.lifecycle import now
 

@@ -6,12 +6,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engine import rows as decode
 from engine.types import (
     Doc,
     canonical_json,
     sha256_text,
 )
+from engine.workspace import rows as decode
 from engine.workspace.lifecycle import WorkspaceFile
 
 SNIPPET_CONTEXT = 30

@@ -14,10 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine import __version__
-from engine.migrations import GOLDPAN_APPLICATION_ID, M007_IDENTITY, MIGRATIONS, SCHEMA_VERSION
-from engine.rows import NewerWorkspace, NotAWorkspace, WorkspaceError
 from engine.workspace import held
 from engine.workspace.held import BUSY_TIMEOUT_S
+from engine.workspace.migrations import (
+    GOLDPAN_APPLICATION_ID,
+    M007_IDENTITY,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+)
+from engine.workspace.rows import NewerWorkspace, NotAWorkspace, WorkspaceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
@@ -120,7 +125,7 @@ def identify(path: Path) -> int:
     """The goldpan schema version of the file at ``path``, read without writing anything.
 
     A file is goldpan's when it is an SQLite file whose ``application_id`` is goldpan's
-    (:data:`~engine.migrations.GOLDPAN_APPLICATION_ID`) or, for workspaces written before
+    (:data:`~engine.workspace.migrations.GOLDPAN_APPLICATION_ID`) or, for workspaces written before
     goldpan set one (schema versions below :data:`IDENTITY_VERSION`), 0; whose
     ``user_version`` is a goldpan schema version; and which holds every table of that
     schema with exactly its columns and no trigger (goldpan creates none). The header is

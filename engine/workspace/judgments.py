@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine import rows as decode
 from engine.grades import sql_maybe_relevant
 from engine.types import (
     Adjudication,
@@ -19,6 +18,7 @@ from engine.types import (
     canonical_json,
     sha256_text,
 )
+from engine.workspace import rows as decode
 from engine.workspace.lifecycle import JUDGMENT_TABLES, WorkspaceFile, now
 
 RANKED_EVENT = "ranked"

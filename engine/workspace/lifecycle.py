@@ -16,14 +16,9 @@ from pathlib import Path
 from typing import Self
 
 from engine import __version__
-from engine import rows as decode
 from engine.errors import from_os_error, from_sqlite
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION
-from engine.rows import BadRow as BadRow
-from engine.rows import NewerWorkspace as NewerWorkspace
-from engine.rows import NotAWorkspace as NotAWorkspace
-from engine.rows import WorkspaceError as WorkspaceError
 from engine.workspace import held
+from engine.workspace import rows as decode
 from engine.workspace.held import BUSY_TIMEOUT_S
 from engine.workspace.identity import (
     connect_readonly,
@@ -32,7 +27,12 @@ from engine.workspace.identity import (
     regular_file_problem,
     split_sql,
 )
+from engine.workspace.migrations import MIGRATIONS, SCHEMA_VERSION
 from engine.workspace.numbers import DocNumbers
+from engine.workspace.rows import BadRow as BadRow
+from engine.workspace.rows import NewerWorkspace as NewerWorkspace
+from engine.workspace.rows import NotAWorkspace as NotAWorkspace
+from engine.workspace.rows import WorkspaceError as WorkspaceError
 from engine.workspace.soundness import SoundnessBehind, SoundnessChecks
 
 READ_ONLY_ASKED = "opened read-only on request"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from engine import rows as decode
 from engine.types import ModelJudge, ModelLabel, canonical_json
+from engine.workspace import rows as decode
 from engine.workspace.judgments import EventLog
 from engine.workspace.lifecycle import now
 

@@ -15,9 +15,9 @@ from collections.abc import Collection, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, cast
 
-from engine import rows as decode
-from engine.rows import WorkspaceError
 from engine.workspace import held
+from engine.workspace import rows as decode
+from engine.workspace.rows import WorkspaceError
 
 FEW_NUMBERS = 4096
 """Up to this many documents, :meth:`DocNumbers.of` looks their numbers up by id."""

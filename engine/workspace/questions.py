@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine import rows as decode
-from engine.rows import Q_COLUMNS, WorkspaceError
 from engine.types import (
     Question,
     canonical_json,
 )
+from engine.workspace import rows as decode
 from engine.workspace.judgments import JudgmentTables
 from engine.workspace.lifecycle import now
+from engine.workspace.rows import Q_COLUMNS, WorkspaceError
 
 
 class QuestionTables(JudgmentTables):

@@ -8,17 +8,17 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from engine import rows as decode
 from engine.names import check_retriever_name
-from engine.rows import WorkspaceError
 from engine.types import (
     BatchRun,
     CachedRun,
     RetrieverSpec,
     canonical_json,
 )
+from engine.workspace import rows as decode
 from engine.workspace.judgments import RANKED_EVENT, EventLog
 from engine.workspace.lifecycle import now
+from engine.workspace.rows import WorkspaceError
 
 _WRITE_RUN = (
     "INSERT INTO runs(retriever, question_id, depth, doc_ids, scores, latency_ms, input_hash, "

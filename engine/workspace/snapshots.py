@@ -1,12 +1,12 @@
-"""Snapshots: named JSON documents stored in the workspace (see :mod:`engine.score_snapshots`)."""
+"""Snapshots: named JSON documents stored in the workspace (see :mod:`engine.ci.snapshots`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from engine.rows import WorkspaceError
 from engine.workspace.lifecycle import WorkspaceFile
+from engine.workspace.rows import WorkspaceError
 
 
 class SnapshotTables(WorkspaceFile):

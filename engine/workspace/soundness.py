@@ -17,9 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine import rows as decode
 from engine.grades import MAX_GRADE, MIN_GRADE, sql_not_a_grade
-from engine.rows import BadRow, WorkspaceError
 from engine.types import (
     JUDGING_KEYS,
     MAX_JSON_DEPTH,
@@ -28,7 +26,9 @@ from engine.types import (
     VERDICTS,
 )
 from engine.workspace import held
+from engine.workspace import rows as decode
 from engine.workspace.numbers import DocNumbers
+from engine.workspace.rows import BadRow, WorkspaceError
 
 
 class SoundnessChecks:

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine import rows as decode
-from engine.rows import WorkspaceError
+from engine.workspace import rows as decode
 from engine.workspace.judgments import EventLog
 from engine.workspace.lifecycle import now
+from engine.workspace.rows import WorkspaceError
 
 
 class LogQueryDecided(WorkspaceError):

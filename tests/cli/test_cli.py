@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from engine.migrations import SCHEMA_VERSION
+from engine.workspace.migrations import SCHEMA_VERSION
 from tests.conftest import run_cli as run
 from tests.conftest import snapshot, write_jsonl
 

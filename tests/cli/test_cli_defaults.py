@@ -6,12 +6,12 @@ import argparse
 
 import pytest
 
-from engine.analysis import SWEEP_B, SWEEP_K1
-from engine.compare import DEFAULT_SAMPLES
-from engine.fidelity import DEFAULT_K as FIDELITY_K
-from engine.fusion_sweep import DEFAULT_FOLDS, DEFAULT_NORM
+from engine.analysis.analyses import SWEEP_B, SWEEP_K1
+from engine.analysis.compare import DEFAULT_SAMPLES
+from engine.analysis.fidelity import DEFAULT_K as FIDELITY_K
+from engine.analysis.fusion_sweep import DEFAULT_FOLDS, DEFAULT_NORM
+from engine.judging.queue import DEFAULT_K as QUEUE_K
 from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES, parse_metric
-from engine.queue import DEFAULT_K as QUEUE_K
 from engine.retrieve.fusion import NORMS
 from engine.scoring import DEFAULT_KS
 from engine.verdict import LEVEL

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Doc, Label, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from engine.agreement import agreement_report
 from engine.demo import build_demo
+from engine.team.agreement import agreement_report
 from engine.workspace import Workspace
 from tui.cli import main
 

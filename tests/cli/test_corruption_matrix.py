@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.migrations import GOLDPAN_APPLICATION_ID, SCHEMA_VERSION
 from engine.retrieve.runner import refresh_runs
 from engine.types import Adjudication, Label, Verdict
+from engine.workspace.migrations import GOLDPAN_APPLICATION_ID, SCHEMA_VERSION
 from engine.workspace_setup import new_workspace
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 from tui.cli import main

@@ -18,8 +18,8 @@ import pytest
 
 import engine.ingest
 import tui.cli.commands.workspace as workspace_commands
-from engine.migrations import GOLDPAN_APPLICATION_ID
 from engine.workspace import Workspace
+from engine.workspace.migrations import GOLDPAN_APPLICATION_ID
 from tests.cli.test_corruption_matrix import DAMAGES
 from tests.conftest import run_cli as run
 from tests.conftest import write_jsonl

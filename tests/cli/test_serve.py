@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tui.cli import main
-from tui.team_tokens import TokenBook
+from tui.serve.tokens import TokenBook
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ def test_an_unexpected_error_is_one_line_naming_its_crash_log(tmp_path):
     import logging
     import sys
 
-    from tui.team_log import OneLineFormatter
+    from tui.serve.log import OneLineFormatter
 
     token = "tok3n-secret-value"
     written: list[BaseException] = []

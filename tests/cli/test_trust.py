@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.merge import merge_workspaces
 from engine.retrieve.runner import refresh_runs
+from engine.team.merge import merge_workspaces
 from engine.trust import TrustStore, config_dir
 from engine.types import Label, RetrieverSpec
 from engine.workspace import Workspace

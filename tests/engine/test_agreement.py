@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from engine.agreement import (
+from engine.team.agreement import (
     PairKappa,
     VerdictPair,
     agreement_report,

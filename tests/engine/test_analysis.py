@@ -1,4 +1,5 @@
-"""Analyses of ``engine.analysis`` and ``engine.noanswer``, on hand-computed cases.
+"""Analyses of ``engine.analysis.analyses`` and ``engine.analysis.noanswer``, on cases
+computed by hand.
 
 No-answer calibration tables, title/gold overlap shares, failures and their relation to
 the gold document, (k1, b) sweeps against ``score_workspace`` and latency summaries.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import (
+from engine.analysis.analyses import (
     compare_retrievers,
     failures,
     latency,
@@ -19,10 +20,10 @@ from engine.analysis import (
     question_overlaps,
     sweep,
 )
+from engine.analysis.noanswer import USABLE_BALANCED_ACCURACY, ThresholdRow, calibrate
+from engine.analysis.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.errors import UnknownName
 from engine.ingest import import_squad
-from engine.noanswer import USABLE_BALANCED_ACCURACY, ThresholdRow, calibrate
-from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
 from engine.scoring import score_workspace

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.assign import Assigner, handout_order
-from engine.migrations import SCHEMA_VERSION
+from engine.team.assign import Assigner, handout_order
 from engine.types import Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace
+from engine.workspace.migrations import SCHEMA_VERSION
 
 RANKINGS = {"bm25": {"q1": ["d1", "d2"], "q2": ["d1", "d2", "d3", "d4"], "q3": ["d3"]}}
 

@@ -1,4 +1,5 @@
-"""Thresholds from a model's scores to grades, fitted on people's grades (engine.calibration).
+"""Thresholds from a model's scores to grades, fitted on people's grades
+(engine.judges.calibration).
 
 The fit is checked by hand on small cases and against an exhaustive search over every
 threshold triple on random data (the dynamic programme must find the same optimum);
@@ -14,7 +15,9 @@ import random
 
 import pytest
 
-from engine.calibration import (
+from engine.errors import BadInput
+from engine.evidence import JUDGE_THRESHOLDS
+from engine.judges.calibration import (
     Item,
     calibrate,
     check_thresholds,
@@ -22,8 +25,6 @@ from engine.calibration import (
     fit,
     grade_of,
 )
-from engine.errors import BadInput
-from engine.evidence import JUDGE_THRESHOLDS
 
 
 def test_grade_is_how_many_thresholds_the_score_reaches():
@@ -58,7 +59,7 @@ def test_tied_scores_are_never_split():
 
 
 def _kappa(model, people):
-    from engine.agreement import cohen_kappa
+    from engine.team.agreement import cohen_kappa
 
     return cohen_kappa([int(m >= 1) for m in model], [int(p >= 1) for p in people])
 

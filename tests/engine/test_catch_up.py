@@ -13,7 +13,7 @@ import pytest
 
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Adjudication, CachedRun, Doc, Question
 from engine.workspace import Workspace
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS

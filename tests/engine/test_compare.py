@@ -1,4 +1,4 @@
-"""Paired statistics of ``engine.compare``: bootstrap, randomization test, win/tie/loss.
+"""Paired statistics of ``engine.analysis.compare``: bootstrap, randomization test, win/tie/loss.
 
 The small cases are worked out by hand (or enumerated); the KorQuAD case goes through
 the CLI as a user would and is checked against reciprocal ranks and a bootstrap computed
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import engine.compare
-from engine.compare import (
+import engine.analysis.compare
+from engine.analysis.compare import (
     CHUNK,
     DEFAULT_SAMPLES,
     bootstrap_means,
@@ -137,7 +137,7 @@ def test_chunk_size_does_not_change_the_resamples(monkeypatch):
     # size is a speed/memory knob only; the default sample count is part of the output
     x = np.random.default_rng(6).random((23, 2))
     want = bootstrap_means(x, samples=1111, seed=9)
-    monkeypatch.setattr(engine.compare, "CHUNK", 7)
+    monkeypatch.setattr(engine.analysis.compare, "CHUNK", 7)
     # (equal to rounding: the matrix product's summation order follows the chunk shape)
     np.testing.assert_allclose(bootstrap_means(x, samples=1111, seed=9), want, rtol=0, atol=1e-12)
     assert DEFAULT_SAMPLES == 10_000

@@ -267,7 +267,7 @@ def test_kill_9_in_the_middle_of_a_pool_lands_each_retriever_whole_or_not_at_all
 
 LABELER = """
 import sys
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 
 ws = Workspace.open(sys.argv[1])

@@ -1,4 +1,5 @@
-"""engine.feedback: Rocchio over the workspace's tokens and stored vectors, and its estimate."""
+"""engine.judging.feedback: Rocchio over the workspace's tokens and stored vectors, and its
+estimate."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.feedback import (
+from engine.judging.feedback import (
     MAX_RATIO,
     judged_grades,
     load_feedback,

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import build_demo
-from engine.fidelity import (
+from engine.analysis.fidelity import (
     MOSTLY_TIES,
     fidelity_of,
     kendall_tau_b,
@@ -23,6 +22,7 @@ from engine.fidelity import (
     tied_rows,
     union_scores,
 )
+from engine.demo import build_demo
 from engine.types import CachedRun
 from engine.workspace import Workspace
 from tests.conftest import run_cli

@@ -1,4 +1,4 @@
-"""The gate's verdict (engine/gate.py) and what it may vouch for (engine/score_rankings.py).
+"""The gate's verdict (engine/ci/gate.py) and what it may vouch for (engine/ci/rankings.py).
 
 Every front end (the CLI, the Python API, the pytest plugin, the CI reports) presents
 this verdict; these tests call the engine itself, on the tiny workspace pooled with
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.gate import (
+from engine.ci.gate import (
     MISSING_NOW,
     NOT_RUN,
     NOTHING_COMPARED,
@@ -25,11 +25,11 @@ from engine.gate import (
     floor_verdict,
     regression_verdict,
 )
+from engine.ci.rankings import GivenRuns, Rankings, scored_rankings
+from engine.ci.snapshots import diff_against, take_snapshot
 from engine.ingest import import_run
 from engine.ranks import is_worse, worse_by
 from engine.retrieve.runner import refresh_runs
-from engine.score_rankings import GivenRuns, Rankings, scored_rankings
-from engine.score_snapshots import diff_against, take_snapshot
 from engine.scoring import score_workspace
 from engine.types import Doc, Label, Question, RetrieverSpec
 from engine.workspace import Workspace

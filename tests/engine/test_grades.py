@@ -17,7 +17,7 @@ from engine.grades import (
     is_relevant,
     sql_not_a_grade,
 )
-from engine.migrations import MIGRATIONS
+from engine.workspace.migrations import MIGRATIONS
 
 
 def test_the_grades_and_their_words() -> None:

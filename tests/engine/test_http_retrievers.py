@@ -403,7 +403,7 @@ async def test_a_served_session_never_sends_questions_to_an_untrusted_service(
     from tui.app import GoldpanApp
     from tui.screens.judge import JudgeScreen
     from tui.screens.modals import TrustScreen
-    from tui.served_app import Served
+    from tui.serve.served_app import Served
 
     add_search(capsys, ws_path, "svc", f"{api.url}/search", body_file, trust=False)
     start = len(api.seen)

@@ -14,9 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from engine.agreement import cohen_kappa
-from engine.calibration import Item, held_out_grades
-from engine.judge_report import (
+from engine.judges.calibration import Item, held_out_grades
+from engine.judges.report import (
     agreement,
     circular_retrievers,
     kappa_of_counts,
@@ -24,6 +23,7 @@ from engine.judge_report import (
     rank_under_judge,
     report_card,
 )
+from engine.team.agreement import cohen_kappa
 from engine.types import Label, ModelJudge, ModelLabel, RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace

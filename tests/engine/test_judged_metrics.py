@@ -206,7 +206,7 @@ def test_a_grade_0_moves_the_live_hole_metrics_as_goldpan_score_does(tiny_ws, ca
     # retriever's top 10 raises its Judged@10 (and changes bpref) at once, to the bit of
     # goldpan score on the same labels.
     from engine.scoring import metric_names, score_workspace
-    from engine.session import LabelingSession
+    from engine.session.labeling import LabelingSession
     from engine.workspace import Workspace
     from tests.conftest import run_cli
 

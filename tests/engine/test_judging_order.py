@@ -1,4 +1,4 @@
-"""engine.judging_order: each order by hand, and what no order may read."""
+"""engine.judging.order: each order by hand, and what no order may read."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.judging_order import (
+from engine.judging.order import (
     ORDERS,
     RRF_K,
     PoolView,
@@ -114,7 +114,7 @@ def test_an_order_reads_no_document_identity_beyond_its_tie_break(a, b, graded, 
     grades = {d: g for d, g in graded.items()}
     twin_grades = {rename[d]: g for d, g in graded.items()}
 
-    import engine.judging_order as jo
+    import engine.judging.order as jo
 
     original = jo.blind_key
     try:

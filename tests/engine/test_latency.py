@@ -139,7 +139,7 @@ def test_rankings_written_before_alone_times_read_as_unmeasured(tiny_ws):
     ("column", "value"), [("latency_ms", "'fast'"), ("alone_ms", "x'00'"), ("alone_ms", "'slow'")]
 )
 def test_a_time_that_is_not_a_number_is_refused_naming_its_row(tiny_ws, column, value):
-    from engine.rows import BadRow
+    from engine.workspace.rows import BadRow
 
     with Workspace.open(tiny_ws) as ws:
         refresh_runs(ws, ["bm25-word"])

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.merge import MergeReport, merge_workspaces
 from engine.retrieve import DEFAULT_RETRIEVERS
+from engine.team.merge import MergeReport, merge_workspaces
 from engine.types import Adjudication, Doc, Label, Verdict
 from engine.workspace import Workspace, WorkspaceError
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS, snapshot

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.agreement import agreement_report, cohen_kappa
-from engine.assign import Assigner
 from engine.counters import candidate_ids, workspace_counters
 from engine.demo import build_demo
 from engine.gold import Status, workspace_golds
-from engine.judge import make_judge, run_judge
-from engine.queue import disagreement_queue, judged_docs, judging_queue, model_holes_queue
-from engine.session import LabelingSession
+from engine.judges.run import make_judge, run_judge
+from engine.judging.queue import disagreement_queue, judged_docs, judging_queue, model_holes_queue
+from engine.session.labeling import LabelingSession
+from engine.team.agreement import agreement_report, cohen_kappa
+from engine.team.assign import Assigner
 from engine.trust import TrustStore
 from engine.types import Label, ModelLabel
 from engine.workspace import Workspace
@@ -491,7 +491,7 @@ def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake, capsys):
 
 def test_a_schema_10_workspace_upgrades_and_keeps_every_row(tmp_path, monkeypatch):
     import engine.workspace.lifecycle as lifecycle
-    from engine.migrations import MIGRATIONS
+    from engine.workspace.migrations import MIGRATIONS
     from tests.engine.test_upgrade import dump
 
     path = tmp_path / "old.db"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.judge import DEFAULT_FIELDS
+from engine.judges.run import DEFAULT_FIELDS
 from engine.retrieve.base import doc_text
 from engine.retrieve.dense import DenseRetriever
 from engine.types import RetrieverSpec

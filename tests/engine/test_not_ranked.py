@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import compare_retrievers, failures, noanswer_calibration, sweep
-from engine.fusion_sweep import fusion_sweep
+from engine.analysis.analyses import compare_retrievers, failures, noanswer_calibration, sweep
+from engine.analysis.fusion_sweep import fusion_sweep
+from engine.analysis.power import workspace_power
+from engine.ci.snapshots import check_snapshot, diff_against, snapshot_means, take_snapshot
 from engine.gold import COUNT_KEYS, scored_questions, workspace_golds
 from engine.ingest import import_questions
-from engine.power import workspace_power
 from engine.ranked import input_hashes, left_out, workspace_holding, workspace_not_ranked
 from engine.retrieve.runner import refresh_runs
-from engine.score_snapshots import check_snapshot, diff_against, snapshot_means, take_snapshot
 from engine.scoring import NotScored, paired_values, score_workspace, scored_set
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import CachedRun, Doc, Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
 

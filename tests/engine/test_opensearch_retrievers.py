@@ -370,7 +370,7 @@ async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(
 ):
     from tests.tui.conftest import APP_SIZE
     from tui.app import GoldpanApp
-    from tui.served_app import Served
+    from tui.serve.served_app import Served
 
     _, service = gate
     add(

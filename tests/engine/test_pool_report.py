@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import pool_contributions
+from engine.analysis.analyses import pool_contributions
 from engine.demo import build_demo
 from engine.pooling import only_found, pool
 from engine.retrieve.runner import refresh_runs

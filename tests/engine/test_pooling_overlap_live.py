@@ -1,9 +1,9 @@
 import pytest
 
-from engine.analysis import latency
+from engine.analysis.analyses import latency
+from engine.analysis.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.gold import COUNT_KEYS, resolve_one
 from engine.live import LiveScores
-from engine.overlap import EASY_THRESHOLD, TitleOverlap
 from engine.pooling import blind_key, pool
 from engine.ranked import workspace_not_ranked
 from engine.retrieve.runner import PreparedRetrievers, refresh_runs
@@ -103,7 +103,7 @@ def test_live_scores_asked_for_after_labels_equal_those_kept_from_the_start(tiny
     assert late.counts() == {k: board[k] for k in COUNT_KEYS}
     assert late.latency == latency(ws)
     code = (
-        "import sys; from engine.session import LabelingSession; "
+        "import sys; from engine.session.labeling import LabelingSession; "
         "from engine.workspace import Workspace; "
         f"s = LabelingSession(Workspace.open({str(tiny_ws)!r}), 'a'); "
         "s.live.golds, s.live.counts(), s.live.rankings; "
@@ -149,7 +149,7 @@ def test_prepared_retrievers_pool_one_question_without_reindexing(tiny_ws):
 
 
 def test_change_token_moves_with_own_and_other_writes_only(tiny_ws):
-    from engine.session import LabelingSession
+    from engine.session.labeling import LabelingSession
 
     ws = Workspace.open(tiny_ws)
     session = LabelingSession(ws, "jun")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.compare import paired_tests
-from engine.power import mde, n_needed, power_of, power_sentence, z_sum
+from engine.analysis.compare import paired_tests
+from engine.analysis.power import mde, n_needed, power_of, power_sentence, z_sum
 
 
 def test_formula_by_hand() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engine.gold import Status
 from engine.ingest import import_questions
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Adjudication, Label, Verdict
 from engine.workspace import Workspace
 from tests.conftest import write_jsonl

@@ -3,8 +3,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.gold import Gold, Status
+from engine.judging.queue import coverage_at_k, judged_docs, judging_queue, queue_order
 from engine.live import LiveScores
-from engine.queue import coverage_at_k, judged_docs, judging_queue, queue_order
 
 GOLDS = {
     "q1": Gold("q1", Status.LABELED, {"d1": 1}),

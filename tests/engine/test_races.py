@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 from engine.workspace.team import LogQueryDecided
 from tests.conftest import querylog_rows

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.gold import Status
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Label
 from engine.workspace import Workspace, WorkspaceError
 

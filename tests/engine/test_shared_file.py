@@ -6,7 +6,7 @@ them; the next process to close its connection then takes itself for the last on
 checkpoints and *deletes* the -wal and -shm files, and the first process goes on writing
 labels into deleted files: shown as saved, seen by nobody, gone after ``kill -9``.
 
-Each round here starts a labeler (a :class:`~engine.session.LabelingSession` that also
+Each round here starts a labeler (a :class:`~engine.session.labeling.LabelingSession` that also
 opens and closes read-only workspaces now and then, as the app's workers do; in some rounds
 the real app under Pilot) and two other processes that run ``info``, ``check``, ``score
 --no-pool``, ``export``, ``label`` and a second writable open over and over. It watches
@@ -56,7 +56,7 @@ TUI_ROUNDS = {3, 11}
 
 LABELER = """
 import itertools, sys
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 
 path = sys.argv[1]
@@ -77,7 +77,7 @@ for n in itertools.count():
 OTHER = """
 import contextlib, io, itertools, sys
 from pathlib import Path
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 from tui.cli import main
 
@@ -328,7 +328,7 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
 REPLACED_LABELER = """
 import sys
 from engine.errors import GoldpanError
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 
 ws = Workspace.open(sys.argv[1])

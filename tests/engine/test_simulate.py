@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import kendalltau
 
 from engine.errors import BadInput
-from engine.judging_order import PoolView
+from engine.judging.order import PoolView
+from engine.judging.stopping import StopRule
 from engine.simulate import Question, Setup, kendall_tau_b, replay, simulate
-from engine.stopping import StopRule
 
 
 def setup_of(rows: dict[str, tuple[dict[str, list[str]], dict[str, int]]], depth: int = 4) -> Setup:

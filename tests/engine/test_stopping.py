@@ -1,12 +1,12 @@
-"""engine.stopping: when a stop is offered, and what a stop leaves not judged."""
+"""engine.judging.stopping: when a stop is offered, and what a stop leaves not judged."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.errors import BadInput
-from engine.judging_order import PoolView, Record
-from engine.stopping import NEVER, StopRule, offer, relevant_left, stopped_left
+from engine.judging.order import PoolView, Record
+from engine.judging.stopping import NEVER, StopRule, offer, relevant_left, stopped_left
 from engine.types import Stop
 
 DOCS = [f"d{i}" for i in range(1, 11)]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.counters import workspace_stopped
-from engine.judging import set_judging, workspace_judging
-from engine.session import LabelingSession
+from engine.judging.settings import set_judging, workspace_judging
+from engine.session.labeling import LabelingSession
 from engine.types import Question
 from engine.workspace import Workspace
 from tests.engine.test_crash import kill_after_lines
@@ -108,7 +108,7 @@ def test_a_stop_shown_as_saved_survives_kill_9(pooled, tmp_path):
         f"""
         import itertools
         from pathlib import Path
-        from engine.session import LabelingSession
+        from engine.session.labeling import LabelingSession
         from engine.workspace import Workspace
         ws = Workspace.open(Path({str(pooled)!r}))
         s = LabelingSession(ws, "ara")

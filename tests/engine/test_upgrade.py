@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 import engine.workspace.lifecycle as workspace_module
-from engine.migrations import GOLDPAN_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.types import Doc, Label, Question
 from engine.workspace import READ_ONLY_ASKED, Workspace, WorkspaceError
+from engine.workspace.migrations import GOLDPAN_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.workspace_setup import new_workspace
 from tests.conftest import TINY_DOCS, TINY_QUESTIONS, snapshot, write_jsonl
 from tests.conftest import run_cli as run

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.compare import compare, paired_tests, verdict_of
+from engine.analysis.compare import compare, paired_tests, verdict_of
 from engine.errors import BadInput
 from engine.verdict import (
     LEVEL,

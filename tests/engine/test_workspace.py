@@ -3,10 +3,10 @@ import sqlite3
 import pytest
 
 from engine.errors import UnknownName
-from engine.migrations import SCHEMA_VERSION
 from engine.retrieve.runner import refresh_runs
 from engine.types import Adjudication, Doc, Label, Question, Verdict
 from engine.workspace import Workspace, WorkspaceError
+from engine.workspace.migrations import SCHEMA_VERSION
 
 
 def test_new_workspace_is_wal_with_schema_version(tiny_ws):

@@ -23,7 +23,7 @@ from tests.tui.test_readonly import record_notifications
 from tests.tui.test_served_trust import app_over
 from tui.app import GoldpanApp
 from tui.screens.modals import TrustScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 
 FAILING = """
 import pathlib, sys

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.score_snapshots import SnapshotError, load_snapshot_file
+from engine.ci.snapshots import SnapshotError, load_snapshot_file
 from tests.cli.test_gate_fresh import make_project, snapshot_file
 
 

@@ -100,6 +100,6 @@ def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages
         served.stop()
     assert "q" in shown and "connected (annotator)" in served.output(), served.output()
     # the preloader and the tab, each with Python's safe path
-    assert any(" -P -m tui.preload " in c for c in started), started
-    assert any(" -P -m tui.tab " in c for c in started), started
+    assert any(" -P -m tui.serve.preload " in c for c in started), started
+    assert any(" -P -m tui.serve.tab " in c for c in started), started
     assert markers(hostile) == []

@@ -193,7 +193,7 @@ def test_the_ci_summary_carries_the_warning(judged_ws, tmp_path, capsys):
 
 
 def test_the_gates_verdict_carries_the_warning(judged_ws, tmp_path, capsys):
-    # engine.gate's verdict (the one every front end presents) holds the warning too
+    # engine.ci.gate's verdict (the one every front end presents) holds the warning too
     run_file = _unjudged_run(tmp_path / "new.run")
     argv = ["score", judged_ws, "--no-pool", "--quiet", "--run", f"{run_file}=new", "--json"]
     code, out, err = run(capsys, *argv, "--fail-under", "hit@10=0.1")

@@ -118,7 +118,7 @@ def test_non_finite_vectors_in_a_received_workspace_never_reach_the_proposals(po
     engine is called directly: pooling a dense retriever would load its model)."""
     pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from engine.feedback import load_feedback
+    from engine.judging.feedback import load_feedback
 
     with Workspace.open(pooled) as ws:
         spec = RetrieverSpec("dense", "dense", {"model": "no-such-model"})

@@ -321,8 +321,8 @@ def test_a_bm25_parameter_beyond_1000_in_the_file_is_refused_before_ranking(tiny
 
 def test_a_ranking_with_a_score_that_is_not_finite_is_never_stored(tiny_ws):
     """Whatever made it, a score no reader could read back is refused as it is written."""
-    from engine.rows import WorkspaceError
     from engine.types import CachedRun
+    from engine.workspace.rows import WorkspaceError
 
     run = CachedRun("bm25-word", "q1", ("d1", "d2"), (1.0, float("inf")), 1.0, "h", 10)
     with Workspace.open(tiny_ws) as ws:

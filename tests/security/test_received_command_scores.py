@@ -20,7 +20,7 @@ from tests.tui.conftest import APP_SIZE, wait_for
 from tests.tui.test_ranked_behind import shown_means
 from tests.tui.test_served_trust import app_over
 from tui.screens.review import REVIEW_METRICS, ReviewScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 
 FAST = ["bm25-word", "bm25-bigram"]
 """The crafted workspace's own retrievers, pooled by its sender."""

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.compare import compare, verdict_of
+from engine.analysis.compare import compare, verdict_of
+from engine.analysis.noanswer import calibrate
 from engine.errors import BadInput
-from engine.noanswer import calibrate
 from tests.conftest import run_cli as run
 from tests.conftest import snapshot
 

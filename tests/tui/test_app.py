@@ -32,7 +32,7 @@ async def test_questions_screen_lists_filters_and_opens_judge(app_factory):
         assert isinstance(app.screen, QuestionsScreen)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 49
-        # the easy-question hint: q05 copies most of a title (engine.analysis agrees)
+        # the easy-question hint: q05 copies most of a title (engine.analysis.analyses agrees)
         await wait_for(pilot, lambda: bool(app.screen.overlap))
         assert str(table.get_row("q05")[3]) == "86%"
         assert str(table.get_row("q47")[4]) == "-"  # no gold yet

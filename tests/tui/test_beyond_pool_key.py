@@ -1,7 +1,7 @@
 """Label's `b`: feedback proposes documents, which come first among the candidates.
 
 Feedback ranks every document nobody judged, pooled candidates included
-(:func:`engine.feedback.next_round`): a proposal beyond the pool joins the candidates, one
+(:func:`engine.judging.feedback.next_round`): a proposal beyond the pool joins the candidates, one
 already among them moves up, and the notice says how many of each.
 """
 

@@ -23,7 +23,7 @@ from tests.tui.conftest import APP_SIZE, plain, wait_for
 from tests.tui.test_ranked_behind import grid_cells, shown_means
 from tui.screens.modals import TrustScreen
 from tui.screens.review import NOT_RANKED, REVIEW_METRICS, ReviewScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 from tui.widgets.review_panels import FailuresPanel
 
 

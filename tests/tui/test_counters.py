@@ -12,7 +12,7 @@ import sys
 
 from textual.widgets import Static
 
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
 from tui.textual_compat import notification_messages

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from engine.session import LabelingSession
+from engine.session.labeling import LabelingSession
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
@@ -33,7 +33,7 @@ from tui.screens.base import cursor_key
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 from tui.widgets.candidate_list import CandidateList
 from tui.widgets.document_view import DocumentView
 
@@ -291,7 +291,7 @@ def served_pair(path: Path) -> None:
 async def test_served_next_question_is_handed_out_with_the_cursor_on_its_first_row(
     app_factory, demo_ws
 ):
-    """The app as `goldpan serve` runs it for an annotator (tui.served_app): `]` hands out."""
+    """The app as `goldpan serve` runs it for an annotator (tui.serve.served_app): `]` hands out."""
     served_pair(demo_ws)
     pool = pools(demo_ws, A, B)
     app = app_factory(annotator="ara", served=Served(per_question=1))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 
 from tests.tui.conftest import wait_for
-from tui import served_app
 from tui.cli import main
+from tui.serve import served_app
 
 
 def test_goldpan_open_and_a_served_tab_ask_for_a_frozen_heap(fake_app, demo_ws):

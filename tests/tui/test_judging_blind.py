@@ -9,8 +9,8 @@ import re
 import pytest
 from textual.widgets import DataTable, Static
 
-from engine.judging import set_judging
-from engine.judging_order import ORDERS
+from engine.judging.order import ORDERS
+from engine.judging.settings import set_judging
 from engine.workspace import Workspace
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for

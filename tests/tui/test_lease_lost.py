@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine.assign import Assigner
+from engine.team.assign import Assigner
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE
 from tests.tui.test_readonly import record_notifications
 from tests.tui.test_served import unlabel
 from tui.screens.judge import JudgeScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 
 
 def expire_leases(path) -> None:

@@ -1,7 +1,7 @@
 """Served apps forked from the preloader: the same app, however the preloader fares.
 
-Real processes throughout: a preloader (``python -m tui.preload``) with the environment
-``goldpan serve`` gives it, and tab processes (``python -m tui.tab``) on pipes, spoken to
+Real processes throughout: a preloader (``python -m tui.serve.preload``) with the environment
+``goldpan serve`` gives it, and tab processes (``python -m tui.serve.tab``) on pipes, spoken to
 as textual-serve does (meta packets on standard input, the app's frames on its output).
 """
 
@@ -22,7 +22,7 @@ import pytest
 from tests.tui.conftest import until
 from tests.tui.test_serve_load import child_processes, load_bench
 from tests.tui.test_served import unlabel
-from tui.preload import _alive
+from tui.serve.preload import _alive
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/fd").is_dir(), reason="reads /proc to tell the processes apart"
@@ -47,7 +47,7 @@ class Tab:
 
     def __init__(self, sock: Path, ws: Path, name: str, **env: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.tab", str(sock), str(ws), f"--annotator={name}"],
+            [sys.executable, "-m", "tui.serve.tab", str(sock), str(ws), f"--annotator={name}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -89,7 +89,7 @@ def preloader():
     # a short folder of its own: a Unix socket's path has room for about 100 bytes
     sock = Path(tempfile.mkdtemp(prefix="gp-preload-")) / "preload.sock"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.preload", str(sock)],
+        [sys.executable, "-m", "tui.serve.preload", str(sock)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -159,7 +159,7 @@ def test_apps_go_on_when_the_preloader_is_killed_and_new_tabs_start_alone(preloa
 
 
 def test_a_preloader_that_cannot_listen_says_so_in_one_line(tmp_path, capsys):
-    from tui import preload
+    from tui.serve import preload
 
     sock = tmp_path / "no-such-folder" / "preload.sock"  # bind refused by the system
     assert preload.main([str(sock)]) == 3
@@ -169,7 +169,7 @@ def test_a_preloader_that_cannot_listen_says_so_in_one_line(tmp_path, capsys):
 
 
 def test_a_preloader_bug_is_one_line_and_a_crash_log(tmp_path, capsys, monkeypatch, user_dirs):
-    from tui import preload
+    from tui.serve import preload
 
     def broken(path):
         raise RuntimeError("a bug in the preloader")
@@ -186,7 +186,7 @@ def test_a_preloader_bug_is_one_line_and_a_crash_log(tmp_path, capsys, monkeypat
 
 def test_a_bug_in_a_forked_app_is_one_line_and_a_crash_log(tmp_path, monkeypatch, user_dirs):
     """A forked app that fails before its screen: exit 3, one line, the traceback in a log."""
-    from tui import preload, served_app
+    from tui.serve import preload, served_app
 
     def broken(argv):
         raise RuntimeError("a bug before the app ran")

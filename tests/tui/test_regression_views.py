@@ -6,10 +6,10 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, Static
 
-from engine.power import power_sentence, workspace_power
+from engine.analysis.power import power_sentence, workspace_power
+from engine.ci.snapshots import diff_against, save_snapshot
 from engine.retrieve import bm25_spec
 from engine.retrieve.runner import refresh_runs
-from engine.score_snapshots import diff_against, save_snapshot
 from engine.scoring import score_workspace
 from engine.types import Label
 from engine.workspace import Workspace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Static
 
-from engine.analysis import compare_retrievers, failures, noanswer_calibration
+from engine.analysis.analyses import compare_retrievers, failures, noanswer_calibration
 from engine.scoring import score_workspace, workspace_golds
 from engine.types import Label
 from engine.workspace import Workspace
@@ -332,7 +332,7 @@ def other_gold(ws, qid):
 
 
 def test_cli_and_review_panel_render_failures_with_the_same_renderer(demo_ws, capsys, monkeypatch):
-    from engine.analysis import failures as find_failures
+    from engine.analysis.analyses import failures as find_failures
     from tui.cli import main
     from tui.render import failures_grid
 

@@ -12,9 +12,9 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from engine.analysis import compare_retrievers
+from engine.analysis.analyses import compare_retrievers
+from engine.ci.snapshots import save_snapshot
 from engine.ingest import import_docs, import_questions, import_run
-from engine.score_snapshots import save_snapshot
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, wait_for
 from tests.verdict_study import RANK_OF_GOLD, no_answer_questions, study_files

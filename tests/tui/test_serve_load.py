@@ -51,7 +51,7 @@ def child_processes(pid: int) -> list[tuple[int, str]]:
 
 def is_tab(cmdline: str) -> bool:
     """Whether a child of ``goldpan serve`` is a tab's process (not its preloader)."""
-    return "tui.tab" in cmdline or "tui.served_app" in cmdline
+    return "tui.serve.tab" in cmdline or "tui.serve.served_app" in cmdline
 
 
 def children(pid: int) -> list[str]:
@@ -61,7 +61,7 @@ def children(pid: int) -> list[str]:
     for child, cmdline in child_processes(pid):
         if is_tab(cmdline):
             out.append(cmdline)
-        elif "tui.preload" in cmdline:
+        elif "tui.serve.preload" in cmdline:
             out += [app for _, app in child_processes(child)]
     return out
 

@@ -2,7 +2,7 @@
 
 With a team opening its links in the same minute, every app process starting at once took
 the processor from the tabs already labeling (a grade waited half a second behind 16
-starts). :class:`tui.team_starts.StartGate` holds starts beyond its limit until an app says
+starts). :class:`tui.serve.starts.StartGate` holds starts beyond its limit until an app says
 its start is over (``goldpan_started``), its process ends, or a timeout passes.
 """
 
@@ -16,8 +16,8 @@ import pytest
 
 from tests.tui.test_serve_load import child_processes, is_tab, load_bench
 from tests.tui.test_served import unlabel
-from tui import team_starts
-from tui.team_starts import StartGate, waiting_line
+from tui.serve import starts
+from tui.serve.starts import StartGate, waiting_line
 
 
 async def _entered(gate: StartGate, order: list[str], name: str):
@@ -75,7 +75,7 @@ def test_a_tab_closed_while_waiting_gives_up_its_turn():
 
 
 def test_a_start_that_never_says_it_ended_holds_its_place_only_so_long(monkeypatch):
-    monkeypatch.setattr(team_starts, "START_WAIT_S", 0.05)
+    monkeypatch.setattr(starts, "START_WAIT_S", 0.05)
 
     async def scenario() -> None:
         gate = StartGate(1)

@@ -10,7 +10,7 @@ import sqlite3
 
 from textual.widgets import DataTable
 
-from engine.assign import Assigner
+from engine.team.assign import Assigner
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE
 from tests.tui.test_readonly import record_notifications
@@ -18,7 +18,7 @@ from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.judge import JudgeScreen
 from tui.screens.questions import QuestionsScreen
 from tui.screens.review import ReviewScreen
-from tui.served_app import Served, main
+from tui.serve.served_app import Served, main
 
 
 def unlabel(path) -> None:

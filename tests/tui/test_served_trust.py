@@ -29,7 +29,7 @@ from tests.tui.test_serve_load import load_bench
 from tui.app import GoldpanApp
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import TrustScreen
-from tui.served_app import Served
+from tui.serve.served_app import Served
 
 QUESTION = "감쇠 보정 금속 인공물"
 

@@ -184,7 +184,7 @@ def test_a_crash_in_a_served_session_is_exit_3_with_a_crash_log(
     demo_ws, monkeypatch, tmp_path, capsys
 ):
     """Used to return 0 whatever happened in the session."""
-    import tui.served_app
+    import tui.serve.served_app
     from tui.app import GoldpanApp
 
     state = tmp_path / "state"
@@ -198,7 +198,7 @@ def test_a_crash_in_a_served_session_is_exit_3_with_a_crash_log(
     monkeypatch.setattr(GoldpanApp, "run", lambda self: run_app(self, headless=True, size=(80, 24)))
     with Workspace.open(demo_ws):
         pass
-    code = tui.served_app.main([str(demo_ws), "--annotator", "lee"])
+    code = tui.serve.served_app.main([str(demo_ws), "--annotator", "lee"])
     err = capsys.readouterr().err
     assert code == 3
     assert "served session of lee: internal error (AttributeError" in err

@@ -1,7 +1,7 @@
 """Served to an annotator: the lease on the question they judge, kept and told when lost.
 
 ``goldpan serve`` hands each annotator questions nobody else is judging
-(:class:`engine.assign.Assigner`), each under a lease that runs out unless renewed. The
+(:class:`engine.team.assign.Assigner`), each under a lease that runs out unless renewed. The
 app renews it on a timer (a third of the lease time); should it have run out meanwhile and
 another annotator taken the question, the annotator is told at once and the judge screen
 moves to a question this session holds, so the next key never judges someone else's.
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.assign import Assigner
+from engine.team.assign import Assigner
 from tui.literal import visible
 from tui.screens.base import GoldpanScreen
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp
-    from tui.served import Served
+    from tui.serve.served import Served
 
 
 class LeaseKeeper:

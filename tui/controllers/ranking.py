@@ -5,7 +5,7 @@ terminal or browser tab, ``goldpan label``, ``goldpan import questions``, ``gold
 pool``. Every :data:`WATCH_S` seconds the app asks SQLite whether another connection
 committed (``PRAGMA data_version``: no read of the file, nothing to do when idle) and, if
 one did, takes its changes in from the event log
-(:meth:`~engine.session.LabelingSession.reload_if_changed`); every screen then follows.
+(:meth:`~engine.session.labeling.LabelingSession.reload_if_changed`); every screen then follows.
 
 A question another process added or changed (a new text, a new corpus, a new retriever)
 has no ranking made for it as it is now: it is *not ranked yet* (:mod:`engine.ranked`),
@@ -35,7 +35,7 @@ WATCH_S = 1.0
 def ranked_with(report: RunReport) -> tuple[frozenset[str], frozenset[str]]:
     """Who a pool could not rank with (not trusted here, failed), and who ranked.
 
-    What :meth:`~engine.session.LabelingSession.ranked_with` takes.
+    What :meth:`~engine.session.labeling.LabelingSession.ranked_with` takes.
     """
     return frozenset(report.cannot_rank()), frozenset(n for n, c in report.ran.items() if c)
 

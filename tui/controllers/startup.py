@@ -4,7 +4,7 @@ Once the first screen is drawn, what is alive is frozen (:func:`gc.freeze`), for
 that is its process's only app (``goldpan open``, a ``goldpan serve`` tab), never for one
 of a test's many apps. A served tab then tells the server its start is over, once the
 soundness checks are done too: the server holds the next tab's start until then
-(:class:`tui.team_starts.StartGate`).
+(:class:`tui.serve.starts.StartGate`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine import gc_policy
-from tui.served import tell_started
+from tui.serve.served import tell_started
 
 if TYPE_CHECKING:
     from tui.app import GoldpanApp

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.gold import Status
 from engine.grades import is_relevant
-from engine.queue import disagreement_queue
+from engine.judging.queue import disagreement_queue
 from tui.actions import Command, bindings
 from tui.literal import literal, visible
 from tui.screens.base import GoldpanScreen, cursor_key
@@ -380,7 +380,7 @@ grades, which tell how far to trust the labels (and each model against the gold)
 
         Reads every label: redrawn only when the workspace changed since the last time.
         """
-        from engine.agreement import agreement_report  # numpy: loaded here, not at start
+        from engine.team.agreement import agreement_report  # numpy: loaded here, not at start
 
         token = self.gp.session.change_token()
         if token == self._agreement_token:

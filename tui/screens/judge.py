@@ -13,8 +13,8 @@ from textual.widgets import Footer, Header, Static
 
 from engine.counters import left_to_judge
 from engine.grades import NOT_RELEVANT, RELEVANT, is_relevant
-from engine.session import QuestionState
-from engine.stopping import Offer
+from engine.judging.stopping import Offer
+from engine.session.labeling import QuestionState
 from tui.actions import bindings, with_keys
 from tui.literal import literal, visible
 from tui.messages import WorkspaceChanged
@@ -29,7 +29,7 @@ from tui.widgets.lines import Lines
 from tui.widgets.progress import next_question, next_unjudged, progress_text, you_text
 
 if TYPE_CHECKING:
-    from engine.feedback import Feedback
+    from engine.judging.feedback import Feedback
 
 
 class JudgeScreen(GoldpanScreen):

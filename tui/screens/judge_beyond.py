@@ -14,7 +14,7 @@ from textual.message import Message
 from tui.crash import failure_notice
 
 if TYPE_CHECKING:
-    from engine.feedback import Feedback, Round
+    from engine.judging.feedback import Feedback, Round
 
 
 class FoundMore(Message, namespace="judge_screen"):
@@ -36,7 +36,7 @@ class FoundMore(Message, namespace="judge_screen"):
 
 def find_more(workspace_path: Path, qid: str, known: Feedback | None) -> FoundMore:
     """One round of feedback for ``qid``, on a connection of this thread's own."""
-    from engine.feedback import judged_grades, load_feedback, next_round
+    from engine.judging.feedback import judged_grades, load_feedback, next_round
     from engine.workspace import Workspace
 
     try:
@@ -59,7 +59,7 @@ def found_notice(found: Round, qid: str, listed: set[str]) -> str:
     """What a round of feedback did, in words.
 
     How many documents came from beyond the pool, and how many of the candidates
-    ``listed`` it moved up (feedback ranks both: :func:`engine.feedback.next_round`).
+    ``listed`` it moved up (feedback ranks both: :func:`engine.judging.feedback.next_round`).
     """
     new = sum(doc not in listed for doc in found.docs)
     what = (

@@ -15,10 +15,10 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.analysis.overlap import EASY_THRESHOLD
 from engine.counters import is_disputed
 from engine.gold import Gold, Status, resolve_one
-from engine.overlap import EASY_THRESHOLD
-from engine.queue import DEFAULT_K, coverage_at_k, judged_docs, judging_queue
+from engine.judging.queue import DEFAULT_K, coverage_at_k, judged_docs, judging_queue
 from engine.workspace import Workspace
 from tui.actions import Command, bindings, by_id
 from tui.literal import literal, one_line, visible
@@ -196,7 +196,7 @@ The selected question is the current one on every screen: the Label screen opens
     @work(thread=True, exclusive=True, group="overlap")
     def _measure_overlap(self) -> None:
         """Title overlap of every question (titles are read here, never shown)."""
-        from engine.analysis import question_overlaps  # loads the retrievers: not at start
+        from engine.analysis.analyses import question_overlaps  # loads the retrievers: not at start
 
         ws = Workspace.open(self.gp.workspace_path, readonly=True)
         try:

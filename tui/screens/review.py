@@ -44,7 +44,7 @@ from tui.widgets.snapshot_diff import (
 from tui.widgets.tables import fill, fitted
 
 if TYPE_CHECKING:  # numpy and the metrics load when the screen first scores, not at start
-    from engine.compare import FloatArray
+    from engine.analysis.compare import FloatArray
 
     ChangesNow = dict[str, tuple[list[str], dict[str, FloatArray]]]
     """Per retriever: the scored question ids and each metric's values in their order."""

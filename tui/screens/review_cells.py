@@ -10,12 +10,12 @@ from tui.literal import visible
 
 
 def holes_text(means: Mapping[str, Mapping[str, float] | None], scored: int) -> Text:
-    """The gate's warning about holes (:func:`engine.holes.judged_warnings`), on a line.
+    """The gate's warning about holes (:func:`engine.ci.holes.judged_warnings`), on a line.
 
     A retriever without means (it cannot rank some scored question now) has no scores to
     warn about.
     """
-    from engine.holes import HOLE_METRIC, judged_warnings
+    from engine.ci.holes import HOLE_METRIC, judged_warnings
 
     warned = judged_warnings(
         {

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from engine.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
+from engine.analysis.overlap import EASY_THRESHOLD, Overlap, TitleOverlap
 from engine.workspace import Workspace
 from tui.actions import Command, bindings
 from tui.literal import visible

@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from rich.text import Text
 
 from engine.grades import is_relevant
-from engine.session import LabelingSession, QuestionState
+from engine.session.labeling import LabelingSession, QuestionState
 from tui.literal import visible
 
 
@@ -112,7 +112,7 @@ def _viewer_text(session: LabelingSession, order: Sequence[str], current: str | 
 def stopped_text(stopped: Mapping[str, int], among: Collection[str] | None = None) -> str:
     """`` · 3 stopped (21 not judged)``: stopped questions and their candidates not judged.
 
-    ``stopped`` is :meth:`engine.session.LabelingSession.stopped`; ``among``: only these
+    ``stopped`` is :meth:`engine.session.labeling.LabelingSession.stopped`; ``among``: only these
     questions (a tag's). Empty when none is stopped.
     """
     left = [n for q, n in stopped.items() if among is None or q in among]

@@ -33,9 +33,9 @@ from tui.widgets.tables import cut
 from tui.widgets.tables import fill as fill_table
 
 if TYPE_CHECKING:
-    from engine.analysis import Contribution, Failure, QuestionOverlap, SweepCell
-    from engine.compare import Comparison, FloatArray
-    from engine.noanswer import Calibration
+    from engine.analysis.analyses import Contribution, Failure, QuestionOverlap, SweepCell
+    from engine.analysis.compare import Comparison, FloatArray
+    from engine.analysis.noanswer import Calibration
     from engine.workspace import Workspace
 
 COMPARE_METRICS = ("mrr", "hit@1", "hit@5", "ndcg@10")
@@ -118,8 +118,8 @@ class ComparePanel(AnalysisPanel):
         request: PanelRequest,
         values: dict[str, tuple[list[str], FloatArray, FloatArray]],
     ) -> None:
-        from engine.compare import compare, question_wins
-        from engine.power import power_of, power_sentence
+        from engine.analysis.compare import compare, question_wins
+        from engine.analysis.power import power_of, power_sentence
 
         a, b = request.a, request.b
         try:
@@ -151,7 +151,7 @@ class ComparePanel(AnalysisPanel):
         if results and results[0].n == 0:  # means, intervals and p-values of no question
             body.update(Text(NO_SCORED, style="dim"))
             return
-        from engine.compare import DEFAULT_SAMPLES  # loaded by the worker already
+        from engine.analysis.compare import DEFAULT_SAMPLES  # loaded by the worker already
 
         a, b = list(wins)
         text = comparison_text(a, b, results, wins, samples=DEFAULT_SAMPLES, seed=0)
@@ -212,7 +212,7 @@ class TagsPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Title overlap of every question (reads every title)."""
-        from engine.analysis import question_overlaps
+        from engine.analysis.analyses import question_overlaps
 
         ws = _open(request.path)
         try:
@@ -262,7 +262,7 @@ class TagsPanel(AnalysisPanel):
                 ". No question has a tag yet: tag questions on Write (easy, hard, paraphrase, "
                 "...) to compare them here"
             )
-        from engine.overlap import EASY_THRESHOLD  # loaded by analyse, in the worker
+        from engine.analysis.overlap import EASY_THRESHOLD  # loaded by analyse, in the worker
 
         note.append(
             f". hi-ov: {EASY_THRESHOLD:.0%} or more of the question's words in one title; "
@@ -308,7 +308,7 @@ class FailuresPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Failures of A (reads every scored question's cached ranking)."""
-        from engine.analysis import failures
+        from engine.analysis.analyses import failures
         from engine.scoring import NotScored, scored_set
 
         ws = _open(request.path)
@@ -382,7 +382,7 @@ class NoAnswerPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Calibrate A's top-1 scores."""
-        from engine.analysis import noanswer_calibration
+        from engine.analysis.analyses import noanswer_calibration
 
         ws = _open(request.path)
         try:
@@ -428,7 +428,7 @@ class SweepPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Rank the scored questions with A for every (k1, b)."""
-        from engine.analysis import SWEEP_B, SWEEP_K1, sweep
+        from engine.analysis.analyses import SWEEP_B, SWEEP_K1, sweep
         from engine.gold import question_counts
 
         ws = _open(request.path)
@@ -461,7 +461,7 @@ class SweepPanel(AnalysisPanel):
             table.clear(columns=True)
             note.update(Text(NO_SCORED, style="dim"))
             return
-        from engine.analysis import SWEEP_B, SWEEP_K1  # loaded by analyse, in the worker
+        from engine.analysis.analyses import SWEEP_B, SWEEP_K1  # loaded by analyse, in the worker
 
         fill(table, sweep_grid(cells, SWEEP_K1, SWEEP_B, own))
         note.update(
@@ -495,7 +495,7 @@ class PoolPanel(AnalysisPanel):
 
     def analyse(self, request: PanelRequest) -> object:
         """Pool every question and attribute each pooled document."""
-        from engine.analysis import pool_contributions
+        from engine.analysis.analyses import pool_contributions
 
         ws = _open(request.path)
         try:

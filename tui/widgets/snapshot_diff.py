@@ -20,7 +20,7 @@ from engine.workspace import WorkspaceError
 
 if TYPE_CHECKING:  # numpy loads when the screen first compares, not at start
     from engine.metrics import FloatArray
-    from engine.session_reads import SessionReads
+    from engine.session.reads import SessionReads
     from engine.verdict import Verdict
 
 Verdicts = dict[tuple[str, str], "Verdict"]
@@ -46,7 +46,7 @@ class Baseline:
     @classmethod
     def load(cls, ws: SessionReads, name: str) -> Baseline | None:
         """The snapshot ``name`` of the workspace (None when it is gone)."""
-        from engine.score_snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
+        from engine.ci.snapshots import check_snapshot, snapshot_ranks  # numpy: not at start
 
         try:
             data = ws.snapshot(name)
@@ -61,7 +61,7 @@ class Baseline:
         """What is compared for ``retriever`` among ``now_ids``, and its means then.
 
         The questions compared are those scored both in the snapshot and now
-        (:func:`engine.score_snapshots.paired_questions`, the rule every comparison with a
+        (:func:`engine.ci.snapshots.paired_questions`, the rule every comparison with a
         snapshot follows); the means are each metric's over them in the snapshot.
         None when nothing is compared (then no change is shown: a change from a mean over
         no question would be measured from 0). The snapshot never changes: its values
@@ -69,8 +69,8 @@ class Baseline:
         does not re-read thousands of values, and each comparison is kept while the
         questions compared stay the same.
         """
+        from engine.ci.snapshots import paired_questions, snapshot_values
         from engine.metrics import mean
-        from engine.score_snapshots import paired_questions, snapshot_values
 
         compared = tuple(paired_questions(self.data, retriever, now_ids))
         if not compared:
@@ -108,11 +108,11 @@ def judge_changes(
 
     ``now``: per retriever, the scored question ids and each metric's values in their
     order. The verdicts are ``score --against``'s: the same questions compared
-    (:func:`engine.score_snapshots.paired_questions`, in id order as there), resamples
-    and rule (:func:`engine.score_snapshots.metric_changes`). Slow on many questions: a
+    (:func:`engine.ci.snapshots.paired_questions`, in id order as there), resamples
+    and rule (:func:`engine.ci.snapshots.metric_changes`). Slow on many questions: a
     worker's job.
     """
-    from engine.score_snapshots import metric_changes, paired_matrices, paired_questions
+    from engine.ci.snapshots import metric_changes, paired_matrices, paired_questions
 
     out: Verdicts = {}
     for r, (ids, values) in now.items():

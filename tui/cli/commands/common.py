@@ -20,12 +20,12 @@ from rich.console import Console
 from rich.text import Text
 
 from engine.errors import GoldpanError
-from tui.crash import write_crash_log as write_crash_log  # tui.team_server imports it here
+from tui.crash import write_crash_log as write_crash_log  # tui.serve.server imports it here
 from tui.literal import json_escaped, literal, visible
 
 if TYPE_CHECKING:
-    from engine.gate import Floor
-    from engine.holes import HoleWarning
+    from engine.ci.gate import Floor
+    from engine.ci.holes import HoleWarning
     from engine.retrieve.runner import RunReport
     from engine.workspace import Workspace
 
@@ -255,7 +255,7 @@ def parse_floors(raw: Sequence[str]) -> list[Floor]:
 
     A floor is a finite number: ``mrr=nan`` would be a gate that never fails.
     """
-    from engine.gate import Floor
+    from engine.ci.gate import Floor
     from tui.cli.values import finite_value
 
     floors = []
@@ -311,7 +311,7 @@ def annotator_name(name: str | None) -> str:
 
 def say_warnings(warnings: Sequence[HoleWarning]) -> None:
     """The gate's warnings about holes, in one line on stderr."""
-    from engine.holes import warnings_text
+    from engine.ci.holes import warnings_text
 
     if warnings:
         err.print(literal(f"warning: {warnings_text(warnings)}", style="yellow"))

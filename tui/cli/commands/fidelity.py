@@ -28,7 +28,7 @@ def _number(value: float | None) -> str:
 
 def cmd_fidelity(args: argparse.Namespace) -> None:
     """Top-1 agreement, rank correlation and tie share of A and B."""
-    from engine.fidelity import fidelity
+    from engine.analysis.fidelity import fidelity
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:

@@ -1,7 +1,7 @@
 """What ``score`` and ``score --against`` share: the code given, pooling, the reports.
 
 The decisions are the engine's: which rankings were made now and which cannot be
-vouched for (:mod:`engine.score_rankings`), and the gate's verdict (:mod:`engine.gate`).
+vouched for (:mod:`engine.ci.rankings`), and the gate's verdict (:mod:`engine.ci.gate`).
 This module reads the command line (``--run FILE[=NAME]``, ``--run-command
 "CMD"[=NAME]``), pools the workspace's own retrievers with a progress bar, says which
 rankings were scored, writes the CI reports (``--junit-xml``, ``--markdown``) once the
@@ -20,8 +20,8 @@ from tui.cli.commands.common import GateFailed, UsageError, err, pool_stale
 from tui.literal import literal
 
 if TYPE_CHECKING:
-    from engine.gate import Verdict
-    from engine.score_rankings import GivenRuns, Rankings
+    from engine.ci.gate import Verdict
+    from engine.ci.rankings import GivenRuns, Rankings
     from engine.workspace import Workspace
 
 
@@ -41,7 +41,7 @@ def _split_name(raw: str, flag: str, *, is_file: bool) -> tuple[str, str | None]
 
 def parse_given(args: argparse.Namespace) -> GivenRuns:
     """``--run`` and ``--run-command`` as names and values (names unique)."""
-    from engine.score_rankings import GivenRuns
+    from engine.ci.rankings import GivenRuns
 
     given = GivenRuns()
     seen: set[str] = set()
@@ -67,8 +67,8 @@ def prepare(ws: Workspace, args: argparse.Namespace, given: GivenRuns, quiet: bo
 
     With ``--run`` / ``--run-command`` only they and the ``--retriever`` ones are scored.
     """
+    from engine.ci.rankings import scored_rankings
     from engine.retrieve import DEFAULT_DEPTH
-    from engine.score_rankings import scored_rankings
 
     chosen = [n for n in args.retriever or [] if n not in given.names()]
     wanted = chosen or ([] if given else [s.name for s in ws.retrievers()])
@@ -116,7 +116,7 @@ def write_reports(args: argparse.Namespace, workspace: Path, junit: str, markdow
 
 def present(verdict: Verdict) -> None:
     """The verdict as the exit code: 2 refused, 1 failed, 0 passed (warnings on stderr)."""
-    from engine.gate import GateRefused
+    from engine.ci.gate import GateRefused
 
     for w in verdict.warnings:
         err.print(literal(f"goldpan: warning: {w}", style="yellow"))

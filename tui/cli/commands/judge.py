@@ -1,6 +1,6 @@
 """``goldpan judge``: a model grades the pooled candidates, beside the people, never as gold.
 
-The engine does the work (:mod:`engine.judge`, :mod:`engine.calibration`); this module
+The engine does the work (:mod:`engine.judges.run`, :mod:`engine.judges.calibration`); this module
 reads the command line and prints the calibration: for each grade, the model's score
 range and how many grades people gave there agree.
 """
@@ -25,15 +25,15 @@ from tui.cli.commands.common import (
 from tui.literal import command_shown, literal
 
 if TYPE_CHECKING:
-    from engine.calibration import Calibration
-    from engine.judge import JudgeReport
-    from engine.judge_report import ReportCard
+    from engine.judges.calibration import Calibration
+    from engine.judges.report import ReportCard
+    from engine.judges.run import JudgeReport
     from engine.workspace import Workspace
 
 
 def cmd_judge(args: argparse.Namespace) -> None:
     """Grade the candidates with a model, remove a judge, or list them."""
-    from engine.judge import remove_judge
+    from engine.judges.run import remove_judge
 
     if args.report:
         clash = [
@@ -64,8 +64,8 @@ def cmd_judge(args: argparse.Namespace) -> None:
 
 
 def _judge(args: argparse.Namespace) -> None:
-    from engine.calibration import check_thresholds
-    from engine.judge import make_judge, run_judge, stored_judge
+    from engine.judges.calibration import check_thresholds
+    from engine.judges.run import make_judge, run_judge, stored_judge
     from tui.cli.values import finite_value
 
     thresholds = None
@@ -226,7 +226,7 @@ def _print_report(report: JudgeReport, workspace: str) -> None:
 
 
 def _list(ws: Workspace, as_json: bool) -> None:
-    from engine.calibration import stored_calibration
+    from engine.judges.calibration import stored_calibration
 
     judges = ws.model_judges()
     counts: dict[str, int] = {}
@@ -282,7 +282,7 @@ def _maybe(x: object) -> str:
 
 def _report(args: argparse.Namespace) -> None:
     """``judge --report``: the stored judge's report card (reads only; may ask a command)."""
-    from engine.judge_report import report_card
+    from engine.judges.report import report_card
 
     kwargs: dict[str, Any] = {"seed": args.seed}
     if args.keep is not None:

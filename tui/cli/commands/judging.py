@@ -22,13 +22,13 @@ from tui.cli.commands.common import (
 from tui.literal import literal
 
 if TYPE_CHECKING:
-    from engine.judging import JudgingSettings
-    from engine.stopping import StopRule
+    from engine.judging.settings import JudgingSettings
+    from engine.judging.stopping import StopRule
 
 
 def cmd_judging(args: argparse.Namespace) -> None:
     """Show (and change) the workspace's judging order and stopping rule."""
-    from engine.judging import set_judging, workspace_judging
+    from engine.judging.settings import set_judging, workspace_judging
 
     change = any(v is not None for v in (args.order, args.stop_after, args.stop_below))
     with open_workspace(args.workspace) as ws:
@@ -69,15 +69,15 @@ def parse_stop(raw: str) -> StopRule:
         below = values.finite_value(parts[1], 0) if len(parts) == 2 else 0.0
     except ValueError as exc:
         raise UsageError(f"--stop: {exc}") from None
-    from engine.stopping import StopRule
+    from engine.judging.stopping import StopRule
 
     return StopRule(after, below)
 
 
 def cmd_simulate(args: argparse.Namespace) -> None:
     """Replay judging with one annotator's labels as the assessor."""
-    from engine.judging import workspace_judging
-    from engine.judging_order import ORDERS
+    from engine.judging.order import ORDERS
+    from engine.judging.settings import workspace_judging
     from engine.simulate import load, simulate
 
     rule = None
@@ -89,7 +89,7 @@ def cmd_simulate(args: argparse.Namespace) -> None:
         setup = load(ws, args.assessor, args.depth)
         propose = method = None
         if args.beyond_pool is not None:
-            from engine.feedback import load_feedback
+            from engine.judging.feedback import load_feedback
 
             feedback = load_feedback(ws, [q.id for q in setup.questions])
             propose, method = feedback.propose, feedback.method

@@ -137,8 +137,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if getattr(args, "fail_on_regression", False) or getattr(args, "tolerance", None):
         raise UsageError("--fail-on-regression and --tolerance need --against NAME_OR_FILE")
-    from engine.gate import floor_verdict
-    from engine.holes import hole_warnings
+    from engine.ci.gate import floor_verdict
+    from engine.ci.holes import hole_warnings
     from engine.scoring import metric_names, score_workspace
 
     ks = parse_ks(args.k)
@@ -182,8 +182,8 @@ def cmd_score(args: argparse.Namespace) -> None:
                 min_judged=args.min_judged,
             )
         if verdict is not None and (args.junit_xml or args.markdown):
-            from engine.ci_reports import junit_xml, markdown_scores, question_cases
-            from engine.score_rankings import winners
+            from engine.ci.rankings import winners
+            from engine.ci.reports import junit_xml, markdown_scores, question_cases
 
             texts = {q.id: q.text for q in ws.questions()}
             tops = winners(ws, rankings, verdict.retrievers, board.question_ids)
@@ -247,8 +247,8 @@ def _metrics(raw: Sequence[str]) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> None:
     """Paired comparison of two retrievers on one metric or several, each with its verdict."""
-    from engine.analysis import compare_retrievers
-    from engine.holes import HOLE_METRIC, hole_warnings
+    from engine.analysis.analyses import compare_retrievers
+    from engine.ci.holes import HOLE_METRIC, hole_warnings
     from engine.metrics import DEFAULT_METRIC, mean
     from engine.retrieve import DEFAULT_DEPTH
     from engine.scoring import paired_board
@@ -306,7 +306,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 def cmd_failures(args: argparse.Namespace) -> None:
     """Questions whose gold is not at rank 1, and what beat it."""
-    from engine.analysis import analysed_retriever, failures
+    from engine.analysis.analyses import analysed_retriever, failures
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
@@ -341,7 +341,7 @@ def cmd_failures(args: argparse.Namespace) -> None:
 
 def cmd_noanswer(args: argparse.Namespace) -> None:
     """Can a threshold on the top-1 score tell no-answer questions apart?"""
-    from engine.analysis import analysed_retriever, noanswer_calibration
+    from engine.analysis.analyses import analysed_retriever, noanswer_calibration
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
@@ -372,7 +372,7 @@ def cmd_noanswer(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A (k1, b) grid for one BM25 retriever, or a two-retriever fusion's weights."""
-    from engine.analysis import SWEEP_B, SWEEP_K1, sweep, sweepable
+    from engine.analysis.analyses import SWEEP_B, SWEEP_K1, sweep, sweepable
     from engine.metrics import parse_metric
     from engine.retrieve import DEFAULT_DEPTH
 
@@ -421,7 +421,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 def cmd_fusion_sweep(args: argparse.Namespace) -> None:
     """The fusion of two retrievers over a weight (x RRF k) grid, with a held-out figure."""
-    from engine.fusion_sweep import DEFAULT_NORM, DEFAULT_WEIGHTS, fusion_sweep
+    from engine.analysis.fusion_sweep import DEFAULT_NORM, DEFAULT_WEIGHTS, fusion_sweep
     from engine.metrics import parse_metric
     from engine.retrieve import DEFAULT_DEPTH
 
@@ -499,7 +499,7 @@ def cmd_fusion_sweep(args: argparse.Namespace) -> None:
 
 def cmd_overlap(args: argparse.Namespace) -> None:
     """Each question's overlap with the nearest title and with its gold text."""
-    from engine.analysis import question_overlaps
+    from engine.analysis.analyses import question_overlaps
 
     with open_workspace(args.workspace) as ws:
         rows = question_overlaps(ws)
@@ -511,7 +511,7 @@ def cmd_overlap(args: argparse.Namespace) -> None:
             ]
         )
         return
-    from engine.overlap import EASY_THRESHOLD
+    from engine.analysis.overlap import EASY_THRESHOLD
 
     out.print(
         overlap_grid(rows).rich_table(

@@ -29,9 +29,9 @@ def _people(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def cmd_serve(args: argparse.Namespace) -> None:
     """Print each person's link, then serve until ctrl+c."""
-    from tui.served import Served
-    from tui.team_server import LOOPBACK, make_server, run
-    from tui.team_tokens import ServeError, TokenBook, link
+    from tui.serve.served import Served
+    from tui.serve.server import LOOPBACK, make_server, run
+    from tui.serve.tokens import ServeError, TokenBook, link
 
     path = Path(args.workspace)
     try:

@@ -1,4 +1,4 @@
-"""Commands of the regression workflow: snapshot, score --against, power, import querylog."""
+"""Commands of the regression workflow: ``snapshot`` and ``score --against``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from engine.metrics import parse_metric
-from engine.retrieve import DEFAULT_DEPTH
-from engine.score_snapshots import (
+from engine.ci.snapshots import (
     RetrieverDiff,
     SnapshotDiff,
     SnapshotError,
@@ -21,6 +19,7 @@ from engine.score_snapshots import (
     resolve_snapshot,
     save_snapshot,
 )
+from engine.retrieve import DEFAULT_DEPTH
 from engine.verdict import rule
 from tui.cli.commands.common import (
     UsageError,
@@ -133,7 +132,7 @@ def _write_json(path: Path, data: dict[str, Any], *, force: bool, workspace: Pat
 
 
 def _show(data: dict[str, Any], *, as_json: bool) -> None:
-    from engine.score_snapshots import snapshot_means
+    from engine.ci.snapshots import snapshot_means
 
     means = snapshot_means(data)
     if as_json:
@@ -169,7 +168,7 @@ def cmd_score_against(args: argparse.Namespace) -> None:
     if args.tolerance is not None and not args.fail_on_regression:
         raise UsageError("--tolerance goes with --fail-on-regression")
     tolerance = args.tolerance or 0  # --tolerance and --samples: checked as parsed
-    from engine.gate import regression_verdict
+    from engine.ci.gate import regression_verdict
     from tui.cli.commands import gate
     from tui.cli.commands.common import say_warnings
 
@@ -199,8 +198,8 @@ def cmd_score_against(args: argparse.Namespace) -> None:
         )
         how = {n: w for n, w in rankings.how.items() if n in diff.scored_now}
         if args.junit_xml or args.markdown:
-            from engine.ci_reports import junit_xml, markdown_against, question_cases
-            from engine.score_rankings import winners
+            from engine.ci.rankings import winners
+            from engine.ci.reports import junit_xml, markdown_against, question_cases
             from engine.scoring import score_workspace
 
             board = score_workspace(
@@ -311,134 +310,3 @@ def _say_not_compared(retriever: str, d: RetrieverDiff) -> None:
             style="dim",
         )
     )
-
-
-# -- power ---------------------------------------------------------------------------------
-
-
-def cmd_power(args: argparse.Namespace) -> None:
-    """Minimum detectable difference and questions needed for A vs B."""
-    from engine.power import power_sentence, workspace_power
-
-    metric = parse_metric(args.metric).name
-    with open_workspace(args.workspace) as ws:
-        check_retrievers(ws, [args.a, args.b], "power")
-        check_tag(ws, args.tag)
-        report = pool_stale(ws, [args.a, args.b], DEFAULT_DEPTH, quiet=args.json)
-        p = workspace_power(
-            ws,
-            args.a,
-            args.b,
-            metric,
-            tag=args.tag,
-            cannot_rank=report.cannot_rank() if report else (),
-        )
-    if args.json:
-        print_json(p.to_json())
-        return
-    table = Table(
-        title=literal(f"{args.a} vs {args.b} on {metric}: power (80%, two-sided 5%)"),
-        title_justify="left",
-        show_header=False,
-    )
-    table.add_column("what")
-    table.add_column("value", justify="right")
-    table.add_row("questions", str(p.n))
-    table.add_row("difference (A - B)", f"{p.diff:+.4f}")
-    table.add_row("sd of the differences", f"{p.sd:.4f}")
-    table.add_row("questions that differ", f"{p.discordant} (a test needs {p.least_discordant})")
-    table.add_row("minimum detectable difference", "-" if p.mde is None else f"{p.mde:.4f}")
-    table.add_row(
-        "questions needed for the difference", "-" if p.n_needed is None else str(p.n_needed)
-    )
-    out.print(table)
-    out.print(Text(power_sentence(p)))
-
-
-# -- import querylog -----------------------------------------------------------------------
-
-
-def cmd_import_querylog(args: argparse.Namespace) -> None:
-    """Read a query log; sample questions from it, or store it for the write screen."""
-    from engine.querylog import DEFAULT_SIMILARITY, band_summary, import_querylog
-
-    # --similarity, --sample and --min-count are checked as they are parsed (tui.cli.values)
-    similarity = DEFAULT_SIMILARITY if args.similarity is None else args.similarity
-    with open_workspace(args.workspace) as ws:
-        report = import_querylog(
-            ws,
-            Path(args.path),
-            sample=args.sample,
-            seed=args.seed,
-            min_count=args.min_count,
-            similarity=similarity,
-            fmt=args.format,
-        )
-    if args.json:
-        print_json(report.to_json())
-        return
-    g = report.grouping
-    out.print(
-        literal(
-            f"read {report.source}: {g.lines} lines, {g.queries} queries, {g.distinct} distinct "
-            f"after normalization, {len(g.groups) + len(g.existing)} groups with "
-            f"near-duplicates (3-gram Jaccard >= {report.similarity:g})"
-        )
-    )
-    bands = band_summary(g.groups + [x for x, _ in g.existing])
-    table = Table(title="frequency bands (groups by count, cumulative share of traffic)")
-    for col in ("band", "cut", "groups", "traffic", "counts"):
-        table.add_column(col, justify="left" if col == "band" else "right")
-    for name, b in bands.items():
-        lo, hi = b["cut"]
-        table.add_row(
-            name,
-            f"{lo:.0%}-{hi:.0%}",
-            str(b["groups"]),
-            f"{b['traffic']:.0%}",
-            f"{b['min_count']}-{b['max_count']}" if b["groups"] else "-",
-        )
-    out.print(table)
-    near = [x for x in g.groups if x.near]
-    if near:
-        t = Table(title=f"near-duplicates grouped ({len(near)} groups)", title_justify="left")
-        t.add_column("kept as")
-        t.add_column("count", justify="right")
-        t.add_column("merged (similarity)")
-        for x in near[:20]:
-            t.add_row(
-                literal(x.text),
-                str(x.count),
-                literal("; ".join(f"{txt} ({s:.2f})" for txt, s in x.near)),
-            )
-        out.print(t)
-        if len(near) > 20:
-            out.print(Text(f"... and {len(near) - 20} more (--json lists all)", style="dim"))
-    if g.existing:
-        out.print(
-            literal(
-                f"left out {len(g.existing)} near-duplicate(s) of existing questions: "
-                + "; ".join(f"{x.text} ~ {q}" for x, q in g.existing[:5])
-                + (" ..." if len(g.existing) > 5 else "")
-            )
-        )
-    dropped = len(g.groups) - len(report.kept)
-    if dropped:
-        out.print(literal(f"skipped {dropped} group(s) seen fewer than {report.min_count} times"))
-    if report.stored is not None:
-        added, merged = report.stored
-        out.print(
-            literal(
-                f"stored {added} new queries in the workspace's log ({merged} already there: "
-                "counts added); open the write screen and press ctrl+n for the next one"
-            )
-        )
-    else:
-        by_band = {b: sum(1 for x, _ in report.sampled if x.band == b) for b in bands}
-        out.print(
-            literal(
-                f"sampled {len(report.sampled)} questions (seed {report.seed}): "
-                + ", ".join(f"{b} {n}" for b, n in by_band.items())
-                + "; tagged from-log and their band"
-            )
-        )

@@ -28,9 +28,9 @@ from tui.cli.commands.common import (
 from tui.literal import command_shown, literal
 
 if TYPE_CHECKING:
-    from engine.feedback import Round
     from engine.gold import Gold
-    from engine.session import LabelingSession
+    from engine.judging.feedback import Round
+    from engine.session.labeling import LabelingSession
     from engine.types import Label, ModelLabel
     from engine.workspace import Workspace
 
@@ -42,7 +42,7 @@ def _labeling(args: argparse.Namespace) -> Iterator[LabelingSession]:
     The session is what the judge screen writes through; an unknown question or document
     in the block is a usage error.
     """
-    from engine.session import LabelingSession
+    from engine.session.labeling import LabelingSession
     from engine.workspace import WorkspaceError
 
     who = annotator_name(args.annotator)
@@ -74,8 +74,8 @@ def cmd_verdict(args: argparse.Namespace) -> None:
 
 def cmd_agreement(args: argparse.Namespace) -> None:
     """Cohen's kappa per annotator pair, Krippendorff's alpha, verdict agreement."""
-    from engine.agreement import agreement_report
     from engine.gold import workspace_golds
+    from engine.team.agreement import agreement_report
 
     with open_workspace(args.workspace) as ws:
         models = ws.model_labels()
@@ -134,7 +134,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> None:
     """Bring separately labeled workspaces together (labels keep their annotators)."""
-    from engine.merge import merge_workspaces
+    from engine.team.merge import merge_workspaces
 
     report = merge_workspaces(Path(args.out), [Path(p) for p in args.inputs])
     out.print(literal(f"merged into {args.out}: {report.summary()}"))
@@ -154,7 +154,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
     """What to judge next, and how much of each retriever's top k is judged."""
     from engine.counters import workspace_stopped
     from engine.gold import workspace_golds
-    from engine.queue import coverage_at_k, judged_docs, judging_queue
+    from engine.judging.queue import coverage_at_k, judged_docs, judging_queue
     from engine.retrieve import DEFAULT_DEPTH
 
     with open_workspace(args.workspace) as ws:
@@ -170,7 +170,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
     coverage = coverage_at_k(rankings, judged, args.k)
     model_queues = None
     if model is not None:
-        from engine.queue import disagreement_queue, model_holes_queue
+        from engine.judging.queue import disagreement_queue, model_holes_queue
 
         model_queues = (
             disagreement_queue(golds, model, people),
@@ -262,9 +262,9 @@ def _beyond_pool(
     The documents join their questions' candidates (written here); returns the method's
     name and each question's round.
     """
-    from engine.feedback import judged_grades, load_feedback, next_round
     from engine.gold import Status
     from engine.grades import is_relevant
+    from engine.judging.feedback import judged_grades, load_feedback, next_round
     from engine.types import Proposal
 
     wanted = []

@@ -109,7 +109,7 @@ def _pool(args: argparse.Namespace) -> None:
         # the first write's soundness checks read every page: they start now, beside the
         # imports (numpy) and the indexing, and that write waits for their verdict
         ws.check_soundness_behind()
-        from engine.analysis import pool_contributions
+        from engine.analysis.analyses import pool_contributions
         from engine.pooling import DEFAULT_POOL_DEPTH as POOL_DEPTH
         from engine.retrieve.runner import PreparedRetrievers, refresh_runs
         from tui.cli import keep_to_exit

@@ -9,8 +9,8 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.compare import DEFAULT_SAMPLES
-    from engine.holes import DEFAULT_MIN_JUDGED
+    from engine.analysis.compare import DEFAULT_SAMPLES
+    from engine.ci.holes import DEFAULT_MIN_JUDGED
     from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
     from engine.verdict import LEVEL
 

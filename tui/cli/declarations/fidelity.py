@@ -9,7 +9,7 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.fidelity import DEFAULT_K
+    from engine.analysis.fidelity import DEFAULT_K
 
     s.add_argument("a", metavar="A", help="a retriever (say, goldpan's BM25)")
     s.add_argument("b", metavar="B", help="the retriever A is compared with (the engine)")

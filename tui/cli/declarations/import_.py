@@ -222,7 +222,7 @@ COMMAND = CliCommand(
             "near-duplicates grouped, and either sampled by frequency band (--sample N: "
             "questions tagged from-log and head/torso/tail) or stored for the Write screen's "
             "ctrl+n.",
-            run="snapshots:cmd_import_querylog",
+            run="querylog:cmd_import_querylog",
             options=_querylog,
             json=True,
             see="[Questions from a query log](query-log.md)",

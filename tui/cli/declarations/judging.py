@@ -9,9 +9,9 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.judging_order import DEFAULT_ORDER, ORDERS
-    from engine.rows import MAX_STOP_AFTER
-    from engine.stopping import DEFAULT_STOP_AFTER, DEFAULT_STOP_BELOW
+    from engine.judging.order import DEFAULT_ORDER, ORDERS
+    from engine.judging.stopping import DEFAULT_STOP_AFTER, DEFAULT_STOP_BELOW
+    from engine.workspace.rows import MAX_STOP_AFTER
 
     s.add_argument(
         "--order",

@@ -28,7 +28,7 @@ COMMAND = CliCommand(
     ' "metric", "n", "diff", "sd", "mde", "n_needed", "discordant", "least_discordant"}'
     " (mde and n_needed null where not given). Refused (exit 2) when A or B has not ranked"
     " some scored question and cannot rank it now.",
-    run="snapshots:cmd_power",
+    run="power:cmd_power",
     options=_options,
     json=True,
 )

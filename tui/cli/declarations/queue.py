@@ -9,9 +9,9 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.feedback import BATCH
+    from engine.judging.feedback import BATCH
+    from engine.judging.queue import DEFAULT_K
     from engine.names import MODEL_PREFIX
-    from engine.queue import DEFAULT_K
 
     s.add_argument(
         "--k",

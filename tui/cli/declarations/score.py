@@ -30,8 +30,8 @@ which rankings a gate scores:
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.compare import DEFAULT_SAMPLES
-    from engine.holes import DEFAULT_MIN_JUDGED
+    from engine.analysis.compare import DEFAULT_SAMPLES
+    from engine.ci.holes import DEFAULT_MIN_JUDGED
     from engine.metrics import METRIC_FAMILIES
     from engine.scoring import DEFAULT_KS
 

@@ -9,7 +9,7 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
+    from engine.team.assign import DEFAULT_PER_QUESTION, LEASE_SECONDS
 
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=values.port, default=8000, help="default 8000")

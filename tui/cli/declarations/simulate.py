@@ -9,7 +9,7 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.judging_order import ORDERS
+    from engine.judging.order import ORDERS
     from engine.pooling import DEFAULT_POOL_DEPTH
     from engine.simulate import DEFAULT_SEEDS
 

@@ -10,9 +10,9 @@ from tui.cli.command import CliCommand
 
 
 def _options(s: argparse.ArgumentParser) -> None:
-    from engine.analysis import SWEEP_B, SWEEP_K1
-    from engine.compare import DEFAULT_SAMPLES
-    from engine.fusion_sweep import DEFAULT_FOLDS, DEFAULT_NORM, DEFAULT_WEIGHTS
+    from engine.analysis.analyses import SWEEP_B, SWEEP_K1
+    from engine.analysis.compare import DEFAULT_SAMPLES
+    from engine.analysis.fusion_sweep import DEFAULT_FOLDS, DEFAULT_NORM, DEFAULT_WEIGHTS
     from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES
     from engine.retrieve.fusion import NORMS
 
