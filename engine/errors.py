@@ -22,25 +22,20 @@ from pathlib import Path
 class GoldpanError(Exception):
     """Something the user can fix; the message says what, and where."""
 
-    def __str__(self) -> str:
-        """The message as given (a ``KeyError`` subclass would otherwise quote it)."""
-        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
 
-
-class BadInput(GoldpanError, ValueError):
+class BadInput(GoldpanError):
     """An input file, argument or setting that cannot be used as it is.
 
-    Also a ``ValueError``, as ``json.JSONDecodeError`` is: code that calls the engine and
-    catches ``ValueError`` for a bad argument keeps working. Front ends decide by
-    :class:`GoldpanError`, never by ``ValueError``.
+    Not a ``ValueError``: code that calls the engine catches this class (or
+    :class:`GoldpanError`) for a bad argument, so that a ``ValueError`` from a bug is never
+    taken for one.
     """
 
 
-class UnknownName(BadInput, KeyError):
+class UnknownName(BadInput):
     """A name that is not in a registry or a workspace (a retriever, a tokenizer, a metric).
 
-    The message lists the names there are. Also a ``KeyError``, for callers that look a
-    name up and catch that.
+    The message lists the names there are. Not a ``KeyError``, for the same reason.
     """
 
 

@@ -62,6 +62,8 @@ documents a person judged. A word, not Sakai's prime (``nDCG'``), so that nobody
 for the plain metric and a shell needs no quotes around it."""
 
 _METRIC = re.compile(r"^(judged:)?(hit|mrr|recall|p|ndcg|judged|bpref)(?:@([1-9][0-9]*))?$")
+_K_DIGITS = 100
+"""The most digits a cutoff k may have (any k past a ranking's length counts the same)."""
 _NEEDS_K = frozenset({"hit", "recall", "p", "ndcg", "judged"})
 _CONDENSABLE = ("hit@k", "mrr", "mrr@k", "recall@k", "p@k", "ndcg@k")
 METRIC_FAMILIES = (*_CONDENSABLE, "judged@k", "bpref", f"{JUDGED_ONLY}M")
@@ -127,6 +129,8 @@ def parse_metric(name: str) -> Metric:
             f"; {family}{'@k' if family == 'judged' else ''} has no judged-only variant "
             f"({JUDGED_ONLY} goes before {', '.join(_CONDENSABLE)})"
         )
+    if k is not None and len(k) > _K_DIGITS:  # int() refuses 4,300 digits with a ValueError
+        why = f"; k has at most {_K_DIGITS} digits, not {len(k):,}"
     cutoff_wrong = family != "mrr" and (family in _NEEDS_K) != (k is not None)
     if m is None or why or cutoff_wrong:
         raise UnknownName(

@@ -357,7 +357,7 @@ def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer registered as ``name``.
 
     Raises:
-        UnknownName: (a KeyError) with a message that lists every registered name.
+        UnknownName: with a message that lists every registered name.
     """
     try:
         factory = TOKENIZERS[name]

@@ -91,4 +91,3 @@ _._make_app  # with_application: textual-serve's Server calls it by name
 _.spawned  # tui/serve/server.py: app processes started (tests/tui/test_serve_starts.py)
 _.computed  # tui/widgets/analysis_panel.py: analyses drawn (the tests count recomputations)
 _.shown_text  # tui/widgets/document_view.py: the text on show (tests/tui/test_big_document.py)
-_._name_parser_map  # tui/cli/__init__.py: argparse's subparser map, made lazy (15 ms a start)

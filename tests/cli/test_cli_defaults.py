@@ -15,11 +15,11 @@ from engine.metrics import DEFAULT_METRIC, METRIC_FAMILIES, parse_metric
 from engine.retrieve.fusion import NORMS
 from engine.scoring import DEFAULT_KS
 from engine.verdict import LEVEL
-from tui.cli import build_parser
+from tui.cli import parse_args
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    return build_parser().parse_args(list(argv))
+    return parse_args(argv)
 
 
 def test_defaults_are_the_engines() -> None:

@@ -376,7 +376,7 @@ def test_sweep_rejects_other_kinds_and_unknown_names(apple_ws):
         sweep(apple_ws, "dense-x", [1.2], [0.75])
     with pytest.raises(UnknownName, match="unknown retriever"):
         sweep(apple_ws, "nope", [1.2], [0.75])
-    with pytest.raises(ValueError, match="unknown metric"):
+    with pytest.raises(UnknownName, match="unknown metric"):
         sweep(apple_ws, "bm25-word", [1.2], [0.75], "map")
 
 
@@ -407,7 +407,7 @@ def test_compare_retrievers(apple_ws):
     both = compare_retrievers(apple_ws, "bm25-word", "bm25-b0", ["hit@1", "MRR", "mrr"])
     assert [x.metric for x in both] == ["hit@1", "mrr"]
     assert both[1].to_json() == compare_retrievers(apple_ws, "bm25-word", "bm25-b0")[0].to_json()
-    with pytest.raises(ValueError, match="unknown metric"):
+    with pytest.raises(UnknownName, match="unknown metric"):
         compare_retrievers(apple_ws, "bm25-word", "bm25-b0", "map")
 
 

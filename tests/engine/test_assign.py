@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.errors import BadInput
 from engine.team.assign import Assigner, handout_order
 from engine.types import Adjudication, Label, Question, Verdict
 from engine.workspace import Workspace
@@ -75,7 +76,7 @@ def test_an_expired_lease_is_free_again_and_renewal_keeps_it(tiny_ws: Path) -> N
 
 
 def test_per_question_must_be_positive(tiny_ws: Path) -> None:
-    with Workspace.open(tiny_ws) as ws, pytest.raises(ValueError, match="per-question"):
+    with Workspace.open(tiny_ws) as ws, pytest.raises(BadInput, match="per-question"):
         Assigner(ws, "x", per_question=0)
 
 

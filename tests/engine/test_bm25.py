@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import rank_bm25
 
+from engine.errors import BadInput, UnknownName
 from engine.retrieve import BM25Retriever, bm25_spec, build_retriever
 from engine.retrieve.bm25 import BM25Index, BM25Params, id_ranks, top_k
 from engine.tokenize import bigram_tokens
@@ -92,11 +93,11 @@ def test_retriever_indexes_the_chosen_fields():
 
 
 def test_registry_errors_name_every_choice():
-    with pytest.raises(ValueError, match="known kinds: bm25"):
+    with pytest.raises(BadInput, match="known kinds: bm25"):
         build_retriever(RetrieverSpec("x", "splade", {}))
-    with pytest.raises(ValueError, match="lucene, lucene-quantized, okapi, bm25l, bm25plus"):
+    with pytest.raises(UnknownName, match="lucene, lucene-quantized, okapi, bm25l, bm25plus"):
         bm25_spec("x", "word", variant="bm25f")
-    with pytest.raises(KeyError, match="bigram, kiwi, word, word\\+bigram"):
+    with pytest.raises(UnknownName, match="bigram, kiwi, word, word\\+bigram"):
         bm25_spec("x", "whitespace")
 
 

@@ -14,6 +14,7 @@ import random
 import numpy as np
 import pytest
 
+from engine.errors import BadInput
 from engine.retrieve import KIND_PARAMS, BM25Retriever, bm25_spec, new_spec
 from engine.retrieve.bm25 import (
     VARIANTS,
@@ -406,7 +407,7 @@ def test_bm25_defaults_are_the_declared_ones():
     ],
 )
 def test_declared_checks_name_the_parameter(kind, values, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(BadInput, match=message):
         new_spec("x", kind, values)
 
 

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.demo import build_demo
+from engine.errors import BadInput
 from engine.export import export_workspace
 from engine.formats.ids import check_id
 from engine.formats.questions import read_question_extras, write_questions_csv
@@ -304,7 +305,7 @@ def test_bad_question_gold_names_the_line_and_changes_nothing(
 
 def test_questions_csv_refuses_gold_ids_with_whitespace(tmp_path):
     golds = {"q": _labeled("q", {"a doc": 1})}
-    with pytest.raises(ValueError, match="whitespace"):
+    with pytest.raises(BadInput, match="whitespace"):
         write_questions_csv(io.StringIO(), [Question("q", "t")], golds)
 
 
@@ -683,7 +684,7 @@ def test_ranx_export_shape(demo, tmp_path):
     ],
 )
 def test_check_id_refuses(ident, first):
-    with pytest.raises(ValueError):
+    with pytest.raises(BadInput):
         check_id(ident, "question", first_column=first)
 
 
@@ -695,7 +696,7 @@ def test_check_id_keeps_what_trec_eval_keeps():
 
 def test_trec_run_export_refuses_ids_with_whitespace(tmp_path):
     run = CachedRun("r", "q1", ("a doc",), (1.0,), 0.0, "", 1)
-    with pytest.raises(ValueError, match="whitespace"):
+    with pytest.raises(BadInput, match="whitespace"):
         write_trec_run(io.StringIO(), [run])
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine.demo import build_demo
+from engine.errors import BadInput
 from engine.retrieve import check_spec
 from engine.retrieve.bm25 import canonical_scores
 from engine.retrieve.fusion import FUSE_METHODS, NORMS, FuseRetriever
@@ -148,7 +149,7 @@ def test_fuse_bad_parameters_are_refused(params, message):
     from engine.retrieve import bm25_spec
 
     existing = [bm25_spec("bm25-word", "word"), bm25_spec("bm25-bigram", "bigram")]
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(BadInput, match=message):
         check_spec(RetrieverSpec("f", "fuse", params), existing)
 
 

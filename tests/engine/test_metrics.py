@@ -4,6 +4,7 @@ import random
 import numpy as np
 import pytest
 
+from engine.errors import UnknownName
 from engine.metrics import evaluate, first_relevant_rank, judge, mean, parse_metric
 
 METRICS = ["hit@1", "hit@3", "mrr", "mrr@2", "recall@2", "recall@5", "p@5", "ndcg@3", "ndcg@10"]
@@ -58,7 +59,7 @@ def test_first_relevant_rank():
 
 @pytest.mark.parametrize("bad", ["hit", "recall", "map", "ndcg@0", "hit@-1", "p@x"])
 def test_unknown_metrics_are_named(bad):
-    with pytest.raises(ValueError, match="known metrics"):
+    with pytest.raises(UnknownName, match="known metrics"):
         parse_metric(bad)
 
 

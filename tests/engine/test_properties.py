@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from engine.errors import BadInput
 from engine.formats.docs import read_docs
 from engine.formats.errors import IngestError
 from engine.formats.labels import read_labels_csv, write_labels_csv
@@ -120,7 +121,7 @@ def test_trec_ids_with_whitespace_inside_are_refused(scratch, qid, doc, space, w
     else:
         assume(cut < len(doc))
         doc = doc[:cut] + space + doc[cut:]
-    with pytest.raises(ValueError):  # the writer will not make such a line
+    with pytest.raises(BadInput):  # the writer will not make such a line
         write_trec_qrels(io.StringIO(), {qid: {doc: 2}})
     text = f"ok 0 fine 1\n{qid} 0 {doc} 2\n"  # another tool might
     with pytest.raises(IngestError) as exc:

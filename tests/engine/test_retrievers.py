@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from engine.demo import build_demo
+from engine.errors import BadInput, UnknownName
 from engine.retrieve import bm25_spec, check_spec
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
@@ -198,21 +199,21 @@ def test_rrf_bad_parameters_are_refused(tiny_ws, capsys, argv, message):
         assert ws.retrievers() == before
 
 
-def test_rrf_bad_parameters_raise_value_error():
+def test_rrf_bad_parameters_raise_bad_input():
     existing = [bm25_spec("bm25-word", "word"), bm25_spec("bm25-bigram", "bigram")]
 
     def spec(**params):
         return RetrieverSpec("f", "rrf", params)
 
-    with pytest.raises(ValueError, match="unknown base retriever 'gone'.*bm25-bigram, bm25-word"):
+    with pytest.raises(UnknownName, match="unknown base retriever 'gone'.*bm25-bigram, bm25-word"):
         check_spec(spec(of=["bm25-word", "gone"]), existing)
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(BadInput, match="twice"):
         check_spec(spec(of=["bm25-word", "bm25-word"]), existing)
-    with pytest.raises(ValueError, match="2 retrievers but 1 weights"):
+    with pytest.raises(BadInput, match="2 retrievers but 1 weights"):
         check_spec(spec(of=["bm25-word", "bm25-bigram"], weights=[1]), existing)
-    with pytest.raises(ValueError, match="k must be a number >= 0"):
+    with pytest.raises(BadInput, match="k must be a number >= 0"):
         check_spec(spec(of=["bm25-word", "bm25-bigram"], k=-0.5), existing)
-    with pytest.raises(ValueError, match="weights must be finite and >= 0"):
+    with pytest.raises(BadInput, match="weights must be finite and >= 0"):
         check_spec(spec(of=["bm25-word", "bm25-bigram"], weights=[1, -1]), existing)
     check_spec(spec(of=["bm25-word", "bm25-bigram"], k=0, weights=[1, 0.5]), existing)
 

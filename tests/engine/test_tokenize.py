@@ -1,5 +1,6 @@
 import pytest
 
+from engine.errors import UnknownName
 from engine.tokenize import (
     TOKENIZERS,
     KiwiTokenizer,
@@ -36,7 +37,7 @@ def test_word_plus_bigram_is_both_lists():
 
 
 def test_registry_error_lists_every_name():
-    with pytest.raises(KeyError) as exc:
+    with pytest.raises(UnknownName) as exc:
         get_tokenizer("whitespace")
     for name in TOKENIZERS:
         assert name in str(exc.value)

@@ -123,6 +123,15 @@ def test_a_cutoff_past_int64_is_not_a_crash(judged_ws, capsys):
     assert data["retrievers"]["bm25-word"][huge] == 1.0
 
 
+@pytest.mark.parametrize("command", ["score", "sweep"])
+def test_a_cutoff_of_thousands_of_digits_is_bad_input(judged_ws, capsys, command):
+    # int() refuses 4,300 digits with a ValueError: a bug's type, exit 3, were it reached
+    extra = ["--retriever", "bm25-word"] if command == "sweep" else ["--no-pool"]
+    code, out, err = run(capsys, command, judged_ws, *extra, "--metric", "hit@" + "9" * 5000)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert "k has at most 100 digits, not 5,000" in err
+
+
 @pytest.mark.parametrize("share", ["nan", "inf", "-0.1", "1.5", "lots"])
 def test_a_threshold_that_is_not_a_share_is_bad_input(judged_ws, capsys, share):
     code, out, err = run(capsys, "score", judged_ws, "--no-pool", "--min-judged", share)

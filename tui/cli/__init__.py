@@ -6,14 +6,15 @@ workspace that cannot be used (the message names the file and the line, or the t
 row; nothing is written); 3 an internal error (one line, the traceback in a log file). No
 traceback ever reaches the terminal.
 
-This module is the entry point (:func:`main`) and the parser's generator
-(:func:`build_parser`); each command is declared once in :mod:`tui.cli.declarations`
+This module is the entry point (:func:`main`), the command line's parser
+(:func:`parse_args`) and the whole tree of parsers (:func:`build_parser`, for the docs and
+the tests); each command is declared once in :mod:`tui.cli.declarations`
 (:class:`~tui.cli.command.CliCommand`). A command starts fast because it imports only what
-it uses: building the parser imports no numpy, scipy, sqlite-utils or Textual, makes the
-parser of the command being run and no other, and imports the command's
-``"module:function"`` (in :mod:`tui.cli.commands`) only when it runs; those modules import
-the engine inside the command functions. ``tests/test_import_hygiene.py`` checks it,
-``benchmarks/bench_cli_start.py`` times it.
+it uses: parsing imports no numpy, scipy, sqlite-utils or Textual, reads the declaration of
+the command being run and no other (one level at a time, with argparse's public API
+alone), and imports the command's ``"module:function"`` (in :mod:`tui.cli.commands`) only
+when it runs; those modules import the engine inside the command functions.
+``tests/test_import_hygiene.py`` checks it, ``benchmarks/bench_cli_start.py`` times it.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import functools
 import importlib
 import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from rich.text import Text
@@ -43,85 +44,6 @@ from tui.cli.commands.common import (
 from tui.cli.declarations import ABOUT_GOLDPAN, NAMES, declaration
 from tui.crash import bug_notice
 from tui.literal import literal
-
-
-class _Parsers(Mapping[str, argparse.ArgumentParser]):
-    """Subcommand parsers by name, each made the first time it is looked up."""
-
-    def __init__(self) -> None:
-        self._makers: dict[str, Callable[[], argparse.ArgumentParser]] = {}
-        self._made: dict[str, argparse.ArgumentParser] = {}
-
-    def add(self, name: str, make: Callable[[], argparse.ArgumentParser]) -> None:
-        self._makers[name] = make
-
-    def __getitem__(self, name: str) -> argparse.ArgumentParser:
-        parser = self._made.get(name)
-        if parser is None:
-            parser = self._made[name] = self._makers[name]()
-        return parser
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._makers
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._makers)
-
-    def __len__(self) -> int:
-        return len(self._makers)
-
-
-class _Summary(argparse.Action):
-    """A subcommand's line in its parent's ``--help``: the summary, read when shown."""
-
-    def __init__(self, name: str, declared: Callable[[], CliCommand]) -> None:
-        super().__init__(option_strings=[], dest=name, metavar=name)
-        self._declared = declared
-
-    @property
-    def help(self) -> str:
-        """The declaration's summary (importing its module when it is not yet)."""
-        return self._declared().summary
-
-    @help.setter
-    def help(self, value: str | None) -> None:
-        pass  # argparse.Action sets it to None; the summary is the declaration's
-
-
-class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
-    """argparse's subcommands, each one's declaration and parser loaded only when used.
-
-    Making a parser costs a few tenths of a millisecond (argparse looks its words up in
-    gettext's catalogues), importing a declaration's module about as much: all of them
-    were some 15 ms of every command's start. Here the names come first (a wrong name is
-    refused with the list of them), a command's summary is read when ``--help`` shows it,
-    and its parser (its options, and so its ``options`` function's imports) is made when
-    the command line names it.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._parsers = _Parsers()
-        # argparse reads the parsers through both names (3.11 to 3.14)
-        self._name_parser_map = self.choices = self._parsers  # type: ignore[assignment]
-
-    def add_command(self, name: str, declared: Callable[[], CliCommand]) -> None:
-        """Add the command ``name``, declared by what ``declared`` returns when asked."""
-        self._choices_actions.append(_Summary(name, declared))
-        prog = f"{self._prog_prefix} {name}"
-        self._parsers.add(name, lambda: _make_parser(declared(), prog))
-
-
-def _add_commands(
-    parser: argparse.ArgumentParser,
-    names: Sequence[str],
-    declared: Callable[[str], CliCommand],
-    dest: str,
-) -> None:
-    sub = parser.add_subparsers(dest=dest, required=True, metavar=dest.upper(), action=_Subcommands)
-    assert isinstance(sub, _Subcommands)
-    for name in names:
-        sub.add_command(name, functools.partial(declared, name))
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -146,18 +68,24 @@ def _with_default(action: argparse.Action) -> None:
         action.help = f"{action.help} (default: {default})"
 
 
-def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
-    """The parser of one declared command: WS, ``--json``, then its own options."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=command.about,
-        usage=command.usage,
-        epilog=command.epilog or None,
-        formatter_class=_HelpFormatter,
-    )
+def _texts(command: CliCommand) -> dict[str, Any]:
+    """What a command's parser says in its ``--help``: the about text, usage and epilog."""
+    return {
+        "description": command.about,
+        "usage": command.usage,
+        "epilog": command.epilog or None,
+        "formatter_class": _HelpFormatter,
+    }
+
+
+def _fill(parser: argparse.ArgumentParser, command: CliCommand) -> None:
+    """Give a declared command's parser its arguments: WS, ``--json``, then its own options.
+
+    A command that holds commands gets every one of them, each parser filled (the whole
+    tree: :func:`build_parser`).
+    """
     if command.subcommands:
-        below = {c.name: c for c in command.subcommands}
-        _add_commands(parser, list(below), below.__getitem__, command.dest)
+        _add_commands(parser, _Group.below(command, parser.prog), fill=True)
     if command.workspace:
         parser.add_argument("workspace", metavar="WS", help="the workspace file (SQLite)")
     if command.json:
@@ -168,35 +96,182 @@ def _make_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
         _with_default(action)
     if command.run is not None:
         parser.set_defaults(func=command.run)
+
+
+def _command_parser(command: CliCommand, prog: str) -> argparse.ArgumentParser:
+    """The parser of one declared command that runs."""
+    parser = argparse.ArgumentParser(prog=prog, **_texts(command))
+    _fill(parser, command)
+    return parser
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A command that holds commands: ``goldpan`` itself, ``goldpan import``, ``retriever``."""
+
+    prog: str
+    description: str
+    epilog: str | None
+    usage: str | None
+    dest: str
+    """The argument that holds the command chosen (``args.command``, ``args.what``)."""
+    names: tuple[str, ...]
+    declared: Callable[[str], CliCommand]
+    """A command's declaration by name (importing its module, for the top level)."""
+    version: bool = False
+    """Takes ``--version`` (the top level)."""
+
+    @classmethod
+    def below(cls, command: CliCommand, prog: str) -> _Group:
+        """The commands one level below ``command`` (declared in its module, all at once)."""
+        below = {c.name: c for c in command.subcommands}
+        epilog = command.epilog or None
+        return cls(
+            prog,
+            command.about,
+            epilog,
+            command.usage,
+            command.dest,
+            tuple(below),
+            below.__getitem__,
+        )
+
+    @property
+    def metavar(self) -> str:
+        """How the command's place is named in the usage line and errors (``COMMAND``)."""
+        return self.dest.upper()
+
+
+_TOP = _Group(
+    "goldpan", ABOUT_GOLDPAN, EXIT_CODES, None, "command", NAMES, declaration, version=True
+)
+
+
+def _group_parser(group: _Group) -> argparse.ArgumentParser:
+    """The parser of ``group`` with argparse's subcommands: every command and its summary.
+
+    Every command's declaration is read for its summary; with :func:`_add_commands`'s
+    ``fill`` each command's parser is made whole as well.
+    """
+    parser = argparse.ArgumentParser(
+        prog=group.prog,
+        description=group.description,
+        usage=group.usage,
+        epilog=group.epilog,
+        formatter_class=_HelpFormatter,
+    )
+    if group.version:
+        parser.add_argument("--version", action="version", version=f"goldpan {__version__}")
+    return parser
+
+
+def _add_commands(parser: argparse.ArgumentParser, group: _Group, *, fill: bool) -> None:
+    """``group``'s commands as argparse's subcommands of ``parser``, each with its summary."""
+    sub = parser.add_subparsers(dest=group.dest, required=True, metavar=group.metavar)
+    for name in group.names:
+        command = group.declared(name)
+        made = sub.add_parser(name, help=command.summary, **_texts(command))
+        if fill:
+            _fill(made, command)
+
+
+class _ListCommands(argparse.Action):
+    """``-h``/``--help`` of a command group: every command with its summary, then exit.
+
+    The group's parser at run time knows only the names; this makes argparse's listing
+    (every command's declaration read for its summary) when the help is asked for.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, group: _Group) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show this help message and exit",
+        )
+        self.group = group
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        """Print the listing and exit 0, as argparse's own help does."""
+        listing = _group_parser(self.group)
+        _add_commands(listing, self.group, fill=False)
+        listing.print_help()
+        parser.exit()
+
+
+def _names_parser(group: _Group) -> argparse.ArgumentParser:
+    """``group``'s parser at run time: its options, a command's name, and the rest kept whole.
+
+    The rest (``argparse.REMAINDER``) is handed as it was typed to the named command's
+    parser, as argparse's subcommands hand it.
+    """
+    version = " [--version]" if group.version else ""
+    parser = argparse.ArgumentParser(
+        prog=group.prog,
+        usage=group.usage or f"%(prog)s [-h]{version} {group.metavar} ...",
+        add_help=False,
+    )
+    parser.add_argument("-h", "--help", action=_ListCommands, group=group)
+    if group.version:
+        parser.add_argument("--version", action="version", version=f"goldpan {__version__}")
+    parser.add_argument(group.dest, metavar=group.metavar, nargs=argparse.REMAINDER)
     return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand, from :mod:`tui.cli.declarations`."""
-    parser = argparse.ArgumentParser(
-        prog="goldpan",
-        description=ABOUT_GOLDPAN,
-        epilog=EXIT_CODES,
-        formatter_class=_HelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"goldpan {__version__}")
-    _add_commands(parser, NAMES, declaration, "command")
+    """The parser of every command, made whole: for docs/cli.md's table and the tests.
+
+    A command line is parsed by :func:`parse_args`, which makes only the parsers it needs.
+    """
+    parser = _group_parser(_TOP)
+    _add_commands(parser, _TOP, fill=True)
     return parser
 
 
-# -- running ------------------------------------------------------------------------------
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` parsed as ``goldpan`` parses it; errors and ``--help`` exit as argparse's do.
 
-
-def _named_parser(
-    parser: argparse.ArgumentParser, args: argparse.Namespace
-) -> argparse.ArgumentParser:
-    """The parser of the (sub)command ``args`` was parsed for: the one whose usage helps."""
+    Each level is parsed in turn (``goldpan``, then ``retriever``, then ``add``): a group's
+    parser takes its options and a command's name, and only the named command's parser is
+    made, from its declaration alone, to parse the rest. Making every parser (or reading
+    every command's summary) first, as argparse's subcommands need, imports every
+    declaration: 15 to 30 ms of each command's start (``benchmarks/bench_cli_start.py``).
+    A name that is not one of the group's is refused with the list of them (exit 2);
+    ``--help`` lists them with their summaries.
+    """
+    group, words = _TOP, list(argv)
+    parsed = argparse.Namespace()
+    extras: list[str] = []
     while True:
-        sub = next((a for a in parser._actions if isinstance(a, _Subcommands)), None)
-        name = None if sub is None else getattr(args, sub.dest, None)
-        if sub is None or not isinstance(name, str) or name not in sub._parsers:
-            return parser
-        parser = sub._parsers[name]
+        parser = _names_parser(group)
+        level, unknown = parser.parse_known_args(words)
+        extras += unknown
+        rest = getattr(level, group.dest)
+        if not rest:
+            parser.error(f"the following arguments are required: {group.metavar}")
+        name, words = rest[0], rest[1:]
+        if name not in group.names:
+            shown = ", ".join(repr(n) for n in group.names)
+            parser.error(
+                f"argument {group.metavar}: invalid choice: {name!r} (choose from {shown})"
+            )
+        setattr(parsed, group.dest, name)
+        command = group.declared(name)
+        prog = f"{group.prog} {name}"
+        if not command.subcommands:
+            break
+        group = _Group.below(command, prog)
+    parser = _command_parser(command, prog)
+    level, unknown = parser.parse_known_args(words)
+    vars(parsed).update(vars(level))  # the command's own ``--command`` wins, as in argparse
+    extras += unknown
+    if extras:  # said in the usage of the command named, not of the top level
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return parsed
+
+
+# -- running ------------------------------------------------------------------------------
 
 
 def _resolve(func: str) -> Callable[[argparse.Namespace], None]:
@@ -221,7 +296,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # CPU time, beside its own work on a small machine. With this they sleep at once (a
     # product wakes them; the user's own setting wins; numpy reads it when imported).
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     for n, arg in enumerate(argv, 1):
         try:
@@ -230,9 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             err.print(literal(f"goldpan: error: argument {n} ({shown}) is not valid UTF-8"))
             return 2
-    args, extras = parser.parse_known_args(argv)
-    if extras:  # argparse would say so in the top level's usage, not the command's
-        _named_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
+    args = parse_args(argv)
     try:
         _resolve(args.func)(args)
         sys.stdout.flush()  # what it printed and is held back fails here, told as below

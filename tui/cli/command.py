@@ -4,8 +4,9 @@ Each command is a :class:`CliCommand` in a module of :mod:`tui.cli.declarations`
 after it (``goldpan score`` in ``declarations/score.py``). Everything a user reads about a
 command is derived from that declaration:
 
-- the argument parser (:func:`tui.cli.build_parser`) and so ``goldpan --help`` (the
-  summaries) and ``goldpan CMD --help`` (the about text and the options);
+- the argument parsers (:func:`tui.cli.parse_args`, :func:`tui.cli.build_parser`) and so
+  ``goldpan --help`` (the summaries) and ``goldpan CMD --help`` (the about text and the
+  options);
 - the command reference in docs/cli.md: :func:`tui.cli.reference.commands_table`, checked by a
   test (``python -m tui.cli.reference`` rewrites it).
 

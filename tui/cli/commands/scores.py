@@ -232,13 +232,14 @@ def cmd_score(args: argparse.Namespace) -> None:
 
 def _metrics(raw: Sequence[str]) -> list[str]:
     """``--metric`` values as canonical names (``success@5`` is ``hit@5``), each once."""
+    from engine.errors import UnknownName
     from engine.metrics import parse_metric
 
     names: list[str] = []
     for item in raw:
         try:
             name = parse_metric(item).name
-        except ValueError as exc:
+        except UnknownName as exc:
             raise UsageError(f"--metric: {exc}") from None
         if name not in names:
             names.append(name)
