@@ -6,7 +6,6 @@ expected score is computed in the test with sentence-transformers or transformer
 directly, not read back from goldpan.
 """
 
-import importlib.util
 import json
 import math
 import sqlite3
@@ -325,34 +324,3 @@ def test_rerank_reorders_the_base_top_by_independent_cross_encoder_scores(
 
 
 # -- without the extra ---------------------------------------------------------------------
-
-
-def test_without_sentence_transformers_adding_or_pooling_says_what_to_install(
-    tiny_ws, capsys, monkeypatch
-):
-    assert (
-        run(capsys, "retriever", "add", tiny_ws, "d-ok", "--kind", "dense", "--model", "x")[0] == 0
-    )
-    real = importlib.util.find_spec
-
-    def find_spec(name, *args, **kwargs):
-        if name.split(".")[0] == "sentence_transformers":
-            return None
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        before = ws.retrievers()
-    for argv in (
-        ["d", "--kind", "dense", "--model", "x"],
-        ["r", "--kind", "rerank", "--of", "bm25-word", "--model", "x"],
-    ):
-        code, _, err = run(capsys, "retriever", "add", tiny_ws, *argv)
-        assert code == 2
-        assert "pip install" in err and "goldpan[dense]" in err
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "d-ok")
-    assert code == 2
-    assert "pip install" in err and "goldpan[dense]" in err
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert ws.retrievers() == before
-        assert ws.runs("d-ok") == {}
