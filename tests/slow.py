@@ -143,6 +143,8 @@ SLOW_TESTS: dict[str, float] = {
     "test_import_hygiene.py::test_pooling_bm25_imports_no_scipy_and_no_network_modules": 2.1,
     "tools/test_house.py::test_circles_with_every_import_are_grimps": 7.9,
     "test_layers.py::test_every_slow_test_is_collected_and_marked": 17.9,
+    # moved out of engine/test_crash.py (a slow file), measured with -n 2 (load 2-4)
+    "tui/test_labeling_crash.py::test_kill_9_while_labeling_in_the_tui_keeps_every_grade_it_showed": 6.3,
 }
 """Single slow tests in otherwise fast files (node ids under tests/): their measured seconds."""
 
