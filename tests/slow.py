@@ -125,7 +125,7 @@ SLOW_TESTS: dict[str, float] = {
     "engine/test_judge_report.py::test_kappa_interval_is_a_bootstrap_over_questions": 3.4,
     "cli/test_cli_import_onto.py::test_onto_an_empty_corpus_or_paragraphs_is_refused": 3.3,
     "cli/test_cli_docs.py::test_the_limit_says_how_many_more_there_are": 3.1,
-    "engine/test_opensearch_retrievers.py::test_a_served_session_never_sends_questions_to_an_untrusted_cluster": 3.0,
+    "tui/test_outside_retrievers_served.py::test_a_served_session_never_sends_questions_to_an_untrusted_cluster": 3.0,
     "security/test_gate_cache_key.py::test_a_link_back_up_the_tree_is_walked_once": 2.9,
     "security/test_gate_cache_key.py::test_a_broken_link_is_an_error_not_a_different_key": 2.9,
     "cli/test_serve_edges.py::test_an_unexpected_error_is_one_line_naming_its_crash_log": 2.8,

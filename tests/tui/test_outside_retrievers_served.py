@@ -1,6 +1,7 @@
-"""The app with an ``http`` retriever: a served session never sends questions to a service
-this user has not trusted, and the app says once that TLS is not checked. The kind itself
-is checked through the engine in tests/engine/test_http_retrievers.py (whose helpers these
+"""The app with an outside retriever (``http``, ``opensearch``): a served session never sends
+questions to a service or cluster this user has not trusted, and the app says once that TLS
+is not checked. The kinds themselves are checked through the engine in
+tests/engine/test_http_retrievers.py and test_opensearch_retrievers.py (whose helpers these
 tests use)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
 from tests.engine.test_http_retrievers import BODY, add_search
-from tests.searchservers import BM25Api, demo_with_word, rankings, serve, serve_tls
+from tests.searchservers import BM25Api, Gateway, demo_with_word, rankings, serve, serve_tls
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,43 @@ async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, bod
     said = [m for m in seen if "TLS certificates are not checked" in m]
     assert len(said) == 1 and "http retriever unchecked" in said[0], seen
     assert {"q01", "q02"} <= set(rankings(ws_path, "unchecked"))
+
+
+@pytest.fixture(scope="module")
+def gate(demo_file: Path):
+    """(gateway, service) in front of an OpenSearch-protocol server with the demo indexed."""
+    osmem_server = pytest.importorskip("osmem_server")
+    from tests.engine.test_opensearch_retrievers import load_index
+
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        load_index(server.url, "docs", docs)
+        gateway = Gateway(server.url)
+        with serve(gateway.route) as service:
+            yield gateway, service
+    finally:
+        server.close()
+
+
+async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(ws_path, gate):
+    from tests.engine.test_opensearch_retrievers import add
+    from tests.tui.conftest import APP_SIZE
+    from tui.app import GoldpanApp
+    from tui.served_app import Served
+
+    _, service = gate
+    add(ws_path, "os", url=service.url, index="docs", fields="text", trust=False)
+    start = len(service.seen)
+    app = GoldpanApp(
+        ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False, served=Served()
+    )
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert len(service.seen) == start
+    assert not (config_dir() / "trusted-commands.json").exists()
+    assert rankings(ws_path, "os") == {}
