@@ -1,6 +1,7 @@
 """`goldpan judge`, `queue --model` and `agreement` with a command judge: what they print,
-their JSON and exit codes. What the judge stores and changes is in
-tests/engine/test_model_judge.py, whose fake judge and demo these tests share."""
+their JSON and exit codes, and ``judge --report``'s card in words. What the judge stores
+and changes is in tests/engine/test_model_judge.py, whose fake judge and demo these tests
+share; the report card's figures are in tests/engine/test_judge_report.py."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from engine.queue import disagreement_queue
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
+from tests.engine.test_judge_report import judged_workspace
 from tests.engine.test_model_judge import (
     command,
     copy_workspace,
@@ -124,3 +126,20 @@ def test_queue_cli_shows_the_model_queues_and_leaves_adjudicated_questions_out(d
             assert hashed(item["question"], d) >= 1
     code, _, err = run(capsys, "queue", demo, "--model", "model:nobody")
     assert code == 2 and "unknown model judge" in err and "model:f" in err
+
+
+@pytest.fixture
+def judged(tiny_ws: Path, tmp_path: Path) -> Path:
+    """tests/engine/test_judge_report.py's judged tiny workspace."""
+    return judged_workspace(tiny_ws, tmp_path)
+
+
+def test_the_card_in_words(judged, capsys):
+    code, out, err = run(capsys, "judge", judged, "--report", "--repeats", "2", "--samples", "50")
+    assert code == 0, err
+    assert "report card of model:fake (command," in out
+    assert "agreement with people on relevant or not: kappa" in out
+    assert "against its grades as stored" in out and "Base rates: people call 50%" in out
+    assert "asked twice: the same grade for 100% of" in out and "reverse order" in out
+    assert "ranked by ndcg@10 on 3 scored questions" in out and "people's judgments kept" in out
+    assert "warning: kappa rests on 6 grades" in err
