@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.retrieve import KIND_PARAMS
+from engine.retrieve import KIND_PARAMS, bm25_spec
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
 
@@ -84,3 +84,31 @@ def test_removing_a_base_is_refused_while_a_fusion_reads_it(tiny_ws, capsys):
     with Workspace.open(tiny_ws, readonly=True) as ws:
         assert ws.retriever("bm25-word") is None
         assert ws.runs("bm25-word") == {}
+
+
+def test_retriever_add_help_lists_the_fuse_options(capsys):
+    code, out, _ = run(capsys, "retriever", "add", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "fuse (--of [--method] [--norm] [--weights])" in text
+    assert "{sum,mnz,wsum}" in text and "{min-max,max,sum,zmuv,none}" in text
+
+
+def test_retriever_add_takes_the_variant(tmp_path, capsys):
+    bm25_spec("x", "word", variant="lucene-quantized")
+    ws = tmp_path / "w.db"
+    assert run(capsys, "new", ws)[0] == 0
+    code, _, err = run(
+        capsys,
+        "retriever",
+        "add",
+        ws,
+        "bm25-q",
+        "--tokenizer",
+        "word",
+        "--variant",
+        "lucene-quantized",
+    )
+    assert code == 0, err
+    code, out, _ = run(capsys, "retriever", "add", "--help")
+    assert "lucene-quantized" in out
