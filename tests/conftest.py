@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +26,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from engine.types import Doc, Label, Question  # noqa: E402
 from engine.workspace import Workspace  # noqa: E402
 from engine.workspace_setup import new_workspace  # noqa: E402
+
+if TYPE_CHECKING:
+    from engine.retrieve.runner import RunReport
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -204,6 +208,28 @@ def tiny_ws(tmp_path: Path) -> Path:
     ws.write_labels(TINY_LABELS)
     ws.close()
     return path
+
+
+def add_retriever(path: Path, name: str, kind: str, **values: object) -> None:
+    """Add a retriever to the workspace at ``path`` through the engine: the spec from its
+    kind's declared parameters (``goldpan retriever add``'s options, as text or values),
+    checked against the workspace's retrievers, then stored."""
+    from engine.retrieve import check_spec, new_spec
+
+    with Workspace.open(path) as ws:
+        spec = new_spec(name, kind, values)
+        check_spec(spec, ws.retrievers())
+        ws.add_retriever(spec)
+
+
+def pool(path: Path, names: Sequence[str] | None = None) -> RunReport:
+    """Rank every question with the named retrievers (all by default), as ``goldpan pool``
+    does through the engine: the run cache brought up to date, the pool's top kept."""
+    from engine.pooling import DEFAULT_POOL_DEPTH
+    from engine.retrieve.runner import refresh_runs
+
+    with Workspace.open(path) as ws:
+        return refresh_runs(ws, names, keep_top=DEFAULT_POOL_DEPTH)
 
 
 def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:

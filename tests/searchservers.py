@@ -139,6 +139,40 @@ def serve(route: Route) -> Iterator[Service]:
         thread.join(10)
 
 
+@contextmanager
+def serve_tls(route: Route, folder: Path) -> Iterator[Service]:
+    """:func:`serve` over TLS, with a self-signed certificate (no CA trusts it) made in
+    ``folder`` by the ``openssl`` program (the caller skips without it)."""
+    import ssl
+    import subprocess
+
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-days", "2",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    service = Service(f"https://127.0.0.1:{server.server_address[1]}")
+    server.RequestHandlerClass = type(
+        "TLSHandler", (Handler,), {"service": service, "route": staticmethod(route)}
+    )
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield service
+    finally:
+        service.release.set()
+        server.shutdown()
+        server.server_close()
+
+
 # -- a search API over goldpan's own BM25 ------------------------------------------------
 
 

@@ -11,7 +11,6 @@ import math
 
 import pytest
 
-from engine.retrieve import bm25_spec
 from engine.retrieve.bm25 import (
     BM25Index,
     BM25Params,
@@ -21,7 +20,6 @@ from engine.retrieve.bm25 import (
     lucene_length_byte,
     top_k,
 )
-from tests.conftest import run_cli
 from tests.engine.test_bm25_index import random_corpus
 
 # -- Lucene's SmallFloat, as its Java source reads --------------------------------------
@@ -115,23 +113,3 @@ def test_short_documents_score_exactly_as_lucene(seed):
     quant = BM25Index(docs, BM25Params(variant="lucene-quantized"))
     for q in queries:
         assert quant.scores(q).tolist() == exact.scores(q).tolist()
-
-
-def test_retriever_add_takes_the_variant(tmp_path, capsys):
-    bm25_spec("x", "word", variant="lucene-quantized")
-    ws = tmp_path / "w.db"
-    assert run_cli(capsys, "new", ws)[0] == 0
-    code, _, err = run_cli(
-        capsys,
-        "retriever",
-        "add",
-        ws,
-        "bm25-q",
-        "--tokenizer",
-        "word",
-        "--variant",
-        "lucene-quantized",
-    )
-    assert code == 0, err
-    code, out, _ = run_cli(capsys, "retriever", "add", "--help")
-    assert "lucene-quantized" in out

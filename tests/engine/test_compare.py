@@ -1,14 +1,13 @@
 """Paired statistics of ``engine.analysis.compare``: bootstrap, randomization test, win/tie/loss.
 
-The small cases are worked out by hand (or enumerated); the KorQuAD case goes through
-the CLI as a user would and is checked against reciprocal ranks and a bootstrap computed
-here from the cached runs and the SQuAD JSON, with a different random stream.
+The small cases are worked out by hand (or enumerated); the KorQuAD case is imported,
+pooled, compared and scored through the engine (``goldpan compare``'s own JSON is in
+tests/cli/test_cli_analysis.py) and checked against reciprocal ranks and a bootstrap
+computed here from the cached runs and the SQuAD JSON, with a different random stream.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 
 import engine.analysis.compare
+from engine.analysis.analyses import compare_retrievers
 from engine.analysis.compare import (
     CHUNK,
     DEFAULT_SAMPLES,
@@ -26,9 +26,11 @@ from engine.analysis.compare import (
     percentile_interval,
     randomization_ps,
 )
+from engine.ingest import import_squad
+from engine.scoring import score_workspace
 from engine.workspace import Workspace
-from tests.conftest import shared_data
-from tui.cli import main
+from engine.workspace_setup import new_workspace
+from tests.conftest import pool, shared_data
 
 
 def randomization_p(diffs, samples=DEFAULT_SAMPLES, seed=0):
@@ -283,35 +285,23 @@ def test_compare_with_no_questions():
     assert c.ci95 == (0.0, 0.0) and c.p_value == 1.0
 
 
-# -- KorQuAD 1.0 dev, article level, through the CLI ----------------------------------------
+# -- KorQuAD 1.0 dev, article level, through the engine -------------------------------------
 
 RESAMPLES = 10_000
-
-
-def _cli_json(*argv: object) -> Any:
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main([str(a) for a in argv])
-    assert code == 0, buf.getvalue()
-    return json.loads(buf.getvalue())
-
-
-def _cli(*argv: object) -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main([str(a) for a in argv]) == 0
 
 
 @pytest.fixture(scope="module")
 def korquad_compare(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     data_path = shared_data("korquad_v1.0_dev", "KorQuAD_v1.0_dev.json")
-    ws = tmp_path_factory.mktemp("korquad") / "kq.db"
-    _cli("new", ws)
-    _cli("import", "squad", ws, data_path, "--level", "article")
-    _cli("pool", ws, "--retriever", "bm25-bigram", "--retriever", "bm25-word", "--quiet")
-    result = _cli_json("compare", ws, "bm25-bigram", "bm25-word", "--json")
-    score = _cli_json(
-        "score", ws, "--json", "--no-pool", "--retriever", "bm25-bigram", "--retriever", "bm25-word"
-    )
+    ws_path = tmp_path_factory.mktemp("korquad") / "kq.db"
+    with new_workspace(ws_path) as ws:
+        import_squad(ws, data_path, "article")
+    pool(ws_path, ["bm25-bigram", "bm25-word"])
+    with Workspace.open(ws_path) as ws:
+        (comparison,) = compare_retrievers(ws, "bm25-bigram", "bm25-word")
+        result = json.loads(json.dumps(comparison.to_json()))
+        board = score_workspace(ws, retrievers=["bm25-bigram", "bm25-word"])
+        score = json.loads(json.dumps(board.to_json()))
     # gold straight from the SQuAD JSON: at article level a question's document is its title
     squad = json.loads(Path(data_path).read_text(encoding="utf-8"))
     gold = {
@@ -321,7 +311,7 @@ def korquad_compare(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for qa in para["qas"]
     }
     qids = sorted(gold)
-    handle = Workspace.open(ws, readonly=True)
+    handle = Workspace.open(ws_path, readonly=True)
     try:
         rr = {}
         for name in ("bm25-bigram", "bm25-word"):
@@ -339,7 +329,7 @@ def korquad_compare(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_korquad_compare_shape_and_counts(korquad_compare):
     result = korquad_compare["result"]
     a, b = korquad_compare["rr"]["bm25-bigram"], korquad_compare["rr"]["bm25-word"]
-    assert set(result) == JSON_KEYS | {"judged@10", "warnings"}  # the CLI adds the holes
+    assert set(result) == JSON_KEYS
     assert (result["a"], result["b"], result["metric"]) == ("bm25-bigram", "bm25-word", "mrr")
     assert result["n"] == korquad_compare["n"] == 5774
     assert result["wins"] == int((a > b).sum())

@@ -1,6 +1,9 @@
+# subprocess: kill -9 needs the job in a process of its own; each runs an engine entry
+# (python -c), not goldpan's command line.
 """kill -9 in the middle of real work: an import, a pool, a labeling session.
 
-Each test starts goldpan (this worktree's code) in a subprocess, waits until it is
+Each test starts the job (an engine entry of this worktree's code, ``python -c``) in a
+subprocess, waits until it is
 observably in the middle of the job, SIGKILLs it, and then checks the workspace: it
 opens, passes ``PRAGMA integrity_check``, and holds exactly what was committed. The waits
 poll a condition (the -wal file growing, rows landing, lines printed) with a generous
@@ -79,11 +82,49 @@ def env() -> dict[str, str]:
     return out
 
 
-def goldpan(*args: object, log: Path) -> subprocess.Popen[bytes]:
-    """``goldpan ARGS`` in a subprocess (``python -m tui``), output to ``log``."""
+IMPORT_DOCS = """
+import sys
+from pathlib import Path
+from engine.ingest import import_docs
+from engine.workspace import Workspace
+
+with Workspace.open(Path(sys.argv[1])) as ws:
+    report = import_docs(ws, Path(sys.argv[2]))
+print("imported", report.summary(), flush=True)
+"""
+"""What ``goldpan import docs WS FILE`` runs: one transaction."""
+
+POOL = """
+import sys
+from pathlib import Path
+from engine.pooling import DEFAULT_POOL_DEPTH
+from engine.retrieve.runner import PreparedRetrievers, refresh_runs
+from engine.workspace import Workspace
+
+with Workspace.open(Path(sys.argv[1])) as ws:
+    refresh_runs(
+        ws, depth=int(sys.argv[2]), prepared=PreparedRetrievers(), keep_top=DEFAULT_POOL_DEPTH
+    )
+print("pooled", flush=True)
+"""
+"""What ``goldpan pool WS --depth N`` runs: every retriever's rankings, each in its commit."""
+
+MERGE = """
+import sys
+from pathlib import Path
+from engine.team.merge import merge_workspaces
+
+report = merge_workspaces(Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]])
+print("merged", report.summary(), flush=True)
+"""
+"""What ``goldpan merge OUT SOURCE...`` runs."""
+
+
+def job(code: str, *args: object, log: Path) -> subprocess.Popen[bytes]:
+    """``python -c CODE ARGS`` in a subprocess over this worktree, output to ``log``."""
     with log.open("wb") as f:
         return subprocess.Popen(
-            [sys.executable, "-m", "tui", *map(str, args)],
+            [sys.executable, "-c", code, *map(str, args)],
             cwd=ROOT,
             env=env(),
             stdin=subprocess.DEVNULL,
@@ -100,7 +141,7 @@ def kill_when(
     while not ready():
         if proc.poll() is not None:
             pytest.fail(
-                f"goldpan ended (exit {proc.returncode}) before {what}:\n"
+                f"the job ended (exit {proc.returncode}) before {what}:\n"
                 + log.read_text(errors="replace")
             )
         if time.monotonic() > deadline:
@@ -164,7 +205,7 @@ def test_kill_9_in_the_middle_of_a_300000_document_import_keeps_the_earlier_cont
     start = file_size(wal)
     log = tmp_path / "import.log"
 
-    proc = goldpan("import", "docs", path, big, log=log)
+    proc = job(IMPORT_DOCS, path, big, log=log)
     # The import is one transaction: once its pages spill into the -wal file it is
     # writing, and it commits only after all 300,000 rows (about 100 MB of -wal).
     kill_when(proc, lambda: file_size(wal) > start + (1 << 20), "the import writing", log)
@@ -175,7 +216,7 @@ def test_kill_9_in_the_middle_of_a_300000_document_import_keeps_the_earlier_cont
     assert snapshot(path) == before  # no document, event or hash of the half import
 
     # the workspace works as before: the same import now completes
-    done = goldpan("import", "docs", path, big, log=log)
+    done = job(IMPORT_DOCS, path, big, log=log)
     assert done.wait(timeout=DEADLINE_S) == 0, log.read_text(errors="replace")
     assert "300000 added, 1 updated, 0 unchanged" in log.read_text()
     ws = Workspace.open(path, readonly=True)
@@ -231,7 +272,7 @@ def test_kill_9_in_the_middle_of_a_pool_lands_each_retriever_whole_or_not_at_all
     def first_retriever_landed() -> bool:
         return any(d == [(30, POOL_QUESTIONS)] for d in depths(watch).values())
 
-    proc = goldpan("pool", path, "--depth", "30", "--quiet", log=log)
+    proc = job(POOL, path, 30, log=log)
     kill_when(proc, first_retriever_landed, "the first retriever's rankings landing", log)
     watch.close()
 
@@ -253,7 +294,7 @@ def test_kill_9_in_the_middle_of_a_pool_lands_each_retriever_whole_or_not_at_all
     kept = {r: ws.runs(r) for r in landed}
     ws.close()
     # a second pool completes, and what had landed is reused, not run again
-    again = goldpan("pool", path, "--depth", "30", "--quiet", log=log)
+    again = job(POOL, path, 30, log=log)
     assert again.wait(timeout=DEADLINE_S) == 0, log.read_text(errors="replace")
     ws = Workspace.open(path, readonly=True)
     assert all(len(ws.runs(r)) == POOL_QUESTIONS for r in RETRIEVERS)
@@ -383,66 +424,7 @@ def test_kill_9_while_labeling_keeps_every_label_shown_as_saved(tmp_path, after)
     assert_saved_survived(path, before, shown, "crash-test")
 
 
-# -- (d) the TUI --------------------------------------------------------------------------
-
-TUI_LABELER = """
-import asyncio, sys
-from pathlib import Path
-from tui.app import GoldpanApp
-from tui.screens.judge import JudgeScreen
-from tui.widgets.candidate_list import CandidateList
-
-async def main():
-    app = GoldpanApp(
-        Path(sys.argv[1]), annotator="tui-crash", warm_indexes=False, animations=False,
-        blink=False,
-    )
-    app.state.auto_advance = False  # the script walks the candidates itself (j, ])
-    async with app.run_test(size=(120, 40)) as pilot:
-        ids = list(app.session.live.question_ids)
-        app.judge(ids[0])
-        await pilot.pause()
-        for n, qid in enumerate(ids):
-            if n:
-                await pilot.press("right_square_bracket")  # the next question
-            assert isinstance(app.screen, JudgeScreen) and app.screen.question_id == qid
-            cands = app.screen.query_one(CandidateList)
-            for i, cand in enumerate(list(cands.candidates)):
-                assert cands.current is not None and cands.current.doc_id == cand.doc_id
-                grade = 1 + (i + int(qid[1:])) % 3
-                await pilot.press(str(grade))
-                line = str(cands.get_option_at_index(i).prompt)
-                assert line.startswith(f"[{grade}]"), line  # the screen shows it saved
-                print("saved", qid, cand.doc_id, grade, flush=True)
-                await pilot.press("j")
-    print("done", flush=True)
-
-asyncio.run(main())
-"""
-
-
-@pytest.mark.timeout(180)
-def test_kill_9_while_labeling_in_the_tui_keeps_every_grade_it_showed(tmp_path):
-    path = tmp_path / "tui.db"
-    rnd = random.Random(5)
-    ws = Workspace.create(path)
-    ws.write_docs(
-        Doc(f"d{i:03d}", f"title {i}", " ".join(rnd.choices(WORDS, k=20))) for i in range(80)
-    )
-    ws.write_questions(Question(f"q{i:03d}", " ".join(rnd.choices(WORDS, k=3))) for i in range(30))
-    for name, tok in (("word", "word"), ("bigram", "bigram")):
-        ws.add_retriever(bm25_spec(name, tok))
-    refresh_runs(ws)  # every question pooled: the judge screen has candidates at once
-    ws.close()
-    before = snapshot(path)
-    log = tmp_path / "tui.log"
-    seen = kill_after_lines(script(TUI_LABELER, path, log=log), 20, log)
-    shown = complete_saved_lines(seen)
-    assert len(shown) >= 20
-    assert_saved_survived(path, before, shown, "tui-crash")
-
-
-# -- (e) a merge that creates OUT ---------------------------------------------------------
+# -- (d) a merge that creates OUT ---------------------------------------------------------
 
 
 @pytest.mark.timeout(180)
@@ -464,12 +446,12 @@ def test_kill_9_during_a_merge_into_a_new_out_leaves_no_out_and_the_rerun_succee
             file_size(p) > (256 << 10) for p in tmp_path.glob(".merged.db.merging-*.tmp-wal")
         )
 
-    proc = goldpan("merge", out, source, log=log)
+    proc = job(MERGE, out, source, log=log)
     kill_when(proc, building_aside, "the merge writing its temp file", log)
     assert not out.exists()  # no half-merged (or empty) workspace under OUT's name
     assert list(tmp_path.glob(".merged.db.merging-*.tmp"))  # what the kill left
 
-    done = goldpan("merge", out, source, log=log)
+    done = job(MERGE, out, source, log=log)
     assert done.wait(timeout=DEADLINE_S) == 0, log.read_text(errors="replace")
     assert "labels: 24000 added" in log.read_text()
     assert not list(tmp_path.glob(".merged.db.merging-*"))  # the dead merge's file is gone

@@ -6,7 +6,6 @@ expected score is computed in the test with sentence-transformers or transformer
 directly, not read back from goldpan.
 """
 
-import importlib.util
 import json
 import math
 import sqlite3
@@ -19,10 +18,10 @@ import pytest
 
 from engine.demo import build_demo
 from engine.retrieve.runner import ALONE_SAMPLE, refresh_runs
+from engine.scoring import score_workspace
 from engine.types import Doc
 from engine.workspace import Workspace
-from tests.conftest import run_cli as run
-from tui.cli import main
+from tests.conftest import add_retriever, pool
 
 DOCS_IN_DEMO = 48
 FIRST_STAGE_BM25 = ("bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi")
@@ -66,10 +65,10 @@ def pooled_demo(tmp_path_factory, model_path) -> Path:
     """The demo with `dense` (MiniLM) and `hybrid` (rrf of dense and bm25-bigram), pooled."""
     path = tmp_path_factory.mktemp("dense") / "demo.db"
     build_demo(path, pool=False, models=False).close()
-    add = ["retriever", "add", str(path)]
-    assert main([*add, "dense", "--kind", "dense", "--model", model_path]) == 0
-    assert main([*add, "hybrid", "--kind", "rrf", "--of", "dense,bm25-bigram"]) == 0
-    assert main(["pool", str(path), "--quiet"]) == 0
+    add_retriever(path, "dense", "dense", model=model_path)
+    add_retriever(path, "hybrid", "rrf", of="dense,bm25-bigram")
+    report = pool(path)
+    assert not report.untrusted and not report.errors, report
     return path
 
 
@@ -200,10 +199,9 @@ def test_a_repool_embeds_nothing_and_a_changed_document_alone_is_reembedded(
 
 
 @pytest.mark.kiwi
-def test_a_hybrid_of_dense_and_bigram_is_scored_and_dense_adds_to_the_pool(pooled_demo, capsys):
-    code, out, err = run(capsys, "score", pooled_demo, "--json", "--no-pool")
-    assert code == 0, err
-    board = json.loads(out)["retrievers"]
+def test_a_hybrid_of_dense_and_bigram_is_scored_and_dense_adds_to_the_pool(pooled_demo):
+    with Workspace.open(pooled_demo, readonly=True) as ws:
+        board = json.loads(json.dumps(score_workspace(ws).to_json()))["retrievers"]
     for name in ("dense", "hybrid", "bm25-bigram"):
         assert name in board
         for metric in ("mrr", "hit@10", "recall@10", "ndcg@10"):
@@ -268,31 +266,16 @@ def test_the_tiny_cross_encoder_loads_offline_with_a_sigmoid(tiny_cross_encoder)
 
 
 def test_rerank_reorders_the_base_top_by_independent_cross_encoder_scores(
-    tiny_cross_encoder, tmp_path, capsys
+    tiny_cross_encoder, tmp_path
 ):
     import torch
     from transformers import AutoTokenizer, BertForSequenceClassification
 
     path = tmp_path / "demo.db"
     build_demo(path, pool=False, models=False).close()
-    code, _, err = run(
-        capsys,
-        "retriever",
-        "add",
-        path,
-        "rr",
-        "--kind",
-        "rerank",
-        "--of",
-        "bm25-word",
-        "--model",
-        tiny_cross_encoder,
-        "--top",
-        "5",
-    )
-    assert code == 0, err
-    code, _, err = run(capsys, "pool", path, "--retriever", "rr")
-    assert code == 0, err
+    add_retriever(path, "rr", "rerank", of="bm25-word", model=str(tiny_cross_encoder), top="5")
+    report = pool(path, ["rr"])
+    assert not report.untrusted and not report.errors, report
     with Workspace.open(path, readonly=True) as ws:
         docs = {d.id: d for d in ws.docs()}
         questions = {q.id: q for q in ws.questions()}
@@ -325,34 +308,3 @@ def test_rerank_reorders_the_base_top_by_independent_cross_encoder_scores(
 
 
 # -- without the extra ---------------------------------------------------------------------
-
-
-def test_without_sentence_transformers_adding_or_pooling_says_what_to_install(
-    tiny_ws, capsys, monkeypatch
-):
-    assert (
-        run(capsys, "retriever", "add", tiny_ws, "d-ok", "--kind", "dense", "--model", "x")[0] == 0
-    )
-    real = importlib.util.find_spec
-
-    def find_spec(name, *args, **kwargs):
-        if name.split(".")[0] == "sentence_transformers":
-            return None
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        before = ws.retrievers()
-    for argv in (
-        ["d", "--kind", "dense", "--model", "x"],
-        ["r", "--kind", "rerank", "--of", "bm25-word", "--model", "x"],
-    ):
-        code, _, err = run(capsys, "retriever", "add", tiny_ws, *argv)
-        assert code == 2
-        assert "pip install" in err and "goldpan[dense]" in err
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "d-ok")
-    assert code == 2
-    assert "pip install" in err and "goldpan[dense]" in err
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert ws.retrievers() == before
-        assert ws.runs("d-ok") == {}

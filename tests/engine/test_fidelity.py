@@ -16,6 +16,7 @@ import pytest
 
 from engine.analysis.fidelity import (
     MOSTLY_TIES,
+    fidelity,
     fidelity_of,
     kendall_tau_b,
     spearman_rho,
@@ -23,9 +24,10 @@ from engine.analysis.fidelity import (
     union_scores,
 )
 from engine.demo import build_demo
+from engine.ingest import import_run
+from engine.retrieve.runner import refresh_runs
 from engine.types import CachedRun
 from engine.workspace import Workspace
-from tests.conftest import run_cli
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -99,10 +101,15 @@ def demo(tmp_path_factory) -> Path:
     return path
 
 
-def test_the_cli_on_the_demo_equals_scipy_on_the_cached_rankings(demo, capsys):
-    code, out, err = run_cli(capsys, "fidelity", demo, "bm25-word", "bm25-bigram", "--json")
-    assert code == 0, err
-    got = json.loads(out)
+def fidelity_json(path: Path, a: str, b: str) -> dict:
+    """What ``goldpan fidelity A B --json`` reports: A and B pooled as needed, compared."""
+    with Workspace.open(path) as ws:
+        refresh_runs(ws, [a, b])
+        return json.loads(json.dumps(fidelity(ws, a, b).to_json()))
+
+
+def test_fidelity_on_the_demo_equals_scipy_on_the_cached_rankings(demo):
+    got = fidelity_json(demo, "bm25-word", "bm25-bigram")
     with Workspace.open(demo, readonly=True) as ws:
         a, b = ws.runs("bm25-word"), ws.runs("bm25-bigram")
         qids = [q.id for q in ws.questions()]
@@ -124,12 +131,9 @@ def test_the_cli_on_the_demo_equals_scipy_on_the_cached_rankings(demo, capsys):
     assert got["spearman_rho"] == pytest.approx(sum(rhos) / len(rhos), abs=1e-12)
     assert got["top1_agreement"] == pytest.approx(same / len(qids))
     assert 0 < got["top1_agreement"] < 1  # two different tokenizers: a real comparison
-    code, out, err = run_cli(capsys, "fidelity", demo, "bm25-word", "bm25-bigram")
-    text = " ".join(out.split())
-    assert code == 0 and "top-1 agreement" in text and f"{got['top1_agreement']:.1%}" in text
 
 
-def test_a_mostly_tied_imported_run_is_warned_about(demo, tmp_path, capsys):
+def test_a_mostly_tied_imported_run_is_warned_about(demo, tmp_path):
     """A run where every document scores 1: its order is only the doc-id tie-break."""
     with Workspace.open(demo, readonly=True) as ws:
         qids = [q.id for q in ws.questions()]
@@ -139,19 +143,9 @@ def test_a_mostly_tied_imported_run_is_warned_about(demo, tmp_path, capsys):
         "".join(f"{q} Q0 {d} {i + 1} 1.0 flat\n" for q in qids for i, d in enumerate(docs)),
         encoding="utf-8",
     )
-    code, _, err = run_cli(capsys, "import", "run", demo, trec, "--name", "flat")
-    assert code == 0, err
-    code, out, err = run_cli(capsys, "fidelity", demo, "flat", "bm25-word", "--json")
-    got = json.loads(out)
+    with Workspace.open(demo) as ws:
+        import_run(ws, trec, "flat")
+    got = fidelity_json(demo, "flat", "bm25-word")
     assert got["tie_share"] == {"flat": 1.0, "bm25-word": got["tie_share"]["bm25-word"]}
     assert got["tie_share"]["bm25-word"] < MOSTLY_TIES
     assert any(w.startswith("flat's top 10 is mostly ties: 100%") for w in got["warnings"])
-    code, out, err = run_cli(capsys, "fidelity", demo, "flat", "bm25-word")
-    assert "warning: flat's top 10 is mostly ties" in " ".join(err.split())
-
-
-def test_unknown_retrievers_exit_2_naming_the_known_ones(demo, capsys):
-    code, out, err = run_cli(capsys, "fidelity", demo, "bm25-wrod", "bm25-bigram")
-    text = " ".join(err.split())
-    assert code == 2 and "unknown retriever 'bm25-wrod'" in text and "bm25-word" in text
-    assert out == ""

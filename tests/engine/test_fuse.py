@@ -19,7 +19,7 @@ from engine.retrieve.fusion import FUSE_METHODS, NORMS, FuseRetriever
 from engine.retrieve.order import trec_order
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
-from tests.conftest import run_cli as run
+from tests.conftest import add_retriever, pool
 
 BASES = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
 
@@ -105,16 +105,13 @@ def test_fuse_ties_go_doc_id_descending_as_in_trec_eval(ranx, method):
     assert fuse.fuse({"a": a, "b": b}, 1)[0] == ["z"]  # depth cuts after the tie is broken
 
 
-def test_fuse_kind_pools_through_the_cli(ranx, pooled, tmp_path, capsys):
+def test_fuse_kind_pools_from_its_declared_parameters(ranx, pooled, tmp_path):
     path = tmp_path / "ws.db"
     path.write_bytes(pooled.read_bytes())
-    argv = ["--of", "bm25-word,bm25-bigram", "--method", "wsum", "--norm", "zmuv"]
-    code, _, err = run(capsys, "retriever", "add", path, "hy", "--kind", "fuse", *argv)
-    assert code == 0, err
-    code, _, err = run(capsys, "retriever", "add", path, "mnz", "--kind", "fuse", *argv[:2])
-    assert code == 0, err
-    assert run(capsys, "pool", path, "--retriever", "hy")[0] == 0
-    assert run(capsys, "pool", path, "--retriever", "mnz")[0] == 0
+    add_retriever(path, "hy", "fuse", of="bm25-word,bm25-bigram", method="wsum", norm="zmuv")
+    add_retriever(path, "mnz", "fuse", of="bm25-word,bm25-bigram")
+    pool(path, ["hy"])
+    pool(path, ["mnz"])
     rankings = base_rankings(path)
     with Workspace.open(path, readonly=True) as ws:
         spec = ws.retriever("mnz")
@@ -151,11 +148,3 @@ def test_fuse_bad_parameters_are_refused(params, message):
     existing = [bm25_spec("bm25-word", "word"), bm25_spec("bm25-bigram", "bigram")]
     with pytest.raises(BadInput, match=message):
         check_spec(RetrieverSpec("f", "fuse", params), existing)
-
-
-def test_retriever_add_help_lists_the_fuse_options(capsys):
-    code, out, _ = run(capsys, "retriever", "add", "--help")
-    assert code == 0
-    text = " ".join(out.split())
-    assert "fuse (--of [--method] [--norm] [--weights])" in text
-    assert "{sum,mnz,wsum}" in text and "{min-max,max,sum,zmuv,none}" in text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +28,6 @@ from engine.team.agreement import cohen_kappa
 from engine.types import Label, ModelJudge, ModelLabel, RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
-from tests.conftest import run_cli as run
 from tests.engine.test_model_judge import FAKE
 
 
@@ -169,17 +169,17 @@ def test_circular_retrievers_through_bases_and_model_names(tmp_path):
 # -- a whole card -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def judged(tiny_ws, tmp_path, capsys):
-    """tiny_ws pooled by bm25-word and bm25-bigram, more labels, judged by the fake."""
+def judged_workspace(path: Path, tmp_path: Path) -> Path:
+    """The workspace at ``path`` (tiny_ws) pooled by bm25-word and bm25-bigram, more labels,
+    judged by the fake (through the engine, as ``goldpan pool`` and ``judge`` do)."""
+    from engine.judges.run import make_judge, run_judge
+    from engine.retrieve.runner import refresh_runs
     from tests.conftest import TINY_DOCS, TINY_QUESTIONS
 
-    path = tiny_ws
     ws = Workspace.open(path)
     ws.write_labels([Label("q2", "d4", "mina", 0), Label("q3", "d1", "jun", 0)])
+    refresh_runs(ws, ["bm25-word", "bm25-bigram"])
     ws.close()
-    argv = ["pool", path, "--retriever", "bm25-word", "--retriever", "bm25-bigram", "--quiet"]
-    assert run(capsys, *argv)[0] == 0
     fake = tmp_path / "fake_judge.py"
     fake.write_text(FAKE, encoding="utf-8")
     grades = tmp_path / "grades.json"
@@ -192,10 +192,14 @@ def judged(tiny_ws, tmp_path, capsys):
         encoding="utf-8",
     )
     cmd = f"{sys.executable} {fake} {grades}"
-    argv = ["judge", path, "--command", cmd, "--annotator", "model:fake", "--no-pool"]
-    code, _, err = run(capsys, *argv)
-    assert code == 0, err
+    with Workspace.open(path) as ws:
+        run_judge(ws, make_judge("command", cmd, "model:fake"))
     return path
+
+
+@pytest.fixture
+def judged(tiny_ws, tmp_path):
+    return judged_workspace(tiny_ws, tmp_path)
 
 
 def test_a_command_judges_card(judged):
@@ -269,14 +273,3 @@ def test_a_score_judges_kappa_is_of_held_out_grades(tmp_path):
     want = cohen_kappa([int(g >= 1) for g in held], [int(i.grade >= 1) for i in items])
     assert card.kappa.kappa == pytest.approx(want, abs=1e-12)
     assert card.consistency.asked is False and "same score" in card.consistency.reason
-
-
-def test_the_card_in_words(judged, capsys):
-    code, out, err = run(capsys, "judge", judged, "--report", "--repeats", "2", "--samples", "50")
-    assert code == 0, err
-    assert "report card of model:fake (command," in out
-    assert "agreement with people on relevant or not: kappa" in out
-    assert "against its grades as stored" in out and "Base rates: people call 50%" in out
-    assert "asked twice: the same grade for 100% of" in out and "reverse order" in out
-    assert "ranked by ndcg@10 on 3 scored questions" in out and "people's judgments kept" in out
-    assert "warning: kappa rests on 6 grades" in err

@@ -201,17 +201,17 @@ def test_judged_only_equals_plain_when_every_ranked_document_is_judged():
     assert (per_question(j, "judged@10")[[bool(r) for r in rankings]] == 1.0).all()
 
 
-def test_a_grade_0_moves_the_live_hole_metrics_as_goldpan_score_does(tiny_ws, capsys):
+def test_a_grade_0_moves_the_live_hole_metrics_as_goldpan_score_does(tiny_ws):
     # The review's live scores read every judgment: grading 0 one unjudged document of a
     # retriever's top 10 raises its Judged@10 (and changes bpref) at once, to the bit of
     # goldpan score on the same labels.
+    from engine.retrieve.runner import refresh_runs
     from engine.scoring import metric_names, score_workspace
     from engine.session.labeling import LabelingSession
     from engine.workspace import Workspace
-    from tests.conftest import run_cli
 
-    assert run_cli(capsys, "pool", tiny_ws, "--retriever", "bm25-word", "--quiet")[0] == 0
     ws = Workspace.open(tiny_ws)
+    refresh_runs(ws, ["bm25-word"])
     for spec in ws.retrievers():  # only the one ranked: no question waits for the others
         if spec.name != "bm25-word":
             ws.remove_retriever(spec.name)

@@ -1,3 +1,5 @@
+# subprocess: the Kiwi helper is a process of its own (python -P), and its parent is
+# killed with kill -9 to see it end.
 """engine.kiwi_helper: Kiwi in a process of its own gives the same tokens, and never outlives us.
 
 The terminal app tokenizes with Kiwi through a helper process, so that Kiwi's loading

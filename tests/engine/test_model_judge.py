@@ -2,7 +2,9 @@
 
 The fake judge is a real command judge (a script run through the protocol): each pair's
 grade is a hash of the question and document ids, or read from a map file the test
-writes. The model kinds with real models are in test_model_judge_models.py.
+writes. The model kinds with real models are in test_model_judge_models.py; what
+``goldpan judge``, ``queue --model`` and ``agreement`` print is in
+tests/cli/test_judge_command.py.
 """
 
 from __future__ import annotations
@@ -12,22 +14,26 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from engine.check import check_workspace
 from engine.counters import candidate_ids, workspace_counters
 from engine.demo import build_demo
+from engine.errors import Refused, UnknownName
 from engine.gold import Status, workspace_golds
-from engine.judges.run import make_judge, run_judge
+from engine.judges.run import JudgeReport, make_judge, remove_judge, run_judge, stored_judge
 from engine.judging.queue import disagreement_queue, judged_docs, judging_queue, model_holes_queue
+from engine.retrieve.base import RetrieverError
+from engine.scoring import score_workspace
 from engine.session.labeling import LabelingSession
 from engine.team.agreement import agreement_report, cohen_kappa
 from engine.team.assign import Assigner
 from engine.trust import TrustStore
 from engine.types import Label, ModelLabel
 from engine.workspace import Workspace
-from tests.conftest import run_cli as run
 
 FAKE = """
 import hashlib, json, sys
@@ -49,11 +55,33 @@ def hashed(question_id: str, doc_id: str) -> int:
     return int(hashlib.sha256(f"{question_id} {doc_id}".encode()).hexdigest(), 16) % 4
 
 
-@pytest.fixture(scope="module")
-def fake(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("judge") / "fake_judge.py"
+def write_fake(folder: Path) -> Path:
+    """The fake judge's script in ``folder``."""
+    path = folder / "fake_judge.py"
     path.write_text(FAKE, encoding="utf-8")
     return path
+
+
+def word_level_demo(path: Path) -> Path:
+    """The demo, pooled by the word-level retrievers (Kiwi's retriever removed: not needed)."""
+    build_demo(path, slow=False, models=False).close()
+    with Workspace.open(path) as ws:
+        ws.remove_retriever("bm25-kiwi")
+    return path
+
+
+def copy_workspace(src: Path, dst: Path) -> Path:
+    """A fresh copy of a workspace file (SQLite's backup)."""
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    a.close()
+    b.close()
+    return dst
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory) -> Path:
+    return write_fake(tmp_path_factory.mktemp("judge"))
 
 
 def command(fake: Path, *extra: object) -> str:
@@ -63,23 +91,25 @@ def command(fake: Path, *extra: object) -> str:
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory) -> Path:
     """The demo, pooled by the word-level retrievers (Kiwi's retriever removed: not needed)."""
-    from tui.cli import main
-
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    build_demo(path, slow=False, models=False).close()
-    assert main(["retriever", "remove", str(path), "bm25-kiwi"]) == 0
-    return path
+    return word_level_demo(tmp_path_factory.mktemp("demo") / "demo.db")
 
 
 @pytest.fixture
 def demo(demo_file, tmp_path) -> Path:
     """A fresh copy of the demo for one test."""
-    dst = tmp_path / "demo.db"
-    with sqlite3.connect(demo_file) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    a.close()
-    b.close()
-    return dst
+    return copy_workspace(demo_file, tmp_path / "demo.db")
+
+
+def judge_once(path: Path, judge_command: str, annotator: str, **kwargs: Any) -> JudgeReport:
+    """Run a command judge typed by the user now, as ``goldpan judge --command`` does."""
+    with Workspace.open(path) as ws:
+        return run_judge(ws, make_judge("command", judge_command, annotator), **kwargs)
+
+
+def scores_json(path: Path) -> dict[str, Any]:
+    """Every retriever's scores as plain values (what ``goldpan score --json`` reports)."""
+    with Workspace.open(path, readonly=True) as ws:
+        return json.loads(json.dumps(score_workspace(ws).to_json()))
 
 
 def people_view(ws: Workspace) -> dict[str, object]:
@@ -110,9 +140,8 @@ def people_view(ws: Workspace) -> dict[str, object]:
     }
 
 
-def test_model_grades_are_their_own_annotator_and_change_nothing_people_see(demo, fake, capsys):
-    code, before_score, err = run(capsys, "score", demo, "--json", "--no-pool")
-    assert code == 0, err
+def test_model_grades_are_their_own_annotator_and_change_nothing_people_see(demo, fake):
+    before_score = scores_json(demo)
     with Workspace.open(demo) as ws:
         before = people_view(ws)
         runs = ws.all_runs()
@@ -120,22 +149,18 @@ def test_model_grades_are_their_own_annotator_and_change_nothing_people_see(demo
         for lab in ws.labels():
             graded.setdefault(lab.question_id, set()).add(lab.doc_id)
         want = {q: candidate_ids(q, runs, graded.get(q, ())) for q in ws.question_ids()}
-    code, out, err = run(
-        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:fake", "--json"
-    )
-    assert code == 0, err
-    report = json.loads(out)
-    assert report["annotator"] == "model:fake" and report["kind"] == "command"
+    report = judge_once(demo, command(fake), "model:fake")
+    assert report.judge.annotator == "model:fake" and report.judge.kind == "command"
     with Workspace.open(demo) as ws:
         grades = ws.model_labels()
         # every candidate of every question (the Label screen's list), graded once
         assert {(m.question_id, m.doc_id) for m in grades} == {
             (q, d) for q, docs in want.items() for d in docs
         }
-        assert report["grades"] == len(grades) == sum(len(d) for d in want.values())
+        assert report.grades == len(grades) == sum(len(d) for d in want.values())
         assert all(m.annotator == "model:fake" and m.score is None for m in grades)
         assert all(m.grade == hashed(m.question_id, m.doc_id) for m in grades)
-        assert report["counts"] == [sum(1 for m in grades if m.grade == g) for g in range(4)]
+        assert list(report.counts) == [sum(1 for m in grades if m.grade == g) for g in range(4)]
         judge = ws.model_judge("model:fake")
         assert judge is not None and judge.kind == "command" and judge.model == command(fake)
         # nothing computed from people's judgments moved: gold, counts, queue, hand-out,
@@ -144,9 +169,7 @@ def test_model_grades_are_their_own_annotator_and_change_nothing_people_see(demo
         assert "model:fake" not in ws.annotators()
         events = ws.events(limit=1)
         assert events[0]["kind"] == "model_judged" and events[0]["question_id"] is None
-    code, after_score, err = run(capsys, "score", demo, "--json", "--no-pool")
-    assert code == 0, err
-    assert _without_timing(json.loads(after_score)) == _without_timing(json.loads(before_score))
+    assert _without_timing(scores_json(demo)) == _without_timing(before_score)
 
 
 def _without_timing(board: dict) -> dict:
@@ -191,30 +214,15 @@ def test_a_model_never_makes_a_question_judged_disputed_or_gold(demo, fake, tmp_
         assert after.adjudicated and dict(after.gold) == {d: g for d, g in adopted.items() if g}
 
 
-def test_judging_again_replaces_only_the_questions_judged(demo, fake, tmp_path, capsys):
+def test_judging_again_replaces_only_the_questions_judged(demo, fake, tmp_path):
     first = tmp_path / "first.json"
     with Workspace.open(demo) as ws:
         q1, q2 = ws.question_ids()[:2]
-    code, _, err = run(
-        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:fake", "--quiet"
-    )
-    assert code == 0, err
+    judge_once(demo, command(fake), "model:fake")
     with Workspace.open(demo) as ws:
         before = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
     first.write_text(json.dumps({}), encoding="utf-8")  # every pair 0
-    code, _, err = run(
-        capsys,
-        "judge",
-        demo,
-        "--command",
-        command(fake, first),
-        "--annotator",
-        "model:fake",
-        "--questions",
-        q1,
-        q2,
-    )
-    assert code == 0, err
+    judge_once(demo, command(fake, first), "model:fake", questions=[q1, q2])
     with Workspace.open(demo) as ws:
         after = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
     assert after.keys() == before.keys()
@@ -222,16 +230,13 @@ def test_judging_again_replaces_only_the_questions_judged(demo, fake, tmp_path, 
         assert g == (0 if q in (q1, q2) else before[(q, d)]), (q, d)
 
 
-def test_remove_takes_the_judge_and_every_grade_it_gave(demo, fake, capsys):
+def test_remove_takes_the_judge_and_every_grade_it_gave(demo, fake):
     for name in ("model:a", "model:b"):
-        code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", name)
-        assert code == 0, err
+        judge_once(demo, command(fake), name)
     with Workspace.open(demo) as ws:
         n_a = len(ws.model_labels("model:a"))
         b = ws.model_labels("model:b")
-    code, out, err = run(capsys, "judge", demo, "--remove", "model:a")
-    assert code == 0, err
-    assert f"removed model:a and its {n_a:,} grades" in out
+        assert remove_judge(ws, "model:a") == n_a
     with Workspace.open(demo) as ws:
         assert [j.annotator for j in ws.model_judges()] == ["model:b"]
         assert ws.model_labels("model:a") == [] and ws.model_labels() == b
@@ -239,10 +244,8 @@ def test_remove_takes_the_judge_and_every_grade_it_gave(demo, fake, capsys):
             "SELECT count(*) FROM model_labels WHERE annotator = 'model:a'"
         ).fetchone() == (0,)
         assert ws.events(limit=1)[0]["kind"] == "model_removed"
-    code, _, err = run(capsys, "judge", demo, "--remove", "model:a")
-    assert code == 2 and "unknown model judge 'model:a'" in err and "model:b" in err
-    code, out, _ = run(capsys, "judge", demo, "--list", "--json")
-    assert code == 0 and [j["annotator"] for j in json.loads(out)] == ["model:b"]
+        with pytest.raises(UnknownName, match="unknown model judge 'model:a'.*model:b"):
+            remove_judge(ws, "model:a")
 
 
 def test_a_new_question_text_sets_the_model_grades_aside_without_a_recheck(demo, fake):
@@ -271,19 +274,6 @@ def test_a_new_question_text_sets_the_model_grades_aside_without_a_recheck(demo,
         assert workspace_golds(ws)[qid].status is status
 
 
-def test_people_cannot_take_a_model_name_nor_a_model_a_persons(demo, fake, capsys):
-    code, _, err = run(capsys, "label", demo, "q01", "recon-00", "1", "--annotator", "model:x")
-    assert code == 2 and "model judges'" in err
-    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "mina")
-    assert code == 2 and "model:NAME" in err
-    with Workspace.open(demo) as ws:
-        ws.write_labels([Label("q01", "recon-00", "model:old", 1)])  # e.g. an old import
-    code, _, err = run(
-        capsys, "judge", demo, "--command", command(fake), "--annotator", "model:old"
-    )
-    assert code == 2 and "labels as a person" in err
-
-
 def test_a_read_only_workspace_is_refused_before_the_judge_runs(demo, fake, tmp_path):
     from engine.errors import Refused
 
@@ -300,15 +290,19 @@ def test_a_read_only_workspace_is_refused_before_the_judge_runs(demo, fake, tmp_
 # -- the command protocol and its trust ----------------------------------------------------
 
 
-def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fake, capsys):
-    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
-    assert code == 0, err
+def again_from_the_workspace(path: Path, annotator: str) -> JudgeReport:
+    """Run a stored judge again, as ``goldpan judge --annotator NAME`` does: not typed now."""
+    with Workspace.open(path) as ws:
+        return run_judge(ws, stored_judge(ws, annotator), typed=False)
+
+
+def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fake):
+    judge_once(demo, command(fake), "model:f")
     with Workspace.open(demo) as ws:
         spec_ok = TrustStore().for_workspace(ws)
         assert [e.command for e in spec_ok] == [command(fake)]
     # run again from the workspace: trusted (it was typed here)
-    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f", "--quiet")
-    assert code == 0, err
+    again_from_the_workspace(demo, "model:f")
     # a workspace that says another command: never run before this user trusted it
     with Workspace.open(demo) as ws:
         ws.conn.execute(
@@ -317,8 +311,9 @@ def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fak
         )
         ws.conn.commit()
         before = ws.model_labels()
-    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f")
-    assert code == 2 and "only once you have trusted them" in err and "--evil" in err
+    with pytest.raises(Refused, match="only once you have trusted them") as refused:
+        again_from_the_workspace(demo, "model:f")
+    assert "--evil" in str(refused.value)
     with Workspace.open(demo) as ws:
         assert ws.model_labels() == before
     # the trust record is this user's: revoking it stops even the typed-once command
@@ -328,8 +323,8 @@ def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fak
         )
         ws.conn.commit()
         TrustStore().revoke(ws)
-    code, _, err = run(capsys, "judge", demo, "--annotator", "model:f")
-    assert code == 2 and "trusted" in err
+    with pytest.raises(Refused, match="trusted"):
+        again_from_the_workspace(demo, "model:f")
 
 
 @pytest.mark.parametrize(
@@ -349,24 +344,22 @@ def test_a_typed_command_is_trusted_and_a_stored_one_only_once_trusted(demo, fak
     ],
 )
 def test_bad_command_output_is_an_error_naming_the_line_and_nothing_is_written(
-    demo, tmp_path, capsys, script, expected
+    demo, tmp_path, script, expected
 ):
     path = tmp_path / "judge.py"
     path.write_text(script, encoding="utf-8")
-    code, _, err = run(capsys, "judge", demo, "--command", f"{sys.executable} {path}", "--quiet")
-    assert code == 2, err
-    assert expected in err
+    with pytest.raises(RetrieverError) as failed:
+        judge_once(demo, f"{sys.executable} {path}", None)
+    assert expected in str(failed.value)
     with Workspace.open(demo) as ws:
         assert ws.model_judges() == [] and ws.model_labels() == []
 
 
-def test_a_command_that_takes_too_long_is_stopped(demo, tmp_path, capsys):
+def test_a_command_that_takes_too_long_is_stopped(demo, tmp_path):
     path = tmp_path / "slow.py"
     path.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
-    code, _, err = run(
-        capsys, "judge", demo, "--command", f"{sys.executable} {path}", "--timeout", "1", "--quiet"
-    )
-    assert code == 2 and "no answer within 1 s" in err
+    with pytest.raises(RetrieverError, match="no answer within 1 s"):
+        judge_once(demo, f"{sys.executable} {path}", None, timeout=1.0)
 
 
 # -- the two model queues -------------------------------------------------------------------
@@ -409,45 +402,19 @@ def test_disagreement_and_holes_queues_by_hand():
     ]
 
 
-def test_queue_cli_shows_the_model_queues_and_leaves_adjudicated_questions_out(demo, fake, capsys):
-    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
-    assert code == 0, err
-    code, out, err = run(capsys, "queue", demo, "--model", "model:f", "--json")
-    assert code == 0, err
-    data = json.loads(out)
-    with Workspace.open(demo) as ws:
-        golds = workspace_golds(ws)
-        model, people = ws.model_labels("model:f"), ws.labels()
-    want = disagreement_queue(golds, model, people)
-    assert [i["question"] for i in data["disagree"]] == [i.question_id for i in want]
-    assert data["disagree"] and data["holes"] and data["model"] == "model:f"
-    assert not {i["question"] for i in data["disagree"] + data["holes"]} & {
-        q for q, g in golds.items() if g.adjudicated
-    }
-    theirs = {(lab.question_id, lab.doc_id): lab.grade for lab in people}
-    for item in data["disagree"]:
-        for d in item["docs"]:
-            assert (item["question"], d) in theirs
-    for item in data["holes"]:
-        for d in item["docs"]:
-            assert (item["question"], d) not in theirs
-            assert hashed(item["question"], d) >= 1
-    code, _, err = run(capsys, "queue", demo, "--model", "model:nobody")
-    assert code == 2 and "unknown model judge" in err and "model:f" in err
-
-
 # -- agreement --------------------------------------------------------------------------------
 
 
-def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake, capsys):
+def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake):
     sklearn_metrics = pytest.importorskip("sklearn.metrics")
     krippendorff = pytest.importorskip("krippendorff")
-    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
-    assert code == 0, err
-    code, out, err = run(capsys, "agreement", demo, "--json")
-    assert code == 0, err
-    report = json.loads(out)
+    judge_once(demo, command(fake), "model:f")
     with Workspace.open(demo) as ws:
+        report = json.loads(
+            json.dumps(
+                agreement_report(ws.labels(), ws.verdicts(), ws.model_labels(), workspace_golds(ws))
+            )
+        )
         people = ws.labels()
         model = {(m.question_id, m.doc_id): m.grade for m in ws.model_labels()}
         golds = workspace_golds(ws)
@@ -480,10 +447,6 @@ def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake, capsys):
             reliability_data=np.array([a, b], dtype=float), level_of_measurement="ordinal"
         )
         assert row["alpha_ordinal"] == pytest.approx(float(alpha), abs=1e-9)
-    code, text, err = run(capsys, "agreement", demo)
-    assert code == 0, err
-    assert "model judges against each person and the resolved gold" in text
-    assert "resolved gold" in text
 
 
 # -- the workspace ----------------------------------------------------------------------------
@@ -510,16 +473,15 @@ def test_a_schema_10_workspace_upgrades_and_keeps_every_row(tmp_path, monkeypatc
     assert after == before
 
 
-def test_check_names_a_damaged_model_row(demo, fake, capsys):
-    code, _, err = run(capsys, "judge", demo, "--command", command(fake), "--annotator", "model:f")
-    assert code == 0, err
+def test_check_names_a_damaged_model_row(demo, fake):
+    judge_once(demo, command(fake), "model:f")
     conn = sqlite3.connect(demo)
     conn.execute("UPDATE model_judges SET params = '[1]' WHERE annotator = 'model:f'")
     conn.execute("UPDATE model_labels SET score = 'high' WHERE rowid = 1")
     conn.commit()
     conn.close()
-    code, out, _ = run(capsys, "check", demo, "--json")
-    assert code == 2
-    rows = json.loads(out)["rows"]
+    report = check_workspace(demo)
+    assert not report.ok
+    rows = report.to_json()["rows"]
     assert any("model_judges" in r and "params" in r for r in rows), rows
     assert any("model_labels" in r and "score" in r for r in rows), rows

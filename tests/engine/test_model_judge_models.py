@@ -15,17 +15,22 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from engine.judges.run import DEFAULT_FIELDS
+from engine.gold import workspace_golds
+from engine.ingest import import_beir
+from engine.judges.calibration import check_thresholds
+from engine.judges.run import DEFAULT_FIELDS, JudgeReport, make_judge, run_judge, stored_judge
 from engine.retrieve.base import doc_text
 from engine.retrieve.dense import DenseRetriever
+from engine.team.agreement import agreement_report
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
-from tests.conftest import run_cli as run
-from tests.conftest import shared_data
+from engine.workspace_setup import new_workspace
+from tests.conftest import pool, shared_data
 
 N_QUESTIONS = 12
 PER_QUESTION = 10
@@ -96,36 +101,38 @@ def slice_beir(source: Path, dest: Path) -> dict[str, dict[str, int]]:
 @pytest.fixture(scope="module")
 def beir_ws(tmp_path_factory) -> tuple[Path, dict[str, dict[str, int]]]:
     """The slice imported (qrels as annotator beir), pooled by BM25 over words only."""
-    from tui.cli import main
-
     source = shared_data("beir_dbpedia_entity_subset50")
     folder = tmp_path_factory.mktemp("beir-judge")
     qrels = slice_beir(source, folder / "beir")
     ws = folder / "ws.db"
-    assert main(["new", str(ws)]) == 0
-    for name in ("bm25-bigram", "bm25-word+bigram", "bm25-kiwi"):
-        assert main(["retriever", "remove", str(ws), name]) == 0
-    assert main(["import", "beir", str(ws), str(folder / "beir"), "--annotator", "beir"]) == 0
-    assert main(["pool", str(ws), "--quiet"]) == 0
+    with new_workspace(ws) as handle:
+        for name in ("bm25-bigram", "bm25-word+bigram", "bm25-kiwi"):
+            handle.remove_retriever(name)
+        import_beir(handle, folder / "beir", annotator="beir")
+    pool(ws)
     return ws, qrels
 
 
 @pytest.fixture(scope="module")
 def judged(beir_ws, model_path):
-    """The dense judge run once on the slice (the CLI, --json)."""
-    import contextlib
-    import io
-
-    from tui.cli import main
-
+    """The dense judge run once on the slice, its report as plain values."""
     ws, _ = beir_ws
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main(
-            ["judge", str(ws), "--model", model_path, "--annotator", "model:minilm", "--json"]
+    with Workspace.open(ws) as handle:
+        return report_values(run_judge(handle, make_judge("dense", model_path, "model:minilm")))
+
+
+def report_values(report: JudgeReport) -> dict[str, Any]:
+    """What a judge run reports: questions, grades, counts per grade, its calibration."""
+    return json.loads(
+        json.dumps(
+            {
+                "questions": report.questions,
+                "grades": report.grades,
+                "counts": list(report.counts),
+                "calibration": report.calibration.to_json(),
+            }
         )
-    assert code == 0
-    return json.loads(buf.getvalue())
+    )
 
 
 def test_the_dense_judge_grades_every_candidate_by_the_cosine_and_its_thresholds(
@@ -177,9 +184,11 @@ def test_kappa_against_the_qrels_is_in_the_measured_band(beir_ws, judged, capsys
         [model[k] >= 1 for k in keys], [qrels[k[0]][k[1]] >= 1 for k in keys]
     )
     assert cal["kappa"] == pytest.approx(ref, abs=1e-12)
-    code, out, err = run(capsys, "agreement", ws_path, "--json")
-    assert code == 0, err
-    rows = {(m["against"], m["gold"]): m for m in json.loads(out)["models"]}
+    with Workspace.open(ws_path, readonly=True) as ws:
+        report = agreement_report(
+            ws.labels(), ws.verdicts(), ws.model_labels(), workspace_golds(ws)
+        )
+    rows = {(m["against"], m["gold"]): m for m in json.loads(json.dumps(report))["models"]}
     assert rows[("beir", False)]["kappa"] == pytest.approx(ref, abs=1e-12)
     assert rows[("beir", False)]["n"] == len(keys)
     # the qrels are the resolved gold too (one annotator agrees with themselves)
@@ -187,7 +196,7 @@ def test_kappa_against_the_qrels_is_in_the_measured_band(beir_ws, judged, capsys
 
 
 def test_the_judge_keeps_the_vectors_a_dense_retriever_of_the_model_uses(
-    beir_ws, judged, model_path, capsys, monkeypatch
+    beir_ws, judged, model_path, monkeypatch
 ):
     from sentence_transformers import SentenceTransformer
 
@@ -208,53 +217,13 @@ def test_the_judge_keeps_the_vectors_a_dense_retriever_of_the_model_uses(
 
     monkeypatch.setattr(SentenceTransformer, "encode", spy)
     # judged again with the thresholds it found: no document is embedded twice
-    t = f"{judged['calibration']['thresholds'][0]!r},98,99"
-    code, out, err = run(
-        capsys, "judge", ws_path, "--annotator", "model:minilm", "--thresholds", t, "--json"
-    )
-    assert code == 0, err
-    with Workspace.open(ws_path, readonly=True) as ws:
+    t = check_thresholds([judged["calibration"]["thresholds"][0], 98, 99])
+    with Workspace.open(ws_path) as ws:
+        judge = stored_judge(ws, "model:minilm")
+        again = report_values(run_judge(ws, judge, thresholds=t, typed=False))
         questions = {q.text for q in ws.questions()}
     assert set(encoded) == questions
-    again = json.loads(out)
     assert not again["calibration"]["fitted"] and again["counts"][3] == 0
-
-
-def test_without_enough_peoples_grades_the_judge_refuses_and_says_how_many(
-    tmp_path, model_path, capsys
-):
-    from tui.cli import main
-
-    ws = tmp_path / "few.db"
-    assert main(["new", str(ws)]) == 0
-    docs = tmp_path / "docs.jsonl"
-    docs.write_text(
-        "".join(
-            json.dumps({"id": f"d{i}", "title": f"doc {i}", "text": "text"}) + "\n"
-            for i in range(3)
-        ),
-        encoding="utf-8",
-    )
-    assert main(["import", "docs", str(ws), str(docs)]) == 0
-    qs = tmp_path / "q.jsonl"
-    qs.write_text(
-        json.dumps({"id": "q1", "text": "doc", "gold": ["d1:2"]}) + "\n", encoding="utf-8"
-    )
-    assert main(["import", "questions", str(ws), str(qs)]) == 0
-    code, _, err = run(capsys, "judge", ws, "--model", model_path, "--no-pool")
-    assert code == 2
-    assert "calibrating needs at least 30 grades given by people" in err
-    flat = " ".join(err.split())
-    assert (
-        "found 1 grade given by people, 1 relevant grade (1-3) and 0 not-relevant grades (0): "
-        "29 more grades given by people, 4 more relevant grades (1-3) and 5 more not-relevant "
-        "grades (0) needed"
-    ) in flat
-    with Workspace.open(ws, readonly=True) as w:
-        assert w.model_judges() == []
-    # a bi-encoder is not taken for a cross-encoder (it would get a random head)
-    code, _, err = run(capsys, "judge", ws, "--model", model_path, "--kind", "cross-encoder")
-    assert code == 2 and "--kind dense" in err
 
 
 @pytest.fixture(scope="module")
@@ -281,31 +250,20 @@ def tiny_cross_encoder(tmp_path_factory, model_path) -> Path:
     return path
 
 
-def test_the_cross_encoder_judge_scores_pairs_as_the_model_does(
-    beir_ws, tiny_cross_encoder, capsys
-):
+def test_the_cross_encoder_judge_scores_pairs_as_the_model_does(beir_ws, tiny_cross_encoder):
     import torch
     from transformers import AutoTokenizer, BertForSequenceClassification
 
     ws_path, _ = beir_ws
-    code, out, err = run(
-        capsys,
-        "judge",
-        ws_path,
-        "--model",
-        tiny_cross_encoder,
-        "--kind",
-        "cross-encoder",
-        "--annotator",
-        "model:tiny",
-        "--questions",
-        *sorted(beir_ws[1])[:2],
-        "--thresholds",
-        "0.4,0.5,0.6",
-        "--json",
-    )
-    assert code == 0, err
-    assert json.loads(out)["questions"] == 2
+    judge = make_judge("cross-encoder", str(tiny_cross_encoder), "model:tiny")
+    with Workspace.open(ws_path) as ws:
+        report = run_judge(
+            ws,
+            judge,
+            questions=sorted(beir_ws[1])[:2],
+            thresholds=check_thresholds([0.4, 0.5, 0.6]),
+        )
+    assert report.questions == 2
     with Workspace.open(ws_path, readonly=True) as ws:
         grades = ws.model_labels("model:tiny")
         docs = {d.id: d for d in ws.docs()}

@@ -10,6 +10,10 @@ OpenSearch or Elasticsearch cluster is not tested here.
 
 An auth gateway (``tests/searchservers.py``) stands in front of it as a cluster's security
 layer does: it lets through only the expected ``Authorization`` and records what arrives.
+Retrievers are added, trusted, pooled and scored through the engine; what ``goldpan
+retriever add``, ``pool``, ``score`` and ``trust`` print and refuse is in
+tests/cli/test_opensearch_retrievers.py, the app's side in
+tests/tui/test_outside_retrievers_served.py.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.export import export_workspace
 from engine.retrieve import trec_order
-from engine.trust import config_dir
+from engine.retrieve.base import RetrieverError
+from engine.scoring import score_workspace
+from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
-from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run
-from tests.conftest import run_cli as run
+from tests.conftest import PYTREC_MEASURES, add_retriever, plain_qrels, plain_run, pool
 from tests.searchservers import (
     Gateway,
     demo_with_word,
@@ -113,12 +119,13 @@ def ws_path(demo_file: Path, tmp_path: Path) -> Path:
     return path
 
 
-def add(capsys, ws: Path, name: str, *options: object, kind="opensearch", trust=True) -> None:
-    code, _, err = run(capsys, "retriever", "add", ws, name, "--kind", kind, *options)
-    assert code == 0, err
+def add(ws: Path, name: str, *, kind: str = "opensearch", trust: bool = True, **params) -> None:
+    """An engine retriever (``params`` as ``retriever add``'s options give them), trusted by
+    this user as ``goldpan trust --yes`` does unless ``trust`` is false."""
+    add_retriever(ws, name, kind, **params)
     if trust:
-        code, _, err = run(capsys, "trust", ws, "--yes", "--retriever", name)
-        assert code == 0, err
+        with Workspace.open(ws) as handle:
+            TrustStore().trust(handle, [s for s in handle.retrievers() if s.name == name])
 
 
 def reference(url: str, index: str, body: dict, depth: int = 100) -> tuple[tuple[str, ...], ...]:
@@ -128,10 +135,20 @@ def reference(url: str, index: str, body: dict, depth: int = 100) -> tuple[tuple
     return tuple(ids)
 
 
-def score_json(capsys, ws: Path, *extra: str) -> dict:
-    code, out, err = run(capsys, "score", ws, "--json", *extra)
-    assert code == 0, err
-    return json.loads(out)
+def score_json(ws: Path) -> dict:
+    """What ``goldpan score --json`` reports: every retriever pooled as needed (how each was
+    ranked under "rankings"), then scored."""
+    report = pool(ws)
+    with Workspace.open(ws, readonly=True) as handle:
+        board = json.loads(json.dumps(score_workspace(handle).to_json()))
+    return {**board, "rankings": dict(report.how)}
+
+
+def pool_fails(ws: Path, name: str) -> str:
+    """Pool ``name``, which must fail: its error, on one line."""
+    with pytest.raises(RetrieverError) as failed:
+        pool(ws, [name])
+    return " ".join(str(failed.value).split())
 
 
 def msearches(service, start: int) -> list:
@@ -142,18 +159,18 @@ def msearches(service, start: int) -> list:
 
 
 def test_pooled_in_msearch_batches_equals_the_servers_own_search_and_scores_as_trec_eval(
-    ws_path, cluster, gate, capsys, monkeypatch, tmp_path
+    ws_path, cluster, gate, monkeypatch, tmp_path
 ):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     gateway, service = gate
     gateway.expected = f"ApiKey {SECRET}"
     monkeypatch.setenv("GP_OS_KEY", SECRET)
     add(
-        capsys, ws_path, "os", "--url", service.url, "--index", "docs",
-        "--fields", "title,text", "--api-key-env", "GP_OS_KEY", "--batch", "20",
+        ws_path, "os", url=service.url, index="docs", fields="title,text",
+        api_key_env="GP_OS_KEY", batch="20",
     )  # fmt: skip
     start = len(service.seen)
-    board = score_json(capsys, ws_path)
+    board = score_json(ws_path)
     assert (
         board["rankings"]["os"]
         == "ranked now (inputs and index identity changed or not ranked yet)"
@@ -173,9 +190,9 @@ def test_pooled_in_msearch_batches_equals_the_servers_own_search_and_scores_as_t
         assert stored[qid][0] == reference(cluster.url, "docs", body), qid
     # the score is trec_eval's on the exported qrels and run
     qrels_path, run_path = tmp_path / "gold.qrels", tmp_path / "os.run"
-    assert run(capsys, "export", ws_path, "--format", "trec-qrels", "--out", qrels_path)[0] == 0
-    argv = ["export", ws_path, "--format", "trec-run", "--out", run_path, "--retriever", "os"]
-    assert run(capsys, *argv)[0] == 0
+    with Workspace.open(ws_path) as ws:
+        export_workspace(ws, "trec-qrels", qrels_path)
+        export_workspace(ws, "trec-run", run_path, ["os"])
     qrels = plain_qrels(qrels_path)
     per_q = pytrec_eval.RelevanceEvaluator(
         qrels, {"success.1,3,5,10", "recip_rank", "recall.5,10", "ndcg_cut.10"}
@@ -185,25 +202,25 @@ def test_pooled_in_msearch_batches_equals_the_servers_own_search_and_scores_as_t
         assert board["retrievers"]["os"][metric] == pytest.approx(want, abs=1e-9), metric
     # asked again: the index is as it was, so nothing is searched
     start = len(service.seen)
-    board = score_json(capsys, ws_path)
+    board = score_json(ws_path)
     assert board["rankings"]["os"] == "cached, inputs and index identity unchanged"
     assert msearches(service, start) == [] and len(service.seen) > start  # _stats was read
     for f in [ws_path, *ws_path.parent.glob("ws.db-*"), config_dir() / "trusted-commands.json"]:
         assert SECRET.encode() not in f.read_bytes(), f
 
 
-def test_a_changed_index_is_asked_again(ws_path, cluster, gate, capsys):
+def test_a_changed_index_is_asked_again(ws_path, cluster, gate):
     _, service = gate
     load_index(cluster.url, "live", cluster.docs)
-    add(capsys, ws_path, "live", "--url", service.url, "--index", "live", "--fields", "text")
-    assert score_json(capsys, ws_path)["rankings"]["live"].startswith("ranked now")
-    assert score_json(capsys, ws_path)["rankings"]["live"].startswith("cached")
+    add(ws_path, "live", url=service.url, index="live", fields="text")
+    assert score_json(ws_path)["rankings"]["live"].startswith("ranked now")
+    assert score_json(ws_path)["rankings"]["live"].startswith("cached")
     first = rankings(ws_path, "live")
     doc = cluster.docs[0]
     update = [{"index": {"_index": "live", "_id": doc.id}}, {"title": doc.title, "text": "x"}]
     request_json(f"{cluster.url}/_bulk?refresh=true", "POST", update, ndjson=True)
     start = len(service.seen)
-    board = score_json(capsys, ws_path)
+    board = score_json(ws_path)
     assert board["rankings"]["live"] == (
         "ranked now (inputs and index identity changed or not ranked yet)"
     )
@@ -211,16 +228,16 @@ def test_a_changed_index_is_asked_again(ws_path, cluster, gate, capsys):
     assert rankings(ws_path, "live") != first  # the document lost its text
 
 
-def test_a_template_file_and_an_id_field_of_the_source(ws_path, cluster, gate, capsys, tmp_path):
+def test_a_template_file_and_an_id_field_of_the_source(ws_path, cluster, gate, tmp_path):
     _, service = gate
     template = tmp_path / "boosted.json"
     template.write_text(TEMPLATE, encoding="utf-8")
     add(
-        capsys, ws_path, "es", "--url", service.url, "--index", "docs",
-        "--template", template, "--id-field", "ref.id", kind="elasticsearch",
+        ws_path, "es", url=service.url, index="docs", template=str(template),
+        id_field="ref.id", kind="elasticsearch",
     )  # fmt: skip
     start = len(service.seen)
-    assert run(capsys, "pool", ws_path, "--retriever", "es")[0] == 0
+    pool(ws_path, ["es"])
     [first, *_] = msearches(service, start)
     body = json.loads(first.body.decode().splitlines()[1])
     assert body["_source"] == ["ref.id"] and body["size"] == 100
@@ -228,32 +245,28 @@ def test_a_template_file_and_an_id_field_of_the_source(ws_path, cluster, gate, c
     for qid in ("q01", "q10", "q30"):
         query = json.loads(TEMPLATE.replace("{{size}}", "100").replace("{{query}}", texts[qid]))
         assert stored[qid][0] == reference(cluster.url, "docs", query), qid
-    code, out, _ = run(capsys, "retriever", "list", ws_path, "--json")
-    [es] = [r for r in json.loads(out) if r["name"] == "es"]
-    assert es["params"]["template"] == TEMPLATE  # the text is kept, not the file's path
+    with Workspace.open(ws_path, readonly=True) as ws:
+        [es] = [r for r in ws.retrievers() if r.name == "es"]
+    assert es.params["template"] == TEMPLATE  # the text is kept, not the file's path
 
 
-def test_basic_auth_comes_from_two_variables_and_a_refusal_names_them(
-    ws_path, gate, capsys, monkeypatch
-):
+def test_basic_auth_comes_from_two_variables_and_a_refusal_names_them(ws_path, gate, monkeypatch):
     gateway, service = gate
     gateway.expected = "Basic " + base64.b64encode(b"ara:pa55").decode()
     monkeypatch.setenv("GP_OS_USER", "ara")
     monkeypatch.setenv("GP_OS_PASSWORD", "wrong")
     add(
-        capsys, ws_path, "os", "--url", service.url, "--index", "docs", "--fields", "text",
-        "--user-env", "GP_OS_USER", "--password-env", "GP_OS_PASSWORD",
+        ws_path, "os", url=service.url, index="docs", fields="text",
+        user_env="GP_OS_USER", password_env="GP_OS_PASSWORD",
     )  # fmt: skip
     before = digest(ws_path)
-    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
-    flat = " ".join(err.split())
-    assert code == 2, err
+    flat = pool_fails(ws_path, "os")
     assert "opensearch retriever os" in flat and "answered 401" in flat
     assert "check the credentials in GP_OS_USER, GP_OS_PASSWORD" in flat
     assert "security_exception: authentication failed" in flat
     assert digest(ws_path) == before
     monkeypatch.setenv("GP_OS_PASSWORD", "pa55")
-    assert run(capsys, "pool", ws_path, "--retriever", "os")[0] == 0
+    pool(ws_path, ["os"])
     assert len(rankings(ws_path, "os")) == 49
 
 
@@ -268,27 +281,27 @@ def closed_port() -> int:
 
 FAILURES = {
     "refused connection": (
-        lambda url: ["--url", f"http://127.0.0.1:{closed_port()}", "--index", "docs"],
+        lambda url: {"url": f"http://127.0.0.1:{closed_port()}", "index": "docs"},
         None,
         ["cannot reach GET http://127.0.0.1:", "connection refused"],
     ),
     "unknown index": (
-        lambda url: ["--url", url, "--index", "nope"],
+        lambda url: {"url": url, "index": "nope"},
         None,
         ["answered 404", "no index 'nope' there", "index_not_found_exception"],
     ),
     "a search of the batch fails": (
-        lambda url: ["--url", url, "--index", "docs"],
+        lambda url: {"url": url, "index": "docs"},
         '{"query": {"match": {"n": "{{query}}"}}}',
         ["question q01", "the engine failed this search", "query_shard_exception"],
     ),
     "scores turned off by a sort": (
-        lambda url: ["--url", url, "--index", "docs"],
+        lambda url: {"url": url, "index": "docs"},
         '{"query": {"match": {"text": "{{query}}"}}, "sort": [{"n": "asc"}]}',
         ["question q", "has no _score (does the template sort by something else"],
     ),
     "an unset key variable": (
-        lambda url: ["--url", url, "--index", "docs", "--api-key-env", "GP_NOT_SET"],
+        lambda url: {"url": url, "index": "docs", "api_key_env": "GP_NOT_SET"},
         None,
         ["environment variable GP_NOT_SET (--api-key-env) is not set"],
     ),
@@ -296,110 +309,28 @@ FAILURES = {
 
 
 @pytest.mark.parametrize("why", FAILURES)
-def test_an_engine_error_is_clear_and_changes_nothing(ws_path, gate, capsys, tmp_path, why):
+def test_an_engine_error_is_clear_and_changes_nothing(ws_path, gate, tmp_path, why):
     _, service = gate
     options, template, says = FAILURES[why]
-    argv = options(service.url)
+    params = options(service.url)
     if template is None:
-        argv += ["--fields", "title,text"]
+        params["fields"] = "title,text"
     else:
         (tmp_path / "t.json").write_text(template, encoding="utf-8")
-        argv += ["--template", tmp_path / "t.json"]
-    add(capsys, ws_path, "os", *argv)
+        params["template"] = str(tmp_path / "t.json")
+    add(ws_path, "os", **params)
     before = digest(ws_path)
-    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
-    flat = " ".join(err.split())
-    assert code == 2, err
-    assert "opensearch retriever os" in flat and "Traceback" not in err
+    flat = pool_fails(ws_path, "os")
+    assert "opensearch retriever os" in flat
     for words in says:
         assert words in flat, words
-    assert digest(ws_path) == before
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ('{"query": {"match_all": {}}}', "holds no {{query}}"),
-        ('{"query": {"match": {"text": "{{query}}"}},}', "--template:1: malformed JSON"),
-        ('["{{query}}"]', "a request template is a JSON object"),
-    ],
-)
-def test_a_bad_template_is_refused_when_added(ws_path, capsys, tmp_path, text, says):
-    (tmp_path / "t.json").write_text(text, encoding="utf-8")
-    before = digest(ws_path)
-    code, _, err = run(
-        capsys, "retriever", "add", ws_path, "os", "--kind", "opensearch",
-        "--url", "http://127.0.0.1:9", "--index", "docs", "--template", tmp_path / "t.json",
-    )  # fmt: skip
-    assert code == 2 and says in " ".join(err.split()), err
     assert digest(ws_path) == before
 
 
 # -- trust -----------------------------------------------------------------------------
 
 
-def test_nothing_is_sent_until_trusted_and_a_changed_template_is_asked_again(
-    ws_path, gate, capsys, tmp_path
-):
-    _, service = gate
-    template = tmp_path / "t.json"
-    template.write_text(TEMPLATE, encoding="utf-8")
-    options = ["--url", service.url, "--index", "docs", "--template", template]
-    add(capsys, ws_path, "os", *options, trust=False)
-    start, before = len(service.seen), digest(ws_path)
-    code, _, err = run(capsys, "pool", ws_path)
-    flat = " ".join(err.split())
-    assert code == 0 and "skipped retriever os" in flat
-    assert f"opensearch --url {service.url} --index docs --template sha256:" in flat
-    assert len(service.seen) == start and digest(ws_path) == before
-    code, out, _ = run(capsys, "trust", ws_path, "--yes")
-    assert code == 0 and "trusted 1 retriever(s)" in out
-    assert run(capsys, "pool", ws_path, "--retriever", "os")[0] == 0
-    assert msearches(service, start)
-    # a colleague's copy with the same name, address and index, but another template
-    template.write_text(TEMPLATE.replace('"boost": 2', '"boost": 3'), encoding="utf-8")
-    assert run(capsys, "retriever", "remove", ws_path, "os")[0] == 0
-    add(capsys, ws_path, "os", *options, trust=False)
-    start = len(service.seen)
-    code, _, err = run(capsys, "pool", ws_path, "--retriever", "os")
-    assert code == 0 and "skipped retriever os" in err and len(service.seen) == start
-
-
-async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(
-    ws_path, gate, capsys
-):
-    from tests.tui.conftest import APP_SIZE
-    from tui.app import GoldpanApp
-    from tui.serve.served_app import Served
-
-    _, service = gate
-    add(
-        capsys,
-        ws_path,
-        "os",
-        "--url",
-        service.url,
-        "--index",
-        "docs",
-        "--fields",
-        "text",
-        trust=False,
-    )
-    start = len(service.seen)
-    app = GoldpanApp(
-        ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False, served=Served()
-    )
-    async with app.run_test(size=APP_SIZE) as pilot:
-        app.judge("q01")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-    assert len(service.seen) == start
-    assert not (config_dir() / "trusted-commands.json").exists()
-    assert rankings(ws_path, "os") == {}
-
-
-def test_the_documented_nori_template_is_accepted_and_answered(ws_path, gate, capsys, tmp_path):
+def test_the_documented_nori_template_is_accepted_and_answered(ws_path, gate, tmp_path):
     """docs/retrievers.md's Korean template is a valid template; osmem-server has no Nori, so
     only the protocol is exercised (its fields analyzed by Nori are plain text fields here)."""
     page = Path(__file__).resolve().parents[2] / "docs" / "retrievers.md"
@@ -407,16 +338,6 @@ def test_the_documented_nori_template_is_accepted_and_answered(ws_path, gate, ca
     text = after.split("```json\n", 1)[1].split("```", 1)[0]
     (tmp_path / "nori.json").write_text(text, encoding="utf-8")
     _, service = gate
-    add(
-        capsys,
-        ws_path,
-        "nori",
-        "--url",
-        service.url,
-        "--index",
-        "docs",
-        "--template",
-        tmp_path / "nori.json",
-    )
-    assert run(capsys, "pool", ws_path, "--retriever", "nori")[0] == 0
+    add(ws_path, "nori", url=service.url, index="docs", template=str(tmp_path / "nori.json"))
+    pool(ws_path, ["nori"])
     assert len(rankings(ws_path, "nori")) == 49

@@ -1,3 +1,4 @@
+# subprocess: the PGlite server (node tests/pglite/server.mjs) the postgres kind talks to.
 """The ``postgres`` retriever kind against PGlite: PostgreSQL 18 in WebAssembly with pgvector
 and pg_textsearch, served over the real wire protocol (``tests/pglite/server.mjs``).
 

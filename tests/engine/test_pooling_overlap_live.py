@@ -1,3 +1,4 @@
+# subprocess: a fresh interpreter, to see which modules (numpy) the live scores import.
 import pytest
 
 from engine.analysis.analyses import latency

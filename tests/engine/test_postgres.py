@@ -10,9 +10,6 @@ program) prints for the same SQL.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +21,7 @@ from engine.trust import TrustStore
 from engine.types import Doc, Question, RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
-from tests.conftest import ROOT, TINY_DOCS, TINY_QUESTIONS, run_cli, shared_data
+from tests.conftest import TINY_DOCS, TINY_QUESTIONS, shared_data
 from tests.pgserver import (
     KO_BIGRAMS_SQL,
     PASSWORD,
@@ -366,74 +363,6 @@ def test_bad_templates_are_refused_when_added(tmp_path, template, params, words)
     assert words in str(caught.value)
 
 
-def test_retriever_add_reads_the_sql_file_and_checks_it(tmp_path, capsys, sql_file):
-    ws = tmp_path / "w.db"
-    assert run_cli(capsys, "new", ws)[0] == 0
-    add = ["retriever", "add", ws]
-    code, out, err = run_cli(
-        capsys, *add, "pg", "--kind", "postgres", "--dsn-env", DSN_ENV, "--sql", sql_file
-    )
-    assert code == 0, err
-    missing = tmp_path / "missing.sql"
-    code, _, err = run_cli(
-        capsys, *add, "pg2", "--kind", "postgres", "--dsn-env", DSN_ENV, "--sql", missing
-    )
-    assert code == 2 and f"postgres --sql: cannot read {missing}" in " ".join(err.split())
-    code, _, err = run_cli(
-        capsys, *add, "pg3", "--kind", "postgres", "--dsn-env", "NOT-A-VAR", "--sql", sql_file
-    )
-    assert code == 2 and "an environment variable name" in err
-    code, out, _ = run_cli(capsys, "retriever", "list", ws, "--json")
-    import json
-
-    specs = {s["name"]: s for s in json.loads(out)}
-    assert set(specs) >= {"pg"} and "pg2" not in specs and "pg3" not in specs
-    assert specs["pg"]["params"]["sql"] == KO_TEMPLATE
-
-
-def test_retriever_add_help_lists_the_postgres_options(capsys):
-    code, out, _ = run_cli(capsys, "retriever", "add", "--help")
-    text = " ".join(out.split())
-    assert code == 0
-    for flag in ("--dsn-env VAR", "--sql FILE", "--embed-model NAME_OR_PATH", "--cache-key-sql"):
-        assert flag in text
-
-
-def test_without_psycopg_the_error_says_what_to_install(tmp_path, sql_file):
-    """A Python that cannot import psycopg: exit 2 and the extra to install."""
-    ws = tmp_path / "w.db"
-    hide = (
-        "import sys, importlib.abc\n"
-        "class Hide(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'psycopg' or name.startswith('psycopg.') or name.startswith"
-        "('psycopg_'):\n"
-        "            raise ModuleNotFoundError(name)\n"
-        "sys.meta_path.insert(0, Hide())\n"
-        "from tui.cli import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    )
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "c")}
-
-    def goldpan(*argv: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-c", hide, *map(str, argv)],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            timeout=120,
-        )
-
-    assert goldpan("new", ws).returncode == 0
-    done = goldpan(
-        "retriever", "add", ws, "pg", "--kind", "postgres", "--dsn-env", "X", "--sql", sql_file
-    )
-    assert done.returncode == 2, done.stderr
-    assert "pip install 'goldpan[postgres]'" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_doc_ids_may_be_whole_numbers(tmp_path, dsn, loaded):
     """An integer id column is read as text: the workspace's ids are text."""
     path = tmp_path / "n.db"
@@ -486,54 +415,16 @@ def new_spec_text(name: str, sql: str, env: str, **params: object) -> RetrieverS
     return RetrieverSpec(name, "postgres", {"dsn_env": env, "sql": sql, **params})
 
 
-def test_the_cli_pools_it_only_after_goldpan_trust(ws_path, dsn, loaded, tmp_path, capsys):
-    path = tmp_path / "cli.db"
-    ws = new_workspace(path)
-    ws.write_docs([Doc(d, "", "x", {}) for d in ("a", "b")])
-    ws.write_questions([Question("q1", "anything")])
-    ws.close()
-    sql = tmp_path / "q.sql"
-    sql.write_text(
-        "SELECT id, 1.0 FROM (VALUES ('a'), ('b')) AS t(id) WHERE %(query)s <> ''",
-        encoding="utf-8",
-    )
-    code, _, err = run_cli(
-        capsys,
-        "retriever",
-        "add",
-        path,
-        "pg",
-        "--kind",
-        "postgres",
-        "--dsn-env",
-        DSN_ENV,
-        "--sql",
-        sql,
-    )
-    assert code == 0, err
-    before = connections(loaded)
-    code, out, err = run_cli(capsys, "pool", path, "--retriever", "pg", "--quiet")
-    said = " ".join((out + err).split())
-    assert "pg" in said and "not trusted" in said and "goldpan trust" in said
-    assert connections(loaded) == before
-    code, out, err = run_cli(capsys, "trust", path, "--yes")
-    assert code == 0, err
-    assert "postgres --dsn-env GOLDPAN_TEST_PG_DSN --sql sha256:" in " ".join(out.split())
-    code, out, err = run_cli(capsys, "pool", path, "--retriever", "pg", "--quiet")
-    assert code == 0, err
-    assert connections(loaded) == before + 1
-    with Workspace.open(path, readonly=True) as ws:
-        assert list(ws.runs("pg")["q1"].doc_ids) == ["b", "a"]
-
-
-def test_fidelity_of_ts_rank_cd_against_goldpans_bm25(pooled, ko_path, loaded, korquad, capsys):
+def test_fidelity_of_ts_rank_cd_against_goldpans_bm25(pooled, ko_path, loaded, korquad):
     """ts_rank_cd ties a lot: the tie share fidelity reports is the one in psql's own rows."""
     import json
 
+    from engine.analysis.fidelity import fidelity
+
     _, questions, _ = korquad
-    code, out, err = run_cli(capsys, "fidelity", ko_path, "pg-ko", "bm25-bigram", "--json")
-    assert code == 0, err
-    got = json.loads(out)
+    with Workspace.open(ko_path) as ws:
+        refresh_runs(ws, ["bm25-bigram"])  # pg-ko: pooled by the fixture
+        got = json.loads(json.dumps(fidelity(ws, "pg-ko", "bm25-bigram").to_json()))
     assert got["questions"] == 50
     rows = tied = 0
     firsts = []

@@ -1,8 +1,9 @@
 """goldpan's scores against trec_eval (pytrec_eval) on a BEIR DBPedia-Entity subset.
 
-The workspace is built with the CLI (``new``, ``import beir``, ``pool``), its gold and
-rankings are exported as TREC qrels and runs, and pytrec_eval scores the exported files.
-``goldpan score --json`` must equal pytrec_eval's mean over the qrels' questions.
+The workspace is built through the engine (what ``new``, ``import beir`` and ``pool`` do),
+its gold and rankings are exported as TREC qrels and runs, and pytrec_eval scores the
+exported files. goldpan's scores (``goldpan score --json``'s board) must equal
+pytrec_eval's mean over the qrels' questions.
 
 The query sets differ on purpose, and the test spells the difference out: goldpan scores
 every question with a gold document (grade >= 1) and counts one whose ranking is empty
@@ -20,12 +21,19 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run
+from engine.export import export_workspace
+from engine.ingest import import_beir, import_qrels, import_questions
+from engine.scoring import metric_names, score_workspace
+from engine.workspace import Workspace
+from engine.workspace_setup import new_workspace
+from tests.conftest import PYTREC_MEASURES, plain_qrels, plain_run, pool
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 BEIR = DATA / "beir_dbpedia_entity_subset50"
@@ -77,13 +85,11 @@ class BeirSetup:
 def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> BeirSetup:
     if not (BEIR / "corpus.jsonl").is_file():
         pytest.skip(f"BEIR DBPedia subset not found at {BEIR} (shared/data is not beside the repo)")
-    from tui.cli import main
-
     with_unmatched: bool = request.param
     folder = tmp_path_factory.mktemp("beir")
     ws = folder / "ws.db"
-    assert main(["new", str(ws)]) == 0
-    assert main(["import", "beir", str(ws), str(BEIR)]) == 0
+    handle = new_workspace(ws)
+    import_beir(handle, BEIR)
     if with_unmatched:
         questions = folder / "extra.jsonl"
         questions.write_text(
@@ -91,18 +97,17 @@ def beir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         )
         qrels = folder / "extra.qrels"
         qrels.write_text(f"{UNMATCHED_QID} 0 {UNMATCHED_GOLD} 1\n", encoding="utf-8")
-        assert main(["import", "questions", str(ws), str(questions)]) == 0
-        assert main(["import", "qrels", str(ws), str(qrels)]) == 0
-    pool = ["pool", str(ws), "--quiet"]
-    for name in RETRIEVERS:
-        pool += ["--retriever", name]
-    assert main(pool) == 0
-    assert main(["export", str(ws), "--format", "trec-qrels", str(folder / "gold.qrels")]) == 0
+        import_questions(handle, questions)
+        import_qrels(handle, qrels)
+    handle.close()
+    pool(ws, RETRIEVERS)
     runs = {}
-    for name in RETRIEVERS:
-        out = folder / f"{name}.run"
-        assert main(["export", str(ws), "--format", "trec-run", str(out), "--retriever", name]) == 0
-        runs[name] = plain_run(out)
+    with Workspace.open(ws) as handle:
+        export_workspace(handle, "trec-qrels", folder / "gold.qrels")
+        for name in RETRIEVERS:
+            out = folder / f"{name}.run"
+            export_workspace(handle, "trec-run", out, [name])
+            runs[name] = plain_run(out)
     return BeirSetup(ws, folder, with_unmatched, plain_qrels(folder / "gold.qrels"), runs)
 
 
@@ -123,16 +128,17 @@ def test_exported_qrels_are_the_beir_judgments(beir: BeirSetup) -> None:
     )
 
 
-def test_score_json_equals_pytrec_eval(beir: BeirSetup, capsys: pytest.CaptureFixture[str]) -> None:
-    pytrec_eval = pytest.importorskip("pytrec_eval")
-    from tui.cli import main
+def scores(path: Path, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """The retrievers' scores as plain values (``goldpan score --json``'s board), with the
+    metrics ``goldpan score`` reports and ``extra``."""
+    with Workspace.open(path, readonly=True) as ws:
+        board = score_workspace(ws, metrics=[*metric_names(), *extra], retrievers=RETRIEVERS)
+        return json.loads(json.dumps(board.to_json()))
 
-    capsys.readouterr()
-    argv = ["score", str(beir.workspace), "--json", "--no-pool"]
-    for name in RETRIEVERS:
-        argv += ["--retriever", name]
-    assert main(argv) == 0
-    board = json.loads(capsys.readouterr().out)
+
+def test_score_equals_pytrec_eval(beir: BeirSetup) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    board = scores(beir.workspace)
     n_gold = N_WITH_GOLD + (1 if beir.with_unmatched else 0)
     n_questions = N_QUERIES + (1 if beir.with_unmatched else 0)
     assert board["questions"] == {
@@ -229,24 +235,16 @@ HOLE_MEASURES = {
 }
 
 
-def test_hole_metrics_equal_trec_eval_and_ir_measures(
-    beir: BeirSetup, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_hole_metrics_equal_trec_eval_and_ir_measures(beir: BeirSetup) -> None:
     # The BEIR qrels judge documents that bm25 did not pool, and leave many of its top 10
     # unjudged: Judged@10, bpref and the judged-only metrics read the grade-0 lines too.
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ir_measures = pytest.importorskip("ir_measures")
-    from tui.cli import main
 
     every = read_beir_qrels(BEIR)
     # the scored questions (a gold document), with every judgment made for them
     qrels = {q: every.get(q, {}) | beir.qrels[q] for q in beir.qrels}
-    capsys.readouterr()
-    argv = ["score", str(beir.workspace), "--json", "--no-pool"]
-    for name in RETRIEVERS:
-        argv += ["--retriever", name, "--metric", "judged:hit@5", "--metric", "judged:recall@10"]
-    assert main(argv) == 0
-    board = json.loads(capsys.readouterr().out)["retrievers"]
+    board = scores(beir.workspace, ["judged:hit@5", "judged:recall@10"])["retrievers"]
     for name in RETRIEVERS:
         run = beir.runs[name]
         plain = pytrec_eval.RelevanceEvaluator(qrels, {"bpref"}).evaluate(run)

@@ -2,8 +2,9 @@
 
 The reference below is written from "How the numbers are made" (docs/numbers.md)
 alone, in plain Python (dicts, ``math.log``); nothing from ``engine`` is used to compute
-it. The goldpan side goes through the CLI exactly as a user would: ``new``, ``import
-squad``, ``pool``, ``score --json``, then the cached runs of the workspace.
+it. The goldpan side goes through the engine entries the CLI's ``new``, ``import squad``,
+``pool`` and ``score --json`` call (``new_workspace``, ``import_squad``, ``refresh_runs``,
+``score_workspace``), then the cached runs of the workspace.
 
 What must agree:
 
@@ -218,16 +219,15 @@ def level_setup(
     korquad: dict[str, Any],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> LevelSetup:
-    from tui.cli import main
+    from engine.ingest import import_squad
+    from engine.workspace_setup import new_workspace
+    from tests.conftest import pool
 
     level: str = request.param
     ws = tmp_path_factory.mktemp(f"korquad-{level}") / "ws.db"
-    assert main(["new", str(ws)]) == 0
-    assert main(["import", "squad", str(ws), str(KORQUAD), "--level", level]) == 0
-    pool = ["pool", str(ws), "--quiet"]
-    for name in RETRIEVERS:
-        pool += ["--retriever", name]
-    assert main(pool) == 0
+    with new_workspace(ws) as handle:
+        import_squad(handle, KORQUAD, level)
+    pool(ws, RETRIEVERS)
     coll = ref_collection(korquad, level)
     assert len(coll.questions) == N_QUESTIONS
     ref = {name: ref_runs(coll, REF_TOKENIZERS[name]) for name in RETRIEVERS}
@@ -237,17 +237,12 @@ def level_setup(
 # -- tests ----------------------------------------------------------------------------------
 
 
-def test_metrics_match_reference(
-    level_setup: LevelSetup, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from tui.cli import main
+def test_metrics_match_reference(level_setup: LevelSetup) -> None:
+    from engine.scoring import score_workspace
+    from engine.workspace import Workspace
 
-    capsys.readouterr()
-    argv = ["score", str(level_setup.workspace), "--json", "--no-pool"]
-    for name in RETRIEVERS:
-        argv += ["--retriever", name]
-    assert main(argv) == 0
-    board = json.loads(capsys.readouterr().out)
+    with Workspace.open(level_setup.workspace, readonly=True) as ws:
+        board = json.loads(json.dumps(score_workspace(ws, retrievers=RETRIEVERS).to_json()))
     assert board["questions"] == {
         "scored": N_QUESTIONS,
         "not_ranked": 0,

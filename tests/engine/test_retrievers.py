@@ -21,22 +21,30 @@ import pytest
 from engine.demo import build_demo
 from engine.errors import BadInput, UnknownName
 from engine.retrieve import bm25_spec, check_spec
+from engine.retrieve.base import RetrieverError
 from engine.retrieve.fusion import RRFRetriever
 from engine.retrieve.idboost import IdBoostRetriever
 from engine.retrieve.runner import refresh_runs
-from engine.scoring import Latency
+from engine.scoring import Latency, score_workspace
+from engine.trust import TrustStore, needs_trust
 from engine.types import CachedRun, Doc, Question, RetrieverSpec
 from engine.workspace import Workspace
-from tests.conftest import ROOT, TINY_DOCS
-from tests.conftest import run_cli as run
+from tests.conftest import ROOT, TINY_DOCS, add_retriever, pool
 
 BASES = ["bm25-word", "bm25-bigram", "bm25-word+bigram"]
 
 
-def add_retriever(capsys, *argv: object) -> None:
-    """``goldpan retriever add ARGV`` must succeed."""
-    code, _, err = run(capsys, "retriever", "add", *argv)
-    assert code == 0, err
+def trust_all(path: Path) -> None:
+    """Trust every retriever that needs it, as ``goldpan trust --yes`` does."""
+    with Workspace.open(path) as ws:
+        TrustStore().trust(ws, [s for s in ws.retrievers() if needs_trust(s)])
+
+
+def pool_fails(path: Path, *names: str, force: bool = False) -> str:
+    """Pool ``names``, which must fail: the error, on one line."""
+    with Workspace.open(path) as ws, pytest.raises(RetrieverError) as failed:
+        refresh_runs(ws, list(names), force=force)
+    return " ".join(str(failed.value).split())
 
 
 @pytest.fixture
@@ -71,24 +79,9 @@ def assert_fused(run: CachedRun, expected: list[tuple[str, Fraction]], depth: in
 # -- RRF -----------------------------------------------------------------------------------
 
 
-def test_rrf_equals_exact_hand_fusion_with_weights_and_k(demo_path, capsys):
-    code, _, err = run(
-        capsys,
-        "retriever",
-        "add",
-        demo_path,
-        "fused",
-        "--kind",
-        "rrf",
-        "--of",
-        ",".join(BASES),
-        "--k",
-        "10",
-        "--weights",
-        "1,2,0.5",
-    )
-    assert code == 0, err
-    assert run(capsys, "pool", demo_path, "--retriever", "fused")[0] == 0
+def test_rrf_equals_exact_hand_fusion_with_weights_and_k(demo_path):
+    add_retriever(demo_path, "fused", "rrf", of=",".join(BASES), k="10", weights="1,2,0.5")
+    pool(demo_path, ["fused"])
     with Workspace.open(demo_path, readonly=True) as ws:
         base = {b: ws.runs(b) for b in BASES}
         fused = ws.runs("fused")
@@ -101,22 +94,19 @@ def test_rrf_equals_exact_hand_fusion_with_weights_and_k(demo_path, capsys):
         assert nonempty >= 40  # the comparison is not vacuous
 
 
-def test_rrf_default_k_is_60_and_unit_weights(demo_path, capsys):
-    add_retriever(capsys, demo_path, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
-    assert run(capsys, "pool", demo_path, "--retriever", "f")[0] == 0
+def test_rrf_default_k_is_60_and_unit_weights(demo_path):
+    add_retriever(demo_path, "f", "rrf", of="bm25-word,bm25-bigram")
+    pool(demo_path, ["f"])
     with Workspace.open(demo_path, readonly=True) as ws:
         a, b, fused = ws.runs("bm25-word"), ws.runs("bm25-bigram"), ws.runs("f")
         for qid, r in fused.items():
             assert_fused(r, hand_rrf([list(a[qid].doc_ids), list(b[qid].doc_ids)]))
 
 
-def test_rrf_equals_ranx_fuse(demo_path, capsys):
+def test_rrf_equals_ranx_fuse(demo_path):
     ranx = pytest.importorskip("ranx")
-    assert (
-        run(capsys, "retriever", "add", demo_path, "f", "--kind", "rrf", "--of", ",".join(BASES))[0]
-        == 0
-    )
-    assert run(capsys, "pool", demo_path, "--retriever", "f")[0] == 0
+    add_retriever(demo_path, "f", "rrf", of=",".join(BASES))
+    pool(demo_path, ["f"])
     with Workspace.open(demo_path, readonly=True) as ws:
         base = {b: ws.runs(b) for b in BASES}
         fused = ws.runs("f")
@@ -179,26 +169,6 @@ def test_rrf_weights_can_overturn_the_order():
     assert scores == pytest.approx([3 / 1 + 1 / 2, 3 / 2 + 1 / 1], abs=1e-12)
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--of", "bm25-word,nope"], "unknown base retriever 'nope'"),
-        (["--of", "bm25-word,bm25-word"], "twice"),
-        (["--of", "bm25-word,bm25-bigram", "--weights", "1,2,3"], "2 retrievers but 3 weights"),
-        (["--of", "bm25-word,bm25-bigram", "--k", "-1"], "k must be"),
-        (["--of", "f,bm25-word"], "own rankings"),
-    ],
-)
-def test_rrf_bad_parameters_are_refused(tiny_ws, capsys, argv, message):
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        before = ws.retrievers()
-    code, _, err = run(capsys, "retriever", "add", tiny_ws, "f", "--kind", "rrf", *argv)
-    assert code == 2
-    assert message in err
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert ws.retrievers() == before
-
-
 def test_rrf_bad_parameters_raise_bad_input():
     existing = [bm25_spec("bm25-word", "word"), bm25_spec("bm25-bigram", "bigram")]
 
@@ -221,14 +191,9 @@ def test_rrf_bad_parameters_raise_bad_input():
 # -- id boost ------------------------------------------------------------------------------
 
 
-def test_idboost_puts_the_document_a_partial_number_names_first(demo_path, capsys):
-    assert (
-        run(capsys, "retriever", "add", demo_path, "ib", "--kind", "idboost", "--of", "bm25-word")[
-            0
-        ]
-        == 0
-    )
-    assert run(capsys, "pool", demo_path, "--retriever", "ib")[0] == 0
+def test_idboost_puts_the_document_a_partial_number_names_first(demo_path):
+    add_retriever(demo_path, "ib", "idboost", of="bm25-word")
+    pool(demo_path, ["ib"])
     with Workspace.open(demo_path, readonly=True) as ws:
         docs = ws.docs()
         questions = {q.id: q for q in ws.questions()}
@@ -283,11 +248,10 @@ def _latest_of_series(docs, series: str) -> str:
     return max((d for d in docs if d.fields.get("series") == series), key=key).id
 
 
-def test_idboost_latest_puts_the_series_current_version_first(demo_path, capsys):
-    for name, extra in (("ib", []), ("ib-latest", ["--latest"])):
-        argv = ["retriever", "add", demo_path, name, "--kind", "idboost", "--of", "bm25-word"]
-        assert run(capsys, *argv, *extra)[0] == 0
-    assert run(capsys, "pool", demo_path)[0] == 0
+def test_idboost_latest_puts_the_series_current_version_first(demo_path):
+    add_retriever(demo_path, "ib", "idboost", of="bm25-word")
+    add_retriever(demo_path, "ib-latest", "idboost", of="bm25-word", latest=True)
+    pool(demo_path)
     with Workspace.open(demo_path, readonly=True) as ws:
         docs = ws.docs()
         by_id = {d.id: d for d in docs}
@@ -306,21 +270,6 @@ def test_idboost_latest_puts_the_series_current_version_first(demo_path, capsys)
     assert latest["q21"].doc_ids == base["q21"].doc_ids
     for r in latest.values():
         assert all(a > b for a, b in pairwise(r.scores)), r.question_id
-
-
-def test_idboost_needs_exactly_one_base(tiny_ws, capsys):
-    code, _, err = run(
-        capsys,
-        "retriever",
-        "add",
-        tiny_ws,
-        "ib",
-        "--kind",
-        "idboost",
-        "--of",
-        "bm25-word,bm25-bigram",
-    )
-    assert code == 2 and "exactly one base" in err
 
 
 # -- command retriever ---------------------------------------------------------------------
@@ -353,20 +302,15 @@ def _command(*parts: object) -> str:
     return " ".join(shlex.quote(str(p)) for p in (sys.executable, *parts))
 
 
-def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path, capsys):
+def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path):
     script = tmp_path / "bm25cmd.py"
     script.write_text(BM25_COMMAND.format(root=str(ROOT)), encoding="utf-8")
     log = tmp_path / "asked.jsonl"
     command = _command(script, demo_path, log)
     # the script is all its output depends on: cached while it is unchanged
-    code, _, err = run(
-        capsys, "retriever", "add", demo_path, "cmd", "--kind", "command", "--command", command,
-        "--cache-key-files", script,
-    )  # fmt: skip
-    assert code == 0, err
-    assert run(capsys, "trust", demo_path, "--yes")[0] == 0  # goldpan runs trusted commands only
-    code, _, err = run(capsys, "pool", demo_path, "--retriever", "bm25-word", "--retriever", "cmd")
-    assert code == 0, err
+    add_retriever(demo_path, "cmd", "command", command=command, cache_key_files=str(script))
+    trust_all(demo_path)  # goldpan runs trusted commands only
+    pool(demo_path, ["bm25-word", "cmd"])
 
     def check_equal() -> None:
         with Workspace.open(demo_path, readonly=True) as ws:
@@ -388,16 +332,16 @@ def test_command_retriever_reproduces_bm25_exactly(demo_path, tmp_path, capsys):
     # one question changes: only it is sent, and the answer still matches BM25
     with Workspace.open(demo_path) as ws:
         ws.edit_question("q05", "방사성 폐기물은 얼마나 오래 감쇠 보관해요", None, "mina")
-    assert run(capsys, "pool", demo_path)[0] == 0
+    pool(demo_path)
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert calls[1:] == [[{"id": "q05", "text": "방사성 폐기물은 얼마나 오래 감쇠 보관해요"}]]
     check_equal()
 
-    code, out, err = run(
-        capsys, "score", demo_path, "--json", "--retriever", "bm25-word", "--retriever", "cmd"
-    )
-    assert code == 0, err
-    board = json.loads(out)["retrievers"]
+    report = pool(demo_path, ["bm25-word", "cmd"])  # what `goldpan score` brings up to date
+    assert report.ran == {"bm25-word": 0, "cmd": 0}
+    with Workspace.open(demo_path, readonly=True) as ws:
+        scored = score_workspace(ws, retrievers=["bm25-word", "cmd"]).to_json()
+    board = json.loads(json.dumps(scored))["retrievers"]
     timing = set(Latency.of([], []).as_dict())  # how fast, not how well: may differ
     quality = {m for m in board["bm25-word"] if m not in timing}
     assert {"mrr", "ndcg@10", "hit@1"} <= quality
@@ -438,25 +382,14 @@ FAKE_COMMAND = textwrap.dedent(
 
 
 @pytest.fixture
-def fake_command(tiny_ws, tmp_path, capsys):
+def fake_command(tiny_ws, tmp_path):
     """A command retriever `cmd` on tiny_ws whose behaviour is set by writing `mode`."""
     script = tmp_path / "fake.py"
     script.write_text(FAKE_COMMAND.format(), encoding="utf-8")
     mode = tmp_path / "mode"
     mode.write_text("ok", encoding="utf-8")
-    code, _, err = run(
-        capsys,
-        "retriever",
-        "add",
-        tiny_ws,
-        "cmd",
-        "--kind",
-        "command",
-        "--command",
-        _command(script, mode),
-    )
-    assert code == 0, err
-    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
+    add_retriever(tiny_ws, "cmd", "command", command=_command(script, mode))
+    trust_all(tiny_ws)
     return script, mode
 
 
@@ -476,58 +409,52 @@ def _runs(path: Path, name: str) -> dict[str, CachedRun]:
         ("dup", ["output line 2", "'d1'", "twice", "lines 1 and 2"]),
     ],
 )
-def test_command_retriever_bad_answers_exit_2_and_keep_the_runs(
-    tiny_ws, fake_command, capsys, mode, expected
+def test_command_retriever_bad_answers_are_errors_and_keep_the_runs(
+    tiny_ws, fake_command, mode, expected
 ):
     _, mode_file = fake_command
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "cmd")
-    assert code == 0, err
+    pool(tiny_ws, ["cmd"])
     before = _runs(tiny_ws, "cmd")
     assert {q: r.doc_ids for q, r in before.items()} == {
         q: ("d3", "d1") for q in ("q1", "q2", "q3", "q4")
     }
     mode_file.write_text(mode, encoding="utf-8")
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "cmd", "--force")
-    assert code == 2
+    err = pool_fails(tiny_ws, "cmd", force=True)
     assert "cmd" in err
     for part in expected:
         assert part in err, (part, err)
     assert _runs(tiny_ws, "cmd") == before
 
 
-def test_command_retriever_timeout(tiny_ws, tmp_path, capsys):
+def test_command_retriever_timeout(tiny_ws, tmp_path):
     script = tmp_path / "fake.py"
     script.write_text(FAKE_COMMAND.format(), encoding="utf-8")
     mode = tmp_path / "mode"
     mode.write_text("sleep", encoding="utf-8")
-    argv = ["retriever", "add", tiny_ws, "slow", "--kind", "command"]
-    assert run(capsys, *argv, "--command", _command(script, mode), "--timeout", "1")[0] == 0
-    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
+    add_retriever(tiny_ws, "slow", "command", command=_command(script, mode), timeout="1")
+    trust_all(tiny_ws)
     started = time.monotonic()
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "slow")
+    err = pool_fails(tiny_ws, "slow")
     assert time.monotonic() - started < 30  # the sleeper (60 s) was not waited for
-    assert code == 2
     assert "slow" in err and "--timeout" in err
     assert _runs(tiny_ws, "slow") == {}
 
 
-def test_command_retriever_missing_program(tiny_ws, tmp_path, capsys):
+def test_command_retriever_missing_program(tiny_ws, tmp_path):
     missing = tmp_path / "no-such-program"
-    add_retriever(capsys, tiny_ws, "gone", "--kind", "command", "--command", str(missing))
-    assert run(capsys, "trust", tiny_ws, "--yes")[0] == 0
-    code, _, err = run(capsys, "pool", tiny_ws, "--retriever", "gone")
-    assert code == 2 and "no-such-program" in err
+    add_retriever(tiny_ws, "gone", "command", command=str(missing))
+    trust_all(tiny_ws)
+    assert "no-such-program" in pool_fails(tiny_ws, "gone")
     assert _runs(tiny_ws, "gone") == {}
 
 
 # -- the runner ----------------------------------------------------------------------------
 
 
-def test_pooling_a_fusion_alone_brings_its_bases_up_to_date_first(tiny_ws, capsys):
-    add_retriever(capsys, tiny_ws, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
-    code, out, err = run(capsys, "pool", tiny_ws, "--retriever", "f")
-    assert code == 0, err
-    assert "bm25-word" in out and "bm25-bigram" in out
+def test_pooling_a_fusion_alone_brings_its_bases_up_to_date_first(tiny_ws):
+    add_retriever(tiny_ws, "f", "rrf", of="bm25-word,bm25-bigram")
+    report = pool(tiny_ws, ["f"])
+    assert report.ran == {"bm25-word": 4, "bm25-bigram": 4, "f": 4}
     with Workspace.open(tiny_ws, readonly=True) as ws:
         qids = set(ws.question_ids())
         a, b, fused = ws.runs("bm25-word"), ws.runs("bm25-bigram"), ws.runs("f")
@@ -593,29 +520,6 @@ def test_a_fused_ranking_does_not_depend_on_how_deep_its_bases_were_cached(tmp_p
             return {q: r.doc_ids for q, r in ws.runs("f").items()}
 
     assert fused_at_depth_3(tmp_path / "a.db", False) == fused_at_depth_3(tmp_path / "b.db", True)
-
-
-def test_removing_a_base_is_refused_while_a_fusion_reads_it(tiny_ws, capsys):
-    add_retriever(capsys, tiny_ws, "f", "--kind", "rrf", "--of", "bm25-word,bm25-bigram")
-    assert (
-        run(capsys, "retriever", "add", tiny_ws, "ib", "--kind", "idboost", "--of", "bm25-word")[0]
-        == 0
-    )
-    assert run(capsys, "pool", tiny_ws, "--retriever", "f")[0] == 0
-    code, _, err = run(capsys, "retriever", "remove", tiny_ws, "bm25-word")
-    assert code == 2
-    assert "f" in err and "ib" in err and "bm25-word" in err
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert ws.retriever("bm25-word") is not None
-        assert len(ws.runs("bm25-word")) == 4
-    assert run(capsys, "retriever", "remove", tiny_ws, "f")[0] == 0
-    code, _, err = run(capsys, "retriever", "remove", tiny_ws, "bm25-word")
-    assert code == 2 and "ib" in err
-    assert run(capsys, "retriever", "remove", tiny_ws, "ib")[0] == 0
-    assert run(capsys, "retriever", "remove", tiny_ws, "bm25-word")[0] == 0
-    with Workspace.open(tiny_ws, readonly=True) as ws:
-        assert ws.retriever("bm25-word") is None
-        assert ws.runs("bm25-word") == {}
 
 
 def test_an_external_run_is_never_run_again(tiny_ws):

@@ -109,20 +109,25 @@ def test_unknown_question_or_document_changes_nothing(tiny_ws):
         kim.ws.close()
 
 
-def test_goldpan_label_is_seen_by_an_open_session_at_its_next_write(tiny_ws, capsys):
-    from tui.cli import main
+def test_a_one_shot_writers_label_is_seen_by_an_open_session_at_its_next_write(tiny_ws):
+    # what `goldpan label` and `goldpan verdict` do: open the file, one session write, close
+    def lee_once(write) -> None:
+        lee = open_session(tiny_ws, "lee")
+        try:
+            write(lee)
+        finally:
+            lee.ws.close()
 
     kim = open_session(tiny_ws, "kim")
     try:
         assert kim.live.golds["q4"].status is Status.UNLABELED
-        assert main(["label", str(tiny_ws), "q4", "d4", "2", "--annotator", "lee"]) == 0
-        assert main(["verdict", str(tiny_ws), "q2", "ambiguous", "--annotator", "lee"]) == 0
-        capsys.readouterr()
+        lee_once(lambda lee: lee.set_grade("q4", "d4", 2))
+        lee_once(lambda lee: lee.set_verdict("q2", "ambiguous"))
         kim.set_grade("q1", "d3", 0)
         assert kim.live.golds["q4"].status is Status.LABELED
         assert kim.live.golds["q2"].status is Status.AMBIGUOUS
-        assert main(["label", str(tiny_ws), "q4", "nope", "2", "--annotator", "lee"]) == 2
-        assert "unknown document 'nope'" in capsys.readouterr().err
+        with pytest.raises(WorkspaceError, match="unknown document 'nope'"):
+            lee_once(lambda lee: lee.set_grade("q4", "nope", 2))
     finally:
         kim.ws.close()
 

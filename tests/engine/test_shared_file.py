@@ -1,3 +1,6 @@
+# subprocess: several real processes on one workspace file, and kill -9 of the labeler;
+# they run engine entries (python -c), and some rounds' labeler is the app (tests/tui's
+# TUI_LABELER script), whose workers' connections are what can drop the WAL's locks.
 """Several real goldpan processes on one workspace file, and ``kill -9`` of the labeler.
 
 SQLite's WAL is shared safely only while every process keeps its POSIX locks. A process
@@ -8,8 +11,9 @@ labels into deleted files: shown as saved, seen by nobody, gone after ``kill -9`
 
 Each round here starts a labeler (a :class:`~engine.session.labeling.LabelingSession` that also
 opens and closes read-only workspaces now and then, as the app's workers do; in some rounds
-the real app under Pilot) and two other processes that run ``info``, ``check``, ``score
---no-pool``, ``export``, ``label`` and a second writable open over and over. It watches
+the real app under Pilot) and two other processes that run what ``info``, ``check``,
+``score --no-pool``, ``export``, ``label`` run (their engine calls) and a second writable
+open over and over. It watches
 every process's open files for a "(deleted)" -wal/-shm, kills the labeler at a random
 moment, and checks that every label it reported as committed is in the workspace.
 """
@@ -33,7 +37,6 @@ from engine.retrieve.runner import refresh_runs
 from engine.types import Doc, Question
 from engine.workspace import Workspace, WorkspaceError
 from tests.engine.test_crash import (
-    TUI_LABELER,
     WORDS,
     complete_saved_lines,
     env,
@@ -42,6 +45,7 @@ from tests.engine.test_crash import (
     reopen_intact,
     script,
 )
+from tests.tui.test_labeling_crash import TUI_LABELER
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/fd").is_dir() or not hasattr(signal, "SIGKILL"),
@@ -75,29 +79,51 @@ for n in itertools.count():
 """
 
 OTHER = """
-import contextlib, io, itertools, sys
+import sys
 from pathlib import Path
+from engine.check import check_workspace
+from engine.counters import workspace_counters
+from engine.export import export_workspace
+from engine.gold import workspace_golds
+from engine.scoring import score_workspace
 from engine.session.labeling import LabelingSession
 from engine.workspace import Workspace
-from tui.cli import main
 
 current, stop, offset = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 
-def second_open(path):
-    ws = Workspace.open(path)  # what a second `goldpan open` does before its first paint
+# what `goldpan info`, `check`, `score --no-pool`, `export --format labels` and `label` run
+def info(path, out):
+    with Workspace.open(Path(path)) as ws:
+        ws.counts(), workspace_golds(ws), workspace_counters(ws), ws.annotators()
+        ws.recheck_counts()
+    return 0
+
+def check(path, out):
+    return 0 if check_workspace(Path(path)).ok else 2
+
+def score(path, out):
+    with Workspace.open(Path(path)) as ws:
+        score_workspace(ws)
+    return 0
+
+def export(path, out):
+    with Workspace.open(Path(path)) as ws:
+        export_workspace(ws, "labels", Path(out), force=True)
+    return 0
+
+def label(path, out):
+    with Workspace.open(Path(path)) as ws:
+        ws.ensure_sound()
+        LabelingSession(ws, "other").set_grade("q000", "d000", 2)
+    return 0
+
+def second_open(path, out):
+    ws = Workspace.open(Path(path))  # what a second `goldpan open` does before its first paint
     LabelingSession(ws, "other-open")
     ws.close()
     return 0
 
-def commands(path, out):
-    return [
-        ["info", path],
-        ["check", path],
-        ["score", path, "--no-pool"],
-        ["export", path, "--format", "labels", "--out", out, "--force"],
-        ["label", path, "q000", "d000", "2", "--annotator", "other"],
-        second_open,
-    ]
+COMMANDS = [info, check, score, export, label, second_open]
 
 n = offset
 while not stop.exists():
@@ -105,12 +131,14 @@ while not stop.exists():
         round_no, path = current.read_text().split(maxsplit=1)
     except (OSError, ValueError):
         continue
-    command = commands(path, f"{path}.{offset}.jsonl")[n % 6]
+    command = COMMANDS[n % len(COMMANDS)]
     n += 1
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = command(path) if callable(command) else main(command)
-    name = "open" if callable(command) else command[0]
-    print("ran", round_no, name, code, flush=True)
+    try:
+        code = command(path, f"{path}.{offset}.jsonl")
+    except Exception as exc:  # as goldpan's exit 2, said in the log
+        print(f"{command.__name__}: {exc!r}", file=sys.stderr, flush=True)
+        code = 2
+    print("ran", round_no, command.__name__, code, flush=True)
 """
 
 
@@ -285,15 +313,11 @@ def one_round(tmp_path, round_no, rnd, current, logs, others) -> None:
     reopen_intact(path)
 
 
-def demo_force(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui", "demo", "--path", str(path), "--force", "--no-open"],
-        cwd=Path(__file__).parents[2],
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def demo_force(path: Path) -> None:
+    """What ``goldpan demo --force`` builds (without Kiwi's retriever and the models)."""
+    from engine.demo import build_demo
+
+    build_demo(path, force=True, slow=False, models=False).close()
 
 
 def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
@@ -312,17 +336,17 @@ def test_demo_force_refuses_a_demo_another_process_has_open(tmp_path):
     try:
         assert holder.stdout.readline().strip() == b"open"
         before = path.read_bytes()
-        proc = demo_force(path)
-        assert proc.returncode == 2, proc.stderr
-        assert "open in another goldpan" in proc.stderr
+        with pytest.raises(WorkspaceError, match="open in another goldpan"):
+            demo_force(path)
         assert path.read_bytes() == before
         assert not deleted_side_files(holder.pid)
     finally:
         holder.kill()
         holder.wait()
     # nobody has it open any more: --force replaces it
-    proc = demo_force(path)
-    assert proc.returncode == 0, proc.stderr
+    demo_force(path)
+    with Workspace.open(path, readonly=True) as ws:
+        assert ws.doc_count() == 48  # the demo's documents, not build()'s 60
 
 
 REPLACED_LABELER = """
@@ -450,8 +474,16 @@ def test_reading_an_open_workspace_as_a_file_keeps_this_process_s_locks(tmp_path
         assert is_sqlite(path)
         with pytest.raises(IngestError, match="open workspace"):
             read_text(path)
-        proc = subprocess.run(
-            [sys.executable, "-m", "tui", "info", str(path)],
+        proc = subprocess.run(  # what `goldpan info` reads, in another process
+            [
+                sys.executable,
+                "-c",
+                "import sys\n"
+                "from engine.workspace import Workspace\n"
+                "with Workspace.open(sys.argv[1]) as ws:\n"
+                "    ws.counts(), ws.annotators(), ws.recheck_counts()\n",
+                str(path),
+            ],
             cwd=Path(__file__).parents[2],
             env=env(),
             capture_output=True,

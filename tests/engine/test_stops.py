@@ -1,3 +1,4 @@
+# subprocess: a process that saves stops is killed with kill -9 (an engine entry, python -c).
 """Stops and proposals through the labeling session: saved at once, shared, undone, kept."""
 
 from __future__ import annotations

@@ -1,0 +1,144 @@
+"""The app with an outside retriever (``http``, ``opensearch``): a served session never sends
+questions to a service or cluster this user has not trusted, and the app says once that TLS
+is not checked. The kinds themselves are checked through the engine in
+tests/engine/test_http_retrievers.py and test_opensearch_retrievers.py (whose helpers these
+tests use)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.trust import TrustStore, config_dir
+from engine.workspace import Workspace
+from tests.engine.test_http_retrievers import BODY, add_search
+from tests.searchservers import BM25Api, Gateway, demo_with_word, rankings, serve, serve_tls
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
+
+
+@pytest.fixture(scope="module")
+def api(demo_file: Path):
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    with serve(BM25Api(docs).route) as service:
+        yield service
+
+
+@pytest.fixture(scope="module")
+def https_api(demo_file: Path, tmp_path_factory: pytest.TempPathFactory):
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl program to make a test certificate")
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    with serve_tls(BM25Api(docs).route, tmp_path_factory.mktemp("tls")) as service:
+        yield service
+
+
+@pytest.fixture
+def ws_path(demo_file: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "ws.db"
+    shutil.copyfile(demo_file, path)
+    return path
+
+
+@pytest.fixture
+def body_file(tmp_path: Path) -> Path:
+    path = tmp_path / "body.json"
+    path.write_text(BODY, encoding="utf-8")
+    return path
+
+
+async def test_a_served_session_never_sends_questions_to_an_untrusted_service(
+    ws_path, api, body_file
+):
+    from tests.tui.conftest import APP_SIZE
+    from tui.app import GoldpanApp
+    from tui.screens.judge import JudgeScreen
+    from tui.screens.modals import TrustScreen
+    from tui.serve.served_app import Served
+
+    add_search(ws_path, "svc", f"{api.url}/search", body_file, trust=False)
+    start = len(api.seen)
+    app = GoldpanApp(
+        ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False, served=Served()
+    )
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")  # q01 has no ranking by svc: pooling it would ask the service
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, JudgeScreen)
+        assert not any(isinstance(s, TrustScreen) for s in app.screen_stack)
+    assert len(api.seen) == start
+    assert not (config_dir() / "trusted-commands.json").exists()
+    assert rankings(ws_path, "svc") == {}
+    with Workspace.open(ws_path, readonly=True) as ws:
+        assert TrustStore().untrusted(ws, ws.retrievers())[0].name == "svc"
+
+
+async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, body_file):
+    from tests.tui.conftest import APP_SIZE, wait_for
+    from tests.tui.test_readonly import record_notifications
+    from tui.app import GoldpanApp
+
+    add_search(ws_path, "unchecked", f"{https_api.url}/search", body_file, insecure=True)
+    app = GoldpanApp(ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False)
+    seen = record_notifications(app)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        app.pooling.pool("q02")  # a second pool: no second notice
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()  # nor from ranking the rest behind the screen
+        await wait_for(pilot, lambda: not app.session.live.unranked() and not app.ranking.ranking)
+    said = [m for m in seen if "TLS certificates are not checked" in m]
+    assert len(said) == 1 and "http retriever unchecked" in said[0], seen
+    assert {"q01", "q02"} <= set(rankings(ws_path, "unchecked"))
+
+
+@pytest.fixture(scope="module")
+def gate(demo_file: Path):
+    """(gateway, service) in front of an OpenSearch-protocol server with the demo indexed."""
+    osmem_server = pytest.importorskip("osmem_server")
+    from tests.engine.test_opensearch_retrievers import load_index
+
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        load_index(server.url, "docs", docs)
+        gateway = Gateway(server.url)
+        with serve(gateway.route) as service:
+            yield gateway, service
+    finally:
+        server.close()
+
+
+async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(ws_path, gate):
+    from tests.engine.test_opensearch_retrievers import add
+    from tests.tui.conftest import APP_SIZE
+    from tui.app import GoldpanApp
+    from tui.serve.served_app import Served
+
+    _, service = gate
+    add(ws_path, "os", url=service.url, index="docs", fields="text", trust=False)
+    start = len(service.seen)
+    app = GoldpanApp(
+        ws_path, annotator="ara", animations=False, blink=False, warm_indexes=False, served=Served()
+    )
+    async with app.run_test(size=APP_SIZE) as pilot:
+        app.judge("q01")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert len(service.seen) == start
+    assert not (config_dir() / "trusted-commands.json").exists()
+    assert rankings(ws_path, "os") == {}
