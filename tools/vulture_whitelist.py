@@ -88,6 +88,6 @@ _._make_app  # with_application: textual-serve's Server calls it by name
 
 # -- tui and the CLI: what the tests read to observe the app -----------------------------------
 
-_.spawned  # tui/serve/server.py: app processes started (tests/tui/test_serve_starts.py)
+_.spawned  # tui/serve/server.py: app processes started (tests/tui/serve/test_serve_starts.py)
 _.computed  # tui/widgets/analysis_panel.py: analyses drawn (the tests count recomputations)
 _.shown_text  # tui/widgets/document_view.py: the text on show (tests/tui/test_big_document.py)

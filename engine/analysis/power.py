@@ -20,7 +20,7 @@ With ``alpha`` = 0.05 and power 0.8, ``z_{0.975} + z_{0.8}`` = 1.960 + 0.842 = 2
 ``sd`` is the one observed on the current questions: new questions are assumed to vary as
 much as these. The verdict of :mod:`engine.verdict` (the randomization test and the
 bootstrap interval agreeing) calls such a difference real at about the same ``n``
-(tests/engine/test_power.py checks it by simulation).
+(tests/engine/analysis/test_power.py checks it by simulation).
 
 A verdict also needs enough **discordant** questions (where A and B differ): with ``k``
 of them no test goes below ``p = 2 ** (1 - k)``, so at 5% at least 6

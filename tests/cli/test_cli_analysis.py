@@ -8,7 +8,7 @@ from engine.types import Label, Question, RetrieverSpec, Verdict
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
 from tests.conftest import snapshot, write_jsonl
-from tests.engine.test_compare import JSON_KEYS
+from tests.engine.analysis.test_compare import JSON_KEYS
 
 
 @pytest.fixture
@@ -272,7 +272,7 @@ def test_overlap_json(tiny_ws, capsys):
     assert code == 0
     rows = {r["question"]: r for r in json.loads(out)}
     assert all(set(r) == {"question", "title", "gold", "high"} for r in rows.values())
-    # shares worked out in tests/engine/test_analysis.py::test_question_overlaps_on_tiny_ws
+    # shares worked out in tests/engine/analysis/test_analysis.py::test_question_overlaps_on_tiny_ws
     expected = {
         "q1": (1 / 3, 1 / 2, False),
         "q2": (1 / 4, 1 / 4, False),

@@ -308,7 +308,7 @@ def test_an_accepted_odd_name_starts_its_tab(tmp_path):
 
     from engine.workspace_setup import new_workspace
     from tests.conftest import TINY_DOCS, TINY_QUESTIONS
-    from tests.tui.test_serve_load import load_bench
+    from tests.tui.serve.test_serve_load import load_bench
     from tui.serve.tokens import TokenBook
 
     name = 'Zoë O\'Neil "$x" ;'

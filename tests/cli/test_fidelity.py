@@ -1,6 +1,6 @@
 """`goldpan fidelity`: its sentence, its warning on stderr and its refusal of an unknown
 retriever (the figures themselves are checked against scipy in
-tests/engine/test_fidelity.py)."""
+tests/engine/analysis/test_fidelity.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`goldpan retriever add`, `pool`, `score` and `trust` with an ``http`` retriever: the
 options refused, the exit codes, what is printed and asked. The kind's rankings, errors
-and headers are checked through the engine in tests/engine/test_http_retrievers.py."""
+and headers are checked through the engine in tests/engine/retrieve/test_http_retrievers.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`goldpan judge`, `queue --model` and `agreement` with a command judge: what they print,
 their JSON and exit codes, and ``judge --report``'s card in words. What the judge stores
-and changes is in tests/engine/test_model_judge.py, whose fake judge and demo these tests
-share; the report card's figures are in tests/engine/test_judge_report.py."""
+and changes is in tests/engine/judges/test_model_judge.py, whose fake judge and demo these tests
+share; the report card's figures are in tests/engine/judges/test_judge_report.py."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from engine.judging.queue import disagreement_queue
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.engine.test_judge_report import judged_workspace
-from tests.engine.test_model_judge import (
+from tests.engine.judges.test_judge_report import judged_workspace
+from tests.engine.judges.test_model_judge import (
     command,
     copy_workspace,
     hashed,
@@ -130,7 +130,7 @@ def test_queue_cli_shows_the_model_queues_and_leaves_adjudicated_questions_out(d
 
 @pytest.fixture
 def judged(tiny_ws: Path, tmp_path: Path) -> Path:
-    """tests/engine/test_judge_report.py's judged tiny workspace."""
+    """tests/engine/judges/test_judge_report.py's judged tiny workspace."""
     return judged_workspace(tiny_ws, tmp_path)
 
 

@@ -1,5 +1,5 @@
 """`goldpan judge` with a real model: the refusals it prints and their exit codes (what the
-judges grade is in tests/engine/test_model_judge_models.py)."""
+judges grade is in tests/engine/judges/test_model_judge_models.py)."""
 
 from __future__ import annotations
 

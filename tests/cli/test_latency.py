@@ -1,5 +1,5 @@
 """`goldpan score`'s table and JSON name the same latency columns (how they are measured is
-in tests/engine/test_latency.py)."""
+in tests/engine/retrieve/test_latency.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`goldpan retriever add`, `pool`, `score` and `trust` with an ``opensearch`` retriever: the
 templates refused, the exit codes, what is printed and asked. The kinds' protocol, rankings
-and errors are checked through the engine in tests/engine/test_opensearch_retrievers.py
+and errors are checked through the engine in tests/engine/retrieve/test_opensearch_retrievers.py
 (whose server and helpers these tests share)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.engine.test_opensearch_retrievers import TEMPLATE, load_index, msearches
+from tests.engine.retrieve.test_opensearch_retrievers import TEMPLATE, load_index, msearches
 from tests.searchservers import Gateway, demo_with_word, digest, serve
 
 osmem_server = pytest.importorskip("osmem_server")

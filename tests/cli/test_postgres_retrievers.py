@@ -1,6 +1,6 @@
 """`goldpan retriever add`, `pool` and `trust` with a ``postgres`` retriever: the options and
 refusals, what is printed and asked, and the extra to install without psycopg. The kind's
-rankings, keys and errors are checked through the engine in tests/engine/test_postgres.py
+rankings, keys and errors are checked through the engine in tests/engine/retrieve/test_postgres.py
 (whose server helpers these tests share)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from engine.types import Doc, Question
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
 from tests.conftest import ROOT, run_cli
-from tests.engine.test_postgres import DSN_ENV, KO_TEMPLATE, connections
+from tests.engine.retrieve.test_postgres import DSN_ENV, KO_TEMPLATE, connections
 from tests.pgserver import start_server, stop_server
 
 

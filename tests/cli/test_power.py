@@ -1,5 +1,5 @@
 """`goldpan power`: its JSON, its sentence and its refusals (the engine's numbers are in
-tests/engine/test_power.py)."""
+tests/engine/analysis/test_power.py)."""
 
 from __future__ import annotations
 

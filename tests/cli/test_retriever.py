@@ -1,6 +1,6 @@
 """`goldpan retriever add` and `remove`: every parameter a retriever kind declares is an
 option, bad parameters are exit 2 naming them, and a base is kept while a retriever reads
-it. What the kinds rank is in tests/engine/test_retrievers.py."""
+it. What the kinds rank is in tests/engine/retrieve/test_retrievers.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`goldpan serve`: links and tokens, refusals, and a short load run over real websockets.
 
-Serving itself is tested in tests/tui/test_serve_load.py (websocket clients) and
-tests/tui/test_serve_browser.py (a headless browser).
+Serving itself is tested in tests/tui/serve/test_serve_load.py (websocket clients) and
+tests/tui/serve/test_serve_browser.py (a headless browser).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.test_serve_load import load_bench
+from tests.tui.serve.test_serve_load import load_bench
 
 pytestmark = pytest.mark.timeout(120)
 

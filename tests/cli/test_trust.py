@@ -214,7 +214,7 @@ async def test_tui_asks_once_before_pooling_with_an_untrusted_command(tmp_path):
         await wait_for(pilot, lambda: isinstance(first.screen, TrustScreen))
         shown = str(first.screen.query_one("#trust-commands").render())
         assert "sneaky" in shown and command in shown
-        await pilot.press("escape")  # declines (see tests/tui/test_served_trust.py)
+        await pilot.press("escape")  # declines (see tests/tui/serve/test_served_trust.py)
         await wait_for(pilot, lambda: isinstance(first.screen, JudgeScreen))
         await first.workers.wait_for_complete()
         await pilot.pause()

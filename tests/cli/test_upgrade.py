@@ -1,7 +1,7 @@
 """What goldpan's commands say about a workspace's schema and a file they cannot write: where
 an upgrade's backup is, a newer workspace refused naming both versions, every write command
 on a read-only workspace exit 2 with the reason while reading commands work. The upgrades
-and the read-only opening themselves are in tests/engine/test_upgrade.py (whose helpers
+and the read-only opening themselves are in tests/engine/workspace/test_upgrade.py (whose helpers
 these tests use)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import engine.workspace.lifecycle as workspace_module
 from engine.workspace.migrations import SCHEMA_VERSION
 from tests.conftest import run_cli as run
 from tests.conftest import snapshot, write_jsonl
-from tests.engine.test_upgrade import make_v1
+from tests.engine.workspace.test_upgrade import make_v1
 
 
 @pytest.fixture

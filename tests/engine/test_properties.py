@@ -81,7 +81,7 @@ def _write(path: Path, text: str) -> Path:
 
 
 # trec_eval 10 takes a line that starts with # for a comment: the writers refuse such
-# question ids (tests/engine/test_formats.py), so they are not generated here.
+# question ids (tests/engine/formats/test_formats.py), so they are not generated here.
 QUESTION_ID = TREC_ID.filter(lambda s: not s.startswith("#"))
 
 

@@ -19,8 +19,8 @@ from engine.workspace import Workspace
 from tests.cli.test_trust import crafted
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.serve.test_served_trust import app_over
 from tests.tui.test_readonly import record_notifications
-from tests.tui.test_served_trust import app_over
 from tui.app import GoldpanApp
 from tui.screens.modals import TrustScreen
 from tui.serve.served_app import Served

@@ -89,7 +89,7 @@ async def _first_screen(port: int, token: str, db: Path) -> str:
 def test_a_served_tab_runs_goldpans_own_code_from_a_folder_of_lookalike_packages(
     hostile, tiny_ws, tmp_path
 ):
-    from tests.tui.test_serve_load import child_processes, load_bench
+    from tests.tui.serve.test_serve_load import child_processes, load_bench
 
     bench = load_bench()
     served = bench.start_server(tiny_ws, ["--annotator", "ara"], tmp_path, cwd=Path.cwd())

@@ -17,8 +17,8 @@ from engine.workspace import Workspace
 from tests.cli.test_trust import crafted, digest
 from tests.conftest import run_cli
 from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.serve.test_served_trust import app_over
 from tests.tui.test_ranked_behind import shown_means
-from tests.tui.test_served_trust import app_over
 from tui.screens.review import REVIEW_METRICS, ReviewScreen
 from tui.serve.served_app import Served
 

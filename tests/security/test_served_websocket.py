@@ -78,7 +78,7 @@ async def junk_then_a_grade(port: int, token: str, db: Path) -> tuple[object, ob
 
 
 def test_junk_on_an_open_websocket_is_ignored_and_the_session_goes_on(tmp_path):
-    from tests.tui.test_serve_load import load_bench
+    from tests.tui.serve.test_serve_load import load_bench
 
     path = tmp_path / "team.db"  # nothing labeled yet: ara is handed a question at once
     ws = new_workspace(path)

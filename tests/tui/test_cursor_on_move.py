@@ -26,8 +26,8 @@ from engine.session.labeling import LabelingSession
 from engine.types import Label
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE, open_judge, plain, wait_for
-from tests.tui.test_serve_load import load_bench
-from tests.tui.test_served import unlabel
+from tests.tui.serve.test_serve_load import load_bench
+from tests.tui.serve.test_served import unlabel
 from tui.screens.adjudicate import AdjudicateScreen
 from tui.screens.base import cursor_key
 from tui.screens.judge import JudgeScreen

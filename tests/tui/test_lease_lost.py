@@ -11,8 +11,8 @@ import sqlite3
 from engine.team.assign import Assigner
 from engine.workspace import Workspace
 from tests.tui.conftest import APP_SIZE
+from tests.tui.serve.test_served import unlabel
 from tests.tui.test_readonly import record_notifications
-from tests.tui.test_served import unlabel
 from tui.screens.judge import JudgeScreen
 from tui.serve.served_app import Served
 

@@ -1,7 +1,7 @@
 """The app with an outside retriever (``http``, ``opensearch``): a served session never sends
 questions to a service or cluster this user has not trusted, and the app says once that TLS
 is not checked. The kinds themselves are checked through the engine in
-tests/engine/test_http_retrievers.py and test_opensearch_retrievers.py (whose helpers these
+tests/engine/retrieve/test_http_retrievers.py and test_opensearch_retrievers.py (whose helpers these
 tests use)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
-from tests.engine.test_http_retrievers import BODY, add_search
+from tests.engine.retrieve.test_http_retrievers import BODY, add_search
 from tests.searchservers import BM25Api, Gateway, demo_with_word, rankings, serve, serve_tls
 
 
@@ -108,7 +108,7 @@ async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, bod
 def gate(demo_file: Path):
     """(gateway, service) in front of an OpenSearch-protocol server with the demo indexed."""
     osmem_server = pytest.importorskip("osmem_server")
-    from tests.engine.test_opensearch_retrievers import load_index
+    from tests.engine.retrieve.test_opensearch_retrievers import load_index
 
     with Workspace.open(demo_file, readonly=True) as ws:
         docs = ws.docs()
@@ -123,7 +123,7 @@ def gate(demo_file: Path):
 
 
 async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(ws_path, gate):
-    from tests.engine.test_opensearch_retrievers import add
+    from tests.engine.retrieve.test_opensearch_retrievers import add
     from tests.tui.conftest import APP_SIZE
     from tui.app import GoldpanApp
     from tui.serve.served_app import Served

@@ -14,7 +14,7 @@ import engine.workspace.lifecycle as workspace_module
 from engine.types import Label, Verdict
 from engine.workspace import Workspace
 from tests.conftest import snapshot
-from tests.engine.test_upgrade import make_v1
+from tests.engine.workspace.test_upgrade import make_v1
 from tests.tui.conftest import APP_SIZE
 from tui.cli import main
 from tui.screens.adjudicate import AdjudicateScreen

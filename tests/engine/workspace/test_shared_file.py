@@ -246,7 +246,7 @@ def test_labels_shown_as_saved_survive_other_processes_and_kill_9(tmp_path):
             others.append(
                 subprocess.Popen(
                     [sys.executable, "-c", OTHER, str(current), str(stop), str(3 * i)],
-                    cwd=Path(__file__).parents[2],
+                    cwd=Path(__file__).parents[3],
                     env=env(),
                     stdin=subprocess.DEVNULL,
                     stdout=f,
@@ -385,7 +385,7 @@ def test_a_process_whose_workspace_was_replaced_under_it_is_refused_its_next_wri
     build(path)
     proc = subprocess.Popen(
         [sys.executable, "-c", REPLACED_LABELER, str(path)],
-        cwd=Path(__file__).parents[2],
+        cwd=Path(__file__).parents[3],
         env=env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -484,7 +484,7 @@ def test_reading_an_open_workspace_as_a_file_keeps_this_process_s_locks(tmp_path
                 "    ws.counts(), ws.annotators(), ws.recheck_counts()\n",
                 str(path),
             ],
-            cwd=Path(__file__).parents[2],
+            cwd=Path(__file__).parents[3],
             env=env(),
             capture_output=True,
             timeout=300,

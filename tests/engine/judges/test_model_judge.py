@@ -455,7 +455,7 @@ def test_model_agreement_equals_sklearn_and_krippendorff(demo, fake):
 def test_a_schema_10_workspace_upgrades_and_keeps_every_row(tmp_path, monkeypatch):
     import engine.workspace.lifecycle as lifecycle
     from engine.workspace.migrations import MIGRATIONS
-    from tests.engine.test_upgrade import dump
+    from tests.engine.workspace.test_upgrade import dump
 
     path = tmp_path / "old.db"
     with monkeypatch.context() as m:

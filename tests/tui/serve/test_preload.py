@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 
 from tests.tui.conftest import until
-from tests.tui.test_serve_load import child_processes, load_bench
-from tests.tui.test_served import unlabel
+from tests.tui.serve.test_serve_load import child_processes, load_bench
+from tests.tui.serve.test_served import unlabel
 from tui.serve.preload import _alive
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/fd").is_dir(), reason="reads /proc to tell the processes apart"
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ENV = {
     **os.environ,
     "PYTHONPATH": str(ROOT),

@@ -15,7 +15,7 @@ import pytest
 from engine.retrieve.runner import refresh_runs
 from engine.types import Doc
 from engine.workspace import Workspace, WorkspaceError
-from tests.engine.test_bm25_index import NAMES, make_ws, rankings
+from tests.engine.retrieve.test_bm25_index import NAMES, make_ws, rankings
 
 
 def pooled(path) -> tuple[Workspace, dict]:
@@ -180,7 +180,7 @@ def test_a_few_rankings_read_only_their_own_numbers(tmp_path):
 
 def test_a_corpus_without_documents_pools_and_checks(tmp_path):
     from engine.workspace_setup import new_workspace
-    from tests.engine.test_bm25_index import QUESTIONS
+    from tests.engine.retrieve.test_bm25_index import QUESTIONS
 
     path = tmp_path / "a.db"
     ws = new_workspace(path)

@@ -333,7 +333,7 @@ def test_an_engine_error_is_clear_and_changes_nothing(ws_path, gate, tmp_path, w
 def test_the_documented_nori_template_is_accepted_and_answered(ws_path, gate, tmp_path):
     """docs/retrievers.md's Korean template is a valid template; osmem-server has no Nori, so
     only the protocol is exercised (its fields analyzed by Nori are plain text fields here)."""
-    page = Path(__file__).resolve().parents[2] / "docs" / "retrievers.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "retrievers.md"
     after = page.read_text(encoding="utf-8").split("a template, `nori.json`", 1)[1]
     text = after.split("```json\n", 1)[1].split("```", 1)[0]
     (tmp_path / "nori.json").write_text(text, encoding="utf-8")

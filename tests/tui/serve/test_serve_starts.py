@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from tests.tui.test_serve_load import child_processes, is_tab, load_bench
-from tests.tui.test_served import unlabel
+from tests.tui.serve.test_serve_load import child_processes, is_tab, load_bench
+from tests.tui.serve.test_served import unlabel
 from tui.serve import starts
 from tui.serve.starts import StartGate, waiting_line
 

@@ -14,9 +14,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.tui.test_served import unlabel
+from tests.tui.serve.test_served import unlabel
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def load_bench():

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.tui.conftest import until
-from tests.tui.test_serve_load import child_processes, children, is_tab, load_bench
-from tests.tui.test_served import unlabel
+from tests.tui.serve.test_serve_load import child_processes, children, is_tab, load_bench
+from tests.tui.serve.test_served import unlabel
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

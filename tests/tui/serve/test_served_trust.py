@@ -24,8 +24,8 @@ from engine.trust import TRUST_FILE, TrustStore, config_dir
 from engine.workspace import Workspace
 from tests.cli.test_trust import crafted
 from tests.tui.conftest import APP_SIZE, wait_for
+from tests.tui.serve.test_serve_load import load_bench
 from tests.tui.test_readonly import record_notifications
-from tests.tui.test_serve_load import load_bench
 from tui.app import GoldpanApp
 from tui.screens.judge import JudgeScreen
 from tui.screens.modals import TrustScreen

@@ -34,7 +34,7 @@ from engine.scoring import score_workspace
 from engine.types import Doc, Label, Question, RetrieverSpec
 from engine.workspace import Workspace
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from engine.team.agreement import cohen_kappa
 from engine.types import Label, ModelJudge, ModelLabel, RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
-from tests.engine.test_model_judge import FAKE
+from tests.engine.judges.test_model_judge import FAKE
 
 
 def _counts(judge: list[int], people: list[int]) -> list[np.ndarray]:

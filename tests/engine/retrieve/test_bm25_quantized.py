@@ -20,7 +20,7 @@ from engine.retrieve.bm25 import (
     lucene_length_byte,
     top_k,
 )
-from tests.engine.test_bm25_index import random_corpus
+from tests.engine.retrieve.test_bm25_index import random_corpus
 
 # -- Lucene's SmallFloat, as its Java source reads --------------------------------------
 
