@@ -13,7 +13,10 @@ What it measures, over the tree it sits in (or ``--root``):
   a function runs later and is counted apart, for information) (target 0);
 - uses of private Textual or textual-serve names outside ``tui/textual_compat.py``, in the
   product and in the tests (target 0);
-- how many times each rule is defined: each rule has exactly one home (target 1 each).
+- how many times each rule is defined: each rule has exactly one home (target 1 each);
+- engine tests that go through the command line or the app (target 0): a file under
+  tests/engine/ that imports ``tui`` or the tests' ``run_cli``, starts ``python -m tui...``,
+  or holds a script that imports ``tui``. Engine tests call the engine.
 
 Only the standard library is used, nothing is imported from the tree, and nothing is written.
 Exit codes: 0 done (and, with ``--check``, every target met), 1 only with ``--check`` when a
@@ -357,6 +360,53 @@ def rule_homes(modules: dict[str, Module]) -> list[dict[str, object]]:
     return out
 
 
+_TUI_MODULE = re.compile(r"tui(\.[A-Za-z_][A-Za-z0-9_.]*)?")
+_TUI_IN_CODE = re.compile(r"\b(from|import)\s+tui\b")
+
+
+def _reaches_the_ui(tree: ast.Module) -> bool:
+    """Whether a test module reaches the command line or the app.
+
+    It does when it imports ``tui`` or ``run_cli``, runs ``-m tui...``, or holds code (a
+    ``python -c`` script) that imports ``tui``.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found = any(_TUI_MODULE.fullmatch(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            found = bool(_TUI_MODULE.fullmatch(module)) or any(
+                a.name == "run_cli" for a in node.names
+            )
+        elif isinstance(node, ast.List | ast.Tuple):
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            found = any(
+                w == "-m" and isinstance(n, str) and bool(_TUI_MODULE.fullmatch(n))
+                for w, n in zip(words, words[1:], strict=False)
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = bool(_TUI_IN_CODE.search(node.value))
+        else:
+            found = False
+        if found:
+            return True
+    return False
+
+
+def engine_tests_through_the_ui(root: Path) -> list[str]:
+    """The files of tests/engine/ that reach the command line or the app (see the docstring)."""
+    found = []
+    for path in _python_files(root, "tests/engine"):
+        rel = path.relative_to(root).as_posix()
+        try:
+            tree = ast.parse(_read(root, path), filename=rel)
+        except SyntaxError as exc:
+            raise Unmeasurable(f"{rel}:{exc.lineno}: not Python ({exc.msg})") from None
+        if _reaches_the_ui(tree):
+            found.append(rel)
+    return found
+
+
 def _lines_of(root: Path, rel: str) -> int:
     path = root / rel
     if path.is_symlink() or not path.is_file():
@@ -385,6 +435,7 @@ def measure(root: Path) -> dict[str, object]:
     private = private_uses(root)
     in_product = [u for u in private if str(u["file"]).split("/")[0] in PACKAGES]
     rules = rule_homes(modules)
+    through_ui = engine_tests_through_the_ui(root)
     targets = {
         "readme_lines": readme <= MAX_README_LINES,
         "app_lines": app <= MAX_APP_LINES,
@@ -392,6 +443,7 @@ def measure(root: Path) -> dict[str, object]:
         "import_circles": not top_level,
         "private_api_uses": not private,
         "rules_with_one_home": all(r["met"] for r in rules),
+        "engine_tests_through_the_ui": not through_ui,
     }
     return {
         "readme_lines": {"value": readme, "target": f"<= {MAX_README_LINES}"},
@@ -424,6 +476,11 @@ def measure(root: Path) -> dict[str, object]:
             "uses": private,
         },
         "rules": rules,
+        "engine_tests_through_the_ui": {
+            "value": len(through_ui),
+            "target": "0",
+            "files": through_ui,
+        },
         "targets": targets,
         "all_met": all(targets.values()),
     }
@@ -488,6 +545,13 @@ def render(m: dict[str, object]) -> str:
             f"     {_mark(rule['met'])} {rule['count']}  {rule['definition']:<24} "
             f"{rule['rule']}: {homes}"
         )
+    ui: dict[str, object] = m["engine_tests_through_the_ui"]  # type: ignore[assignment]
+    out.append(
+        f"{_mark(t['engine_tests_through_the_ui'])} engine tests through the UI "
+        f"{ui['value']:>5}  (target 0; tests/engine/ calls the engine, never tui)"
+    )
+    for rel in ui["files"]:  # type: ignore[attr-defined]
+        out.append(f"       {rel}")
     out.append("all targets met" if m["all_met"] else "some targets missed")
     return "\n".join(plain(line) for line in out)
 

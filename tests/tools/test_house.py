@@ -112,6 +112,10 @@ def test_a_clean_tree_meets_every_target(tmp_path: Path, capsys) -> None:
         ("test_private", "private_api_uses"),
         ("twice", "rules_with_one_home"),
         ("missing_rule", "rules_with_one_home"),
+        ("engine_test_imports_tui", "engine_tests_through_the_ui"),
+        ("engine_test_runs_cli", "engine_tests_through_the_ui"),
+        ("engine_test_starts_tui", "engine_tests_through_the_ui"),
+        ("engine_test_script_imports_tui", "engine_tests_through_the_ui"),
     ],
 )
 def test_each_missed_target_fails_the_check(tmp_path: Path, broken: str, target: str) -> None:
@@ -134,6 +138,14 @@ def test_each_missed_target_fails_the_check(tmp_path: Path, broken: str, target:
         write(root, "tui/common.py", "class Unusable(Exception):\n    pass\n")
     elif broken == "missing_rule":
         write(root, "engine/rules.py", "")
+    elif broken == "engine_test_imports_tui":
+        write(root, "tests/engine/session/test_x.py", "from tui.cli import main\n")
+    elif broken == "engine_test_runs_cli":
+        write(root, "tests/engine/test_x.py", "from tests.conftest import ROOT, run_cli\n")
+    elif broken == "engine_test_script_imports_tui":
+        write(root, "tests/engine/test_x.py", 'SCRIPT = "import sys\\nfrom tui.cli import main"\n')
+    elif broken == "engine_test_starts_tui":
+        write(root, "tests/engine/test_x.py", 'ARGV = ["python", "-m", "tui.cli", "info"]\n')
     before = house.measure(root)
     assert before["targets"][target] is False
     assert [k for k, met in before["targets"].items() if not met] == [target]
@@ -187,3 +199,10 @@ def test_a_private_name_in_a_string_or_a_comment_is_data_not_a_use(tmp_path: Pat
     assert "_batch_count" not in lines[0] and "_batch_count" in lines[1]
     code = "from textual._compositor import C"
     assert _code_lines(code + "\n") == [code]
+
+
+def test_engine_tests_may_name_tui_in_prose(tmp_path: Path) -> None:
+    root = clean_tree(tmp_path, house)
+    text = '"""Not tui: the engine, as tui.cli would call it."""\nPACKAGES = ("engine", "tui")\n'
+    write(root, "tests/engine/test_x.py", text)
+    assert house.measure(root)["engine_tests_through_the_ui"]["value"] == 0
