@@ -47,43 +47,15 @@ SETTLE_S = 0.06
 """A key's result is drawn once the pane has stayed the same this long."""
 
 WITHOUT = {
-    "batch": (
-        "startup",
-        "from textual.screen import Screen\n"
-        "from tui.textual_compat import FrameHoldingScreen\n"
-        "FrameHoldingScreen._compositor_refresh = Screen._compositor_refresh\n",
-    ),
     "typeahead": (
         "pairs",
         "from tui.screens.base import GoldpanScreen\n"
         "GoldpanScreen.hold_frame = lambda self: False\n",
     ),
-    "laid-out-once": (
-        "moves",
-        "from textual.widget import Widget\n"
-        "from tui.textual_compat import LaidOutOnce\n"
-        "LaidOutOnce._size_updated = Widget._size_updated\n",
-    ),
     "two-rows": (
         "moves",
         "from tui.widgets.candidate_list import CandidateList\n"
         "CandidateList._refresh_option = lambda self, index: self.refresh()\n",
-    ),
-    "measured-skip": (
-        "moves",
-        "from textual.widgets import OptionList\n"
-        "from tui.textual_compat import RemeasuringOptionList\n"
-        "def _update_lines(self):\n"
-        "    for _ in range(2):\n"
-        "        width = self.scrollable_content_region.width\n"
-        "        if width != self._lines_width:\n"
-        "            self._option_render_cache.clear()\n"
-        "            self._line_cache.clear()\n"
-        "            self._lines_width = width\n"
-        "        OptionList._update_lines(self)\n"
-        "        if self.scrollable_content_region.width == width:\n"
-        "            break\n"
-        "RemeasuringOptionList._update_lines = _update_lines\n",
     ),
     "same-width-prompt": (
         "grades",
@@ -93,7 +65,12 @@ WITHOUT = {
         "CandidateList._redraw_option = _redraw_option\n",
     ),
 }
-"""Use -> (the path it speeds, the code that removes it: plain public Textual instead)."""
+"""Use -> (the path it speeds, the code that removes it: plain public Textual instead).
+
+The three uses measured under 10% of their path were removed from the product, and their
+switches with them: no frame rendered inside the start's batch (path: the first paint),
+one layout pass per document (moves) and the option list's early return once every row is
+measured (moves); their figures are in benchmarks/RESULTS.md."""
 
 PHASES = {
     "moves": [("j", "pet-qc-01"), ("k", "pet-qc-00")],
