@@ -113,7 +113,7 @@ SLOW_TESTS: dict[str, float] = {
     "security/test_cli_prints_markup_literally.py::test_markup_and_escapes_print_literally": 7.5,
     "cli/test_regression_korquad.py::test_score_against_lists_exactly_the_moved_questions": 7.2,
     "tui/test_model_judge_views.py::test_adjudicate_shows_the_model_beside_the_people_and_adopting_is_a_persons_act": 6.8,
-    "tui/test_batch_render.py::test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size": 6.7,
+    "tui/test_document_layout.py::test_a_grade_that_moves_on_draws_the_next_document_at_its_own_size": 6.7,
     "cli/test_ci_reports.py::test_without_a_snapshot_a_case_fails_when_its_gold_is_not_in_the_top_k": 6.5,
     "tui/test_model_judge_views.py::test_the_label_screen_shows_model_grades_only_when_asked": 5.5,
     "engine/retrieve/test_bm25_index.py::test_derived_counts_equal_counting_the_tokens_on_korquad[word+bigram]": 5.4,

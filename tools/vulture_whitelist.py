@@ -47,7 +47,6 @@ _.min_width  # rich's Column setting (tui/cli/commands/scores.py)
 can_undo  # tui/screens/judge.py: a reactive with bindings=True, the footer reads it
 stoppable  # tui/screens/judge.py: a reactive with bindings=True, the `x` key's `when`
 parameters  # the signature of Textual's check_action override (screens' base, modals)
-layout  # the signature of Textual's _size_updated override (tui/widgets/document_view.py)
 
 # -- tui: the `when` guards of commands, read by name (tui.commands.available) ---------------
 
@@ -67,15 +66,12 @@ _.https_open  # engine/retrieve/remote.py: the same, for https
 # -- tui: Textual internals overridden (issue 48 item 6 moves them behind one door) ----------
 
 _._fatal_error  # tui/app.py: ends the app without Textual's traceback (exit 3 and a log)
-_._repaint_required  # tui/screens/base.py: a repaint held while Textual batches the start
 
 # -- tui/textual_compat.py: the door's functions the tests read the screen through --------
 # (tests use no private Textual name themselves; vulture reads only the shipped packages)
 
 _.TEXTUAL_CHECKED  # the Textual version the private names were read in (its test compares)
 _.TEXTUAL_SERVE_CHECKED  # the same for textual-serve
-_.draw_now  # FrameHoldingScreen: a held frame drawn at once (tests/tui/test_batch_render)
-_.repaint_pending  # FrameHoldingScreen: whether a frame is held (tests/tui/test_batch_render)
 _.frames_rendered  # tests/tui: counting frames without textual._compositor
 _.screen_text  # tests/tui: what a screen paints, as text
 _.screen_frame  # tests/tui: the whole frame, as text

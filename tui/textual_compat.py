@@ -1,12 +1,20 @@
 """Every use of a private Textual name, behind one door.
 
 goldpan leans on a few of Textual's private names where its public API has no way to say
-what a screen needs (a frame held for keys typed ahead, no frame rendered to be thrown
-away, one layout pass per document, a grade redrawn without measuring the list again, a
-crash ended without a traceback on the terminal). Each is used here and only here, with
-why and the Textual version it was checked against; ``tests/tui/test_textual_compat.py``
-fails, naming the name, when a Textual upgrade renames or removes one. Everything else in
-goldpan, tests included, uses Textual's public API or the functions below.
+what a screen needs (a frame held for keys typed ahead, a grade or a move redrawn without
+measuring or drawing the whole list again, rows measured again when the list's own
+scrollbar narrows them, a crash ended without a traceback on the terminal). Each is used
+here and only here, with why and the Textual version it was checked against;
+``tests/tui/test_textual_compat.py`` fails, naming the name, when a Textual upgrade
+renames or removes one. Everything else in goldpan, tests included, uses Textual's public
+API or the functions below.
+
+A use that only saves time stays only where it pays: 10% or more of its path, measured
+by ``benchmarks/bench_textual_compat.py`` (a real process in tmux, the use swapped for
+plain Textual; the gains are in its comment and in ``benchmarks/RESULTS.md``). Three
+measured under that were removed: no frame rendered inside the app's start batch, one
+layout pass per document shown, and the option list's early return once every row is
+measured.
 
 textual-serve's private names (``goldpan serve``) have a door of their own beside this
 one, :mod:`tui.textual_serve_compat`, so that the server process never imports Textual.
@@ -23,11 +31,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from textual import events
 from textual.app import App
 from textual.screen import Screen
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import DataTable, OptionList
 
 if TYPE_CHECKING:
     from rich.text import Text
-    from textual.geometry import Region, Size
+    from textual.geometry import Region
     from textual.strip import Strip
     from textual.widget import Widget
 
@@ -70,22 +78,17 @@ def keys_queued(app: App[object]) -> bool:
     return any(isinstance(m, events.Key) for m in queued)
 
 
-def in_batch(app: App[object]) -> bool:
-    """Whether ``app`` is inside a ``batch_update`` (nothing is written to the terminal)."""
-    # Textual 8.2.8: App._batch_count, raised by batch_update() and during the app's start
-    return bool(app._batch_count)
-
-
 # -- screens -------------------------------------------------------------------------------
 
 
 class FrameHoldingScreen(Screen[ReturnType]):
-    """A screen that may hold a frame back, and renders none inside a batch.
+    """A screen that may hold a frame back.
 
     :meth:`hold_frame` (a subclass's) may hold the update tick's frame: it then calls
-    :meth:`draw_pending` when the frame is due. Inside the app's batch (its start is one)
-    Textual renders a whole frame and throws it away; here the screen only asks to be
-    drawn once the batch is over, and what was to be drawn still is.
+    :meth:`draw_pending` when the frame is due. Measured (``bench_textual_compat.py``,
+    ``typeahead``): a move and a grade sent in one write reach their last frame 17-18%
+    sooner at a load of 1-5 (5% at a load of 3-7), with 2-12% less CPU: kept, the nearest
+    to the 10% line of the uses kept.
     """
 
     def hold_frame(self) -> bool:
@@ -102,25 +105,6 @@ class FrameHoldingScreen(Screen[ReturnType]):
         if self.hold_frame():
             return
         super()._on_timer_update()
-
-    def _compositor_refresh(self) -> None:
-        # Textual 8.2.8: Screen._compositor_refresh() renders the frame, then
-        # App._display() drops it while App._batch_count is set; marking
-        # Screen._repaint_required instead makes the idle handler repaint after the batch
-        if in_batch(self.app) and self is self.app.screen and not self.app.is_inline:
-            self._repaint_required = True
-            return
-        super()._compositor_refresh()
-
-    def draw_now(self) -> None:
-        """Render the screen's frame at once (a test's probe of the batch rule)."""
-        self._compositor_refresh()
-
-    @property
-    def repaint_pending(self) -> bool:
-        """A whole repaint is asked for and not done yet."""
-        # Textual 8.2.8: Screen._repaint_required
-        return self._repaint_required
 
 
 @contextmanager
@@ -205,25 +189,8 @@ def notification_messages(app: App[object]) -> list[str]:
 # -- widgets -------------------------------------------------------------------------------
 
 
-class LaidOutOnce(Static):
-    """A static whose new size is taken in the layout pass that gave it.
-
-    When a widget's size changes, Textual sets its virtual size through a reactive that
-    lays the whole screen out a second time, for scrollbars that may now be needed. A
-    widget that scrolls nothing (its container does, laid out in the same pass) needs no
-    second pass: each document shown cost two layout passes and two frames; now one.
-    """
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        # Textual 8.2.8: Widget._size_updated(..., layout=False) sets virtual_size without
-        # its reactive's layout (the flag Textual uses for the same purpose itself)
-        return super()._size_updated(size, virtual_size, container_size, layout=False)
-
-
 class RemeasuringOptionList(OptionList):
-    """An option list that measures its rows again when its width changes.
+    """An option list that measures its rows again when its width changes (correctness).
 
     Textual's OptionList measures the rows it has not measured yet at the width of the
     moment and forgets the measures only on a resize. Rows measured before the scrollbar
@@ -241,24 +208,26 @@ class RemeasuringOptionList(OptionList):
 
     def _update_lines(self) -> None:
         # Textual 8.2.8: OptionList._update_lines() measures the rows not measured yet
-        # into OptionList._line_cache (its ``heights``, one per measured option); the
-        # drawings are in OptionList._option_render_cache. Textual calls this on every
-        # look at the rows' lines or heights (some 16 times a key): once every row is
-        # measured at this width, it returns at once.
+        # into OptionList._line_cache; the drawings are in OptionList._option_render_cache.
+        # Textual forgets the measures only on a resize, and the list is not resized when
+        # its own scrollbar comes: no public way (a correctness use, no speed claimed).
         for _ in range(2):
             width = self.scrollable_content_region.width
             if width != self._lines_width:
                 self._option_render_cache.clear()
                 self._line_cache.clear()
                 self._lines_width = width
-            elif self.option_count and len(self._line_cache.heights) == self.option_count:
-                return  # every row measured at this width (and the virtual size set then)
             super()._update_lines()  # may bring the scrollbar, and so change the width
             if self.scrollable_content_region.width == width:
                 break
 
     def option_lines(self, index: int) -> tuple[int, int] | None:
-        """The first line and the height of option ``index`` (None: not measured yet)."""
+        """The first line and the height of option ``index`` (None: not measured yet).
+
+        What lets a cursor move redraw two rows, not the list (``CandidateList``):
+        measured (``bench_textual_compat.py``, ``two-rows``), a move costs 11-24% more CPU
+        and 16-21% more wall time when the whole list is redrawn instead.
+        """
         # Textual 8.2.8: OptionList._index_to_line and OptionList._heights
         try:
             return self._index_to_line[index], self._heights[index]
@@ -270,7 +239,9 @@ class RemeasuringOptionList(OptionList):
 
         Textual's ``replace_option_prompt`` forgets every option's drawing and every line's
         height, so the whole list is measured and drawn again; here only this option's
-        drawing is dropped. The caller redraws its lines.
+        drawing is dropped. The caller redraws its lines. Measured
+        (``bench_textual_compat.py``, ``same-width-prompt``): a grade costs 21-22% more
+        CPU and 15-30% more wall time with ``replace_option_prompt_at_index`` instead.
         """
         option = self.get_option_at_index(index)
         # Textual 8.2.8: Option._set_prompt() sets the prompt without telling the list;

@@ -20,7 +20,6 @@ from textual.widgets import Static
 from engine.tokenize import bigram_tokens, word_tokens
 from engine.types import Doc
 from tui.literal import highlighted, literal, visible
-from tui.textual_compat import LaidOutOnce
 
 SHOWN_FIELDS = ("series", "number", "version", "date")
 PART_CHARS = 4_096
@@ -56,15 +55,13 @@ def _utf8_bytes(chars: str) -> int:
     return len(chars.encode("utf-8", "surrogatepass"))
 
 
-class Part(LaidOutOnce):
-    """A piece of the view (the head, a note, a part of the text): laid out once per change.
+class Part(Static):
+    """A piece of the view (the head, a note, a part of the text).
 
-    When a widget's size changes, Textual sets its virtual size through a reactive that
-    lays the whole screen out a second time, for scrollbars that may now be needed. A
-    ``Part`` scrolls nothing (its view does, laid out in the same pass), so each document
-    shown cost two layout passes and two frames; it now costs one
-    (:class:`~tui.textual_compat.LaidOutOnce`). A test compares the screen so drawn with
-    the screen laid out again.
+    Textual lays the screen out a second time when a part's size changes (its virtual size
+    is a reactive, for scrollbars a part never has). Skipping that pass through a private
+    Textual name saved under 10% of a move's time (``benchmarks/bench_textual_compat.py``:
+    CPU 2-4%, wall 4-12% in two loaded runs), so a part is a plain ``Static``.
     """
 
 
