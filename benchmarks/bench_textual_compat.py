@@ -47,11 +47,6 @@ SETTLE_S = 0.06
 """A key's result is drawn once the pane has stayed the same this long."""
 
 WITHOUT = {
-    "typeahead": (
-        "pairs",
-        "from tui.screens.base import GoldpanScreen\n"
-        "GoldpanScreen.hold_frame = lambda self: False\n",
-    ),
     "two-rows": (
         "moves",
         "from tui.widgets.candidate_list import CandidateList\n"
@@ -67,10 +62,11 @@ WITHOUT = {
 }
 """Use -> (the path it speeds, the code that removes it: plain public Textual instead).
 
-The three uses measured under 10% of their path were removed from the product, and their
+The four uses measured under 10% of their path were removed from the product, and their
 switches with them: no frame rendered inside the start's batch (path: the first paint),
-one layout pass per document (moves) and the option list's early return once every row is
-measured (moves); their figures are in benchmarks/RESULTS.md."""
+one layout pass per document (moves), the option list's early return once every row is
+measured (moves) and the frame held while keys typed ahead waited (pairs); their figures
+are in benchmarks/RESULTS.md."""
 
 PHASES = {
     "moves": [("j", "pet-qc-01"), ("k", "pet-qc-00")],

@@ -121,8 +121,6 @@ SLOW_TESTS: dict[str, float] = {
     "engine/test_reference_beir.py::test_exported_qrels_are_the_beir_judgments[beir]": 5.3,
     "security/test_gate_snapshot_input.py::test_a_snapshot_value_of_10_to_the_400_is_exit_2_naming_file_and_field": 5.3,
     "engine/judging/test_queue.py::test_the_queue_is_most_unjudged_first_then_id_then_those_to_adjudicate": 4.9,
-    "tui/test_typeahead.py::test_drawing_waits_for_keys_typed_ahead_a_moment_at_most": 4.7,
-    "tui/test_typeahead.py::test_drawing_waits_for_a_key_typed_ahead_then_draws": 4.7,
     "cli/test_cli_label.py::test_two_processes_labeling_at_once_keep_every_label": 4.5,
     "engine/test_reference_beir.py::test_exported_qrels_are_the_beir_judgments[beir+unmatched-question]": 4.4,
     "tui/test_review_fused.py::test_review_scores_a_fused_retriever": 4.4,

@@ -1,8 +1,8 @@
 """Every use of a private Textual name, behind one door.
 
 goldpan leans on a few of Textual's private names where its public API has no way to say
-what a screen needs (a frame held for keys typed ahead, a grade or a move redrawn without
-measuring or drawing the whole list again, rows measured again when the list's own
+what a screen needs (a grade or a move redrawn without measuring or drawing the whole
+list again, rows measured again when the list's own
 scrollbar narrows them, a crash ended without a traceback on the terminal). Each is used
 here and only here, with why and the Textual version it was checked against;
 ``tests/tui/test_textual_compat.py`` fails, naming the name, when a Textual upgrade
@@ -11,10 +11,10 @@ API or the functions below.
 
 A use that only saves time stays only where it pays: 10% or more of its path, measured
 by ``benchmarks/bench_textual_compat.py`` (a real process in tmux, the use swapped for
-plain Textual; the gains are in its comment and in ``benchmarks/RESULTS.md``). Three
+plain Textual; the gains are in its comment and in ``benchmarks/RESULTS.md``). Four
 measured under that were removed: no frame rendered inside the app's start batch, one
-layout pass per document shown, and the option list's early return once every row is
-measured.
+layout pass per document shown, the option list's early return once every row is
+measured, and a frame held while keys typed ahead waited.
 
 textual-serve's private names (``goldpan serve``) have a door of their own beside this
 one, :mod:`tui.textual_serve_compat`, so that the server process never imports Textual.
@@ -24,11 +24,10 @@ Checked against Textual :data:`TEXTUAL_CHECKED`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import events
 from textual.app import App
 from textual.screen import Screen
 from textual.widgets import DataTable, OptionList
@@ -70,41 +69,7 @@ class QuietCrashApp(App[ReturnType]):
         return self._exception
 
 
-def keys_queued(app: App[object]) -> bool:
-    """Whether a key event waits in ``app``'s message queue, not handled yet."""
-    # Textual 8.2.8: MessagePump._message_queue is textual._queue.Queue, its messages in
-    # the deque ``values``; no public way to peek at what waits (tui.typeahead needs to)
-    queued: Iterable[object] = app._message_queue.values
-    return any(isinstance(m, events.Key) for m in queued)
-
-
 # -- screens -------------------------------------------------------------------------------
-
-
-class FrameHoldingScreen(Screen[ReturnType]):
-    """A screen that may hold a frame back.
-
-    :meth:`hold_frame` (a subclass's) may hold the update tick's frame: it then calls
-    :meth:`draw_pending` when the frame is due. Measured (``bench_textual_compat.py``,
-    ``typeahead``): a move and a grade sent in one write reach their last frame 17-18%
-    sooner at a load of 1-5 (5% at a load of 3-7), with 2-12% less CPU: kept, the nearest
-    to the 10% line of the uses kept.
-    """
-
-    def hold_frame(self) -> bool:
-        """Hold this frame back (a subclass's policy; the default: never)."""
-        return False
-
-    def draw_pending(self) -> None:
-        """Run the screen's update tick now: lay out and draw what changed."""
-        self._on_timer_update()
-
-    def _on_timer_update(self) -> None:
-        # Textual 8.2.8: Screen._on_timer_update() is the update timer's tick, which lays
-        # out and renders the dirty widgets; Screen has no public hook before a frame
-        if self.hold_frame():
-            return
-        super()._on_timer_update()
 
 
 @contextmanager

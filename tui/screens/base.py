@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header
 
 from tui.actions import Command, available, with_keys
 from tui.messages import WorkspaceChanged
-from tui.textual_compat import FrameHoldingScreen
-from tui.typeahead import TYPEAHEAD_POLL_S, TYPEAHEAD_S, keys_waiting
 from tui.widgets.banner import ReadOnlyBanner
 
 if TYPE_CHECKING:
@@ -22,7 +20,7 @@ COMPACT_FOOTER_BELOW = 100
 """Screens narrower than this many columns show the footer compact."""
 
 
-class GoldpanScreen(FrameHoldingScreen[None]):
+class GoldpanScreen(Screen[None]):
     """A screen of the goldpan app.
 
     Redrawing follows one path: :meth:`redraw` draws everything that comes from the
@@ -38,8 +36,6 @@ class GoldpanScreen(FrameHoldingScreen[None]):
         """The current question, the question order, auto-advance (every screen's)."""
         self.drawn: object = None
         """The session's change token when :meth:`redraw` last ran."""
-        self._typeahead_until: float | None = None
-        """Until when drawing waits for keys typed ahead (:mod:`tui.typeahead`)."""
 
     AREA: ClassVar[str] = ""
     """The screen's name as people see it (``Label``): palette titles, help, docs/tui.md."""
@@ -81,21 +77,6 @@ class GoldpanScreen(FrameHoldingScreen[None]):
     def gp(self) -> GoldpanApp:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
-
-    def hold_frame(self) -> bool:
-        """Hold the frame while keys typed ahead wait (see :mod:`tui.typeahead`).
-
-        While a key waits, the screen looks again in :data:`TYPEAHEAD_POLL_S`, for
-        :data:`TYPEAHEAD_S` at most, then draws whatever is waiting.
-        """
-        now = time.monotonic()
-        if self._typeahead_until is None:
-            self._typeahead_until = now + TYPEAHEAD_S
-        if now < self._typeahead_until and keys_waiting(self.app):
-            self.set_timer(TYPEAHEAD_POLL_S, self.draw_pending, name="typeahead")
-            return True
-        self._typeahead_until = None
-        return False
 
     @on(events.Resize)
     def _fit_footer(self) -> None:
