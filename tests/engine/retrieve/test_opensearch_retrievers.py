@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import socket
 from pathlib import Path
 
@@ -35,7 +34,6 @@ from engine.workspace import Workspace
 from tests.conftest import PYTREC_MEASURES, add_retriever, plain_qrels, plain_run, pool
 from tests.searchservers import (
     Gateway,
-    demo_with_word,
     digest,
     questions,
     rankings,
@@ -79,11 +77,6 @@ def load_index(url: str, name: str, docs: list) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
 def cluster(demo_file: Path):
     with Workspace.open(demo_file, readonly=True) as ws:
         docs = ws.docs()
@@ -110,13 +103,6 @@ def gate(front):
     gateway.expected = None
     yield gateway, service
     gateway.expected = None
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
 
 
 def add(ws: Path, name: str, *, kind: str = "opensearch", trust: bool = True, **params) -> None:
