@@ -369,3 +369,62 @@ def body_file(tmp_path: Path) -> Path:
     path = tmp_path / "body.json"
     path.write_text(BODY, encoding="utf-8")
     return path
+
+
+# -- an OpenSearch-protocol cluster behind the auth gateway -----------------------------
+
+MAPPINGS = {
+    "mappings": {
+        "properties": {
+            "title": {"type": "text"},
+            "text": {"type": "text"},
+            "ref": {"properties": {"id": {"type": "keyword"}}},
+            "n": {"type": "integer"},
+        }
+    }
+}
+
+
+def load_index(url: str, name: str, docs: list[Doc]) -> None:
+    """Index ``docs`` in a cluster at ``url`` as ``name``, through ``_bulk``."""
+    request_json(f"{url}/{name}", "PUT", MAPPINGS)
+    lines: list[object] = []
+    for i, d in enumerate(docs):
+        lines += [
+            {"index": {"_index": name, "_id": d.id}},
+            {"title": d.title, "text": d.text, "ref": {"id": d.id}, "n": i},
+        ]
+    answer = request_json(f"{url}/_bulk?refresh=true", "POST", lines, ndjson=True)
+    assert answer["errors"] is False
+
+
+@pytest.fixture(scope="module")
+def cluster(demo_file: Path) -> Iterator[Any]:
+    """An OpenSearch-protocol server (osmem-server) with the demo indexed as ``docs``."""
+    osmem_server = pytest.importorskip("osmem_server")
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        load_index(server.url, "docs", docs)
+        server.docs = docs
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def front(cluster: Any) -> Iterator[tuple[Gateway, Service]]:
+    """The auth gateway in front of :func:`cluster`, served once per module."""
+    gateway = Gateway(cluster.url)
+    with serve(gateway.route) as service:
+        yield gateway, service
+
+
+@pytest.fixture
+def gate(front: tuple[Gateway, Service]) -> Iterator[tuple[Gateway, Service]]:
+    """(gateway, service) with no credentials asked; reset after the test."""
+    gateway, service = front
+    gateway.expected = None
+    yield gateway, service
+    gateway.expected = None

@@ -6,14 +6,10 @@ tests use)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
 from tests.engine.retrieve.test_http_retrievers import add_search
-from tests.searchservers import Gateway, rankings, serve
+from tests.searchservers import rankings
 
 
 async def test_a_served_session_never_sends_questions_to_an_untrusted_service(
@@ -64,24 +60,6 @@ async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, bod
     said = [m for m in seen if "TLS certificates are not checked" in m]
     assert len(said) == 1 and "http retriever unchecked" in said[0], seen
     assert {"q01", "q02"} <= set(rankings(ws_path, "unchecked"))
-
-
-@pytest.fixture(scope="module")
-def gate(demo_file: Path):
-    """(gateway, service) in front of an OpenSearch-protocol server with the demo indexed."""
-    osmem_server = pytest.importorskip("osmem_server")
-    from tests.engine.retrieve.test_opensearch_retrievers import load_index
-
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        load_index(server.url, "docs", docs)
-        gateway = Gateway(server.url)
-        with serve(gateway.route) as service:
-            yield gateway, service
-    finally:
-        server.close()
 
 
 async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(ws_path, gate):
