@@ -27,6 +27,9 @@ from engine.types import Doc, Label, Question  # noqa: E402
 from engine.workspace import Workspace  # noqa: E402
 from engine.workspace_setup import new_workspace  # noqa: E402
 
+pytest_plugins = ["tests.searchservers"]
+"""The search-engine tests' shared fixtures (a BM25 service over the demo, its body file)."""
+
 if TYPE_CHECKING:
     from engine.retrieve.runner import RunReport
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import threading
 import urllib.error
 import urllib.parse
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from engine.demo import build_demo
 from engine.retrieve import PrepareEnv
@@ -315,3 +318,113 @@ def request_json(url: str, method: str = "GET", body: Any = None, ndjson: bool =
     request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": ctype})
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
+
+
+# -- fixtures the search-engine tests share ------------------------------------------------
+# tests/conftest.py loads this module as a pytest plugin, so every test may ask for these by
+# name; a test module that defines its own fixture of the same name uses its own.
+# Module-scoped ones are made once per test module that uses them.
+
+BODY = '{"q": "{{query}}", "k": {{size}}}\n'
+"""The request body template of the tests' ``http`` retrievers."""
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo with bm25-word pooled (:func:`demo_with_word`), made once per module."""
+    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
+
+
+@pytest.fixture
+def ws_path(demo_file: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`demo_file` for one test."""
+    path = tmp_path / "ws.db"
+    shutil.copyfile(demo_file, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def api(demo_file: Path) -> Iterator[Service]:
+    """A BM25 search service over the demo's documents, over plain HTTP."""
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    with serve(BM25Api(docs).route) as service:
+        yield service
+
+
+@pytest.fixture(scope="module")
+def https_api(demo_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The search service over TLS with a self-signed certificate (no CA trusts it)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl program to make a test certificate")
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    with serve_tls(BM25Api(docs).route, tmp_path_factory.mktemp("tls")) as service:
+        yield service
+
+
+@pytest.fixture
+def body_file(tmp_path: Path) -> Path:
+    """:data:`BODY` in a file, as ``--body`` reads it."""
+    path = tmp_path / "body.json"
+    path.write_text(BODY, encoding="utf-8")
+    return path
+
+
+# -- an OpenSearch-protocol cluster behind the auth gateway -----------------------------
+
+MAPPINGS = {
+    "mappings": {
+        "properties": {
+            "title": {"type": "text"},
+            "text": {"type": "text"},
+            "ref": {"properties": {"id": {"type": "keyword"}}},
+            "n": {"type": "integer"},
+        }
+    }
+}
+
+
+def load_index(url: str, name: str, docs: list[Doc]) -> None:
+    """Index ``docs`` in a cluster at ``url`` as ``name``, through ``_bulk``."""
+    request_json(f"{url}/{name}", "PUT", MAPPINGS)
+    lines: list[object] = []
+    for i, d in enumerate(docs):
+        lines += [
+            {"index": {"_index": name, "_id": d.id}},
+            {"title": d.title, "text": d.text, "ref": {"id": d.id}, "n": i},
+        ]
+    answer = request_json(f"{url}/_bulk?refresh=true", "POST", lines, ndjson=True)
+    assert answer["errors"] is False
+
+
+@pytest.fixture(scope="module")
+def cluster(demo_file: Path) -> Iterator[Any]:
+    """An OpenSearch-protocol server (osmem-server) with the demo indexed as ``docs``."""
+    osmem_server = pytest.importorskip("osmem_server")
+    with Workspace.open(demo_file, readonly=True) as ws:
+        docs = ws.docs()
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        load_index(server.url, "docs", docs)
+        server.docs = docs
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def front(cluster: Any) -> Iterator[tuple[Gateway, Service]]:
+    """The auth gateway in front of :func:`cluster`, served once per module."""
+    gateway = Gateway(cluster.url)
+    with serve(gateway.route) as service:
+        yield gateway, service
+
+
+@pytest.fixture
+def gate(front: tuple[Gateway, Service]) -> Iterator[tuple[Gateway, Service]]:
+    """(gateway, service) with no credentials asked; reset after the test."""
+    gateway, service = front
+    gateway.expected = None
+    yield gateway, service
+    gateway.expected = None

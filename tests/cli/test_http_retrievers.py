@@ -5,53 +5,12 @@ and headers are checked through the engine in tests/engine/retrieve/test_http_re
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.searchservers import BM25Api, demo_with_word, digest, serve, serve_tls
-
-BODY = '{"q": "{{query}}", "k": {{size}}}\n'
-
-
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
-def api(demo_file: Path):
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve(BM25Api(docs).route) as service:
-        yield service
-
-
-@pytest.fixture(scope="module")
-def https_api(demo_file: Path, tmp_path_factory: pytest.TempPathFactory):
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl program to make a test certificate")
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve_tls(BM25Api(docs).route, tmp_path_factory.mktemp("tls")) as service:
-        yield service
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
-
-
-@pytest.fixture
-def body_file(tmp_path: Path) -> Path:
-    path = tmp_path / "body.json"
-    path.write_text(BODY, encoding="utf-8")
-    return path
+from tests.searchservers import digest
 
 
 def add_http(capsys, ws: Path, name: str, url: str, *options: object, trust: bool = True):

@@ -6,44 +6,15 @@ and errors are checked through the engine in tests/engine/retrieve/test_opensear
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from engine.workspace import Workspace
 from tests.conftest import run_cli as run
-from tests.engine.retrieve.test_opensearch_retrievers import TEMPLATE, load_index, msearches
-from tests.searchservers import Gateway, demo_with_word, digest, serve
+from tests.engine.retrieve.test_opensearch_retrievers import TEMPLATE, msearches
+from tests.searchservers import digest
 
 osmem_server = pytest.importorskip("osmem_server")
-
-
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
-def gate(demo_file: Path):
-    """(gateway, service) in front of a cluster with the demo indexed, no credentials."""
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        load_index(server.url, "docs", docs)
-        gateway = Gateway(server.url)
-        with serve(gateway.route) as service:
-            yield gateway, service
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
 
 
 def add(capsys, ws: Path, name: str, *options: object, kind="opensearch", trust=True) -> None:

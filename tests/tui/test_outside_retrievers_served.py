@@ -6,52 +6,10 @@ tests use)."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
-import pytest
-
 from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
-from tests.engine.retrieve.test_http_retrievers import BODY, add_search
-from tests.searchservers import BM25Api, Gateway, demo_with_word, rankings, serve, serve_tls
-
-
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
-def api(demo_file: Path):
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve(BM25Api(docs).route) as service:
-        yield service
-
-
-@pytest.fixture(scope="module")
-def https_api(demo_file: Path, tmp_path_factory: pytest.TempPathFactory):
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl program to make a test certificate")
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve_tls(BM25Api(docs).route, tmp_path_factory.mktemp("tls")) as service:
-        yield service
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
-
-
-@pytest.fixture
-def body_file(tmp_path: Path) -> Path:
-    path = tmp_path / "body.json"
-    path.write_text(BODY, encoding="utf-8")
-    return path
+from tests.engine.retrieve.test_http_retrievers import add_search
+from tests.searchservers import rankings
 
 
 async def test_a_served_session_never_sends_questions_to_an_untrusted_service(
@@ -102,24 +60,6 @@ async def test_the_app_says_once_that_tls_is_not_checked(ws_path, https_api, bod
     said = [m for m in seen if "TLS certificates are not checked" in m]
     assert len(said) == 1 and "http retriever unchecked" in said[0], seen
     assert {"q01", "q02"} <= set(rankings(ws_path, "unchecked"))
-
-
-@pytest.fixture(scope="module")
-def gate(demo_file: Path):
-    """(gateway, service) in front of an OpenSearch-protocol server with the demo indexed."""
-    osmem_server = pytest.importorskip("osmem_server")
-    from tests.engine.retrieve.test_opensearch_retrievers import load_index
-
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        load_index(server.url, "docs", docs)
-        gateway = Gateway(server.url)
-        with serve(gateway.route) as service:
-            yield gateway, service
-    finally:
-        server.close()
 
 
 async def test_a_served_session_never_sends_questions_to_an_untrusted_cluster(ws_path, gate):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import socket
 import urllib.parse
 from pathlib import Path
@@ -33,43 +32,10 @@ from engine.workspace import Workspace
 from tests.conftest import add_retriever, pool
 from tests.searchservers import (
     TIED_HITS,
-    BM25Api,
-    demo_with_word,
     digest,
     questions,
     rankings,
-    serve,
-    serve_tls,
 )
-
-BODY = '{"q": "{{query}}", "k": {{size}}}\n'
-
-
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
-def api(demo_file: Path):
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve(BM25Api(docs).route) as service:
-        yield service
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
-
-
-@pytest.fixture
-def body_file(tmp_path: Path) -> Path:
-    path = tmp_path / "body.json"
-    path.write_text(BODY, encoding="utf-8")
-    return path
 
 
 def add_http(ws: Path, name: str, url: str, *, trust: bool = True, **params: object) -> None:
@@ -225,17 +191,6 @@ def test_header_values_come_from_the_environment_and_never_reach_the_workspace(
 
 
 # -- TLS ------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def https_api(demo_file: Path, tmp_path_factory: pytest.TempPathFactory):
-    """The search service over TLS with a self-signed certificate (no CA trusts it)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl program to make a test certificate")
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    with serve_tls(BM25Api(docs).route, tmp_path_factory.mktemp("tls")) as service:
-        yield service
 
 
 def test_tls_is_verified_unless_insecure_and_insecure_is_said_on_every_run(

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import socket
 from pathlib import Path
 
@@ -34,27 +33,15 @@ from engine.trust import TrustStore, config_dir
 from engine.workspace import Workspace
 from tests.conftest import PYTREC_MEASURES, add_retriever, plain_qrels, plain_run, pool
 from tests.searchservers import (
-    Gateway,
-    demo_with_word,
     digest,
+    load_index,
     questions,
     rankings,
     request_json,
-    serve,
 )
 
 osmem_server = pytest.importorskip("osmem_server")
 
-MAPPINGS = {
-    "mappings": {
-        "properties": {
-            "title": {"type": "text"},
-            "text": {"type": "text"},
-            "ref": {"properties": {"id": {"type": "keyword"}}},
-            "n": {"type": "integer"},
-        }
-    }
-}
 SECRET = "k3y-9f1d0c"
 TEMPLATE = """{
   "size": {{size}},
@@ -64,59 +51,6 @@ TEMPLATE = """{
   ]}}
 }
 """
-
-
-def load_index(url: str, name: str, docs: list) -> None:
-    request_json(f"{url}/{name}", "PUT", MAPPINGS)
-    lines: list[object] = []
-    for i, d in enumerate(docs):
-        lines += [
-            {"index": {"_index": name, "_id": d.id}},
-            {"title": d.title, "text": d.text, "ref": {"id": d.id}, "n": i},
-        ]
-    answer = request_json(f"{url}/_bulk?refresh=true", "POST", lines, ndjson=True)
-    assert answer["errors"] is False
-
-
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_with_word(tmp_path_factory.mktemp("demo") / "demo.db")
-
-
-@pytest.fixture(scope="module")
-def cluster(demo_file: Path):
-    with Workspace.open(demo_file, readonly=True) as ws:
-        docs = ws.docs()
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        load_index(server.url, "docs", docs)
-        server.docs = docs
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def front(cluster):
-    gateway = Gateway(cluster.url)
-    with serve(gateway.route) as service:
-        yield gateway, service
-
-
-@pytest.fixture
-def gate(front):
-    """(gateway, service) with no credentials asked; reset after the test."""
-    gateway, service = front
-    gateway.expected = None
-    yield gateway, service
-    gateway.expected = None
-
-
-@pytest.fixture
-def ws_path(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ws.db"
-    shutil.copyfile(demo_file, path)
-    return path
 
 
 def add(ws: Path, name: str, *, kind: str = "opensearch", trust: bool = True, **params) -> None:
