@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.counters import candidate_ids
-from engine.errors import BadInput, Refused
+from engine.errors import BadInput, Refused, UnknownName
 from engine.grades import GRADES
 from engine.judges.calibration import (
     Calibration,
@@ -402,12 +402,7 @@ def remove_judge(ws: Workspace, annotator: str) -> int:
     """
     removed = ws.remove_model_judge(annotator)
     if removed is None:
-        raise unknown_name(
-            "model judge",
-            annotator,
-            [j.annotator for j in ws.model_judges()],
-            given_to="--remove",
-        )
+        raise _unknown_judge(ws, annotator, "--remove")
     return removed
 
 
@@ -415,10 +410,12 @@ def stored_judge(ws: Workspace, annotator: str) -> ModelJudge:
     """A judge the workspace holds, to run again (the known ones listed when not)."""
     judge = ws.model_judge(annotator)
     if judge is None:
-        raise unknown_name(
-            "model judge",
-            annotator,
-            [j.annotator for j in ws.model_judges()],
-            given_to="--annotator",
-        )
+        raise _unknown_judge(ws, annotator, "--annotator")
     return judge
+
+
+def _unknown_judge(ws: Workspace, annotator: str, given_to: str) -> UnknownName:
+    """The error for a model judge the workspace does not hold, naming those it does."""
+    return unknown_name(
+        "model judge", annotator, [j.annotator for j in ws.model_judges()], given_to=given_to
+    )
