@@ -242,6 +242,15 @@ def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
     return path
 
 
+def copy_workspace(src: Path, dst: Path) -> Path:
+    """A fresh copy of a workspace file (SQLite's backup: pages still in the WAL included)."""
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    a.close()
+    b.close()
+    return dst
+
+
 def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
     """Every row of every goldpan table: compare before and after a failed import."""
     ws = Workspace.open(path, readonly=True)

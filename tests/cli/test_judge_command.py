@@ -15,11 +15,11 @@ from engine.gold import workspace_golds
 from engine.judging.queue import disagreement_queue
 from engine.types import Label
 from engine.workspace import Workspace
+from tests.conftest import copy_workspace
 from tests.conftest import run_cli as run
 from tests.engine.judges.test_judge_report import judged_workspace
 from tests.engine.judges.test_model_judge import (
     command,
-    copy_workspace,
     hashed,
     word_level_demo,
     write_fake,

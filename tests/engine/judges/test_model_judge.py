@@ -34,6 +34,7 @@ from engine.team.assign import Assigner
 from engine.trust import TrustStore
 from engine.types import Label, ModelLabel
 from engine.workspace import Workspace
+from tests.conftest import copy_workspace
 
 FAKE = """
 import hashlib, json, sys
@@ -68,15 +69,6 @@ def word_level_demo(path: Path) -> Path:
     with Workspace.open(path) as ws:
         ws.remove_retriever("bm25-kiwi")
     return path
-
-
-def copy_workspace(src: Path, dst: Path) -> Path:
-    """A fresh copy of a workspace file (SQLite's backup)."""
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    a.close()
-    b.close()
-    return dst
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from engine.team.agreement import agreement_report
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
 from engine.workspace_setup import new_workspace
+from tests import models
 from tests.conftest import pool, shared_data
 
 N_QUESTIONS = 12
@@ -228,26 +229,8 @@ def test_the_judge_keeps_the_vectors_a_dense_retriever_of_the_model_uses(
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory, model_path) -> Path:
-    """test_dense.py's one-layer BERT regression head, built the same way from seed 0."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        initializer_range=0.3,
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config)
-    path = tmp_path_factory.mktemp("cross-encoder")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    """A one-layer BERT cross-encoder (tests.models), built once for the module."""
+    return models.tiny_cross_encoder(model_path, tmp_path_factory.mktemp("cross-encoder"))
 
 
 def test_the_cross_encoder_judge_scores_pairs_as_the_model_does(beir_ws, tiny_cross_encoder):

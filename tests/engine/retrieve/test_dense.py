@@ -8,7 +8,6 @@ directly, not read back from goldpan.
 
 import json
 import math
-import sqlite3
 from fractions import Fraction
 from itertools import pairwise
 from pathlib import Path
@@ -21,7 +20,8 @@ from engine.retrieve.runner import ALONE_SAMPLE, refresh_runs
 from engine.scoring import score_workspace
 from engine.types import Doc
 from engine.workspace import Workspace
-from tests.conftest import add_retriever, pool
+from tests import models
+from tests.conftest import add_retriever, copy_workspace, pool
 
 DOCS_IN_DEMO = 48
 FIRST_STAGE_BM25 = ("bm25-word", "bm25-bigram", "bm25-word+bigram", "bm25-kiwi")
@@ -83,14 +83,6 @@ def independent(pooled_demo, st_model):
         {d.id: v for d, v in zip(docs, doc_vecs, strict=True)},
         {q.id: v for q, v in zip(questions, q_vecs, strict=True)},
     )
-
-
-def copy_workspace(src: Path, dst: Path) -> Path:
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    a.close()
-    b.close()
-    return dst
 
 
 def in_trec_order(ids, scores) -> bool:
@@ -233,26 +225,8 @@ def test_a_hybrid_of_dense_and_bigram_is_scored_and_dense_adds_to_the_pool(poole
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory, model_path) -> Path:
-    """A one-layer BERT regression head (num_labels 1), with the MiniLM tokenizer."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        initializer_range=0.3,  # with seed 0: the five scores of a question differ by > 4e-4
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config)
-    path = tmp_path_factory.mktemp("cross-encoder")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    """A one-layer BERT cross-encoder (tests.models), built once for the module."""
+    return models.tiny_cross_encoder(model_path, tmp_path_factory.mktemp("cross-encoder"))
 
 
 def test_the_tiny_cross_encoder_loads_offline_with_a_sigmoid(tiny_cross_encoder):
