@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.demo import build_demo
-from engine.workspace import Workspace
 from tests.conftest import run_cli
+from tests.engine.analysis.test_fidelity import write_flat_run
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +31,7 @@ def test_fidelity_prints_the_top_1_agreement_its_json_gives(demo, capsys):
 
 
 def test_a_mostly_tied_run_is_a_warning_on_stderr(demo, tmp_path, capsys):
-    with Workspace.open(demo, readonly=True) as ws:
-        qids = [q.id for q in ws.questions()]
-        docs = [d.id for d in ws.docs()][:10]
-    trec = tmp_path / "flat.trec"
-    trec.write_text(
-        "".join(f"{q} Q0 {d} {i + 1} 1.0 flat\n" for q in qids for i, d in enumerate(docs)),
-        encoding="utf-8",
-    )
+    trec = write_flat_run(demo, tmp_path / "flat.trec")
     code, _, err = run_cli(capsys, "import", "run", demo, trec, "--name", "flat", "--replace")
     assert code == 0, err
     code, out, err = run_cli(capsys, "fidelity", demo, "flat", "bm25-word")

@@ -133,16 +133,21 @@ def test_fidelity_on_the_demo_equals_scipy_on_the_cached_rankings(demo):
     assert 0 < got["top1_agreement"] < 1  # two different tokenizers: a real comparison
 
 
-def test_a_mostly_tied_imported_run_is_warned_about(demo, tmp_path):
-    """A run where every document scores 1: its order is only the doc-id tie-break."""
-    with Workspace.open(demo, readonly=True) as ws:
+def write_flat_run(workspace: Path, trec: Path) -> Path:
+    """A TREC run named flat where every question's first 10 documents all score 1."""
+    with Workspace.open(workspace, readonly=True) as ws:
         qids = [q.id for q in ws.questions()]
         docs = [d.id for d in ws.docs()][:10]
-    trec = tmp_path / "flat.trec"
     trec.write_text(
         "".join(f"{q} Q0 {d} {i + 1} 1.0 flat\n" for q in qids for i, d in enumerate(docs)),
         encoding="utf-8",
     )
+    return trec
+
+
+def test_a_mostly_tied_imported_run_is_warned_about(demo, tmp_path):
+    """A run where every document scores 1: its order is only the doc-id tie-break."""
+    trec = write_flat_run(demo, tmp_path / "flat.trec")
     with Workspace.open(demo) as ws:
         import_run(ws, trec, "flat")
     got = fidelity_json(demo, "flat", "bm25-word")
