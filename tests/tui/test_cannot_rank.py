@@ -13,14 +13,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from engine.scoring import score_workspace
+from engine.scoring import Scoreboard, score_workspace
 from engine.types import RetrieverSpec
 from engine.workspace import Workspace
 from tests.cli.test_trust import MARKER_SCRIPT
 from tests.tui.conftest import APP_SIZE, plain, wait_for
 from tests.tui.test_ranked_behind import grid_cells, shown_means
+from tui.app import GoldpanApp
 from tui.screens.modals import TrustScreen
 from tui.screens.review import NOT_RANKED, REVIEW_METRICS, ReviewScreen
 from tui.serve.served_app import Served
@@ -43,6 +45,26 @@ def with_half_ranked_command(path: Path, tmp_path: Path) -> tuple[list[str], lis
     return ranked, unranked, marker
 
 
+async def review_scores_every_question(
+    pilot: Pilot[None], app: GoldpanApp, alone: Scoreboard, n: int
+) -> tuple[ReviewScreen, str]:
+    """Open Review: all ``n`` questions scored, none held as not ranked, every other
+    retriever's means those of ``alone`` (a score without the command), and the command's
+    row ``-`` in every column, never 0.000. Review and its counts line."""
+    await pilot.press("r")
+    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
+    review = app.screen
+    assert isinstance(review, ReviewScreen)
+    counts = plain(review.query_one("#review-counts", Static))
+    assert f"{n} scored ·" in counts and "not ranked" not in counts
+    means = shown_means(review)
+    for name, rs in alone.retrievers.items():
+        assert rs.means is not None
+        assert means[name] == [f"{rs.means[m]:.3f}" for m in REVIEW_METRICS], name
+    assert means["mine"] == ["-"] * len(REVIEW_METRICS)
+    return review, counts
+
+
 async def test_declining_the_trust_dialog_scores_the_others_on_every_question(
     app_factory, demo_ws, tmp_path
 ):
@@ -60,17 +82,7 @@ async def test_declining_the_trust_dialog_scores_the_others_on_every_question(
         await pilot.press("escape")  # declined: it cannot rank here
         await wait_for(pilot, lambda: not isinstance(app.screen, TrustScreen))
         await wait_for(pilot, lambda: app.session.live.cannot_rank == {"mine"})
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        review = app.screen
-        assert isinstance(review, ReviewScreen)
-        counts = plain(review.query_one("#review-counts", Static))
-        assert f"{n} scored ·" in counts and "not ranked" not in counts
-        means = shown_means(review)
-        for name, rs in alone.retrievers.items():  # every question, as without the command
-            assert rs.means is not None
-            assert means[name] == [f"{rs.means[m]:.3f}" for m in REVIEW_METRICS], name
-        assert means["mine"] == ["-"] * len(REVIEW_METRICS)  # not ranked, never 0.000
+        review, _ = await review_scores_every_question(pilot, app, alone, n)
         column = list(app.session.live.retrievers).index("mine")
         assert grid_cells(review, unranked[0])[column] == NOT_RANKED
         assert grid_cells(review, ranked[0])[column].isdigit()  # what it ranked shows
@@ -140,17 +152,7 @@ async def test_the_demo_with_a_command_never_run_scores_every_question_in_review
         assert live.means()["mine"] is None
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, TrustScreen))
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        review = app.screen
-        assert isinstance(review, ReviewScreen)
-        counts = plain(review.query_one("#review-counts", Static))
-        assert f"{n} scored ·" in counts and "not ranked" not in counts
-        means = shown_means(review)
-        for name, rs in alone.retrievers.items():
-            assert rs.means is not None
-            assert means[name] == [f"{rs.means[m]:.3f}" for m in REVIEW_METRICS], name
-        assert means["mine"] == ["-"] * len(REVIEW_METRICS)  # never 0.000
+        review, counts = await review_scores_every_question(pilot, app, alone, n)
         warned = counts.split("Judged@10 under")[1] if "Judged@10 under" in counts else ""
         low = [r for r, rs in alone.retrievers.items() if rs.means and rs.means["judged@10"] < 0.8]
         assert all(r.removeprefix("bm25-") in warned for r in low) and "mine" not in warned
